@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dv_core.h - entry points of the device core for its OS layers.
+ *
+ * The kernel module (kmod/linux/) and the userspace library
+ * (userspace/libdavinci_core/) call only these. Every function returns
+ * 0 or a negative errno.
+ */
+#ifndef _DAVINCI_CORE_H
+#define _DAVINCI_CORE_H
+
+#include "os.h"
+
+#define DV_DRIVER_VERSION "1.0.0"
+
+struct dv_device;
+struct dv_context;
+struct dv_mapping;
+
+/**
+ * struct dv_device_config - parameters of one simulated device
+ * @index: N of davinciN
+ * @aicores: AI cores, i.e. scheduler worker threads (1..64)
+ * @hbm_bytes: HBM pool size, a multiple of 2 MiB
+ * @host_bytes: pinned host pool size (also holds the stream rings)
+ * @task_timeout_ms: watchdog; 0 disables it
+ * @backing_dir: POSIX only: directory for the arena files, or NULL
+ * @backend: reported by DAVINCI_IOCTL_GET_VERSION ("kmod", "fuse", "lib")
+ */
+struct dv_device_config {
+	u32 index;
+	u32 aicores;
+	u64 hbm_bytes;
+	u64 host_bytes;
+	u32 task_timeout_ms;
+	const char *backing_dir;
+	const char *backend;
+};
+
+int dv_device_create(const struct dv_device_config *cfg,
+		     struct dv_device **out);
+/* Only after every context of the device is closed. */
+void dv_device_destroy(struct dv_device *dev);
+/*
+ * The device is gone (hot remove, unbind): running tasks stop, every
+ * context gets DAVINCI_NOTIFY_DEVICE_LOST and -ENODEV from then on, until
+ * it is closed. Contexts stay valid objects until dv_context_close().
+ */
+void dv_device_lost(struct dv_device *dev);
+
+/* A context is one open file. @pid is recorded for per-process usage. */
+int dv_context_open(struct dv_device *dev, u32 pid, struct dv_context **out);
+/* Frees everything the context owns; waits for its running tasks to stop. */
+void dv_context_close(struct dv_context *ctx);
+
+/*
+ * Size of the argument struct of @cmd, matched on its type and number
+ * only, or -ENOTTY. The OS layer copies min(user size, this) bytes in,
+ * zero-fills the rest, calls dv_ioctl(), and copies back (drm_ioctl).
+ */
+int dv_ioctl_size(unsigned int cmd);
+/* @arg points at dv_ioctl_size(cmd) bytes the core may read and write. */
+int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg);
+
+/* True when a notification is waiting (poll() reports POLLIN). */
+bool dv_context_pollable(struct dv_context *ctx);
+/* Woken whenever a notification is queued or the device is lost. */
+struct os_waitq *dv_context_waitq(struct dv_context *ctx);
+
+/*
+ * Map @len bytes at mmap offset @offset: the range must start inside one
+ * live buffer or ring of @ctx and not run past it. The mapping holds a
+ * reference, so the memory is not reused while mapped, even if freed.
+ */
+int dv_mmap_get(struct dv_context *ctx, u64 offset, u64 len,
+		struct dv_mapping **out);
+/* Kernel address of the mapping's first byte (page aligned). */
+void *dv_mapping_addr(struct dv_mapping *map);
+void dv_mmap_put(struct dv_mapping *map);
+
+/**
+ * struct dv_stats - the core's own accounting, global over all devices
+ * @objects: live allocations made by the core (os_zalloc)
+ * @devices: live devices
+ * @contexts: live contexts
+ * @buffers: live buffers (freed ones still referenced count too)
+ * @streams: live streams
+ * @events: live events
+ * @tasks: tasks queued or running
+ * @mappings: live mappings
+ * @hbm_used: HBM bytes allocated, all devices
+ * @host_used: pinned host bytes allocated, all devices
+ */
+struct dv_stats {
+	u64 objects;
+	u64 devices;
+	u64 contexts;
+	u64 buffers;
+	u64 streams;
+	u64 events;
+	u64 tasks;
+	u64 mappings;
+	u64 hbm_used;
+	u64 host_used;
+};
+
+void dv_core_stats(struct dv_stats *out);
+
+#endif /* _DAVINCI_CORE_H */

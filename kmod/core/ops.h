@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops.h - AI-core op kernels (DAVINCI_OP_ADD .. DAVINCI_OP_CAST).
+ *
+ * The scheduler validates a compute task with dv_op_check(), resolves its
+ * operands to addresses, then runs it in chunks of work units between
+ * os_fpu_begin() and os_fpu_end(), checking for cancellation and the
+ * watchdog between chunks. Float code lives in its own translation units
+ * (ops_*.c), built with the FPU enabled in the kernel.
+ */
+#ifndef _DAVINCI_OPS_H
+#define _DAVINCI_OPS_H
+
+#include "os.h"
+
+/**
+ * struct dv_op_extent - bytes an op touches from each operand's address
+ * @dst: bytes written at task->dst
+ * @src0: bytes read at task->src0 (0 when unused)
+ * @src1: bytes read at task->src1 (0 when unused)
+ */
+struct dv_op_extent {
+	u64 dst;
+	u64 src0;
+	u64 src1;
+};
+
+/* True for the opcodes this file implements. */
+bool dv_op_is_compute(u16 opcode);
+
+/*
+ * Structural check at the doorbell: dtype combination, flags, fields the
+ * op does not use are zero. -EINVAL when malformed.
+ */
+int dv_op_validate(const struct davinci_task *task);
+
+/*
+ * Before the task runs: the byte extents of its operands (overflow
+ * checked; -EINVAL for shapes whose byte size overflows u64, or MATMUL,
+ * SOFTMAX, REDUCE_SUM and CAST whose dst overlaps a source).
+ */
+int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext);
+
+/* Work units of the task (elements or rows) and a chunk size for them. */
+u64 dv_op_units(const struct davinci_task *task);
+u64 dv_op_chunk_units(const struct davinci_task *task);
+
+/* Run units [@begin, @end); call between os_fpu_begin()/os_fpu_end(). */
+void dv_op_run(const struct davinci_task *task, void *dst,
+	       const void *src0, const void *src1, u64 begin, u64 end);
+
+#endif /* _DAVINCI_OPS_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * os.h - the seam between the device core and the operating system.
+ *
+ * The core (everything in kmod/core/) is written once against this
+ * interface. kmod/linux/os_linux.c implements it for the kernel module,
+ * userspace/libdavinci_core/os_posix.c for the userspace library that the
+ * FUSE daemon, the tests and the fuzzer run. Nothing else in the core may
+ * include an OS header.
+ */
+#ifndef _DAVINCI_OS_H
+#define _DAVINCI_OS_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/limits.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+#ifndef U64_MAX
+#define U64_MAX UINT64_MAX
+#endif
+#endif
+
+#include "../include/uapi/davinci.h"
+
+/* Memory for core objects. os_zalloc may sleep; NULL when out of memory. */
+void *os_zalloc(size_t size);
+void os_free(void *ptr);
+
+/* A sleeping lock. */
+struct os_mutex;
+struct os_mutex *os_mutex_create(void);
+void os_mutex_destroy(struct os_mutex *m);
+void os_mutex_lock(struct os_mutex *m);
+void os_mutex_unlock(struct os_mutex *m);
+
+/*
+ * A wait queue used like a condition variable with an os_mutex: the waker
+ * changes state and calls os_waitq_wake_all() with the mutex held; the
+ * waiter calls os_waitq_wait() with the mutex held and re-checks its
+ * condition in a loop.
+ */
+#define OS_NO_DEADLINE U64_MAX
+struct os_waitq;
+struct os_waitq *os_waitq_create(void);
+void os_waitq_destroy(struct os_waitq *wq);
+/*
+ * Release @m, sleep until woken or until os_now_ns() >= @deadline_ns,
+ * take @m again. Returns 0 when woken (perhaps spuriously), -ETIMEDOUT
+ * past the deadline, -EINTR when a signal is pending (kernel only).
+ */
+int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns);
+void os_waitq_wake_all(struct os_waitq *wq);
+
+/*
+ * Threads for the AI-core workers. @fn runs until the core tells it to
+ * return; os_thread_join() waits for that and frees the thread.
+ */
+struct os_thread;
+struct os_thread *os_thread_start(int (*fn)(void *arg), void *arg,
+				  const char *name);
+void os_thread_join(struct os_thread *t);
+
+/* Monotonic device clock in nanoseconds. */
+u64 os_now_ns(void);
+
+/* Bracket floating-point code (kernel_fpu_begin/end); keep sections short. */
+void os_fpu_begin(void);
+void os_fpu_end(void);
+/* A point where a long task lets other work run (cond_resched). */
+void os_yield(void);
+
+/*
+ * An arena is a zeroed, page-aligned region of @size bytes that backs
+ * device memory and can be mapped by clients. @dir, when not NULL, asks
+ * the POSIX backend to back it with a file named @name there (the FUSE
+ * daemon's clients map that file); the kernel ignores both.
+ */
+struct os_arena;
+struct os_arena *os_arena_create(u64 size, const char *dir, const char *name);
+void os_arena_destroy(struct os_arena *a);
+void *os_arena_base(struct os_arena *a);
+/* Path of the backing file, or NULL when clients map the device node. */
+const char *os_arena_path(struct os_arena *a);
+
+/* Diagnostics; the kernel prefixes "davinci: ". */
+void os_log_warn(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif /* _DAVINCI_OS_H */

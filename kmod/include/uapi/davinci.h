@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * davinci.h - ioctl ABI of the davinci virtual NPU.
+ *
+ * One ABI serves both backends: the kernel module (/dev/davinciN) and the
+ * FUSE daemon (davinci-fused), which run the same device core.
+ *
+ * Rules (Documentation/process/botching-up-ioctls.rst):
+ *  - every struct has a fixed size, explicit padding and __u64 handles;
+ *  - reserved fields and unknown flags must be zero, else -EINVAL;
+ *  - a shorter (older) struct from userspace is zero-extended;
+ *  - no field is a pointer the driver follows: bulk data lives in mmap'd
+ *    device memory, addressed by device virtual address.
+ *
+ * Device memory, pinned host memory and the stream rings are reached with
+ * mmap() at the offset an ioctl returns. The offset encodes (arena, offset
+ * in arena); see DAVINCI_MMAP_ARENA().
+ */
+#ifndef _UAPI_DAVINCI_H
+#define _UAPI_DAVINCI_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define DAVINCI_ABI_MAJOR 1
+#define DAVINCI_ABI_MINOR 0
+
+/* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
+#define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
+#define DAVINCI_FEAT_EVENTS		(1ULL << 1)
+#define DAVINCI_FEAT_NOTIFICATIONS	(1ULL << 2)
+#define DAVINCI_FEAT_FP16		(1ULL << 3)
+#define DAVINCI_FEAT_BF16		(1ULL << 4)
+#define DAVINCI_FEAT_PINNED_HOST	(1ULL << 5)
+#define DAVINCI_FEAT_POLL		(1ULL << 6)
+
+#define DAVINCI_NAME_LEN	32
+#define DAVINCI_VERSION_LEN	32
+#define DAVINCI_PATH_LEN	256
+
+/**
+ * struct davinci_version - driver and ABI version (DAVINCI_IOCTL_GET_VERSION)
+ * @abi_major: incompatible ABI changes bump this; runtimes refuse other majors
+ * @abi_minor: compatible additions bump this
+ * @features: DAVINCI_FEAT_* bits
+ * @driver_version: NUL-terminated driver version, e.g. "1.0.0"
+ * @backend: NUL-terminated backend name: "kmod" or "fuse"
+ */
+struct davinci_version {
+	__u32 abi_major;
+	__u32 abi_minor;
+	__u64 features;
+	char driver_version[DAVINCI_VERSION_LEN];
+	char backend[DAVINCI_NAME_LEN];
+};
+
+/* Device health, as npu-smi reports it. */
+#define DAVINCI_HEALTH_OK	0
+#define DAVINCI_HEALTH_WARNING	1
+#define DAVINCI_HEALTH_ALARM	2
+#define DAVINCI_HEALTH_CRITICAL	3
+
+/**
+ * struct davinci_device_info - one device (DAVINCI_IOCTL_DEVICE_INFO)
+ * @index: device index N of /dev/davinciN
+ * @aicores: number of AI cores (scheduler worker threads)
+ * @hbm_total: HBM size in bytes
+ * @hbm_free: HBM bytes not allocated by anyone
+ * @host_total: pinned host memory pool in bytes
+ * @host_free: pinned host bytes not allocated
+ * @task_timeout_ms: watchdog: a task running longer fails with
+ *	DAVINCI_STATUS_TIMEOUT
+ * @health: DAVINCI_HEALTH_*
+ * @pad: must be zero
+ * @name: NUL-terminated chip name, e.g. "Ascend910B-sim"
+ * @serial: NUL-terminated serial number
+ */
+struct davinci_device_info {
+	__u32 index;
+	__u32 aicores;
+	__u64 hbm_total;
+	__u64 hbm_free;
+	__u64 host_total;
+	__u64 host_free;
+	__u32 task_timeout_ms;
+	__u32 health;
+	char name[DAVINCI_NAME_LEN];
+	char serial[DAVINCI_NAME_LEN];
+};
+
+/* Allocation policy, after pyACL's aclrtMemMallocPolicy. */
+#define DAVINCI_MEM_HUGE_FIRST	0	/* 2 MiB aligned when >= 2 MiB */
+#define DAVINCI_MEM_HUGE_ONLY	1	/* 2 MiB aligned, size rounded up */
+#define DAVINCI_MEM_NORMAL_ONLY	2	/* 4 KiB granules */
+#define DAVINCI_MEM_POLICY_MASK	0x3
+/* Allocate pinned host memory instead of HBM (aclrtMallocHost). */
+#define DAVINCI_MEM_HOST	(1U << 8)
+#define DAVINCI_MEM_FLAGS_ALL	(DAVINCI_MEM_POLICY_MASK | DAVINCI_MEM_HOST)
+
+/**
+ * struct davinci_mem_alloc - allocate device or pinned host memory
+ * @size: in: bytes requested, > 0
+ * @flags: in: DAVINCI_MEM_* policy and DAVINCI_MEM_HOST
+ * @pad: must be zero
+ * @handle: out: handle for free and query
+ * @dev_addr: out: device virtual address tasks use
+ * @mmap_offset: out: offset to mmap() the buffer at
+ * @alloc_size: out: bytes actually reserved (size rounded to the granule)
+ *
+ * Fails with -ENOMEM, changing nothing, when the pool has no free range
+ * of that size; -EINVAL for a zero size, unknown flags or policy 3.
+ */
+struct davinci_mem_alloc {
+	__u64 size;
+	__u32 flags;
+	__u32 pad;
+	__u64 handle;
+	__u64 dev_addr;
+	__u64 mmap_offset;
+	__u64 alloc_size;
+};
+
+/**
+ * struct davinci_mem_free - free an allocation (DAVINCI_IOCTL_MEM_FREE)
+ * @handle: from &struct davinci_mem_alloc; -ENOENT when not live in this
+ *	context. Tasks still using the memory keep it until they finish.
+ */
+struct davinci_mem_free {
+	__u64 handle;
+};
+
+/**
+ * struct davinci_mem_query - look up an allocation (DAVINCI_IOCTL_MEM_QUERY)
+ * @handle: in: the allocation, or 0 to look up by @dev_addr
+ * @dev_addr: in (when @handle is 0): any address inside the allocation;
+ *	out: its start
+ * @size: out: bytes requested at allocation
+ * @alloc_size: out: bytes reserved
+ * @mmap_offset: out: offset to mmap() it at
+ * @flags: out: flags it was allocated with
+ * @pad: must be zero
+ */
+struct davinci_mem_query {
+	__u64 handle;
+	__u64 dev_addr;
+	__u64 size;
+	__u64 alloc_size;
+	__u64 mmap_offset;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct davinci_mem_info - memory usage (DAVINCI_IOCTL_MEM_INFO)
+ * @flags: in: 0 for HBM, DAVINCI_MEM_HOST for the pinned host pool
+ * @pad: must be zero
+ * @total: out: pool size in bytes
+ * @free: out: bytes free in the pool
+ * @largest_free: out: largest single free range (fragmentation)
+ * @ctx_used: out: bytes this context holds in the pool
+ * @ctx_allocations: out: live allocations of this context in the pool
+ */
+struct davinci_mem_info {
+	__u32 flags;
+	__u32 pad;
+	__u64 total;
+	__u64 free;
+	__u64 largest_free;
+	__u64 ctx_used;
+	__u64 ctx_allocations;
+};
+
+/**
+ * struct davinci_ring_header - start of each mapped ring
+ * @head: consumer index (free running, wraps at 2^32)
+ * @tail: producer index (free running)
+ * @entries: ring size, a power of two
+ * @overflow: completions dropped because the completion ring was full
+ * @reserved: zero
+ *
+ * Entries follow at DAVINCI_RING_ENTRIES_OFFSET. In the submission ring
+ * userspace writes entries and @tail, the driver advances @head when it
+ * has taken tasks in at the doorbell. In the completion ring the driver
+ * writes entries and @tail, userspace advances @head as it reads.
+ */
+struct davinci_ring_header {
+	__u32 head;
+	__u32 tail;
+	__u32 entries;
+	__u32 overflow;
+	__u32 reserved[12];
+};
+
+#define DAVINCI_RING_ENTRIES_OFFSET 64
+#define DAVINCI_RING_MAX_ENTRIES 4096
+
+/**
+ * struct davinci_stream_create - create a stream (DAVINCI_IOCTL_STREAM_CREATE)
+ * @sq_entries: in: submission ring entries, power of two, 1..4096
+ *	(0 selects 256)
+ * @cq_entries: in: completion ring entries, likewise
+ * @priority: in: 0 (highest) .. 7 (lowest); higher priority streams are
+ *	picked first by idle AI cores
+ * @flags: in: must be zero
+ * @stream_id: out: stream id, > 0
+ * @pad: zero
+ * @sq_mmap_offset: out: mmap() offset of the submission ring
+ * @cq_mmap_offset: out: mmap() offset of the completion ring
+ * @sq_size: out: bytes to map for the submission ring
+ * @cq_size: out: bytes to map for the completion ring
+ */
+struct davinci_stream_create {
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 priority;
+	__u32 flags;
+	__u32 stream_id;
+	__u32 pad;
+	__u64 sq_mmap_offset;
+	__u64 cq_mmap_offset;
+	__u64 sq_size;
+	__u64 cq_size;
+};
+
+/**
+ * struct davinci_stream_id - a stream, for destroy and reset
+ * @stream_id: the stream; -ENOENT when this context has no such stream
+ * @pad: must be zero
+ */
+struct davinci_stream_id {
+	__u32 stream_id;
+	__u32 pad;
+};
+
+/**
+ * struct davinci_doorbell - submit tasks (DAVINCI_IOCTL_DOORBELL)
+ * @stream_id: in: the stream
+ * @sq_tail: in: new submission ring tail; tasks from the ring's head up to
+ *	it are taken in. -EINVAL when it is more than the ring size ahead of
+ *	the head or behind it, or when any of those tasks is malformed
+ *	(unknown opcode, dtype or flags, non-zero reserved field): then no
+ *	task is taken in.
+ * @first_seq: out: sequence number of the first task taken in
+ * @last_seq: out: sequence number of the last (first_seq - 1 when none)
+ *
+ * Sequence numbers count the tasks of one stream from 1. The descriptors
+ * are copied at the doorbell: the ring slots may be reused at once.
+ */
+struct davinci_doorbell {
+	__u32 stream_id;
+	__u32 sq_tail;
+	__u64 first_seq;
+	__u64 last_seq;
+};
+
+/**
+ * struct davinci_stream_wait - wait for a stream (DAVINCI_IOCTL_STREAM_WAIT)
+ * @stream_id: in: the stream
+ * @timeout_ms: in: 0 does not block; -ETIMEDOUT when it runs out
+ * @seq: in: wait until this task has completed; 0 means the last task
+ *	submitted
+ * @status: out: DAVINCI_STATUS_* of the stream: 0, or the status of the
+ *	task that put it into the error state
+ * @pad: zero
+ * @completed_seq: out: tasks completed so far
+ */
+struct davinci_stream_wait {
+	__u32 stream_id;
+	__u32 timeout_ms;
+	__u64 seq;
+	__u32 status;
+	__u32 pad;
+	__u64 completed_seq;
+};
+
+/* Stream states (struct davinci_stream_query.state). */
+#define DAVINCI_STREAM_IDLE	0
+#define DAVINCI_STREAM_BUSY	1
+#define DAVINCI_STREAM_ERROR	2
+
+/**
+ * struct davinci_stream_query - stream state (DAVINCI_IOCTL_STREAM_QUERY)
+ * @stream_id: in: the stream
+ * @state: out: DAVINCI_STREAM_*
+ * @submitted_seq: out: tasks taken in so far
+ * @completed_seq: out: tasks completed so far
+ * @error_status: out: status of the task that failed, or 0
+ * @priority: out: the stream's priority
+ */
+struct davinci_stream_query {
+	__u32 stream_id;
+	__u32 state;
+	__u64 submitted_seq;
+	__u64 completed_seq;
+	__u32 error_status;
+	__u32 priority;
+};
+
+/* Task states (struct davinci_task_query.state). */
+#define DAVINCI_TASK_QUEUED	0
+#define DAVINCI_TASK_RUNNING	1
+#define DAVINCI_TASK_DONE	2
+
+/**
+ * struct davinci_task_query - query or cancel one task
+ * @stream_id: in: the stream
+ * @pad: must be zero
+ * @seq: in: the task's sequence number; -ENOENT when never submitted
+ * @state: out: DAVINCI_TASK_*
+ * @status: out: DAVINCI_STATUS_* once done
+ * @start_ns: out: device time the task started, 0 before
+ * @end_ns: out: device time it completed, 0 before
+ *
+ * DAVINCI_IOCTL_TASK_CANCEL: a queued task completes as
+ * DAVINCI_STATUS_CANCELLED without running; a running one stops at its
+ * next chunk boundary; a completed one is left as it is (-EALREADY).
+ * A cancelled task does not put its stream into the error state.
+ */
+struct davinci_task_query {
+	__u32 stream_id;
+	__u32 pad;
+	__u64 seq;
+	__u32 state;
+	__u32 status;
+	__u64 start_ns;
+	__u64 end_ns;
+};
+
+/**
+ * struct davinci_sync - wait for all streams of this context
+ * @timeout_ms: in: 0 does not block; -ETIMEDOUT when it runs out
+ * @status: out: DAVINCI_STATUS_* of the first stream found in error, or 0
+ */
+struct davinci_sync {
+	__u32 timeout_ms;
+	__u32 status;
+};
+
+/* Event flags (struct davinci_event_create.flags). */
+#define DAVINCI_EVENT_TIMING	(1U << 0)	/* record device timestamps */
+#define DAVINCI_EVENT_FLAGS_ALL	DAVINCI_EVENT_TIMING
+
+/**
+ * struct davinci_event_create - create an event (DAVINCI_IOCTL_EVENT_CREATE)
+ * @flags: in: DAVINCI_EVENT_*
+ * @event_id: out: event id, > 0
+ */
+struct davinci_event_create {
+	__u32 flags;
+	__u32 event_id;
+};
+
+/**
+ * struct davinci_event_id - an event, for destroy and host signal
+ * @event_id: the event; -ENOENT when this context has no such event
+ * @pad: must be zero
+ *
+ * DAVINCI_IOCTL_EVENT_SIGNAL records the event from the host: it counts as
+ * a record that completed now, releasing streams waiting on it.
+ */
+struct davinci_event_id {
+	__u32 event_id;
+	__u32 pad;
+};
+
+/* Event states (struct davinci_event_query.state). */
+#define DAVINCI_EVENT_NOT_RECORDED	0	/* never recorded */
+#define DAVINCI_EVENT_PENDING		1	/* a record is queued */
+#define DAVINCI_EVENT_RECORDED		2	/* the last record completed */
+
+/**
+ * struct davinci_event_query - event state (DAVINCI_IOCTL_EVENT_QUERY)
+ * @event_id: in: the event
+ * @state: out: DAVINCI_EVENT_*
+ * @timestamp_ns: out: device time of the last completed record
+ * @records_submitted: out: records queued or signalled so far
+ * @records_completed: out: records completed so far
+ */
+struct davinci_event_query {
+	__u32 event_id;
+	__u32 state;
+	__u64 timestamp_ns;
+	__u64 records_submitted;
+	__u64 records_completed;
+};
+
+/**
+ * struct davinci_event_wait - wait on the host (DAVINCI_IOCTL_EVENT_WAIT)
+ * @event_id: in: the event; returns at once when it was never recorded
+ * @timeout_ms: in: 0 does not block; -ETIMEDOUT when it runs out
+ *
+ * Waits until every record submitted before the call has completed.
+ */
+struct davinci_event_wait {
+	__u32 event_id;
+	__u32 timeout_ms;
+};
+
+/* Notification types (struct davinci_notification.type). */
+#define DAVINCI_NOTIFY_COMPLETION	1	/* task with DAVINCI_TASK_F_NOTIFY */
+#define DAVINCI_NOTIFY_USER		2	/* DAVINCI_OP_NOTIFY ran */
+#define DAVINCI_NOTIFY_FAULT		3	/* a task failed */
+#define DAVINCI_NOTIFY_DEVICE_LOST	4	/* the device is gone */
+
+/**
+ * struct davinci_notification - wait for the next notification
+ * @timeout_ms: in: 0 does not block; -ETIMEDOUT when it runs out
+ * @type: out: DAVINCI_NOTIFY_*
+ * @stream_id: out: stream of the task that raised it
+ * @status: out: DAVINCI_STATUS_* of that task
+ * @seq: out: that task's sequence number
+ * @user_data: out: the task's user_data
+ * @timestamp_ns: out: device time it was raised
+ * @dropped: out: notifications lost to a full queue since the last wait
+ * @pad: zero
+ *
+ * This is the interrupt path: each context has a queue of notifications;
+ * DAVINCI_IOCTL_NOTIFY_WAIT takes the oldest, and poll() on the node
+ * reports POLLIN while the queue is not empty.
+ */
+struct davinci_notification {
+	__u32 timeout_ms;
+	__u32 type;
+	__u32 stream_id;
+	__u32 status;
+	__u64 seq;
+	__u64 user_data;
+	__u64 timestamp_ns;
+	__u32 dropped;
+	__u32 pad;
+};
+
+/* mmap() of backends that cannot map through their node. */
+#define DAVINCI_MMAP_NODE	0	/* map the node at the offset */
+#define DAVINCI_MMAP_FILE	1	/* map arena_path[arena] instead */
+#define DAVINCI_ARENAS		2	/* 0: HBM; 1: pinned host and rings */
+
+/**
+ * struct davinci_mmap_info - how to map memory (DAVINCI_IOCTL_MMAP_INFO)
+ * @method: out: DAVINCI_MMAP_NODE for the kernel module; DAVINCI_MMAP_FILE
+ *	for the FUSE daemon, whose page cache would serve stale pages: the
+ *	client maps arena_path[DAVINCI_MMAP_ARENA(off)] at
+ *	DAVINCI_MMAP_ARENA_OFFSET(off) instead, coherent with the device
+ * @pad: zero
+ * @arena_path: out: for DAVINCI_MMAP_FILE, NUL-terminated paths of the
+ *	files backing each arena
+ */
+struct davinci_mmap_info {
+	__u32 method;
+	__u32 pad;
+	char arena_path[DAVINCI_ARENAS][DAVINCI_PATH_LEN];
+};
+
+#define DAVINCI_MMAP_ARENA_SHIFT	40
+#define DAVINCI_MMAP_ARENA(off)		((off) >> DAVINCI_MMAP_ARENA_SHIFT)
+#define DAVINCI_MMAP_ARENA_OFFSET(off)	\
+	((off) & ((1ULL << DAVINCI_MMAP_ARENA_SHIFT) - 1))
+
+/* Task opcodes (struct davinci_task.opcode). */
+enum davinci_opcode {
+	DAVINCI_OP_NOP = 0,	/* busy for @count microseconds (0: none) */
+	DAVINCI_OP_MEMCPY,	/* @count bytes @src0 -> @dst, any memory */
+	DAVINCI_OP_MEMSET,	/* @count bytes of @dst set to byte @imm */
+	DAVINCI_OP_EVENT_RECORD,	/* record @event_id */
+	DAVINCI_OP_EVENT_WAIT,	/* wait for @event_id's last record */
+	DAVINCI_OP_NOTIFY,	/* raise DAVINCI_NOTIFY_USER with @user_data */
+	DAVINCI_OP_ADD,		/* dst = src0 + src1, @count elements */
+	DAVINCI_OP_SUB,		/* dst = src0 - src1 */
+	DAVINCI_OP_MUL,		/* dst = src0 * src1 */
+	DAVINCI_OP_DIV,		/* dst = src0 / src1 */
+	DAVINCI_OP_MAX,		/* dst = max(src0, src1) */
+	DAVINCI_OP_MIN,		/* dst = min(src0, src1) */
+	DAVINCI_OP_RELU,	/* dst = max(src0, 0) */
+	DAVINCI_OP_EXP,		/* dst = exp(src0), float types only */
+	DAVINCI_OP_AXPY,	/* dst = alpha * src0 + src1, alpha: @imm */
+	DAVINCI_OP_MATMUL,	/* dst[m,n] = op(src0)[m,k] x op(src1)[k,n] */
+	DAVINCI_OP_SOFTMAX,	/* dst[m,n] = softmax of each row of src0 */
+	DAVINCI_OP_REDUCE_SUM,	/* dst[m] = sum of each row of src0[m,n] */
+	DAVINCI_OP_CAST,	/* dst (@dst_dtype) = src0 (@dtype), @count */
+	DAVINCI_OP_COUNT,
+};
+
+/* Element types (struct davinci_task.dtype and .dst_dtype). */
+enum davinci_dtype {
+	DAVINCI_DTYPE_FLOAT32 = 0,
+	DAVINCI_DTYPE_FLOAT16,
+	DAVINCI_DTYPE_BFLOAT16,
+	DAVINCI_DTYPE_INT32,
+	DAVINCI_DTYPE_COUNT,
+};
+
+/* Task flags (struct davinci_task.flags). */
+#define DAVINCI_TASK_F_NOTIFY	(1U << 0)	/* notify when it completes */
+#define DAVINCI_TASK_F_TRANS_A	(1U << 1)	/* MATMUL: src0 is [k,m] */
+#define DAVINCI_TASK_F_TRANS_B	(1U << 2)	/* MATMUL: src1 is [n,k] */
+#define DAVINCI_TASK_FLAGS_ALL	(DAVINCI_TASK_F_NOTIFY | \
+				 DAVINCI_TASK_F_TRANS_A | \
+				 DAVINCI_TASK_F_TRANS_B)
+
+/**
+ * struct davinci_task - a task descriptor in the submission ring (128 bytes)
+ * @opcode: DAVINCI_OP_*
+ * @dtype: DAVINCI_DTYPE_* of the operands
+ * @dst_dtype: DAVINCI_DTYPE_* of @dst for DAVINCI_OP_CAST, else zero
+ * @pad0: must be zero
+ * @flags: DAVINCI_TASK_F_*
+ * @event_id: event of EVENT_RECORD and EVENT_WAIT, else zero
+ * @user_data: copied to the completion and any notification
+ * @dst: device virtual address of the output
+ * @src0: device virtual address of the first input
+ * @src1: device virtual address of the second input
+ * @count: elements (bytes for MEMCPY and MEMSET, microseconds for NOP)
+ * @m: rows (MATMUL, SOFTMAX, REDUCE_SUM)
+ * @n: columns (MATMUL, SOFTMAX, REDUCE_SUM)
+ * @k: inner dimension (MATMUL)
+ * @imm: MEMSET byte value, or AXPY alpha as float32 bits
+ * @reserved: must be zero
+ *
+ * Fields an opcode does not use must be zero. Every address range a task
+ * touches must lie inside one live allocation of the submitting context
+ * (HBM or pinned host), else the task fails with
+ * DAVINCI_STATUS_INVALID_ADDRESS before touching anything.
+ */
+struct davinci_task {
+	__u16 opcode;
+	__u8 dtype;
+	__u8 dst_dtype;
+	__u32 pad0;
+	__u32 flags;
+	__u32 event_id;
+	__u64 user_data;
+	__u64 dst;
+	__u64 src0;
+	__u64 src1;
+	__u64 count;
+	__u32 m;
+	__u32 n;
+	__u32 k;
+	__u32 imm;
+	__u64 reserved[7];
+};
+
+/* Completion and task status codes. */
+#define DAVINCI_STATUS_OK		0
+#define DAVINCI_STATUS_INVALID_ADDRESS	1	/* operand outside own memory */
+#define DAVINCI_STATUS_INVALID_TASK	2	/* shape/dtype not allowed */
+#define DAVINCI_STATUS_ABORTED		3	/* stream was in error state */
+#define DAVINCI_STATUS_CANCELLED	4	/* cancelled by the host */
+#define DAVINCI_STATUS_TIMEOUT		5	/* watchdog fired */
+#define DAVINCI_STATUS_ECC_ERROR	6	/* memory error */
+#define DAVINCI_STATUS_DEVICE_LOST	7	/* device removed or failed */
+#define DAVINCI_STATUS_INVALID_EVENT	8	/* event destroyed */
+
+/**
+ * struct davinci_completion - a completion ring entry (64 bytes)
+ * @seq: the task's sequence number in its stream
+ * @user_data: the task's user_data
+ * @start_ns: device time the task started (0 when it never ran)
+ * @end_ns: device time it completed
+ * @status: DAVINCI_STATUS_*
+ * @opcode: the task's opcode
+ * @pad: zero
+ * @reserved: zero
+ */
+struct davinci_completion {
+	__u64 seq;
+	__u64 user_data;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u32 status;
+	__u16 opcode;
+	__u16 pad;
+	__u64 reserved[3];
+};
+
+#define DAVINCI_IOCTL_BASE 0xDA
+
+/* Version; answered by device nodes and the manager node. */
+#define DAVINCI_IOCTL_GET_VERSION \
+	_IOR(DAVINCI_IOCTL_BASE, 0x00, struct davinci_version)
+#define DAVINCI_IOCTL_DEVICE_INFO \
+	_IOR(DAVINCI_IOCTL_BASE, 0x01, struct davinci_device_info)
+#define DAVINCI_IOCTL_MMAP_INFO \
+	_IOR(DAVINCI_IOCTL_BASE, 0x02, struct davinci_mmap_info)
+/* Free everything this open file owns: memory, streams, events. */
+#define DAVINCI_IOCTL_CTX_RESET \
+	_IO(DAVINCI_IOCTL_BASE, 0x03)
+#define DAVINCI_IOCTL_MEM_ALLOC \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x10, struct davinci_mem_alloc)
+#define DAVINCI_IOCTL_MEM_FREE \
+	_IOW(DAVINCI_IOCTL_BASE, 0x11, struct davinci_mem_free)
+#define DAVINCI_IOCTL_MEM_QUERY \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x12, struct davinci_mem_query)
+#define DAVINCI_IOCTL_MEM_INFO \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x13, struct davinci_mem_info)
+#define DAVINCI_IOCTL_STREAM_CREATE \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x20, struct davinci_stream_create)
+#define DAVINCI_IOCTL_STREAM_DESTROY \
+	_IOW(DAVINCI_IOCTL_BASE, 0x21, struct davinci_stream_id)
+#define DAVINCI_IOCTL_DOORBELL \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x22, struct davinci_doorbell)
+#define DAVINCI_IOCTL_STREAM_WAIT \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x23, struct davinci_stream_wait)
+/* Leave the error state; tasks queued after the failure stay aborted. */
+#define DAVINCI_IOCTL_STREAM_RESET \
+	_IOW(DAVINCI_IOCTL_BASE, 0x24, struct davinci_stream_id)
+#define DAVINCI_IOCTL_STREAM_QUERY \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x25, struct davinci_stream_query)
+#define DAVINCI_IOCTL_TASK_QUERY \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x26, struct davinci_task_query)
+#define DAVINCI_IOCTL_TASK_CANCEL \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x27, struct davinci_task_query)
+#define DAVINCI_IOCTL_SYNC \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x28, struct davinci_sync)
+#define DAVINCI_IOCTL_EVENT_CREATE \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x30, struct davinci_event_create)
+#define DAVINCI_IOCTL_EVENT_DESTROY \
+	_IOW(DAVINCI_IOCTL_BASE, 0x31, struct davinci_event_id)
+#define DAVINCI_IOCTL_EVENT_QUERY \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x32, struct davinci_event_query)
+#define DAVINCI_IOCTL_EVENT_SIGNAL \
+	_IOW(DAVINCI_IOCTL_BASE, 0x33, struct davinci_event_id)
+#define DAVINCI_IOCTL_EVENT_WAIT \
+	_IOW(DAVINCI_IOCTL_BASE, 0x34, struct davinci_event_wait)
+#define DAVINCI_IOCTL_NOTIFY_WAIT \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x40, struct davinci_notification)
+
+#endif /* _UAPI_DAVINCI_H */
