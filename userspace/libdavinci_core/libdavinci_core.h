@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libdavinci_core.h - the device core as a userspace shared library.
+ *
+ * A flat C API over kmod/core/dv_core.h for ctypes: the FUSE daemon, the
+ * in-process test backend and the fuzzer use it. Functions returning int
+ * return 0 or a negative errno; functions returning a pointer return NULL
+ * and set errno on failure.
+ */
+#ifndef _LIBDAVINCI_CORE_H
+#define _LIBDAVINCI_CORE_H
+
+#include <stdint.h>
+
+struct dv_device;
+struct dv_context;
+struct dv_mapping;
+struct dv_stats;
+
+struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
+				    uint64_t hbm_bytes, uint64_t host_bytes,
+				    uint32_t task_timeout_ms,
+				    const char *backing_dir,
+				    const char *backend);
+void dvc_device_destroy(struct dv_device *dev);
+void dvc_device_lost(struct dv_device *dev);
+
+struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid);
+void dvc_context_close(struct dv_context *ctx);
+
+/*
+ * Dispatch @cmd with its argument at @arg, which holds _IOC_SIZE(cmd)
+ * bytes: size-tolerant exactly as the kernel's ioctl path.
+ */
+int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg);
+
+/* 1 when a notification is waiting, else 0. */
+int dvc_pollable(struct dv_context *ctx);
+
+/* Map and unmap as mmap() at @offset would; dvc_mapping_addr() is the data. */
+struct dv_mapping *dvc_mmap(struct dv_context *ctx, uint64_t offset,
+			    uint64_t len);
+void *dvc_mapping_addr(struct dv_mapping *map);
+void dvc_munmap(struct dv_mapping *map);
+
+/* Fill @out (struct dv_stats: ten uint64_t) with the core's accounting. */
+void dvc_stats(struct dv_stats *out);
+
+#endif /* _LIBDAVINCI_CORE_H */
