@@ -62,6 +62,12 @@ int dv_ioctl_size(unsigned int cmd);
 /* @arg points at dv_ioctl_size(cmd) bytes the core may read and write. */
 int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg);
 
+/*
+ * ioctls on the manager node (davinci_manager), which has no context:
+ * GET_VERSION for now. Same size rules as dv_ioctl().
+ */
+int dv_manager_ioctl(unsigned int cmd, void *arg);
+
 /* True when a notification is waiting (poll() reports POLLIN). */
 bool dv_context_pollable(struct dv_context *ctx);
 /* Woken whenever a notification is queued or the device is lost. */

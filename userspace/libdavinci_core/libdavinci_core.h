@@ -34,6 +34,9 @@ void dvc_context_close(struct dv_context *ctx);
  */
 int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg);
 
+/* The manager node's ioctls (no context), as dvc_ioctl. */
+int dvc_manager_ioctl(unsigned long cmd, void *arg);
+
 /* 1 when a notification is waiting, else 0. */
 int dvc_pollable(struct dv_context *ctx);
 
