@@ -1,0 +1,99 @@
+# davinci: a virtual Da Vinci NPU driver stack.
+#
+#   make demo   bring the stack up (kernel module if it loads, FUSE otherwise)
+#               and run the sample workload
+#   make test   install what is missing, build, run every test suite
+#   make bench  latency, throughput and bandwidth next to numpy
+
+ROOT_VENV := /opt/davinci-venv
+VENV ?= $(if $(filter 0,$(shell id -u)),$(ROOT_VENV),$(CURDIR)/.venv)
+PY := $(VENV)/bin/python
+BUILD := build
+
+CORE_SRCS := $(wildcard kmod/core/*.c) $(wildcard userspace/libdavinci_core/*.c)
+CORE_HDRS := $(wildcard kmod/core/*.h) $(wildcard userspace/libdavinci_core/*.h) \
+	kmod/include/uapi/davinci.h
+CORE_CFLAGS := -std=gnu11 -O2 -g -fPIC -pthread -ffp-contract=off -fno-fast-math \
+	-Wall -Wextra -Werror -Ikmod/core -Ikmod/include -Iuserspace/libdavinci_core
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+FUZZ_SECONDS ?= 60
+
+.PHONY: all core deps install-py demo test test-core test-fuzz test-py \
+	test-fuse test-unprivileged vm-test bench clean
+
+all: core
+
+deps:
+	scripts/install-deps.sh $(VENV) $(if $(NO_VM),,vm)
+
+core: $(BUILD)/libdavinci_core.so $(BUILD)/asan/libdavinci_core.so
+
+$(BUILD)/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) -shared $(CORE_SRCS) -o $@
+
+$(BUILD)/asan/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) $(SAN_FLAGS) -shared $(CORE_SRCS) -o $@
+
+$(BUILD)/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) tests/core/test_core.c $(CORE_SRCS) -o $@
+
+$(BUILD)/asan/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) $(SAN_FLAGS) tests/core/test_core.c $(CORE_SRCS) -o $@
+
+$(BUILD)/fuzz_dispatch: tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
+
+install-py: core
+	$(VENV)/bin/pip install -q . 2>&1 | grep -v "is ignored: it is neither" || true
+	chmod -R a+rX $(VENV)
+
+demo: deps install-py
+	scripts/demo.sh $(PY)
+
+test: deps install-py test-core test-fuzz test-py test-fuse test-unprivileged vm-test
+
+test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
+	$(BUILD)/test_core
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_core
+
+test-fuzz: $(BUILD)/fuzz_dispatch
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(BUILD)/fuzz-corpus
+
+# The Python suites run twice on the in-process backend: plain, and with the
+# core built under AddressSanitizer and UBSan (Python itself is not, so its
+# leaks are not reported; the core's own accounting catches ours).
+ASAN_PRELOAD = $(shell gcc -print-file-name=libasan.so) $(shell gcc -print-file-name=libubsan.so)
+PYTEST = $(PY) -m pytest -q -p no:cacheprovider
+
+test-py: core
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
+		$(PYTEST) tests/abi tests/ops tests/conformance
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
+		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
+		$(PYTEST) tests/ops tests/conformance
+
+test-fuse:
+	$(PYTEST) tests/fuse
+	scripts/fuse-conformance.sh $(PY)
+
+test-unprivileged:
+	scripts/unprivileged-test.sh $(PY)
+
+vm-test:
+	scripts/vm-test.sh $(PY)
+
+bench: deps install-py
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf $(BUILD)
+	$(MAKE) -C kmod clean 2>/dev/null || true

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dv_internal.h - private structures of the device core.
+ *
+ * Locking: one mutex per device (dev->lock) guards all device, context,
+ * buffer, stream, event and notification state. It is never held while a
+ * chunk of an op runs. Waiters use os_waitq_wait() with dev->lock held:
+ * dev->work_wq wakes AI-core workers, dev->wq wakes host waiters (stream,
+ * sync, event and close waits), ctx->wq wakes notification waiters.
+ */
+#ifndef _DAVINCI_INTERNAL_H
+#define _DAVINCI_INTERNAL_H
+
+#include "dv_core.h"
+#include "ops.h"
+
+#define DV_PAGE_SIZE		4096ULL
+#define DV_HUGE_SIZE		(2ULL << 20)
+#define DV_HBM_VA_BASE		0x100000000ULL
+#define DV_HOST_VA_BASE		0x800000000000ULL
+#define DV_ARENA_HBM		0
+#define DV_ARENA_HOST		1
+#define DV_PRIORITIES		8
+#define DV_MAX_AICORES		64
+#define DV_NOTIFY_CAPACITY	1024
+#define DV_TASK_HISTORY		1024
+#define DV_MAX_QUEUED		16384	/* tasks queued per stream */
+#define DV_MAX_STREAMS		256	/* per context */
+#define DV_MAX_EVENTS		4096	/* per context */
+#define DV_NOP_MAX_US		3600000000ULL
+#define DV_COPY_CHUNK		(1ULL << 20)
+#define DV_NOP_SLICE_NS		200000ULL
+
+#define DV_CONTAINER_OF(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* A minimal intrusive doubly linked list (portable list_head). */
+struct dv_list {
+	struct dv_list *next;
+	struct dv_list *prev;
+};
+
+static inline void dv_list_init(struct dv_list *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+static inline bool dv_list_empty(const struct dv_list *h)
+{
+	return h->next == h;
+}
+
+static inline void dv_list_insert(struct dv_list *n, struct dv_list *prev,
+				  struct dv_list *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+
+static inline void dv_list_add_tail(struct dv_list *n, struct dv_list *h)
+{
+	dv_list_insert(n, h->prev, h);
+}
+
+static inline void dv_list_del(struct dv_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n;
+	n->prev = n;
+}
+
+#define dv_list_for_each_safe(pos, tmp, head) \
+	for (pos = (head)->next, tmp = pos->next; pos != (head); \
+	     pos = tmp, tmp = pos->next)
+
+/* Objects held in an id table: ids grow monotonically, never reused. */
+struct dv_identry {
+	u64 id;
+	void *ptr;
+};
+
+struct dv_idtable {
+	struct dv_identry *e;
+	u32 n;
+	u32 cap;
+	u64 next_id;
+	u64 max_id;
+};
+
+void dv_id_init(struct dv_idtable *t, u64 max_id);
+int dv_id_reserve(struct dv_idtable *t);
+int dv_id_alloc(struct dv_idtable *t, void *ptr, u64 *id);
+void *dv_id_find(const struct dv_idtable *t, u64 id);
+void *dv_id_remove(struct dv_idtable *t, u64 id);
+void dv_id_destroy(struct dv_idtable *t);
+
+/* A free range of a pool, sorted by address. */
+struct dv_range {
+	struct dv_list node;
+	u64 start;
+	u64 size;
+};
+
+/**
+ * struct dv_pool - a range allocator over one arena
+ * @arena: backing memory
+ * @base: kernel address of the arena
+ * @va_base: device virtual address of offset 0
+ * @index: arena index in mmap offsets
+ * @total: bytes in the pool
+ * @free: bytes not allocated
+ * @free_list: free ranges, sorted by address, never adjacent
+ */
+struct dv_pool {
+	struct os_arena *arena;
+	u8 *base;
+	u64 va_base;
+	u32 index;
+	u64 total;
+	u64 free;
+	struct dv_list free_list;
+};
+
+int dv_pool_init(struct dv_pool *p, u32 index, u64 size, u64 va_base,
+		 const char *dir, const char *name);
+void dv_pool_fini(struct dv_pool *p);
+int dv_pool_alloc(struct dv_pool *p, u64 size, u64 align,
+		  struct dv_range *spare, u64 *off);
+void dv_pool_free(struct dv_pool *p, u64 off, u64 size,
+		  struct dv_range *spare);
+u64 dv_pool_largest_free(const struct dv_pool *p);
+
+struct dv_device;
+struct dv_context;
+struct dv_stream;
+
+/**
+ * struct dv_buffer - an allocation of device memory (or a ring)
+ * @node: in ctx->buffers while live
+ * @dev: owning device (outlives all buffers)
+ * @ctx: owning context while live, NULL after free
+ * @pool: pool the range came from
+ * @handle: id in ctx->buf_ids
+ * @off: offset in the pool's arena
+ * @size: bytes requested
+ * @alloc_size: bytes reserved
+ * @flags: allocation flags
+ * @refs: the context's reference while live, plus tasks and mappings
+ * @is_ring: a stream ring, not a user allocation
+ * @spare: range node handed to the pool when the range is freed
+ */
+struct dv_buffer {
+	struct dv_list node;
+	struct dv_device *dev;
+	struct dv_context *ctx;
+	struct dv_pool *pool;
+	u64 handle;
+	u64 off;
+	u64 size;
+	u64 alloc_size;
+	u32 flags;
+	u32 refs;
+	bool is_ring;
+	struct dv_range *spare;
+};
+
+/* Snapshot of a completed task, for TASK_QUERY. */
+struct dv_task_result {
+	u64 seq;
+	u64 start_ns;
+	u64 end_ns;
+	u32 status;
+	u32 pad;
+};
+
+/**
+ * struct dv_task - a task taken in at the doorbell
+ * @node: in stream->tasks, in sequence order
+ * @desc: private copy of the descriptor
+ * @seq: sequence number in its stream
+ * @event_gen: EVENT_RECORD: generation it completes; EVENT_WAIT: target
+ * @start_ns: when it started running, 0 before
+ * @cancel: the host asked to cancel it
+ * @running: a worker is running it
+ * @abort: complete as ABORTED (queued before a STREAM_RESET)
+ */
+struct dv_task {
+	struct dv_list node;
+	struct davinci_task desc;
+	u64 seq;
+	u64 event_gen;
+	u64 start_ns;
+	bool cancel;
+	bool running;
+	bool abort;
+};
+
+/**
+ * struct dv_stream - one stream with its rings
+ * @node: in ctx->streams
+ * @run_node: in dev->runq[priority] while ready
+ * @ctx: owner
+ * @id: stream id
+ * @priority: 0 highest
+ * @sq_buf: submission ring memory
+ * @cq_buf: completion ring memory
+ * @sq: mapped submission ring header
+ * @cq: mapped completion ring header
+ * @sq_entries: submission ring size
+ * @cq_entries: completion ring size
+ * @sq_head: consumer index of the submission ring (trusted copy)
+ * @cq_tail: producer index of the completion ring (trusted copy)
+ * @submitted_seq: last sequence number taken in
+ * @completed_seq: last sequence number completed
+ * @abort_upto: tasks up to this sequence complete ABORTED
+ * @error_status: status of the task that put it in error, or 0
+ * @tasks: queued and running tasks
+ * @nqueued: tasks in @tasks
+ * @queued: on the run queue
+ * @busy: a worker holds the stream
+ * @parked: the head task (EVENT_WAIT) waits for an event
+ * @dead: being destroyed
+ * @hist: results of the last DV_TASK_HISTORY tasks
+ */
+struct dv_stream {
+	struct dv_list node;
+	struct dv_list run_node;
+	struct dv_context *ctx;
+	u32 id;
+	u32 priority;
+	struct dv_buffer *sq_buf;
+	struct dv_buffer *cq_buf;
+	struct davinci_ring_header *sq;
+	struct davinci_ring_header *cq;
+	u32 sq_entries;
+	u32 cq_entries;
+	u32 sq_head;
+	u32 cq_tail;
+	u64 submitted_seq;
+	u64 completed_seq;
+	u64 abort_upto;
+	u32 error_status;
+	struct dv_list tasks;
+	u32 nqueued;
+	bool queued;
+	bool busy;
+	bool parked;
+	bool dead;
+	struct dv_task_result *hist;
+};
+
+/**
+ * struct dv_event - an event
+ * @node: in ctx->events
+ * @id: event id
+ * @flags: DAVINCI_EVENT_*
+ * @submitted: records queued or signalled
+ * @completed: records completed
+ * @timestamp_ns: time of the last completed record
+ */
+struct dv_event {
+	struct dv_list node;
+	u32 id;
+	u32 flags;
+	u64 submitted;
+	u64 completed;
+	u64 timestamp_ns;
+};
+
+/**
+ * struct dv_context - one open file
+ * @node: in dev->contexts
+ * @dev: the device
+ * @pid: opener
+ * @wq: notification waiters
+ * @buffers: live buffers and rings
+ * @streams: streams
+ * @events: events
+ * @buf_ids: buffer handles
+ * @stream_ids: stream ids
+ * @event_ids: event ids
+ * @used: bytes held per pool (HBM, host), rings excluded
+ * @allocs: allocations per pool, rings excluded
+ * @nq: notification queue (ring of DV_NOTIFY_CAPACITY)
+ * @nq_head: oldest notification
+ * @nq_count: notifications queued
+ * @nq_dropped: dropped since the last wait
+ * @closing: dv_context_close() runs
+ */
+struct dv_context {
+	struct dv_list node;
+	struct dv_device *dev;
+	u32 pid;
+	struct os_waitq *wq;
+	struct dv_list buffers;
+	struct dv_list streams;
+	struct dv_list events;
+	struct dv_idtable buf_ids;
+	struct dv_idtable stream_ids;
+	struct dv_idtable event_ids;
+	u64 used[DAVINCI_ARENAS];
+	u64 allocs[DAVINCI_ARENAS];
+	struct davinci_notification *nq;
+	u32 nq_head;
+	u32 nq_count;
+	u32 nq_dropped;
+	bool closing;
+};
+
+/**
+ * struct dv_device - one simulated device
+ * @cfg: configuration (strings copied)
+ * @lock: the device mutex
+ * @wq: host waiters
+ * @work_wq: idle workers
+ * @pools: HBM and pinned host pools
+ * @contexts: open contexts
+ * @runq: ready streams per priority, FIFO
+ * @workers: AI-core threads
+ * @nworkers: started workers
+ * @stop: workers must return
+ * @lost: dv_device_lost() was called
+ * @backend: backend name
+ * @backing_dir: arena directory or empty
+ */
+struct dv_device {
+	struct dv_device_config cfg;
+	struct os_mutex *lock;
+	struct os_waitq *wq;
+	struct os_waitq *work_wq;
+	struct dv_pool pools[DAVINCI_ARENAS];
+	struct dv_list contexts;
+	struct dv_list runq[DV_PRIORITIES];
+	struct os_thread *workers[DV_MAX_AICORES];
+	u32 nworkers;
+	bool stop;
+	bool lost;
+	char backend[DAVINCI_NAME_LEN];
+	char backing_dir[DAVINCI_PATH_LEN];
+};
+
+/* stats.c */
+enum dv_stat {
+	DV_STAT_DEVICES,
+	DV_STAT_CONTEXTS,
+	DV_STAT_BUFFERS,
+	DV_STAT_STREAMS,
+	DV_STAT_EVENTS,
+	DV_STAT_TASKS,
+	DV_STAT_MAPPINGS,
+	DV_STAT_HBM_USED,
+	DV_STAT_HOST_USED,
+	DV_STAT_COUNT,
+};
+
+void *dv_zalloc(size_t size);
+void dv_free(void *ptr);
+void dv_stat_add(enum dv_stat s, s64 delta);
+
+/* util.c */
+size_t dv_strscpy(char *dst, const char *src, size_t size);
+void dv_fmt_hex32(char *dst, u32 v);
+void dv_fmt_u32(char *dst, size_t size, u32 v);
+bool dv_add_overflows(u64 a, u64 b, u64 *res);
+bool dv_mem_is_zero(const void *p, size_t len);
+
+/* buffer.c */
+int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
+		     bool is_ring, struct dv_buffer **out);
+void dv_buffer_get(struct dv_buffer *buf);
+void dv_buffer_put(struct dv_buffer *buf);
+void dv_buffer_release(struct dv_buffer *buf);
+struct dv_buffer *dv_buffer_lookup(struct dv_context *ctx, u64 addr,
+				   u64 len);
+u64 dv_buffer_dev_addr(const struct dv_buffer *buf);
+u64 dv_buffer_mmap_offset(const struct dv_buffer *buf);
+void *dv_buffer_kaddr(const struct dv_buffer *buf);
+int dv_ioctl_mem_alloc(struct dv_context *ctx, void *arg);
+int dv_ioctl_mem_free(struct dv_context *ctx, void *arg);
+int dv_ioctl_mem_query(struct dv_context *ctx, void *arg);
+int dv_ioctl_mem_info(struct dv_context *ctx, void *arg);
+
+/* stream.c */
+struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);
+void dv_stream_destroy_locked(struct dv_stream *s);
+void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+			u64 start_ns);
+void dv_stream_make_ready(struct dv_stream *s);
+int dv_ioctl_stream_create(struct dv_context *ctx, void *arg);
+int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg);
+int dv_ioctl_doorbell(struct dv_context *ctx, void *arg);
+int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg);
+int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg);
+int dv_ioctl_stream_query(struct dv_context *ctx, void *arg);
+int dv_ioctl_task_query(struct dv_context *ctx, void *arg);
+int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg);
+int dv_ioctl_sync(struct dv_context *ctx, void *arg);
+
+/* sched.c */
+int dv_worker_main(void *arg);
+
+/* event.c */
+struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);
+void dv_event_completed(struct dv_context *ctx, struct dv_event *ev);
+void dv_event_destroy_locked(struct dv_context *ctx, struct dv_event *ev);
+int dv_ioctl_event_create(struct dv_context *ctx, void *arg);
+int dv_ioctl_event_destroy(struct dv_context *ctx, void *arg);
+int dv_ioctl_event_query(struct dv_context *ctx, void *arg);
+int dv_ioctl_event_signal(struct dv_context *ctx, void *arg);
+int dv_ioctl_event_wait(struct dv_context *ctx, void *arg);
+
+/* notify.c */
+void dv_notify(struct dv_context *ctx, u32 type, u32 stream_id, u32 status,
+	       u64 seq, u64 user_data);
+int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg);
+
+/* context.c */
+void dv_context_reset_locked(struct dv_context *ctx);
+int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg);
+
+/* device.c */
+int dv_ioctl_get_version(struct dv_context *ctx, void *arg);
+int dv_ioctl_device_info(struct dv_context *ctx, void *arg);
+int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg);
+u64 dv_deadline(u32 timeout_ms);
+
+#endif /* _DAVINCI_INTERNAL_H */

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stats.c - the core's own accounting (dv_core_stats).
+ *
+ * Every allocation the core makes goes through dv_zalloc()/dv_free(), so
+ * the 'objects' counter returns to zero once everything is destroyed.
+ */
+#include "dv_internal.h"
+
+static u64 dv_objects;
+static u64 dv_counters[DV_STAT_COUNT];
+
+/**
+ * dv_zalloc() - allocate zeroed memory for a core object
+ * @size: bytes
+ *
+ * Return: the memory, or NULL when out of memory.
+ */
+void *dv_zalloc(size_t size)
+{
+	void *p = os_zalloc(size);
+
+	if (p)
+		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+/**
+ * dv_free() - free memory from dv_zalloc()
+ * @ptr: the memory, or NULL
+ */
+void dv_free(void *ptr)
+{
+	if (!ptr)
+		return;
+	__atomic_sub_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	os_free(ptr);
+}
+
+/**
+ * dv_stat_add() - adjust one counter of dv_core_stats()
+ * @s: the counter
+ * @delta: signed change
+ */
+void dv_stat_add(enum dv_stat s, s64 delta)
+{
+	__atomic_add_fetch(&dv_counters[s], (u64)delta, __ATOMIC_RELAXED);
+}
+
+static u64 dv_stat_read(const u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/**
+ * dv_core_stats() - snapshot of the core's accounting, all devices
+ * @out: filled in
+ */
+void dv_core_stats(struct dv_stats *out)
+{
+	out->objects = dv_stat_read(&dv_objects);
+	out->devices = dv_stat_read(&dv_counters[DV_STAT_DEVICES]);
+	out->contexts = dv_stat_read(&dv_counters[DV_STAT_CONTEXTS]);
+	out->buffers = dv_stat_read(&dv_counters[DV_STAT_BUFFERS]);
+	out->streams = dv_stat_read(&dv_counters[DV_STAT_STREAMS]);
+	out->events = dv_stat_read(&dv_counters[DV_STAT_EVENTS]);
+	out->tasks = dv_stat_read(&dv_counters[DV_STAT_TASKS]);
+	out->mappings = dv_stat_read(&dv_counters[DV_STAT_MAPPINGS]);
+	out->hbm_used = dv_stat_read(&dv_counters[DV_STAT_HBM_USED]);
+	out->host_used = dv_stat_read(&dv_counters[DV_STAT_HOST_USED]);
+}
