@@ -65,8 +65,8 @@ test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 
 test-fuzz: $(BUILD)/fuzz_dispatch
 	@mkdir -p $(BUILD)/fuzz-corpus
-	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-		$(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
+		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 # The Python suites run twice on the in-process backend: plain, and with the
 # core built under AddressSanitizer and UBSan (Python itself is not, so its

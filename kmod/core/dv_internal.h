@@ -31,8 +31,10 @@
 #define DV_COPY_CHUNK		(1ULL << 20)
 #define DV_NOP_SLICE_NS		200000ULL
 
+#define DV_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define DV_CONTAINER_OF(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
 
 /* A minimal intrusive doubly linked list (portable list_head). */
 struct dv_list {
@@ -324,6 +326,7 @@ struct dv_context {
  * @nworkers: started workers
  * @stop: workers must return
  * @lost: dv_device_lost() was called
+ * @busy_ns: time AI cores spent running tasks
  * @backend: backend name
  * @backing_dir: arena directory or empty
  */
@@ -339,6 +342,7 @@ struct dv_device {
 	u32 nworkers;
 	bool stop;
 	bool lost;
+	u64 busy_ns;
 	char backend[DAVINCI_NAME_LEN];
 	char backing_dir[DAVINCI_PATH_LEN];
 };
@@ -384,6 +388,9 @@ int dv_ioctl_mem_free(struct dv_context *ctx, void *arg);
 int dv_ioctl_mem_query(struct dv_context *ctx, void *arg);
 int dv_ioctl_mem_info(struct dv_context *ctx, void *arg);
 
+/* task.c */
+int dv_task_validate(const struct davinci_task *t);
+
 /* stream.c */
 struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);
 void dv_stream_destroy_locked(struct dv_stream *s);
@@ -423,9 +430,14 @@ void dv_context_reset_locked(struct dv_context *ctx);
 int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg);
 
 /* device.c */
+const char *dv_manager_backend(void);
+void dv_version_fill(struct davinci_version *v, const char *backend);
 int dv_ioctl_get_version(struct dv_context *ctx, void *arg);
 int dv_ioctl_device_info(struct dv_context *ctx, void *arg);
 int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg);
 u64 dv_deadline(u32 timeout_ms);
+/* Proposed for dv_core.h (manager node, sysfs utilization). */
+void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
+		     u64 *busy_ns);
 
 #endif /* _DAVINCI_INTERNAL_H */

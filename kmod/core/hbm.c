@@ -69,10 +69,11 @@ void dv_pool_fini(struct dv_pool *p)
  * @p: the pool
  * @size: bytes, a multiple of the page size
  * @align: power of two
- * @spare: a node the pool may keep when it splits a range; freed otherwise
+ * @spare: a node the pool keeps when it splits a range, or frees, on
+ *	success; left to the caller on failure
  * @off: out: offset of the range
  *
- * Return: 0, or -ENOMEM with the pool unchanged (@spare is then freed).
+ * Return: 0, or -ENOMEM with the pool unchanged.
  */
 int dv_pool_alloc(struct dv_pool *p, u64 size, u64 align,
 		  struct dv_range *spare, u64 *off)
@@ -80,7 +81,7 @@ int dv_pool_alloc(struct dv_pool *p, u64 size, u64 align,
 	struct dv_list *pos, *tmp;
 
 	if (!size || size > p->free)
-		goto nomem;
+		return -ENOMEM;
 	dv_list_for_each_safe(pos, tmp, &p->free_list) {
 		struct dv_range *r = DV_CONTAINER_OF(pos, struct dv_range,
 						     node);
@@ -113,8 +114,6 @@ int dv_pool_alloc(struct dv_pool *p, u64 size, u64 align,
 		*off = a;
 		return 0;
 	}
-nomem:
-	dv_free(spare);
 	return -ENOMEM;
 }
 

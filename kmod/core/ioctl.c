@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ioctl.c - the ioctl dispatch table.
+ *
+ * Commands are matched on type and number; the OS layer copies the
+ * argument in and out size-tolerantly (see dv_ioctl_size()). Every
+ * handler runs with dev->lock held.
+ */
+#include "dv_internal.h"
+
+struct dv_ioctl_desc {
+	unsigned int cmd;
+	int (*fn)(struct dv_context *ctx, void *arg);
+};
+
+#define DV_IOCTL(c, f) { .cmd = (c), .fn = (f) }
+
+static const struct dv_ioctl_desc dv_ioctls[] = {
+	DV_IOCTL(DAVINCI_IOCTL_GET_VERSION, dv_ioctl_get_version),
+	DV_IOCTL(DAVINCI_IOCTL_DEVICE_INFO, dv_ioctl_device_info),
+	DV_IOCTL(DAVINCI_IOCTL_MMAP_INFO, dv_ioctl_mmap_info),
+	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
+	DV_IOCTL(DAVINCI_IOCTL_MEM_ALLOC, dv_ioctl_mem_alloc),
+	DV_IOCTL(DAVINCI_IOCTL_MEM_FREE, dv_ioctl_mem_free),
+	DV_IOCTL(DAVINCI_IOCTL_MEM_QUERY, dv_ioctl_mem_query),
+	DV_IOCTL(DAVINCI_IOCTL_MEM_INFO, dv_ioctl_mem_info),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_CREATE, dv_ioctl_stream_create),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_DESTROY, dv_ioctl_stream_destroy),
+	DV_IOCTL(DAVINCI_IOCTL_DOORBELL, dv_ioctl_doorbell),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_WAIT, dv_ioctl_stream_wait),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_RESET, dv_ioctl_stream_reset),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_QUERY, dv_ioctl_stream_query),
+	DV_IOCTL(DAVINCI_IOCTL_TASK_QUERY, dv_ioctl_task_query),
+	DV_IOCTL(DAVINCI_IOCTL_TASK_CANCEL, dv_ioctl_task_cancel),
+	DV_IOCTL(DAVINCI_IOCTL_SYNC, dv_ioctl_sync),
+	DV_IOCTL(DAVINCI_IOCTL_EVENT_CREATE, dv_ioctl_event_create),
+	DV_IOCTL(DAVINCI_IOCTL_EVENT_DESTROY, dv_ioctl_event_destroy),
+	DV_IOCTL(DAVINCI_IOCTL_EVENT_QUERY, dv_ioctl_event_query),
+	DV_IOCTL(DAVINCI_IOCTL_EVENT_SIGNAL, dv_ioctl_event_signal),
+	DV_IOCTL(DAVINCI_IOCTL_EVENT_WAIT, dv_ioctl_event_wait),
+	DV_IOCTL(DAVINCI_IOCTL_NOTIFY_WAIT, dv_ioctl_notify_wait),
+};
+
+static const struct dv_ioctl_desc *dv_ioctl_find(unsigned int cmd)
+{
+	size_t i;
+
+	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE)
+		return NULL;
+	for (i = 0; i < DV_ARRAY_SIZE(dv_ioctls); i++)
+		if (_IOC_NR(dv_ioctls[i].cmd) == _IOC_NR(cmd))
+			return &dv_ioctls[i];
+	return NULL;
+}
+
+/**
+ * dv_ioctl_size() - argument size of @cmd
+ * @cmd: ioctl number; only its type and number are matched
+ *
+ * Return: the size of the core's argument struct, or -ENOTTY.
+ */
+int dv_ioctl_size(unsigned int cmd)
+{
+	const struct dv_ioctl_desc *d = dv_ioctl_find(cmd);
+
+	if (!d)
+		return -ENOTTY;
+	return (int)_IOC_SIZE(d->cmd);
+}
+
+/**
+ * dv_ioctl() - dispatch one ioctl
+ * @ctx: the context
+ * @cmd: ioctl number; its direction must match the ABI's
+ * @arg: dv_ioctl_size(@cmd) bytes, copied in and out by the OS layer
+ *
+ * After dv_device_lost() only DAVINCI_IOCTL_GET_VERSION works; the rest
+ * fail with -ENODEV.
+ *
+ * Return: 0 or a negative errno.
+ */
+int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg)
+{
+	const struct dv_ioctl_desc *d = dv_ioctl_find(cmd);
+	struct dv_device *dev = ctx->dev;
+	int ret;
+
+	if (!d || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
+		return -ENOTTY;
+	os_mutex_lock(dev->lock);
+	if (dev->lost && d->cmd != DAVINCI_IOCTL_GET_VERSION)
+		ret = -ENODEV;
+	else
+		ret = d->fn(ctx, arg);
+	os_mutex_unlock(dev->lock);
+	return ret;
+}
+
+/**
+ * dv_manager_ioctl() - dispatch one ioctl of the manager node
+ * @cmd: ioctl number; DAVINCI_IOCTL_GET_VERSION only, for now
+ * @arg: dv_ioctl_size(@cmd) bytes, copied in and out by the OS layer
+ *
+ * The manager node has no context. The backend it reports is that of the
+ * first device created ("lib" before any).
+ *
+ * Return: 0 or -ENOTTY.
+ */
+int dv_manager_ioctl(unsigned int cmd, void *arg)
+{
+	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE ||
+	    _IOC_NR(cmd) != _IOC_NR(DAVINCI_IOCTL_GET_VERSION) ||
+	    _IOC_DIR(cmd) != _IOC_DIR(DAVINCI_IOCTL_GET_VERSION))
+		return -ENOTTY;
+	dv_version_fill(arg, dv_manager_backend());
+	return 0;
+}

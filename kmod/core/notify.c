@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * notify.c - per-context notification queues (the interrupt path).
+ */
+#include "dv_internal.h"
+
+/**
+ * dv_notify() - queue a notification for @ctx (dev->lock held)
+ * @ctx: the context
+ * @type: DAVINCI_NOTIFY_*
+ * @stream_id: stream of the task
+ * @status: the task's status
+ * @seq: the task's sequence number
+ * @user_data: the task's user data
+ *
+ * When the queue is full the notification is dropped and counted.
+ */
+void dv_notify(struct dv_context *ctx, u32 type, u32 stream_id, u32 status,
+	       u64 seq, u64 user_data)
+{
+	struct davinci_notification *n;
+
+	if (ctx->nq_count >= DV_NOTIFY_CAPACITY) {
+		ctx->nq_dropped++;
+		return;
+	}
+	n = &ctx->nq[(ctx->nq_head + ctx->nq_count) % DV_NOTIFY_CAPACITY];
+	memset(n, 0, sizeof(*n));
+	n->type = type;
+	n->stream_id = stream_id;
+	n->status = status;
+	n->seq = seq;
+	n->user_data = user_data;
+	n->timestamp_ns = os_now_ns();
+	ctx->nq_count++;
+	os_waitq_wake_all(ctx->wq);
+}
+
+/**
+ * dv_ioctl_notify_wait() - DAVINCI_IOCTL_NOTIFY_WAIT
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_notification
+ *
+ * Return: 0, -ETIMEDOUT, -EINTR, -EINVAL or -ENODEV.
+ */
+int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg)
+{
+	struct davinci_notification *w = arg;
+	struct dv_device *dev = ctx->dev;
+	u32 timeout_ms = w->timeout_ms;
+	u64 deadline = dv_deadline(timeout_ms);
+	int ret = 0;
+
+	if (w->pad)
+		return -EINVAL;
+	for (;;) {
+		if (ctx->nq_count) {
+			*w = ctx->nq[ctx->nq_head];
+			w->timeout_ms = timeout_ms;
+			w->dropped = ctx->nq_dropped;
+			ctx->nq_dropped = 0;
+			ctx->nq_head = (ctx->nq_head + 1) % DV_NOTIFY_CAPACITY;
+			ctx->nq_count--;
+			return 0;
+		}
+		if (dev->lost)
+			return -ENODEV;
+		if (ret == -ETIMEDOUT || !timeout_ms)
+			return -ETIMEDOUT;
+		ret = os_waitq_wait(ctx->wq, dev->lock, deadline);
+		if (ret == -EINTR)
+			return ret;
+	}
+}
+
+/**
+ * dv_context_pollable() - true when a notification is waiting
+ * @ctx: the context
+ *
+ * Return: true when NOTIFY_WAIT would not block (also once the device is
+ * lost: it then fails with -ENODEV).
+ */
+bool dv_context_pollable(struct dv_context *ctx)
+{
+	bool ret;
+
+	os_mutex_lock(ctx->dev->lock);
+	ret = ctx->nq_count > 0 || ctx->dev->lost;
+	os_mutex_unlock(ctx->dev->lock);
+	return ret;
+}
+
+/**
+ * dv_context_waitq() - wait queue woken when a notification arrives
+ * @ctx: the context
+ *
+ * Return: the wait queue (for poll()).
+ */
+struct os_waitq *dv_context_waitq(struct dv_context *ctx)
+{
+	return ctx->wq;
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numerics.c - out-of-line versions of the software numerics in
+ * numerics.h. Float code: built with the FPU enabled in the kernel.
+ */
+#include "numerics.h"
+
+float dv_expf(float x)
+{
+	return dv_expf_inline(x);
+}
+
+u16 dv_num_f32_to_f16(float f)
+{
+	return dv_f32_to_f16(f);
+}
+
+float dv_num_f16_to_f32(u16 h)
+{
+	return dv_f16_to_f32(h);
+}
+
+u16 dv_num_f32_to_bf16(float f)
+{
+	return dv_f32_to_bf16(f);
+}
+
+float dv_num_bf16_to_f32(u16 h)
+{
+	return dv_bf16_to_f32(h);
+}

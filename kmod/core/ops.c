@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ops.c - validation, operand extents, work units and dispatch of the
+ * AI-core op kernels.
+ *
+ * No floating point in this file: the kernel builds it without FPU flags.
+ * The float kernels live in ops_elementwise.c, ops_matmul.c, ops_reduce.c
+ * and ops_cast.c; only pointers are passed to them.
+ */
+#include "ops.h"
+#include "ops_kernels.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
+#define DV_OP_EW_CHUNK		65536ULL	/* elements */
+#define DV_OP_MM_CHUNK_FLOP	(2ULL << 20)	/* ~2 MFLOP of matmul */
+#define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
+
+/* Which fields an opcode uses. */
+#define U_SRC1	(1U << 0)
+#define U_COUNT	(1U << 1)
+#define U_MNK	(1U << 2)	/* m, n and k */
+#define U_MN	(1U << 3)	/* m and n only */
+#define U_IMM	(1U << 4)
+#define U_DST_DT	(1U << 5)
+#define U_TRANS	(1U << 6)
+#define U_INT32	(1U << 7)	/* INT32 dtype allowed */
+
+static u32 dv_op_uses(u16 opcode)
+{
+	switch (opcode) {
+	case DAVINCI_OP_ADD:
+	case DAVINCI_OP_SUB:
+	case DAVINCI_OP_MUL:
+	case DAVINCI_OP_DIV:
+	case DAVINCI_OP_MAX:
+	case DAVINCI_OP_MIN:
+		return U_SRC1 | U_COUNT | U_INT32;
+	case DAVINCI_OP_RELU:
+		return U_COUNT | U_INT32;
+	case DAVINCI_OP_EXP:
+		return U_COUNT;
+	case DAVINCI_OP_AXPY:
+		return U_SRC1 | U_COUNT | U_IMM;
+	case DAVINCI_OP_MATMUL:
+		return U_SRC1 | U_MNK | U_TRANS;
+	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_REDUCE_SUM:
+		return U_MN;
+	case DAVINCI_OP_CAST:
+		return U_COUNT | U_DST_DT | U_INT32;
+	default:
+		return 0;
+	}
+}
+
+static u64 dv_dtype_size(u8 dtype)
+{
+	switch (dtype) {
+	case DAVINCI_DTYPE_FLOAT32:
+	case DAVINCI_DTYPE_INT32:
+		return 4;
+	case DAVINCI_DTYPE_FLOAT16:
+	case DAVINCI_DTYPE_BFLOAT16:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_CAST
+ * @opcode: task opcode
+ */
+bool dv_op_is_compute(u16 opcode)
+{
+	return opcode >= DAVINCI_OP_ADD && opcode <= DAVINCI_OP_CAST;
+}
+
+/**
+ * dv_op_validate() - structural check of a compute task
+ * @task: the descriptor (already copied out of the ring)
+ *
+ * Checks the opcode, the dtype (and dst_dtype for CAST) allowed for it,
+ * the flags (NOTIFY always; TRANS_A/TRANS_B only for MATMUL), that every
+ * field the op does not use is zero, and that pad0 and reserved[] are
+ * zero. INT32 is allowed for ADD SUB MUL DIV MAX MIN RELU and CAST only.
+ *
+ * Return: 0, or -EINVAL when malformed.
+ */
+int dv_op_validate(const struct davinci_task *task)
+{
+	u32 uses, allowed_flags;
+	unsigned int i;
+
+	if (!dv_op_is_compute(task->opcode))
+		return -EINVAL;
+	uses = dv_op_uses(task->opcode);
+	if (task->pad0 || task->event_id)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(task->reserved); i++)
+		if (task->reserved[i])
+			return -EINVAL;
+	if (task->dtype >= DAVINCI_DTYPE_COUNT)
+		return -EINVAL;
+	if (task->dtype == DAVINCI_DTYPE_INT32 && !(uses & U_INT32))
+		return -EINVAL;
+	if (uses & U_DST_DT) {
+		if (task->dst_dtype >= DAVINCI_DTYPE_COUNT)
+			return -EINVAL;
+	} else if (task->dst_dtype) {
+		return -EINVAL;
+	}
+	allowed_flags = DAVINCI_TASK_F_NOTIFY;
+	if (uses & U_TRANS)
+		allowed_flags |= DAVINCI_TASK_F_TRANS_A | DAVINCI_TASK_F_TRANS_B;
+	if (task->flags & ~allowed_flags)
+		return -EINVAL;
+	if (!(uses & U_SRC1) && task->src1)
+		return -EINVAL;
+	if (!(uses & U_COUNT) && task->count)
+		return -EINVAL;
+	if (!(uses & (U_MNK | U_MN)) && (task->m || task->n))
+		return -EINVAL;
+	if (!(uses & U_MNK) && task->k)
+		return -EINVAL;
+	if (!(uses & U_IMM) && task->imm)
+		return -EINVAL;
+	return 0;
+}
+
+/* a * b into *out; false on u64 overflow. */
+static bool dv_mul_u64(u64 a, u64 b, u64 *out)
+{
+	if (a && b > U64_MAX / a)
+		return false;
+	*out = a * b;
+	return true;
+}
+
+/* true when [a, a+alen) and [b, b+blen) share a byte */
+static bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
+{
+	if (!alen || !blen)
+		return false;
+	return a < b + blen && b < a + alen;
+}
+
+/* the range wraps around the address space */
+static bool dv_range_wraps(u64 addr, u64 len)
+{
+	return len && addr + len - 1 < addr;
+}
+
+/**
+ * dv_op_extent() - bytes a compute task touches at each operand
+ * @task: a task that passed dv_op_validate()
+ * @ext: out: bytes at dst, src0 and src1 (0 for an unused operand)
+ *
+ * Elementwise ops may run in place (dst equal to a source) but a partial
+ * overlap of dst with a source is refused; MATMUL, SOFTMAX, REDUCE_SUM
+ * and CAST refuse any overlap of dst with a source.
+ *
+ * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
+ * the address space, or operands overlap as above.
+ */
+int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
+{
+	u64 es = dv_dtype_size(task->dtype);
+	u64 mn, mk, kn;
+	bool exact_ok = false;
+
+	memset(ext, 0, sizeof(*ext));
+	if (!es)
+		return -EINVAL;
+	switch (task->opcode) {
+	case DAVINCI_OP_ADD:
+	case DAVINCI_OP_SUB:
+	case DAVINCI_OP_MUL:
+	case DAVINCI_OP_DIV:
+	case DAVINCI_OP_MAX:
+	case DAVINCI_OP_MIN:
+	case DAVINCI_OP_AXPY:
+		if (!dv_mul_u64(task->count, es, &ext->dst))
+			return -EINVAL;
+		ext->src0 = ext->dst;
+		ext->src1 = ext->dst;
+		exact_ok = true;
+		break;
+	case DAVINCI_OP_RELU:
+	case DAVINCI_OP_EXP:
+		if (!dv_mul_u64(task->count, es, &ext->dst))
+			return -EINVAL;
+		ext->src0 = ext->dst;
+		exact_ok = true;
+		break;
+	case DAVINCI_OP_MATMUL:
+		mn = (u64)task->m * task->n;
+		mk = (u64)task->m * task->k;
+		kn = (u64)task->k * task->n;
+		if (!dv_mul_u64(mn, es, &ext->dst) ||
+		    !dv_mul_u64(mk, es, &ext->src0) ||
+		    !dv_mul_u64(kn, es, &ext->src1))
+			return -EINVAL;
+		break;
+	case DAVINCI_OP_SOFTMAX:
+		mn = (u64)task->m * task->n;
+		if (!dv_mul_u64(mn, es, &ext->dst))
+			return -EINVAL;
+		ext->src0 = ext->dst;
+		break;
+	case DAVINCI_OP_REDUCE_SUM:
+		mn = (u64)task->m * task->n;
+		if (!dv_mul_u64(mn, es, &ext->src0))
+			return -EINVAL;
+		/* no columns: each row sums to 0 */
+		ext->dst = (u64)task->m * es;
+		break;
+	case DAVINCI_OP_CAST:
+		if (!dv_mul_u64(task->count, es, &ext->src0))
+			return -EINVAL;
+		if (!dv_dtype_size(task->dst_dtype) ||
+		    !dv_mul_u64(task->count, dv_dtype_size(task->dst_dtype),
+				&ext->dst))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (dv_range_wraps(task->dst, ext->dst) ||
+	    dv_range_wraps(task->src0, ext->src0) ||
+	    dv_range_wraps(task->src1, ext->src1))
+		return -EINVAL;
+	if (dv_ranges_overlap(task->dst, ext->dst, task->src0, ext->src0) &&
+	    !(exact_ok && task->dst == task->src0))
+		return -EINVAL;
+	if (dv_ranges_overlap(task->dst, ext->dst, task->src1, ext->src1) &&
+	    !(exact_ok && task->dst == task->src1))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * dv_op_units() - work units of a compute task
+ * @task: a validated task
+ *
+ * Return: elements for elementwise ops and CAST, rows of dst for MATMUL,
+ * SOFTMAX and REDUCE_SUM.
+ */
+u64 dv_op_units(const struct davinci_task *task)
+{
+	switch (task->opcode) {
+	case DAVINCI_OP_MATMUL:
+	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_REDUCE_SUM:
+		return task->m;
+	default:
+		return dv_op_is_compute(task->opcode) ? task->count : 0;
+	}
+}
+
+/**
+ * dv_op_chunk_units() - units to run between two scheduling points
+ * @task: a validated task
+ *
+ * Return: 64K elements for elementwise ops and CAST; rows worth ~2 MFLOP
+ * for MATMUL (a multiple of 4 rows when possible); rows worth ~64K
+ * elements for SOFTMAX and REDUCE_SUM. Always >= 1.
+ */
+u64 dv_op_chunk_units(const struct davinci_task *task)
+{
+	u64 per_row, rows;
+
+	switch (task->opcode) {
+	case DAVINCI_OP_MATMUL:
+		per_row = 2ULL * (task->n ? task->n : 1) *
+			  (task->k ? task->k : 1);
+		rows = DV_OP_MM_CHUNK_FLOP / per_row;
+		if (rows >= 4)
+			rows &= ~3ULL;
+		return rows ? rows : 1;
+	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_REDUCE_SUM:
+		per_row = task->n ? task->n : 1;
+		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
+		return rows ? rows : 1;
+	default:
+		return DV_OP_EW_CHUNK;
+	}
+}
+
+/**
+ * dv_op_run() - run units [@begin, @end) of a compute task
+ * @task: a task that passed dv_op_validate() and dv_op_extent()
+ * @dst: host address of the output operand
+ * @src0: host address of the first input
+ * @src1: host address of the second input (unused ops: ignored)
+ * @begin: first unit
+ * @end: one past the last unit; clamped to dv_op_units()
+ *
+ * Call between os_fpu_begin() and os_fpu_end(). Running [0, units) in
+ * any sequence of chunks gives the same bytes as one call.
+ */
+void dv_op_run(const struct davinci_task *task, void *dst,
+	       const void *src0, const void *src1, u64 begin, u64 end)
+{
+	u64 units = dv_op_units(task);
+
+	if (end > units)
+		end = units;
+	if (begin >= end)
+		return;
+	switch (task->opcode) {
+	case DAVINCI_OP_ADD:
+	case DAVINCI_OP_SUB:
+	case DAVINCI_OP_MUL:
+	case DAVINCI_OP_DIV:
+	case DAVINCI_OP_MAX:
+	case DAVINCI_OP_MIN:
+	case DAVINCI_OP_RELU:
+	case DAVINCI_OP_EXP:
+	case DAVINCI_OP_AXPY:
+		dv_opk_elementwise(task, dst, src0, src1, begin, end);
+		break;
+	case DAVINCI_OP_MATMUL:
+		dv_opk_matmul(task, dst, src0, src1, begin, end);
+		break;
+	case DAVINCI_OP_SOFTMAX:
+		dv_opk_softmax(task, dst, src0, begin, end);
+		break;
+	case DAVINCI_OP_REDUCE_SUM:
+		dv_opk_reduce_sum(task, dst, src0, begin, end);
+		break;
+	case DAVINCI_OP_CAST:
+		dv_opk_cast(task, dst, src0, begin, end);
+		break;
+	default:
+		break;
+	}
+}

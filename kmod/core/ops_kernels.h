@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops_kernels.h - entry points of the float op kernels (ops_*.c) for the
+ * dispatcher in ops.c. Only pointers cross this boundary, so ops.c needs
+ * no FPU. The task has passed dv_op_validate() and dv_op_extent(), and
+ * 0 <= @begin < @end <= dv_op_units(task).
+ */
+#ifndef _DAVINCI_OPS_KERNELS_H
+#define _DAVINCI_OPS_KERNELS_H
+
+#include "os.h"
+
+/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY; units are elements. */
+void dv_opk_elementwise(const struct davinci_task *t, void *dst,
+			const void *src0, const void *src1, u64 begin, u64 end);
+/* MATMUL; units are rows of dst. */
+void dv_opk_matmul(const struct davinci_task *t, void *dst,
+		   const void *src0, const void *src1, u64 begin, u64 end);
+/* SOFTMAX and REDUCE_SUM; units are rows. */
+void dv_opk_softmax(const struct davinci_task *t, void *dst,
+		    const void *src0, u64 begin, u64 end);
+void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
+		       const void *src0, u64 begin, u64 end);
+/* CAST; units are elements. */
+void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src0,
+		 u64 begin, u64 end);
+
+#endif /* _DAVINCI_OPS_KERNELS_H */

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ops_reduce.c - row-wise SOFTMAX and REDUCE_SUM over src0[m,n].
+ *
+ * Float code: the kernel builds this file with the FPU enabled.
+ *
+ * Sums use a fixed order (NUMERICS.md): eight float32 lanes, lane l adds
+ * the elements j = l, l+8, l+16, ... of the row in increasing j, starting
+ * from +0; the lanes are then combined as
+ *	((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+ * SOFTMAX of a row: mx = max (NaN propagates), e_j = exp(x_j - mx) with
+ * dv_expf_inline(), s = lane sum of e, dst_j = e_j / s. float16 and
+ * bfloat16 rows are widened exactly and the result rounded once.
+ */
+#include "ops_kernels.h"
+#include "numerics.h"
+
+typedef float v4sf __attribute__((vector_size(16)));
+
+#define RD_BLK 64	/* widened elements per stack block; multiple of 8 */
+
+struct lanes {
+	v4sf lo, hi;
+};
+
+static inline v4sf rd_ld(const float *p)
+{
+	v4sf v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Add x[0..n) to the lanes; x[0] belongs to lane 0. */
+static void lanes_add(struct lanes *l, const float *x, size_t n)
+{
+	v4sf lo = l->lo, hi = l->hi;
+	float t[8];
+	size_t j;
+
+	for (j = 0; j + 8 <= n; j += 8) {
+		lo += rd_ld(x + j);
+		hi += rd_ld(x + j + 4);
+	}
+	if (j < n) {
+		memcpy(t, &lo, sizeof(lo));
+		memcpy(t + 4, &hi, sizeof(hi));
+		for (; j < n; j++)
+			t[j & 7] += x[j];
+		memcpy(&lo, t, sizeof(lo));
+		memcpy(&hi, t + 4, sizeof(hi));
+	}
+	l->lo = lo;
+	l->hi = hi;
+}
+
+static float lanes_total(const struct lanes *l)
+{
+	float t[8];
+
+	memcpy(t, &l->lo, sizeof(l->lo));
+	memcpy(t + 4, &l->hi, sizeof(l->hi));
+	return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
+
+static void widen(u8 dtype, const void *src, size_t off, float *d, size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
+		const u16 *s = (const u16 *)src + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_bf16_to_f32(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_bf16_to_f32(s[i]);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
+		const u16 *s = (const u16 *)src + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f16_to_f32(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f16_to_f32(s[i]);
+	} else {
+		memcpy(d, (const float *)src + off, n * sizeof(float));
+	}
+}
+
+static void narrow(u8 dtype, void *dst, size_t off, const float *s, size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
+		u16 *d = (u16 *)dst + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f32_to_bf16(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f32_to_bf16(s[i]);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
+		u16 *d = (u16 *)dst + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f32_to_f16(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f32_to_f16(s[i]);
+	} else {
+		memcpy((float *)dst + off, s, n * sizeof(float));
+	}
+}
+
+/* np.maximum semantics */
+static inline float np_max(float x, float y)
+{
+	return (x >= y || x != x) ? x : y;
+}
+
+static void sm_exp(float *restrict d, const float *restrict x, size_t n,
+		   float mx)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = dv_expf_inline(x[i] - mx);
+	for (; i < n; i++)
+		d[i] = dv_expf_inline(x[i] - mx);
+}
+
+static void sm_div(float *restrict d, const float *restrict x, size_t n,
+		   float s)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = dv_canon_nan(x[i] / s);
+	for (; i < n; i++)
+		d[i] = dv_canon_nan(x[i] / s);
+}
+
+static void sm_scale(float *restrict d, size_t n, float s)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = dv_canon_nan(d[i] / s);
+	for (; i < n; i++)
+		d[i] = dv_canon_nan(d[i] / s);
+}
+
+static void softmax_f32(float *restrict d, const float *restrict x, size_t n)
+{
+	struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
+	float mx = x[0], s;
+	size_t j;
+
+	for (j = 1; j < n; j++)
+		mx = np_max(mx, x[j]);
+	sm_exp(d, x, n, mx);
+	lanes_add(&l, d, n);
+	s = lanes_total(&l);
+	sm_scale(d, n, s);
+}
+
+static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
+			 size_t n)
+{
+	struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
+	float buf[RD_BLK], e[RD_BLK];
+	float mx = 0.0f, s;
+	size_t j, len, i;
+
+	for (j = 0; j < n; j += len) {
+		len = n - j < RD_BLK ? n - j : RD_BLK;
+		widen(dtype, src, off + j, buf, len);
+		for (i = 0; i < len; i++)
+			mx = (j + i == 0) ? buf[0] : np_max(mx, buf[i]);
+	}
+	for (j = 0; j < n; j += len) {
+		len = n - j < RD_BLK ? n - j : RD_BLK;
+		widen(dtype, src, off + j, buf, len);
+		sm_exp(e, buf, len, mx);
+		lanes_add(&l, e, len);
+	}
+	s = lanes_total(&l);
+	for (j = 0; j < n; j += len) {
+		len = n - j < RD_BLK ? n - j : RD_BLK;
+		widen(dtype, src, off + j, buf, len);
+		sm_exp(e, buf, len, mx);
+		sm_div(buf, e, len, s);
+		narrow(dtype, dst, off + j, buf, len);
+	}
+}
+
+void dv_opk_softmax(const struct davinci_task *t, void *dst,
+		    const void *src0, u64 begin, u64 end)
+{
+	size_t n = t->n, i;
+
+	if (!n)
+		return;
+	for (i = begin; i < end; i++) {
+		if (t->dtype == DAVINCI_DTYPE_FLOAT32)
+			softmax_f32((float *)dst + i * n,
+				    (const float *)src0 + i * n, n);
+		else
+			softmax_half(t->dtype, dst, src0, i * n, n);
+	}
+}
+
+void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
+		       const void *src0, u64 begin, u64 end)
+{
+	size_t n = t->n, i, j, len;
+	float buf[RD_BLK];
+
+	for (i = begin; i < end; i++) {
+		struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
+		float s;
+
+		if (!n) {
+			/* empty row; src0 has no bytes (may be NULL) */
+		} else if (t->dtype == DAVINCI_DTYPE_FLOAT32) {
+			lanes_add(&l, (const float *)src0 + i * n, n);
+		} else {
+			for (j = 0; j < n; j += len) {
+				len = n - j < RD_BLK ? n - j : RD_BLK;
+				widen(t->dtype, src0, i * n + j, buf, len);
+				lanes_add(&l, buf, len);
+			}
+		}
+		s = dv_canon_nan(lanes_total(&l));
+		narrow(t->dtype, dst, i, &s, 1);
+	}
+}

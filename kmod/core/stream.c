@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stream.c - streams: rings, doorbell, sequence numbers, completions,
+ * waits, queries, cancellation and reset.
+ */
+#include "dv_internal.h"
+
+#define DV_SQ_ENTRY_SIZE sizeof(struct davinci_task)
+#define DV_CQ_ENTRY_SIZE sizeof(struct davinci_completion)
+
+/**
+ * dv_stream_find() - a live stream of @ctx by id (dev->lock held)
+ * @ctx: the context
+ * @id: stream id
+ *
+ * Return: the stream, or NULL when there is none or it is being destroyed.
+ */
+struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id)
+{
+	struct dv_stream *s = dv_id_find(&ctx->stream_ids, id);
+
+	return (s && !s->dead) ? s : NULL;
+}
+
+/**
+ * dv_stream_make_ready() - put a stream with work on the run queue
+ * @s: the stream (dev->lock held)
+ */
+void dv_stream_make_ready(struct dv_stream *s)
+{
+	struct dv_device *dev = s->ctx->dev;
+
+	if (s->queued || s->busy || s->parked || s->dead ||
+	    dv_list_empty(&s->tasks))
+		return;
+	dv_list_add_tail(&s->run_node, &dev->runq[s->priority]);
+	s->queued = true;
+	os_waitq_wake_all(dev->work_wq);
+}
+
+static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
+			       u32 status, u64 start_ns, u64 end_ns)
+{
+	struct davinci_completion c;
+	u32 head, used;
+	u8 *slot;
+
+	head = __atomic_load_n(&s->cq->head, __ATOMIC_ACQUIRE);
+	used = s->cq_tail - head;
+	if (used >= s->cq_entries) {
+		s->cq->overflow++;
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.seq = t->seq;
+	c.user_data = t->desc.user_data;
+	c.start_ns = start_ns;
+	c.end_ns = end_ns;
+	c.status = status;
+	c.opcode = t->desc.opcode;
+	slot = (u8 *)s->cq + DAVINCI_RING_ENTRIES_OFFSET +
+	       (size_t)(s->cq_tail & (s->cq_entries - 1)) * DV_CQ_ENTRY_SIZE;
+	memcpy(slot, &c, sizeof(c));
+	s->cq_tail++;
+	__atomic_store_n(&s->cq->tail, s->cq_tail, __ATOMIC_RELEASE);
+}
+
+static void dv_task_free(struct dv_stream *s, struct dv_task *t)
+{
+	dv_list_del(&t->node);
+	s->nqueued--;
+	dv_stat_add(DV_STAT_TASKS, -1);
+	dv_free(t);
+}
+
+/**
+ * dv_stream_complete() - complete the head task of a stream
+ * @s: the stream (dev->lock held)
+ * @t: its first task
+ * @status: DAVINCI_STATUS_*
+ * @start_ns: when it started, 0 when it never ran
+ *
+ * Records the result, writes the completion entry, raises notifications,
+ * updates the error state, frees @t and wakes waiters.
+ */
+void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+			u64 start_ns)
+{
+	struct dv_context *ctx = s->ctx;
+	struct dv_task_result *h = &s->hist[t->seq % DV_TASK_HISTORY];
+	u64 end_ns = os_now_ns();
+	bool failed;
+
+	h->seq = t->seq;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->status = status;
+	dv_stream_write_cq(s, t, status, start_ns, end_ns);
+	s->completed_seq = t->seq;
+	failed = status != DAVINCI_STATUS_OK &&
+		 status != DAVINCI_STATUS_CANCELLED &&
+		 status != DAVINCI_STATUS_ABORTED;
+	if (failed && !s->error_status)
+		s->error_status = status;
+	if (failed && status != DAVINCI_STATUS_DEVICE_LOST)
+		dv_notify(ctx, DAVINCI_NOTIFY_FAULT, s->id, status, t->seq,
+			  t->desc.user_data);
+	if (t->desc.flags & DAVINCI_TASK_F_NOTIFY)
+		dv_notify(ctx, DAVINCI_NOTIFY_COMPLETION, s->id, status, t->seq,
+			  t->desc.user_data);
+	dv_task_free(s, t);
+	os_waitq_wake_all(ctx->dev->wq);
+}
+
+/**
+ * dv_stream_destroy_locked() - destroy a stream (dev->lock held)
+ * @s: the stream
+ *
+ * Queued tasks are dropped; a running task is cancelled and waited for.
+ * dev->lock is released while waiting.
+ */
+void dv_stream_destroy_locked(struct dv_stream *s)
+{
+	struct dv_context *ctx = s->ctx;
+	struct dv_device *dev = ctx->dev;
+	struct dv_list *pos, *tmp;
+
+	s->dead = true;
+	dv_list_for_each_safe(pos, tmp, &s->tasks) {
+		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
+
+		t->cancel = true;
+	}
+	while (s->busy)
+		os_waitq_wait(dev->wq, dev->lock, OS_NO_DEADLINE);
+	if (s->queued) {
+		dv_list_del(&s->run_node);
+		s->queued = false;
+	}
+	dv_list_for_each_safe(pos, tmp, &s->tasks)
+		dv_task_free(s, DV_CONTAINER_OF(pos, struct dv_task, node));
+	dv_id_remove(&ctx->stream_ids, s->id);
+	dv_list_del(&s->node);
+	dv_buffer_release(s->sq_buf);
+	dv_buffer_release(s->cq_buf);
+	dv_free(s->hist);
+	dv_free(s);
+	dv_stat_add(DV_STAT_STREAMS, -1);
+	os_waitq_wake_all(dev->wq);
+}
+
+static int dv_ring_entries(u32 *entries)
+{
+	if (!*entries)
+		*entries = 256;
+	if (*entries > DAVINCI_RING_MAX_ENTRIES ||
+	    (*entries & (*entries - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * dv_ioctl_stream_create() - DAVINCI_IOCTL_STREAM_CREATE
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_create
+ *
+ * Return: 0 or a negative errno (nothing created then).
+ */
+int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_create *c = arg;
+	u32 sqe = c->sq_entries, cqe = c->cq_entries;
+	struct dv_stream *s;
+	u64 id;
+	int ret;
+
+	if (c->flags || c->pad || c->priority >= DV_PRIORITIES)
+		return -EINVAL;
+	if (dv_ring_entries(&sqe) || dv_ring_entries(&cqe))
+		return -EINVAL;
+	if (ctx->stream_ids.n >= DV_MAX_STREAMS)
+		return -ENOSPC;
+	s = dv_zalloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->hist = dv_zalloc(sizeof(*s->hist) * DV_TASK_HISTORY);
+	if (!s->hist) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = dv_buffer_create(ctx, DAVINCI_RING_ENTRIES_OFFSET +
+			       (u64)sqe * DV_SQ_ENTRY_SIZE,
+			       DAVINCI_MEM_HOST | DAVINCI_MEM_NORMAL_ONLY,
+			       true, &s->sq_buf);
+	if (ret)
+		goto fail;
+	ret = dv_buffer_create(ctx, DAVINCI_RING_ENTRIES_OFFSET +
+			       (u64)cqe * DV_CQ_ENTRY_SIZE,
+			       DAVINCI_MEM_HOST | DAVINCI_MEM_NORMAL_ONLY,
+			       true, &s->cq_buf);
+	if (ret)
+		goto fail;
+	ret = dv_id_reserve(&ctx->stream_ids);
+	if (ret)
+		goto fail;
+
+	s->ctx = ctx;
+	s->priority = c->priority;
+	s->sq_entries = sqe;
+	s->cq_entries = cqe;
+	s->sq = dv_buffer_kaddr(s->sq_buf);
+	s->cq = dv_buffer_kaddr(s->cq_buf);
+	s->sq->entries = sqe;
+	s->cq->entries = cqe;
+	dv_list_init(&s->tasks);
+	dv_list_init(&s->run_node);
+	dv_id_alloc(&ctx->stream_ids, s, &id);
+	s->id = (u32)id;
+	dv_list_add_tail(&s->node, &ctx->streams);
+	dv_stat_add(DV_STAT_STREAMS, 1);
+
+	c->stream_id = s->id;
+	c->sq_mmap_offset = dv_buffer_mmap_offset(s->sq_buf);
+	c->cq_mmap_offset = dv_buffer_mmap_offset(s->cq_buf);
+	c->sq_size = s->sq_buf->alloc_size;
+	c->cq_size = s->cq_buf->alloc_size;
+	c->sq_entries = sqe;
+	c->cq_entries = cqe;
+	return 0;
+fail:
+	if (s->cq_buf)
+		dv_buffer_release(s->cq_buf);
+	if (s->sq_buf)
+		dv_buffer_release(s->sq_buf);
+	dv_free(s->hist);
+	dv_free(s);
+	return ret;
+}
+
+/**
+ * dv_ioctl_stream_destroy() - DAVINCI_IOCTL_STREAM_DESTROY
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_id
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_id *a = arg;
+	struct dv_stream *s;
+
+	if (a->pad)
+		return -EINVAL;
+	s = dv_stream_find(ctx, a->stream_id);
+	if (!s)
+		return -ENOENT;
+	dv_stream_destroy_locked(s);
+	return 0;
+}
+
+/**
+ * dv_ioctl_doorbell() - DAVINCI_IOCTL_DOORBELL
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_doorbell
+ *
+ * Copies the descriptors [head, tail) out of the shared ring, validates
+ * all of them, then takes them in, or none.
+ *
+ * Return: 0 or a negative errno.
+ */
+int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
+{
+	struct davinci_doorbell *d = arg;
+	struct dv_stream *s = dv_stream_find(ctx, d->stream_id);
+	struct dv_list batch, *pos, *tmp;
+	const u8 *ring;
+	u32 n, i;
+	int ret = 0;
+
+	if (!s)
+		return -ENOENT;
+	n = d->sq_tail - s->sq_head;
+	if (n > s->sq_entries)
+		return -EINVAL;
+	d->first_seq = s->submitted_seq + 1;
+	d->last_seq = s->submitted_seq;
+	if (!n)
+		return 0;
+	if (s->nqueued + n > DV_MAX_QUEUED)
+		return -EBUSY;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	ring = (const u8 *)s->sq + DAVINCI_RING_ENTRIES_OFFSET;
+	dv_list_init(&batch);
+	for (i = 0; i < n; i++) {
+		struct dv_task *t = dv_zalloc(sizeof(*t));
+		u32 slot = (s->sq_head + i) & (s->sq_entries - 1);
+
+		if (!t) {
+			ret = -ENOMEM;
+			break;
+		}
+		dv_list_add_tail(&t->node, &batch);
+		memcpy(&t->desc, ring + (size_t)slot * DV_SQ_ENTRY_SIZE,
+		       sizeof(t->desc));
+		ret = dv_task_validate(&t->desc);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		dv_list_for_each_safe(pos, tmp, &batch) {
+			dv_list_del(pos);
+			dv_free(DV_CONTAINER_OF(pos, struct dv_task, node));
+		}
+		return ret;
+	}
+
+	dv_list_for_each_safe(pos, tmp, &batch) {
+		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
+		struct dv_event *ev = NULL;
+
+		if (t->desc.opcode == DAVINCI_OP_EVENT_RECORD ||
+		    t->desc.opcode == DAVINCI_OP_EVENT_WAIT)
+			ev = dv_event_find(ctx, t->desc.event_id);
+		if (ev && t->desc.opcode == DAVINCI_OP_EVENT_RECORD)
+			t->event_gen = ++ev->submitted;
+		else if (ev)
+			t->event_gen = ev->submitted;
+		t->seq = ++s->submitted_seq;
+		dv_list_del(&t->node);
+		dv_list_add_tail(&t->node, &s->tasks);
+		s->nqueued++;
+		dv_stat_add(DV_STAT_TASKS, 1);
+	}
+	s->sq_head = d->sq_tail;
+	__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
+	d->last_seq = s->submitted_seq;
+	dv_stream_make_ready(s);
+	return 0;
+}
+
+/**
+ * dv_deadline() - absolute deadline @timeout_ms from now
+ * @timeout_ms: milliseconds
+ *
+ * Return: os_now_ns() based deadline.
+ */
+u64 dv_deadline(u32 timeout_ms)
+{
+	return os_now_ns() + (u64)timeout_ms * 1000000ULL;
+}
+
+/**
+ * dv_ioctl_stream_wait() - DAVINCI_IOCTL_STREAM_WAIT
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_wait
+ *
+ * Return: 0, -ETIMEDOUT, -EINTR, -EINVAL, -ENOENT or -ENODEV.
+ */
+int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_wait *w = arg;
+	struct dv_device *dev = ctx->dev;
+	u64 deadline = dv_deadline(w->timeout_ms);
+	u32 id = w->stream_id;
+	struct dv_stream *s;
+	u64 seq;
+	int ret = 0;
+
+	if (w->pad)
+		return -EINVAL;
+	s = dv_stream_find(ctx, id);
+	if (!s)
+		return -ENOENT;
+	seq = w->seq ? w->seq : s->submitted_seq;
+	if (seq > s->submitted_seq)
+		return -EINVAL;
+	for (;;) {
+		s = dv_stream_find(ctx, id);
+		if (!s)
+			return -ENOENT;
+		w->status = s->error_status;
+		w->completed_seq = s->completed_seq;
+		if (s->completed_seq >= seq)
+			return 0;
+		if (dev->lost)
+			return -ENODEV;
+		if (ret == -ETIMEDOUT || !w->timeout_ms)
+			return -ETIMEDOUT;
+		ret = os_waitq_wait(dev->wq, dev->lock, deadline);
+		if (ret == -EINTR)
+			return ret;
+	}
+}
+
+/**
+ * dv_ioctl_stream_reset() - DAVINCI_IOCTL_STREAM_RESET
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_id
+ *
+ * Leaves the error state; tasks already queued complete as aborted.
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_id *a = arg;
+	struct dv_stream *s;
+
+	if (a->pad)
+		return -EINVAL;
+	s = dv_stream_find(ctx, a->stream_id);
+	if (!s)
+		return -ENOENT;
+	if (s->error_status) {
+		s->abort_upto = s->submitted_seq;
+		s->error_status = 0;
+	}
+	return 0;
+}
+
+/**
+ * dv_ioctl_stream_query() - DAVINCI_IOCTL_STREAM_QUERY
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_query
+ *
+ * Return: 0 or -ENOENT.
+ */
+int dv_ioctl_stream_query(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_query *q = arg;
+	struct dv_stream *s = dv_stream_find(ctx, q->stream_id);
+
+	if (!s)
+		return -ENOENT;
+	if (s->error_status)
+		q->state = DAVINCI_STREAM_ERROR;
+	else if (s->nqueued)
+		q->state = DAVINCI_STREAM_BUSY;
+	else
+		q->state = DAVINCI_STREAM_IDLE;
+	q->submitted_seq = s->submitted_seq;
+	q->completed_seq = s->completed_seq;
+	q->error_status = s->error_status;
+	q->priority = s->priority;
+	return 0;
+}
+
+/* Fill @q for its task; *tp is the live task, NULL once completed. */
+static int dv_task_lookup(struct dv_context *ctx, struct davinci_task_query *q,
+			  struct dv_stream **sp, struct dv_task **tp)
+{
+	struct dv_stream *s;
+	struct dv_list *pos;
+
+	if (q->pad)
+		return -EINVAL;
+	s = dv_stream_find(ctx, q->stream_id);
+	if (!s)
+		return -ENOENT;
+	if (!q->seq || q->seq > s->submitted_seq)
+		return -ENOENT;
+	*sp = s;
+	*tp = NULL;
+	if (q->seq <= s->completed_seq) {
+		const struct dv_task_result *h =
+			&s->hist[q->seq % DV_TASK_HISTORY];
+
+		q->state = DAVINCI_TASK_DONE;
+		if (h->seq == q->seq) {
+			q->status = h->status;
+			q->start_ns = h->start_ns;
+			q->end_ns = h->end_ns;
+		} else {
+			q->status = DAVINCI_STATUS_OK;
+			q->start_ns = 0;
+			q->end_ns = 0;
+		}
+		return 0;
+	}
+	for (pos = s->tasks.next; pos != &s->tasks; pos = pos->next) {
+		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
+
+		if (t->seq != q->seq)
+			continue;
+		q->state = t->start_ns ? DAVINCI_TASK_RUNNING :
+			   DAVINCI_TASK_QUEUED;
+		q->status = DAVINCI_STATUS_OK;
+		q->start_ns = t->start_ns;
+		q->end_ns = 0;
+		*tp = t;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/**
+ * dv_ioctl_task_query() - DAVINCI_IOCTL_TASK_QUERY
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_task_query
+ *
+ * Results of the last DV_TASK_HISTORY tasks of a stream are kept; an older
+ * completed task reports DONE with status OK and no timestamps.
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_task_query(struct dv_context *ctx, void *arg)
+{
+	struct dv_stream *s;
+	struct dv_task *t;
+
+	return dv_task_lookup(ctx, arg, &s, &t);
+}
+
+/**
+ * dv_ioctl_task_cancel() - DAVINCI_IOCTL_TASK_CANCEL
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_task_query
+ *
+ * Return: 0, -EALREADY when it completed, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg)
+{
+	struct dv_stream *s;
+	struct dv_task *t;
+	int ret = dv_task_lookup(ctx, arg, &s, &t);
+
+	if (ret)
+		return ret;
+	if (!t)
+		return -EALREADY;
+	t->cancel = true;
+	if (s->parked && s->tasks.next == &t->node) {
+		s->parked = false;
+		dv_stream_make_ready(s);
+	}
+	return 0;
+}
+
+/**
+ * dv_ioctl_sync() - DAVINCI_IOCTL_SYNC: wait for every stream of @ctx
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_sync
+ *
+ * Return: 0, -ETIMEDOUT, -EINTR or -ENODEV.
+ */
+int dv_ioctl_sync(struct dv_context *ctx, void *arg)
+{
+	struct davinci_sync *y = arg;
+	struct dv_device *dev = ctx->dev;
+	u64 deadline = dv_deadline(y->timeout_ms);
+	int ret = 0;
+
+	for (;;) {
+		struct dv_list *pos;
+		bool idle = true;
+
+		y->status = 0;
+		for (pos = ctx->streams.next; pos != &ctx->streams;
+		     pos = pos->next) {
+			struct dv_stream *s = DV_CONTAINER_OF(pos,
+						struct dv_stream, node);
+
+			if (s->dead)
+				continue;
+			if (s->completed_seq < s->submitted_seq)
+				idle = false;
+			if (s->error_status && !y->status)
+				y->status = s->error_status;
+		}
+		if (idle)
+			return 0;
+		if (dev->lost)
+			return -ENODEV;
+		if (ret == -ETIMEDOUT || !y->timeout_ms)
+			return -ETIMEDOUT;
+		ret = os_waitq_wait(dev->wq, dev->lock, deadline);
+		if (ret == -EINTR)
+			return ret;
+	}
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lib.c - libdavinci_core: the device core as a flat C API (ctypes).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dv_internal.h"
+#include "libdavinci_core.h"
+
+struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
+				    uint64_t hbm_bytes, uint64_t host_bytes,
+				    uint32_t task_timeout_ms,
+				    const char *backing_dir,
+				    const char *backend)
+{
+	struct dv_device_config cfg = {
+		.index = index,
+		.aicores = aicores,
+		.hbm_bytes = hbm_bytes,
+		.host_bytes = host_bytes,
+		.task_timeout_ms = task_timeout_ms,
+		.backing_dir = backing_dir,
+		.backend = backend,
+	};
+	struct dv_device *dev = NULL;
+	int ret = dv_device_create(&cfg, &dev);
+
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return dev;
+}
+
+void dvc_device_destroy(struct dv_device *dev)
+{
+	if (dev)
+		dv_device_destroy(dev);
+}
+
+void dvc_device_lost(struct dv_device *dev)
+{
+	if (dev)
+		dv_device_lost(dev);
+}
+
+struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid)
+{
+	struct dv_context *ctx = NULL;
+	int ret;
+
+	if (!dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = dv_context_open(dev, pid, &ctx);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return ctx;
+}
+
+void dvc_context_close(struct dv_context *ctx)
+{
+	if (ctx)
+		dv_context_close(ctx);
+}
+
+/* Large enough for every argument struct; checked against dv_ioctl_size. */
+#define DVC_ARG_MAX 1024
+
+/*
+ * The size-tolerant copy of the kernel's ioctl path (drm_ioctl): copy
+ * min(_IOC_SIZE(cmd), core size) bytes in when the command writes, zero
+ * the rest, dispatch, copy the same bytes back when it reads.
+ */
+static int dvc_dispatch(struct dv_context *ctx, unsigned long cmd, void *arg)
+{
+	union {
+		uint64_t align;
+		unsigned char b[DVC_ARG_MAX];
+	} kbuf;
+	/*
+	 * Only the low 32 bits are the command, as in the kernel; callers
+	 * such as ctypes may pass a sign-extended value.
+	 */
+	unsigned int c = (unsigned int)cmd;
+	size_t usize = _IOC_SIZE(c), n;
+	int ksize, ret;
+
+	ksize = dv_ioctl_size(c);
+	if (ksize < 0)
+		return ksize;
+	if (ksize > DVC_ARG_MAX)
+		return -ENOTTY;
+	n = usize < (size_t)ksize ? usize : (size_t)ksize;
+	if (n && !arg)
+		return -EFAULT;
+	memset(kbuf.b, 0, (size_t)ksize);
+	if ((_IOC_DIR(c) & _IOC_WRITE) && n)
+		memcpy(kbuf.b, arg, n);
+	if (ctx)
+		ret = dv_ioctl(ctx, c, kbuf.b);
+	else
+		ret = dv_manager_ioctl(c, kbuf.b);
+	if ((_IOC_DIR(c) & _IOC_READ) && n)
+		memcpy(arg, kbuf.b, n);
+	return ret;
+}
+
+int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg)
+{
+	if (!ctx)
+		return -EINVAL;
+	return dvc_dispatch(ctx, cmd, arg);
+}
+
+int dvc_manager_ioctl(unsigned long cmd, void *arg)
+{
+	return dvc_dispatch(NULL, cmd, arg);
+}
+
+int dvc_pollable(struct dv_context *ctx)
+{
+	return ctx && dv_context_pollable(ctx) ? 1 : 0;
+}
+
+struct dv_mapping *dvc_mmap(struct dv_context *ctx, uint64_t offset,
+			    uint64_t len)
+{
+	struct dv_mapping *map = NULL;
+	int ret;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = dv_mmap_get(ctx, offset, len, &map);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return map;
+}
+
+void *dvc_mapping_addr(struct dv_mapping *map)
+{
+	return map ? dv_mapping_addr(map) : NULL;
+}
+
+void dvc_munmap(struct dv_mapping *map)
+{
+	if (map)
+		dv_mmap_put(map);
+}
+
+void dvc_stats(struct dv_stats *out)
+{
+	if (out)
+		dv_core_stats(out);
+}
+
+/*
+ * Not yet in libdavinci_core.h (proposed): device information without a
+ * context, for the manager node. @info is a struct davinci_device_info.
+ */
+int dvc_device_info(struct dv_device *dev, void *info, uint64_t *busy_ns);
+
+int dvc_device_info(struct dv_device *dev, void *info, uint64_t *busy_ns)
+{
+	if (!dev || !info)
+		return -EINVAL;
+	dv_device_query(dev, info, busy_ns);
+	return 0;
+}

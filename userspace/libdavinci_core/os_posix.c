@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * os_posix.c - the os.h seam for userspace: pthreads, CLOCK_MONOTONIC,
+ * arenas in anonymous or file-backed shared mappings.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "os.h"
+
+/*
+ * Fault injection for tests (not in libdavinci_core.h): when set to N > 0,
+ * the Nth os_zalloc() from then on fails, once.
+ */
+long dvc_fault_zalloc_countdown;
+
+void *os_zalloc(size_t size)
+{
+	if (__atomic_load_n(&dvc_fault_zalloc_countdown, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_sub_fetch(&dvc_fault_zalloc_countdown, 1,
+			       __ATOMIC_RELAXED) == 0)
+		return NULL;
+	return calloc(1, size ? size : 1);
+}
+
+void os_free(void *ptr)
+{
+	free(ptr);
+}
+
+struct os_mutex {
+	pthread_mutex_t m;
+};
+
+struct os_mutex *os_mutex_create(void)
+{
+	struct os_mutex *m = calloc(1, sizeof(*m));
+
+	if (m && pthread_mutex_init(&m->m, NULL)) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+void os_mutex_destroy(struct os_mutex *m)
+{
+	pthread_mutex_destroy(&m->m);
+	free(m);
+}
+
+void os_mutex_lock(struct os_mutex *m)
+{
+	pthread_mutex_lock(&m->m);
+}
+
+void os_mutex_unlock(struct os_mutex *m)
+{
+	pthread_mutex_unlock(&m->m);
+}
+
+struct os_waitq {
+	pthread_cond_t c;
+};
+
+struct os_waitq *os_waitq_create(void)
+{
+	struct os_waitq *wq = calloc(1, sizeof(*wq));
+	pthread_condattr_t attr;
+
+	if (!wq)
+		return NULL;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&wq->c, &attr)) {
+		free(wq);
+		wq = NULL;
+	}
+	pthread_condattr_destroy(&attr);
+	return wq;
+}
+
+void os_waitq_destroy(struct os_waitq *wq)
+{
+	pthread_cond_destroy(&wq->c);
+	free(wq);
+}
+
+int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
+{
+	struct timespec ts;
+
+	if (deadline_ns == OS_NO_DEADLINE) {
+		pthread_cond_wait(&wq->c, &m->m);
+		return 0;
+	}
+	if (os_now_ns() >= deadline_ns)
+		return -ETIMEDOUT;
+	ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+	ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+	pthread_cond_timedwait(&wq->c, &m->m, &ts);
+	return os_now_ns() >= deadline_ns ? -ETIMEDOUT : 0;
+}
+
+void os_waitq_wake_all(struct os_waitq *wq)
+{
+	pthread_cond_broadcast(&wq->c);
+}
+
+struct os_thread {
+	pthread_t t;
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static void *os_thread_trampoline(void *p)
+{
+	struct os_thread *t = p;
+
+	t->fn(t->arg);
+	return NULL;
+}
+
+struct os_thread *os_thread_start(int (*fn)(void *arg), void *arg,
+				  const char *name)
+{
+	struct os_thread *t = calloc(1, sizeof(*t));
+	char buf[16];
+
+	if (!t)
+		return NULL;
+	t->fn = fn;
+	t->arg = arg;
+	if (pthread_create(&t->t, NULL, os_thread_trampoline, t)) {
+		free(t);
+		return NULL;
+	}
+	if (name) {
+		snprintf(buf, sizeof(buf), "%s", name);
+		pthread_setname_np(t->t, buf);
+	}
+	return t;
+}
+
+void os_thread_join(struct os_thread *t)
+{
+	pthread_join(t->t, NULL);
+	free(t);
+}
+
+u64 os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+void os_fpu_begin(void)
+{
+}
+
+void os_fpu_end(void)
+{
+}
+
+void os_yield(void)
+{
+	sched_yield();
+}
+
+struct os_arena {
+	void *base;
+	u64 size;
+	char *path;
+};
+
+struct os_arena *os_arena_create(u64 size, const char *dir, const char *name)
+{
+	struct os_arena *a = calloc(1, sizeof(*a));
+	int fd;
+
+	if (!a)
+		return NULL;
+	a->size = size;
+	if (!dir) {
+		a->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (a->base == MAP_FAILED)
+			goto fail;
+		return a;
+	}
+	if (asprintf(&a->path, "%s/%s", dir, name) < 0) {
+		a->path = NULL;
+		goto fail;
+	}
+	fd = open(a->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto fail;
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		unlink(a->path);
+		goto fail;
+	}
+	a->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (a->base == MAP_FAILED) {
+		unlink(a->path);
+		goto fail;
+	}
+	return a;
+fail:
+	free(a->path);
+	free(a);
+	return NULL;
+}
+
+void os_arena_destroy(struct os_arena *a)
+{
+	munmap(a->base, a->size);
+	if (a->path) {
+		unlink(a->path);
+		free(a->path);
+	}
+	free(a);
+}
+
+void *os_arena_base(struct os_arena *a)
+{
+	return a->base;
+}
+
+const char *os_arena_path(struct os_arena *a)
+{
+	return a->path;
+}
+
+void os_log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("davinci: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
