@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+"""numpy references for the device ops (storage-exact where the device is)."""
+
+import numpy as np
+
+from davinci.ops import bfloat16_to_float32, float32_to_bfloat16
+
+STORAGE = {"float32": np.float32, "float16": np.float16,
+           "bfloat16": np.uint16, "int32": np.int32}
+
+
+def to_f32(raw, dtype):
+    """Storage array -> float32 values."""
+    if dtype == "bfloat16":
+        return bfloat16_to_float32(raw)
+    return np.asarray(raw).astype(np.float32)
+
+
+def from_f32(x, dtype):
+    """float32 values -> storage, rounded once to nearest even."""
+    x = np.asarray(x, dtype=np.float32)
+    if dtype == "bfloat16":
+        return float32_to_bfloat16(x)
+    if dtype == "float16":
+        return x.astype(np.float16)
+    if dtype == "float32":
+        return x
+    raise ValueError(dtype)
+
+
+def random(rng, shape, dtype, low=-4.0, high=4.0, integer_valued=False):
+    """Random storage array of ``dtype``."""
+    if dtype == "int32":
+        return rng.integers(-1000, 1000, shape).astype(np.int32)
+    x = rng.uniform(low, high, shape).astype(np.float32)
+    if integer_valued:
+        x = np.round(x).astype(np.float32)
+    return from_f32(x, dtype)
+
+
+def s32_div(a, b):
+    a = a.astype(np.int64)
+    b = b.astype(np.int64)
+    q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
+    return (np.sign(a) * np.sign(b) * q).astype(np.int32)
+
+
+_F32_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "div": np.divide, "maximum": np.maximum, "minimum": np.minimum,
+}
+
+
+def binary(name, a, b, dtype):
+    if dtype == "int32":
+        if name == "div":
+            return s32_div(a, b)
+        with np.errstate(over="ignore"):
+            return _F32_BINARY[name](a, b).astype(np.int32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = _F32_BINARY[name](to_f32(a, dtype), to_f32(b, dtype))
+    return from_f32(r, dtype)
+
+
+def relu(a, dtype):
+    if dtype == "int32":
+        return np.maximum(a, 0).astype(np.int32)
+    return from_f32(np.maximum(to_f32(a, dtype), np.float32(0)), dtype)
+
+
+def axpy(alpha, x, y, dtype):
+    r = np.float32(alpha) * to_f32(x, dtype) + to_f32(y, dtype)
+    return from_f32(r, dtype)

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Memory: allocation, info, OOM, bad input, copies, pinned host, coherence."""
+
+import numpy as np
+import pytest
+
+import davinci
+from davinci import _uapi
+
+KiB, MiB = 1 << 10, 1 << 20
+
+
+def test_alloc_free_and_info(dev):
+    m0 = dev.mem_info()
+    b = dev.malloc(10 * KiB, "normal_only")
+    assert b.size == 10 * KiB
+    assert b.alloc_size == 12 * KiB          # 4 KiB granule
+    assert b.dev_addr % 4096 == 0
+    m1 = dev.mem_info()
+    assert m1.free == m0.free - b.alloc_size
+    assert m1.ctx_used == m0.ctx_used + b.alloc_size
+    assert m1.ctx_allocations == m0.ctx_allocations + 1
+    q = b.query()
+    assert q.size == b.size and q.alloc_size == b.alloc_size
+    b.free()
+    assert dev.mem_info() == m0
+
+
+def test_huge_policies(dev):
+    with dev.malloc(3 * MiB, "huge_only") as b:
+        assert b.alloc_size == 4 * MiB
+        assert b.dev_addr % (2 * MiB) == 0
+    with dev.malloc(1, "huge_only") as b:
+        assert b.alloc_size == 2 * MiB
+    with dev.malloc(4 * MiB) as b:          # huge_first, >= 2 MiB
+        assert b.dev_addr % (2 * MiB) == 0
+    with dev.malloc(100) as b:               # huge_first, small
+        assert b.alloc_size == 4 * KiB
+
+
+def test_device_info_tracks_usage(dev):
+    free0 = dev.info.hbm_free
+    with dev.malloc(2 * MiB):
+        assert dev.info.hbm_free == free0 - 2 * MiB
+    assert dev.info.hbm_free == free0
+
+
+def test_out_of_memory_message_and_state_unchanged(dev):
+    keep = dev.malloc(MiB)
+    before = dev.mem_info()
+    too_much = before.total + MiB
+    with pytest.raises(davinci.OutOfMemoryError) as ei:
+        dev.malloc(too_much)
+    e = ei.value
+    assert e.requested == too_much
+    assert e.free == before.free and e.total == before.total
+    msg = str(e)
+    assert str(too_much) in msg and str(before.free) in msg \
+        and str(before.total) in msg
+    assert "free" in msg and "request less" in msg
+    assert dev.mem_info() == before
+    assert keep.numpy()[0] is not None
+    keep.free()
+
+
+def test_fill_then_oom_then_recover(dev):
+    bufs = []
+    with pytest.raises(davinci.OutOfMemoryError):
+        while True:
+            bufs.append(dev.malloc(32 * MiB))
+    assert len(bufs) >= 1
+    for b in bufs:
+        b.free()
+    assert dev.mem_info().ctx_used == 0
+
+
+def test_pinned_host_oom(dev):
+    total = dev.mem_info(host=True).total
+    with pytest.raises(davinci.OutOfMemoryError) as ei:
+        dev.malloc_host(total + MiB)
+    assert "pinned host" in str(ei.value)
+
+
+@pytest.mark.parametrize("size", [0, -1])
+def test_bad_sizes(dev, size):
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.malloc(size)
+
+
+def test_bad_policy(dev):
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.malloc(4096, policy=3)
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.malloc(4096, policy="gigantic")
+
+
+def test_use_after_free(dev):
+    b = dev.malloc(4096)
+    b.free()
+    for fn in (b.numpy, b.free, b.memoryview, b.query, lambda: b.address,
+               lambda: b.write(b"x"), lambda: dev.default_stream.memset(b, 0)):
+        with pytest.raises(davinci.InvalidHandleError) as ei:
+            fn()
+        assert "freed" in str(ei.value)
+    assert dev.mem_info().ctx_allocations == 0
+
+
+def test_zero_copy_view(dev):
+    with dev.malloc(4096) as b:
+        v1 = b.numpy(np.uint32)
+        v2 = b.numpy(np.uint32)
+        v1[:] = np.arange(1024, dtype=np.uint32)
+        assert (v2 == np.arange(1024)).all()
+        with pytest.raises(davinci.InvalidArgumentError):
+            b.numpy(np.float32, (2048,))
+
+
+def test_sync_copies_both_ways(dev, rng):
+    s = dev.stream()
+    data = rng.standard_normal(100_000).astype(np.float32)
+    with dev.malloc(data.nbytes) as b:
+        s.copy_from_host(b, data)
+        back = np.empty_like(data)
+        s.copy_to_host(b, back)
+        assert np.array_equal(back, data)
+        raw = s.copy_to_host(b)
+        assert raw.dtype == np.uint8 and raw.tobytes() == data.tobytes()
+
+
+def test_async_copies_both_ways(dev, rng):
+    s = dev.stream()
+    data = rng.integers(0, 1 << 30, 50_000, dtype=np.int32)
+    with dev.malloc(data.nbytes) as b:
+        s.copy_from_host(b, data, sync=False)
+        data_copy = data.copy()
+        data[:] = 0                       # staged: the copy is unaffected
+        out = np.zeros_like(data)
+        s.copy_to_host(b, out, sync=False)
+        s.synchronize()
+        assert np.array_equal(out, data_copy)
+    assert dev.mem_info(host=True).ctx_used == 0    # staging freed
+
+
+def test_device_to_device_copy(dev, rng):
+    s = dev.stream()
+    data = rng.integers(0, 255, 3 * MiB + 123, dtype=np.uint8)
+    with dev.malloc(data.nbytes) as a, dev.malloc(data.nbytes) as b:
+        a.write(data)
+        s.memcpy(b, a, sync=True)
+        assert np.array_equal(b.numpy()[:data.nbytes], data)
+        # partial with offsets
+        s.memcpy(b, a, 1000, dst_offset=10, src_offset=5000, sync=True)
+        assert np.array_equal(b.numpy()[10:1010], data[5000:6000])
+
+
+def test_memset(dev):
+    s = dev.stream()
+    with dev.malloc(3 * MiB) as b:
+        s.memset(b, 0xAB, sync=True)
+        assert (b.numpy() == 0xAB).all()
+        s.memset(b, 0, 100, offset=7, sync=True)
+        v = b.numpy()
+        assert (v[7:107] == 0).all() and v[6] == 0xAB and v[107] == 0xAB
+    with pytest.raises(davinci.InvalidArgumentError):
+        s.memset(dev.malloc(16), 256)
+
+
+def test_copy_range_checks(dev):
+    s = dev.stream()
+    with dev.malloc(100) as b:
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.copy_from_host(b, np.zeros(101, np.uint8))
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.memcpy(b, b, 60, dst_offset=50)
+    assert s.query().submitted_seq == 0
+
+
+def test_pinned_host_memory(dev, rng):
+    s = dev.stream()
+    data = rng.standard_normal(4096).astype(np.float32)
+    h0 = dev.mem_info(host=True)
+    with dev.malloc_host(data.nbytes) as pin, dev.malloc(data.nbytes) as d:
+        assert pin.host
+        assert dev.mem_info(host=True).ctx_used == h0.ctx_used + pin.alloc_size
+        pin.numpy(np.float32)[:] = data
+        s.memcpy(d, pin)                  # DMA host -> device
+        s.memset(pin, 0)
+        s.memcpy(pin, d, sync=True)       # and back
+        assert np.array_equal(pin.numpy(np.float32), data)
+    assert dev.mem_info(host=True) == h0
+
+
+def test_coherence_host_write_seen_by_next_task(dev):
+    s = dev.stream()
+    with dev.malloc(8192) as src, dev.malloc(8192) as dst:
+        view = src.numpy(np.uint32)           # mapping made before the write
+        dview = dst.numpy(np.uint32)          # and before the task ran
+        for round_ in range(3):
+            view[:] = np.arange(2048, dtype=np.uint32) * (round_ + 1)
+            s.memcpy(dst, src, sync=True)
+            # task results seen through the existing mapping ...
+            assert np.array_equal(dview, view)
+            # ... and by a copy back
+            back = np.empty(2048, np.uint32)
+            s.copy_to_host(dst, back)
+            assert np.array_equal(back, view)
+
+
+def test_coherence_task_result_through_existing_mapping(dev):
+    s = dev.stream()
+    with dev.malloc(4096) as b:
+        v = b.numpy()
+        v[:] = 1
+        for val in (2, 3, 250):
+            s.memset(b, val, sync=True)
+            assert (v == val).all()
+            v[:] = 9
+            assert bytes(b.read(4)) == b"\x09" * 4
+
+
+def test_views_survive_free_without_crash(dev):
+    b = dev.malloc(4096)
+    v = b.numpy()
+    v[:] = 5
+    b.free()
+    assert v[0] == 5       # the driver keeps mapped memory from reuse
+    del v
+
+
+def test_mem_query_by_address(dev):
+    with dev.malloc(8192) as b:
+        q = _uapi.davinci_mem_query(dev_addr=b.dev_addr + 100)
+        dev.transport.ioctl(_uapi.DAVINCI_IOCTL_MEM_QUERY, q)
+        assert q.dev_addr == b.dev_addr and q.size == 8192
+        assert dev.find_buffer(b.dev_addr + 8191) == (b, 8191)
+        assert dev.find_buffer(b.dev_addr + 8192) is None
+
+
+def test_free_unknown_handle(dev):
+    with pytest.raises(davinci.InvalidHandleError):
+        dev.transport.ioctl(_uapi.DAVINCI_IOCTL_MEM_FREE,
+                            _uapi.davinci_mem_free(handle=0xDEAD))
+
+
+def test_contexts_are_isolated(dev):
+    with davinci.Device(0) as other, dev.malloc(4096) as mine:
+        s = other.stream()
+        with other.malloc(4096) as theirs:
+            s.memcpy(theirs.dev_addr, mine.dev_addr, 4096)
+            with pytest.raises(davinci.TaskFailedError) as ei:
+                s.synchronize()
+            assert ei.value.status == _uapi.DAVINCI_STATUS_INVALID_ADDRESS

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Streams: batch submission, completions, synchronisation, failure, reset,
+cancel and timeouts (timing-independent: long work is held by a gate)."""
+
+import numpy as np
+import pytest
+
+import davinci
+from davinci import _uapi
+from davinci.stream import make_task
+
+
+def test_batch_submit_sequences_and_completions(dev):
+    s = dev.stream(sq_entries=64, cq_entries=1024)
+    tasks = [make_task(_uapi.DAVINCI_OP_NOP, user_data=i) for i in range(10)]
+    seqs = s.submit(tasks)
+    assert seqs == list(range(1, 11))
+    s.synchronize(timeout=30)
+    comps = s.drain()
+    got = {c.seq: c for c in comps}
+    assert set(got) == set(seqs) or len(s._completions) >= 10
+    for i, seq in enumerate(seqs):
+        c = s.completion(seq)
+        assert c is not None and c.ok and c.user_data == i
+        assert c.opcode == _uapi.DAVINCI_OP_NOP
+        assert c.end_ns >= c.start_ns > 0
+    st = s.query()
+    assert st.idle and st.submitted_seq == 10 and st.completed_seq == 10
+    seqs2 = s.submit([make_task(_uapi.DAVINCI_OP_NOP)] * 3)
+    assert seqs2 == [11, 12, 13]
+    s.synchronize()
+
+
+def test_batch_larger_than_ring(dev):
+    s = dev.stream(sq_entries=16, cq_entries=16)
+    seqs = s.submit([make_task(_uapi.DAVINCI_OP_NOP) for _ in range(100)])
+    assert seqs == list(range(1, 101))
+    s.synchronize()
+    assert s.query().completed_seq == 100
+    s.drain()
+
+
+def test_stream_order(dev):
+    s = dev.stream()
+    with dev.malloc(4096) as b:
+        for v in range(1, 50):
+            s.memset(b, v)
+        s.synchronize()
+        assert (b.numpy() == 49).all()
+
+
+def test_malformed_descriptor_rejects_whole_batch(dev):
+    s = dev.stream()
+    good = make_task(_uapi.DAVINCI_OP_NOP)
+    bad = make_task(_uapi.DAVINCI_OP_COUNT + 5)
+    with pytest.raises(davinci.InvalidArgumentError) as ei:
+        s.submit([good, bad, good])
+    assert "nothing" in str(ei.value)
+    assert s.query().submitted_seq == 0
+    bad2 = make_task(_uapi.DAVINCI_OP_NOP)
+    bad2.reserved[3] = 1
+    with pytest.raises(davinci.InvalidArgumentError):
+        s.submit([bad2])
+    assert s.submit([good]) == [1]
+    s.synchronize()
+
+
+def test_task_failure_and_reset(dev):
+    s = dev.stream()
+    with dev.malloc(4096) as b:
+        s.memset(b, 1)
+        bad = s.memset(b.dev_addr + 4096 * 1000, 0, 16)   # not our memory
+        after = s.memset(b, 2)
+        with pytest.raises(davinci.TaskFailedError) as ei:
+            s.synchronize()
+        e = ei.value
+        assert e.status == _uapi.DAVINCI_STATUS_INVALID_ADDRESS
+        assert e.status_name == "INVALID_ADDRESS"
+        assert "INVALID_ADDRESS" in str(e) and "reset" in str(e)
+        assert e.seq == bad
+        assert s.query().error
+        assert s.completion(after).status == _uapi.DAVINCI_STATUS_ABORTED
+        assert (b.numpy() == 1).all()        # nothing touched after failure
+        assert s.task(bad).status == _uapi.DAVINCI_STATUS_INVALID_ADDRESS
+        s.reset()
+        assert not s.query().error
+        s.memset(b, 3, sync=True)
+        assert (b.numpy() == 3).all()
+
+
+def test_out_of_range_operand_touches_nothing(dev):
+    s = dev.stream()
+    with dev.malloc(4096) as a, dev.malloc(4096) as b:
+        a.numpy()[:] = 7
+        b.numpy()[:] = 9
+        s.memcpy(b.dev_addr, a.dev_addr, 8192)   # runs past a and b
+        with pytest.raises(davinci.TaskFailedError):
+            s.synchronize()
+        assert (b.numpy() == 9).all()
+
+
+def test_timeout_and_cancel(dev, gate):
+    s = dev.stream()
+    gate.block(s)
+    with dev.malloc(4096) as b:
+        b.numpy()[:] = 0
+        s1 = s.memset(b, 1)
+        s2 = s.memset(b, 2)
+        with pytest.raises(davinci.TimeoutError) as ei:
+            s.synchronize(timeout=0.05)
+        assert isinstance(ei.value, TimeoutError)
+        assert s.task(s2).state == _uapi.DAVINCI_TASK_QUEUED
+        assert s.cancel(s2) is True
+        assert not s.query().idle
+        gate.release()
+        s.synchronize(timeout=30)
+        assert s.completion(s1).ok
+        assert s.completion(s2).status == _uapi.DAVINCI_STATUS_CANCELLED
+        assert (b.numpy() == 1).all()
+        assert not s.query().error        # cancelling is not a failure
+        assert s.cancel(s1) is False      # already complete
+
+
+def test_cancel_running_nop(dev):
+    s = dev.stream()
+    seq = s.nop(20_000_000)
+    assert s.cancel(seq)
+    s.synchronize(timeout=30)
+    assert s.completion(seq).status == _uapi.DAVINCI_STATUS_CANCELLED
+
+
+def test_unknown_task(dev):
+    s = dev.stream()
+    with pytest.raises(davinci.InvalidHandleError):
+        s.task(5)
+
+
+def test_destroyed_stream(dev):
+    s = dev.stream()
+    s.nop()
+    s.destroy()
+    with pytest.raises(davinci.InvalidHandleError):
+        s.nop()
+    s.destroy()   # idempotent
+
+
+def test_stream_context_manager(dev):
+    with dev.malloc(4096) as b:
+        with dev.stream() as s:
+            s.memset(b, 5)
+        assert s.destroyed
+        assert (b.numpy() == 5).all()
+
+
+def test_priorities(dev):
+    for p in (0, 3, 7):
+        s = dev.stream(priority=p)
+        assert s.query().priority == p
+        s.destroy()
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.stream(priority=8)
+
+
+def test_notify_and_notifications(dev):
+    s = dev.stream()
+    while dev.wait_notification(0) is not None:
+        pass
+    s.notify(0xC0FFEE)
+    s.nop(notify=True, user_data=7)
+    s.synchronize()
+    n1 = dev.wait_notification(5)
+    n2 = dev.wait_notification(5)
+    assert n1.type == _uapi.DAVINCI_NOTIFY_USER and n1.user_data == 0xC0FFEE
+    assert n2.type == _uapi.DAVINCI_NOTIFY_COMPLETION and n2.user_data == 7
+    assert n1.stream_id == s.stream_id and n2.seq == 2
+    assert dev.wait_notification(0) is None
+
+
+def test_many_streams_in_parallel(dev):
+    streams = [dev.stream() for _ in range(8)]
+    bufs = [dev.malloc(64 * 1024) for _ in streams]
+    for i, (s, b) in enumerate(zip(streams, bufs)):
+        for _ in range(5):
+            s.memset(b, i + 1)
+    dev.synchronize()
+    for i, b in enumerate(bufs):
+        assert (b.numpy() == i + 1).all()
+    np.testing.assert_equal(dev.mem_info().ctx_allocations, 8)
+
+
+def test_threads_share_a_device(dev):
+    import threading
+    errors = []
+
+    def worker(k):
+        try:
+            s = dev.stream()
+            with dev.malloc(256 * 1024) as b:
+                for v in range(20):
+                    s.memset(b, (k * 20 + v) % 256)
+                s.synchronize(timeout=60)
+                assert (b.numpy() == (k * 20 + 19) % 256).all()
+            s.destroy()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_large_copies(dev, rng):
+    s = dev.stream()
+    n = 48 << 20
+    data = rng.integers(0, 256, n, dtype=np.uint8)
+    with dev.malloc(n) as a, dev.malloc(n) as b:
+        s.copy_from_host(a, data)
+        s.memcpy(b, a)
+        out = np.empty_like(data)
+        s.copy_to_host(b, out)
+        assert np.array_equal(out, data)

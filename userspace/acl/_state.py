@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Process state behind the pyACL API: devices, contexts, streams, events,
+pointers, and the mapping of runtime exceptions to aclError codes.
+
+Handles (contexts, streams, events) are ints, as in pyACL. Device memory
+pointers are device virtual addresses; host pointers from ``malloc_host``
+are real process addresses of mapped pinned memory.
+
+Every ACL device is one ``davinci.Device`` (one driver context): all ACL
+contexts of a device share it, so memory allocated under one context can be
+used by streams of another, as on real hardware.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import itertools
+import logging
+import threading
+
+import davinci
+from davinci import _uapi
+from davinci.errors import (DavinciError, DeviceLostError, DeviceNotFoundError,
+                            DriverVersionMismatchError, DTypeError,
+                            InvalidArgumentError, InvalidDeviceError,
+                            InvalidHandleError, OutOfMemoryError, ShapeError,
+                            TaskFailedError, TimeoutError)
+
+from . import constants as C
+
+log = logging.getLogger("acl")
+
+lock = threading.RLock()
+initialized = False
+_recent = threading.local()
+
+_handles = itertools.count(0x5A0010, 0x10)
+
+
+def new_handle() -> int:
+    return next(_handles)
+
+
+class AclDevice:
+    def __init__(self, device_id: int, dev: davinci.Device):
+        self.id = device_id
+        self.dev = dev
+        self.refs = 0
+        self.default_ctx: "AclContext | None" = None
+        self.buffers: dict[int, davinci.Buffer] = {}     # dev_addr -> Buffer
+        self.host_buffers: dict[int, davinci.Buffer] = {}  # address -> Buffer
+        self.host_starts: list[int] = []
+        self._internal: davinci.Stream | None = None
+
+    @property
+    def internal_stream(self) -> davinci.Stream:
+        if self._internal is None or self._internal.destroyed:
+            self._internal = self.dev.stream()
+        return self._internal
+
+    def find_device_ptr(self, ptr: int):
+        hit = self.dev.find_buffer(ptr)
+        if hit is None or hit[0].host:
+            return None
+        return hit
+
+    def find_host_ptr(self, ptr: int):
+        i = bisect.bisect_right(self.host_starts, ptr) - 1
+        if i >= 0:
+            start = self.host_starts[i]
+            buf = self.host_buffers.get(start)
+            if buf is not None and start <= ptr < start + max(buf.size, 1):
+                return buf, ptr - start
+        return None
+
+    def add_host(self, buf: davinci.Buffer) -> int:
+        addr = buf.address
+        self.host_buffers[addr] = buf
+        bisect.insort(self.host_starts, addr)
+        return addr
+
+    def remove_host(self, addr: int) -> davinci.Buffer | None:
+        buf = self.host_buffers.pop(addr, None)
+        if buf is not None:
+            i = bisect.bisect_left(self.host_starts, addr)
+            del self.host_starts[i]
+        return buf
+
+
+class AclContext:
+    def __init__(self, device: AclDevice, default: bool = False):
+        self.handle = new_handle()
+        self.device = device
+        self.default = default
+        self._default_stream: "AclStream | None" = None
+
+    def default_stream(self) -> "AclStream":
+        if self._default_stream is None or self._default_stream.stream.destroyed:
+            self._default_stream = AclStream(self, 0)
+            self._default_stream.handle = 0
+        return self._default_stream
+
+
+class AclStream:
+    def __init__(self, ctx: AclContext, priority: int = 0):
+        self.handle = new_handle()
+        self.ctx = ctx
+        self.stream = ctx.device.dev.stream(priority)
+
+
+class AclEvent:
+    def __init__(self, device: AclDevice, flags: int = 0):
+        self.handle = new_handle()
+        self.device = device
+        self.flags = flags
+        self.event = device.dev.event(timing=True)
+
+
+devices: dict[int, AclDevice] = {}
+contexts: dict[int, AclContext] = {}
+streams: dict[int, AclStream] = {}
+events: dict[int, AclEvent] = {}
+_tls = threading.local()
+
+
+def current_context() -> AclContext | None:
+    ctx = getattr(_tls, "ctx", None)
+    if ctx is not None and ctx.handle not in contexts:
+        _tls.ctx = None
+        return None
+    return ctx
+
+
+def set_current_context(ctx: AclContext | None) -> None:
+    _tls.ctx = ctx
+
+
+class AclFail(Exception):
+    """Raised inside the API to return ``code`` with ``message`` logged."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def require_context() -> AclContext:
+    ctx = current_context()
+    if ctx is None:
+        raise AclFail(C.ACL_ERROR_RT_CONTEXT_NULL,
+                      "no current context: call acl.rt.set_device(device_id) "
+                      "or acl.rt.set_context(context) in this thread first")
+    return ctx
+
+
+def get_stream(handle) -> AclStream:
+    if handle in (0, None):
+        return require_context().default_stream()
+    s = streams.get(handle)
+    if s is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "stream %r does not exist (destroyed, or its device was "
+                      "reset): create one with acl.rt.create_stream()"
+                      % (handle,))
+    return s
+
+
+def get_event(handle) -> AclEvent:
+    e = events.get(handle)
+    if e is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "event %r does not exist (destroyed, or its device was "
+                      "reset): create one with acl.rt.create_event()"
+                      % (handle,))
+    return e
+
+
+_STATUS_CODES = {
+    _uapi.DAVINCI_STATUS_INVALID_ADDRESS: C.ACL_ERROR_RT_AICORE_EXCEPTION,
+    _uapi.DAVINCI_STATUS_INVALID_TASK: C.ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+    _uapi.DAVINCI_STATUS_ABORTED: C.ACL_ERROR_RT_MODEL_EXECUTE,
+    _uapi.DAVINCI_STATUS_CANCELLED: C.ACL_ERROR_RT_STREAM_NOT_COMPLETE,
+    _uapi.DAVINCI_STATUS_TIMEOUT: C.ACL_ERROR_RT_AICORE_TIMEOUT,
+    _uapi.DAVINCI_STATUS_ECC_ERROR: C.ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    _uapi.DAVINCI_STATUS_DEVICE_LOST: C.ACL_ERROR_RT_LOST_HEARTBEAT,
+    _uapi.DAVINCI_STATUS_INVALID_EVENT: C.ACL_ERROR_RT_INVALID_HANDLE,
+}
+
+
+def error_code(exc: BaseException) -> int:
+    """aclError for a runtime exception."""
+    if isinstance(exc, AclFail):
+        return exc.code
+    if isinstance(exc, InvalidDeviceError):
+        return C.ACL_ERROR_RT_INVALID_DEVICEID
+    if isinstance(exc, DeviceNotFoundError):
+        return C.ACL_ERROR_RT_NO_DEVICE
+    if isinstance(exc, DriverVersionMismatchError):
+        return C.ACL_ERROR_RT_DRV_INTERNAL_ERROR
+    if isinstance(exc, OutOfMemoryError):
+        return C.ACL_ERROR_RT_MEMORY_ALLOCATION
+    if isinstance(exc, InvalidHandleError):
+        return C.ACL_ERROR_RT_INVALID_HANDLE
+    if isinstance(exc, (ShapeError, DTypeError, InvalidArgumentError)):
+        return C.ACL_ERROR_RT_PARAM_INVALID
+    if isinstance(exc, TimeoutError):
+        return C.ACL_ERROR_RT_WAIT_TIMEOUT
+    if isinstance(exc, DeviceLostError):
+        return C.ACL_ERROR_RT_LOST_HEARTBEAT
+    if isinstance(exc, TaskFailedError):
+        return _STATUS_CODES.get(exc.status, C.ACL_ERROR_RT_INTERNAL_ERROR)
+    if isinstance(exc, DavinciError):
+        return C.ACL_ERROR_RT_INTERNAL_ERROR
+    return C.ACL_ERROR_RT_INTERNAL_ERROR
+
+
+def record_error(code: int, message: str, api: str) -> None:
+    text = "%s failed with %d (%s): %s" % (
+        api, code, C.ERROR_NAMES.get(code, "?"), message)
+    _recent.msg = text
+    log.warning(text)
+
+
+def recent_error() -> str:
+    msg = getattr(_recent, "msg", "")
+    _recent.msg = ""
+    return msg
+
+
+def api(nvalues: int = 0, defaults=None, locked: bool = True):
+    """Decorate a pyACL function: returns ``ret`` or ``(values..., ret)``.
+
+    The wrapped function returns its values (a single value or a tuple of
+    ``nvalues``); exceptions become aclError codes with the defaults as
+    values, and the message is logged and kept for
+    ``acl.get_recent_err_msg()``. ``locked=False`` for calls that block
+    (synchronize), which must not hold the state lock.
+    """
+    if defaults is None:
+        defaults = (None,) * nvalues
+
+    def deco(fn):
+        name = "acl.%s.%s" % (fn.__module__.rsplit(".", 1)[-1], fn.__name__) \
+            if fn.__module__ != "acl" else "acl.%s" % fn.__name__
+
+        def wrapper(*args, **kwargs):
+            try:
+                if locked:
+                    with lock:
+                        out = fn(*args, **kwargs)
+                else:
+                    out = fn(*args, **kwargs)
+            except AclFail as exc:
+                record_error(exc.code, exc.message, name)
+                code = exc.code
+            except (DavinciError, ValueError, TypeError, OverflowError,
+                    ctypes.ArgumentError) as exc:
+                code = error_code(exc)
+                if not isinstance(exc, DavinciError) and \
+                        code == C.ACL_ERROR_RT_INTERNAL_ERROR:
+                    code = C.ACL_ERROR_INVALID_PARAM
+                record_error(code, str(exc), name)
+            except Exception as exc:  # noqa: BLE001 - pyACL never raises
+                log.exception("%s: unexpected error", name)
+                code = C.ACL_ERROR_RT_INTERNAL_ERROR
+                record_error(code, "unexpected %s: %s; please report it"
+                             % (type(exc).__name__, exc), name)
+            else:
+                if nvalues == 0:
+                    return C.ACL_SUCCESS
+                if nvalues == 1:
+                    return out, C.ACL_SUCCESS
+                return (*out, C.ACL_SUCCESS)
+            if nvalues == 0:
+                return code
+            return (*defaults, code)
+        wrapper.__name__ = fn.__name__
+        wrapper.__qualname__ = fn.__qualname__
+        wrapper.__doc__ = fn.__doc__
+        wrapper.__wrapped__ = fn
+        return wrapper
+    return deco
+
+
+def release_device(d: AclDevice) -> None:
+    """Forget everything of device ``d`` and close it."""
+    for h, c in list(contexts.items()):
+        if c.device is d:
+            del contexts[h]
+    for h, s in list(streams.items()):
+        if s.ctx.device is d:
+            del streams[h]
+    for h, e in list(events.items()):
+        if e.device is d:
+            del events[h]
+    d.buffers.clear()
+    d.host_buffers.clear()
+    d.host_starts.clear()
+    devices.pop(d.id, None)
+    d.dev.close()

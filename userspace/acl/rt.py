@@ -1,0 +1,592 @@
+# SPDX-License-Identifier: GPL-2.0
+"""acl.rt: pyACL's runtime API (devices, contexts, streams, memory, events).
+
+Conventions exactly as pyACL: each function returns ``ret`` or
+``(value..., ret)`` where ``ret`` is an aclError code (0 on success).
+Pointers are ints: device pointers are device virtual addresses, host
+pointers are process addresses.
+
+Host-to-device ``memcpy`` copies with one ``memmove`` from the host pointer
+straight into the mapped destination buffer (zero-copy mapping);
+device-to-host the other way round; device-to-device is a MEMCPY task on the
+device. ``memcpy_async`` uses device MEMCPY tasks: directly when the host
+side is pinned memory from ``malloc_host``, else through a pinned staging
+buffer (device-to-host results reach the host pointer when the stream is
+synchronized).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import davinci
+
+from . import _state as S
+from . import constants as C
+from ._state import AclFail, api
+
+__all__ = [
+    "set_device", "reset_device", "get_device", "get_device_count",
+    "create_context", "destroy_context", "set_context", "get_context",
+    "create_stream", "create_stream_with_config", "destroy_stream",
+    "synchronize_stream", "synchronize_stream_with_timeout",
+    "stream_synchronize", "synchronize_device", "malloc", "free",
+    "malloc_host", "free_host", "memcpy", "memcpy_async", "memset",
+    "memset_async", "get_mem_info", "create_event", "create_event_with_flag",
+    "destroy_event", "record_event", "reset_event", "synchronize_event",
+    "query_event", "query_event_status", "event_elapsed_time",
+    "stream_wait_event", "get_run_mode", "query_stream_status",
+]
+
+
+# ---------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------
+def _device_count() -> int:
+    return davinci.find_backend().device_count()
+
+
+@api(1, (0,))
+def get_device_count():
+    """(count, ret)"""
+    return _device_count()
+
+
+def _check_id(device_id) -> int:
+    if not isinstance(device_id, int) or isinstance(device_id, bool):
+        raise AclFail(C.ACL_ERROR_RT_INVALID_DEVICEID,
+                      "device id must be an int, not %r" % (device_id,))
+    return device_id
+
+
+@api()
+def set_device(device_id):
+    """Open device ``device_id`` (reference counted) and make its default
+    context current in this thread."""
+    _check_id(device_id)
+    d = S.devices.get(device_id)
+    if d is None:
+        dev = davinci.Device(device_id)
+        d = S.AclDevice(device_id, dev)
+        d.default_ctx = S.AclContext(d, default=True)
+        S.contexts[d.default_ctx.handle] = d.default_ctx
+        S.devices[device_id] = d
+    d.refs += 1
+    S.set_current_context(d.default_ctx)
+
+
+@api()
+def reset_device(device_id):
+    """Release ``device_id``; the last release frees everything on it."""
+    _check_id(device_id)
+    d = S.devices.get(device_id)
+    if d is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_DEVICEID,
+                      "device %d was not set in this process: call "
+                      "acl.rt.set_device(%d) first" % (device_id, device_id))
+    d.refs -= 1
+    if d.refs <= 0:
+        cur = S.current_context()
+        S.release_device(d)
+        if cur is not None and cur.device is d:
+            S.set_current_context(None)
+
+
+@api(1, (-1,))
+def get_device():
+    """(device_id, ret) of the current context."""
+    return S.require_context().device.id
+
+
+@api(1, (C.ACL_HOST,))
+def get_run_mode():
+    """(ACL_HOST, ret): the runtime always runs on the host."""
+    return C.ACL_HOST
+
+
+# ---------------------------------------------------------------------------
+# contexts
+# ---------------------------------------------------------------------------
+@api(1, (0,))
+def create_context(device_id):
+    """(context, ret): a new context on ``device_id``, made current."""
+    _check_id(device_id)
+    d = S.devices.get(device_id)
+    if d is None:
+        # creating a context sets the device implicitly, as aclrtCreateContext
+        dev = davinci.Device(device_id)
+        d = S.AclDevice(device_id, dev)
+        d.default_ctx = S.AclContext(d, default=True)
+        S.contexts[d.default_ctx.handle] = d.default_ctx
+        S.devices[device_id] = d
+    d.refs += 1
+    ctx = S.AclContext(d)
+    S.contexts[ctx.handle] = ctx
+    S.set_current_context(ctx)
+    return ctx.handle
+
+
+@api()
+def destroy_context(context):
+    """Destroy a context made by create_context (its streams go with it)."""
+    ctx = S.contexts.get(context)
+    if ctx is None or ctx.default:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "context %r was not made by acl.rt.create_context or is "
+                      "already destroyed" % (context,))
+    for h, s in list(S.streams.items()):
+        if s.ctx is ctx:
+            s.stream.destroy()
+            del S.streams[h]
+    del S.contexts[context]
+    if S.current_context() is ctx:
+        S.set_current_context(None)
+    d = ctx.device
+    d.refs -= 1
+    if d.refs <= 0:
+        S.release_device(d)
+
+
+@api()
+def set_context(context):
+    """Make ``context`` current in this thread."""
+    ctx = S.contexts.get(context)
+    if ctx is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "context %r does not exist" % (context,))
+    S.set_current_context(ctx)
+
+
+@api(1, (0,))
+def get_context():
+    """(context, ret) current in this thread."""
+    return S.require_context().handle
+
+
+# ---------------------------------------------------------------------------
+# streams
+# ---------------------------------------------------------------------------
+@api(1, (0,))
+def create_stream():
+    """(stream, ret) in the current context."""
+    ctx = S.require_context()
+    s = S.AclStream(ctx)
+    S.streams[s.handle] = s
+    return s.handle
+
+
+@api(1, (0,))
+def create_stream_with_config(priority=0, flag=0):
+    """(stream, ret) with a priority (0 highest .. 7 lowest)."""
+    ctx = S.require_context()
+    s = S.AclStream(ctx, int(priority))
+    S.streams[s.handle] = s
+    return s.handle
+
+
+@api()
+def destroy_stream(stream):
+    """Destroy a stream (queued tasks are cancelled)."""
+    s = S.streams.pop(stream, None)
+    if s is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "stream %r does not exist or is already destroyed"
+                      % (stream,))
+    s.stream.destroy()
+
+
+def _sync_stream(stream, timeout):
+    with S.lock:
+        s = S.get_stream(stream)
+    s.stream.synchronize(timeout)
+
+
+@api(locked=False)
+def synchronize_stream(stream):
+    """Wait for every task of ``stream`` (0: the default stream)."""
+    _sync_stream(stream, None)
+
+
+@api(locked=False)
+def synchronize_stream_with_timeout(stream, timeout):
+    """As synchronize_stream; ``timeout`` in ms (-1: forever);
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it runs out."""
+    t = None if timeout is None or timeout < 0 else timeout / 1000.0
+    try:
+        _sync_stream(stream, t)
+    except davinci.TimeoutError as exc:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, str(exc)) from None
+
+
+#: the seed article's spelling
+stream_synchronize = synchronize_stream
+
+
+@api(1, (1,))
+def query_stream_status(stream):
+    """(status, ret): 0 complete, 1 not ready (aclrtStreamStatus)."""
+    s = S.get_stream(stream)
+    st = s.stream.query()
+    return 0 if st.completed_seq >= st.submitted_seq else 1
+
+
+@api(locked=False)
+def synchronize_device():
+    """Wait for every stream of the current device."""
+    with S.lock:
+        d = S.require_context().device
+    d.dev.synchronize()
+
+
+# ---------------------------------------------------------------------------
+# memory
+# ---------------------------------------------------------------------------
+@api(1, (0,))
+def malloc(size, policy=C.ACL_MEM_MALLOC_HUGE_FIRST):
+    """(dev_ptr, ret): device memory (HBM) on the current device."""
+    d = S.require_context().device
+    if not isinstance(size, int) or size <= 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "size must be a positive int, not %r" % (size,))
+    if policy not in (0, 1, 2, 3, 4, 5):
+        raise AclFail(C.ACL_ERROR_RT_INVALID_MALLOC_TYPE,
+                      "unknown malloc policy %r: use ACL_MEM_MALLOC_HUGE_FIRST"
+                      " (0), HUGE_ONLY (1) or NORMAL_ONLY (2)" % (policy,))
+    buf = d.dev.malloc(size, policy % 3)
+    d.buffers[buf.dev_addr] = buf
+    return buf.dev_addr
+
+
+@api()
+def free(dev_ptr):
+    """Free device memory from malloc."""
+    for d in _devices_first():
+        buf = d.buffers.pop(dev_ptr, None)
+        if buf is not None:
+            buf.free()
+            return
+    raise AclFail(C.ACL_ERROR_RT_MEMORY_FREE,
+                  "%s is not device memory from acl.rt.malloc (already freed, "
+                  "or its device was reset)" % _hex(dev_ptr))
+
+
+@api(1, (0,))
+def malloc_host(size):
+    """(host_ptr, ret): pinned host memory tasks can DMA to and from."""
+    d = S.require_context().device
+    if not isinstance(size, int) or size <= 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "size must be a positive int, not %r" % (size,))
+    buf = d.dev.malloc_host(size)
+    return d.add_host(buf)
+
+
+@api()
+def free_host(host_ptr):
+    """Free pinned host memory from malloc_host."""
+    for d in _devices_first():
+        buf = d.remove_host(host_ptr)
+        if buf is not None:
+            buf.free()
+            return
+    raise AclFail(C.ACL_ERROR_RT_MEMORY_FREE,
+                  "%s is not pinned host memory from acl.rt.malloc_host"
+                  % _hex(host_ptr))
+
+
+def _hex(p) -> str:
+    return hex(p) if isinstance(p, int) else repr(p)
+
+
+def _devices_first():
+    cur = S.current_context()
+    out = []
+    if cur is not None:
+        out.append(cur.device)
+    out.extend(d for d in S.devices.values() if d not in out)
+    return out
+
+
+def _dev_ptr(ptr, count: int, what: str):
+    """(AclDevice, Buffer, offset) of device pointer ``ptr``."""
+    if not isinstance(ptr, int) or ptr == 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s pointer is null or not "
+                      "an int: %r" % (what, ptr))
+    for d in _devices_first():
+        hit = d.find_device_ptr(ptr)
+        if hit is not None:
+            buf, off = hit
+            if off + count > buf.size:
+                raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                              "%s range %s + %d bytes runs past its %d-byte "
+                              "allocation" % (what, _hex(ptr), count, buf.size))
+            return d, buf, off
+    raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                  "%s %s is not device memory from acl.rt.malloc (freed, or "
+                  "its device was reset)" % (what, _hex(ptr)))
+
+
+def _pinned(ptr):
+    """(AclDevice, Buffer, offset) when ``ptr`` is pinned host memory."""
+    if not isinstance(ptr, int):
+        return None
+    for d in _devices_first():
+        hit = d.find_host_ptr(ptr)
+        if hit is not None:
+            return d, hit[0], hit[1]
+    return None
+
+
+def _host_ptr(ptr, what: str) -> int:
+    if not isinstance(ptr, int) or ptr == 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s pointer is null or not "
+                      "an int: %r" % (what, ptr))
+    return ptr
+
+
+def _check_copy(dest_max, count, kind):
+    if not isinstance(count, int) or count < 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "count must be an int >= 0")
+    if not isinstance(dest_max, int) or count > dest_max:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "count %r exceeds dest_max %r" % (count, dest_max))
+    if kind not in (0, 1, 2, 3):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "unknown memcpy kind %r: use ACL_MEMCPY_HOST_TO_DEVICE "
+                      "(1), DEVICE_TO_HOST (2), DEVICE_TO_DEVICE (3) or "
+                      "HOST_TO_HOST (0)" % (kind,))
+
+
+@api(locked=False)
+def memcpy(dst, dest_max, src, count, kind):
+    """Synchronous copy of ``count`` bytes of ``kind`` (ACL_MEMCPY_*)."""
+    with S.lock:
+        _check_copy(dest_max, count, kind)
+        if count == 0:
+            return
+        if kind == C.ACL_MEMCPY_HOST_TO_HOST:
+            ctypes.memmove(_host_ptr(dst, "destination"),
+                           _host_ptr(src, "source"), count)
+            return
+        if kind == C.ACL_MEMCPY_HOST_TO_DEVICE:
+            _, buf, off = _dev_ptr(dst, count, "destination")
+            ctypes.memmove(buf.address + off, _host_ptr(src, "source"), count)
+            return
+        if kind == C.ACL_MEMCPY_DEVICE_TO_HOST:
+            _, buf, off = _dev_ptr(src, count, "source")
+            ctypes.memmove(_host_ptr(dst, "destination"), buf.address + off,
+                           count)
+            return
+        d, _, _ = _dev_ptr(dst, count, "destination")
+        _dev_ptr(src, count, "source")
+        stream = d.internal_stream
+    stream.memcpy(dst, src, count, sync=True)
+
+
+@api()
+def memcpy_async(dst, dest_max, src, count, kind, stream):
+    """Copy enqueued on ``stream`` (see the module notes)."""
+    _check_copy(dest_max, count, kind)
+    s = S.get_stream(stream).stream
+    if count == 0:
+        return
+    if kind == C.ACL_MEMCPY_HOST_TO_HOST:
+        s.synchronize()
+        ctypes.memmove(_host_ptr(dst, "destination"), _host_ptr(src, "source"),
+                       count)
+        return
+    if kind == C.ACL_MEMCPY_HOST_TO_DEVICE:
+        _dev_ptr(dst, count, "destination")
+        pin = _pinned(src)
+        if pin is not None and pin[2] + count <= pin[1].size:
+            s.memcpy(dst, pin[1].dev_addr + pin[2], count)
+            return
+        staging = s.device.malloc_host(count)
+        ctypes.memmove(staging.address, _host_ptr(src, "source"), count)
+        seq = s.memcpy(dst, staging, count)
+        s._after_task(seq, lambda ok, b=staging: b.free())
+        return
+    if kind == C.ACL_MEMCPY_DEVICE_TO_HOST:
+        _dev_ptr(src, count, "source")
+        pin = _pinned(dst)
+        if pin is not None and pin[2] + count <= pin[1].size:
+            s.memcpy(pin[1].dev_addr + pin[2], src, count)
+            return
+        dst = _host_ptr(dst, "destination")
+        staging = s.device.malloc_host(count)
+        seq = s.memcpy(staging, src, count)
+
+        def done(ok, b=staging, dst=dst, n=count):
+            try:
+                if ok:
+                    ctypes.memmove(dst, b.address, n)
+            finally:
+                b.free()
+        s._after_task(seq, done)
+        return
+    _dev_ptr(dst, count, "destination")
+    _dev_ptr(src, count, "source")
+    s.memcpy(dst, src, count)
+
+
+def _check_set(max_size, value, count):
+    if not isinstance(count, int) or count < 0 or not isinstance(
+            max_size, int) or count > max_size:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "count %r must be an int between 0 and max_size %r"
+                      % (count, max_size))
+    if not isinstance(value, int) or not 0 <= value <= 255:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "value must be a byte (0..255), not %r" % (value,))
+
+
+@api(locked=False)
+def memset(dev_ptr, max_size, value, count):
+    """Set ``count`` bytes at ``dev_ptr`` (device or pinned host) to
+    ``value``, synchronously."""
+    with S.lock:
+        _check_set(max_size, value, count)
+        if count == 0:
+            return
+        pin = _pinned(dev_ptr)
+        if pin is not None:
+            ctypes.memset(dev_ptr, value, count)
+            return
+        d, _, _ = _dev_ptr(dev_ptr, count, "destination")
+        stream = d.internal_stream
+    stream.memset(dev_ptr, value, count, sync=True)
+
+
+@api()
+def memset_async(dev_ptr, max_size, value, count, stream):
+    """memset enqueued on ``stream``."""
+    _check_set(max_size, value, count)
+    s = S.get_stream(stream).stream
+    if count == 0:
+        return
+    pin = _pinned(dev_ptr)
+    if pin is not None:
+        s.memset(pin[1].dev_addr + pin[2], value, count)
+        return
+    _dev_ptr(dev_ptr, count, "destination")
+    s.memset(dev_ptr, value, count)
+
+
+_HOST_ATTRS = (C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
+               C.ACL_DDR_MEM_P2P_HUGE, C.ACL_DDR_MEM_P2P_NORMAL)
+_HBM_ATTRS = (C.ACL_HBM_MEM, C.ACL_HBM_MEM_HUGE, C.ACL_HBM_MEM_NORMAL,
+              C.ACL_HBM_MEM_P2P_HUGE, C.ACL_HBM_MEM_P2P_NORMAL)
+
+
+@api(2, (0, 0))
+def get_mem_info(attr):
+    """(free, total, ret) of HBM (ACL_HBM_MEM) or pinned host memory
+    (ACL_DDR_MEM) of the current device."""
+    d = S.require_context().device
+    if attr in _HBM_ATTRS:
+        m = d.dev.mem_info(host=False)
+    elif attr in _HOST_ATTRS:
+        m = d.dev.mem_info(host=True)
+    else:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      "unknown memory attribute %r: use ACL_HBM_MEM or "
+                      "ACL_DDR_MEM" % (attr,))
+    return m.free, m.total
+
+
+# ---------------------------------------------------------------------------
+# events
+# ---------------------------------------------------------------------------
+@api(1, (0,))
+def create_event():
+    """(event, ret) on the current device."""
+    d = S.require_context().device
+    e = S.AclEvent(d)
+    S.events[e.handle] = e
+    return e.handle
+
+
+@api(1, (0,))
+def create_event_with_flag(flag):
+    """(event, ret); every event records timestamps here."""
+    d = S.require_context().device
+    e = S.AclEvent(d, int(flag))
+    S.events[e.handle] = e
+    return e.handle
+
+
+@api()
+def destroy_event(event):
+    e = S.events.pop(event, None)
+    if e is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "event %r does not exist or is already destroyed"
+                      % (event,))
+    e.event.destroy()
+
+
+@api()
+def record_event(event, stream):
+    """Record ``event`` on ``stream`` (0: default stream)."""
+    e = S.get_event(event)
+    s = S.get_stream(stream)
+    s.stream.record(e.event)
+
+
+@api()
+def reset_event(event, stream):
+    """Accepted for compatibility; a later record replaces the old one."""
+    S.get_event(event)
+    S.get_stream(stream)
+
+
+@api()
+def stream_wait_event(stream, event):
+    """Later tasks of ``stream`` wait for ``event``'s last record."""
+    e = S.get_event(event)
+    s = S.get_stream(stream)
+    s.stream.wait_event(e.event)
+
+
+@api(locked=False)
+def synchronize_event(event):
+    """Wait on the host for ``event``'s records to complete."""
+    with S.lock:
+        e = S.get_event(event)
+    e.event.synchronize()
+
+
+@api(1, (C.ACL_EVENT_STATUS_NOT_READY,))
+def query_event(event):
+    """(status, ret): ACL_EVENT_STATUS_COMPLETE or _NOT_READY."""
+    e = S.get_event(event)
+    return (C.ACL_EVENT_STATUS_COMPLETE if e.event.query().complete
+            else C.ACL_EVENT_STATUS_NOT_READY)
+
+
+@api(1, (C.ACL_EVENT_RECORDED_STATUS_NOT_READY,))
+def query_event_status(event):
+    """(status, ret): ACL_EVENT_RECORDED_STATUS_COMPLETE or _NOT_READY."""
+    e = S.get_event(event)
+    return (C.ACL_EVENT_RECORDED_STATUS_COMPLETE if e.event.query().complete
+            else C.ACL_EVENT_RECORDED_STATUS_NOT_READY)
+
+
+@api(1, (0.0,))
+def event_elapsed_time(start, end):
+    """(ms, ret) of device time between two completed records."""
+    a = S.get_event(start)
+    b = S.get_event(end)
+    qa, qb = a.event.query(), b.event.query()
+    from davinci import _uapi
+    if qa.state != _uapi.DAVINCI_EVENT_RECORDED or \
+            qb.state != _uapi.DAVINCI_EVENT_RECORDED:
+        raise AclFail(C.ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                      "both events must be recorded and complete: synchronize "
+                      "them first")
+    if qb.timestamp_ns < qa.timestamp_ns:
+        raise AclFail(C.ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
+                      "the end event was recorded before the start event")
+    return (qb.timestamp_ns - qa.timestamp_ns) / 1e6
+
+

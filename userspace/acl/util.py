@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""acl.util: pointers <-> numpy arrays and bytes, as pyACL's acl.util."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+__all__ = ["numpy_to_ptr", "ptr_to_numpy", "bytes_to_ptr", "ptr_to_bytes",
+           "numpy_contiguous_to_ptr"]
+
+_NUM_TO_DTYPE = {}
+for _t in set(np.sctypeDict.values()):
+    try:
+        _d = np.dtype(_t)
+    except TypeError:
+        continue
+    _NUM_TO_DTYPE.setdefault(_d.num, _d)
+
+
+def numpy_to_ptr(array: np.ndarray) -> int:
+    """Address of a numpy array's data (the array must stay alive)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError("numpy_to_ptr takes a numpy array, not %s"
+                        % type(array).__name__)
+    if not array.flags.c_contiguous:
+        raise ValueError("numpy_to_ptr needs a C-contiguous array: use "
+                         "numpy.ascontiguousarray first")
+    return int(array.ctypes.data)
+
+
+numpy_contiguous_to_ptr = numpy_to_ptr
+
+
+def _dtype(np_type) -> np.dtype:
+    if isinstance(np_type, int) and not isinstance(np_type, bool):
+        try:
+            return _NUM_TO_DTYPE[np_type]
+        except KeyError:
+            raise ValueError("unknown numpy type number %d" % np_type) \
+                from None
+    return np.dtype(np_type)
+
+
+def ptr_to_numpy(ptr: int, shape, np_type) -> np.ndarray:
+    """A numpy array over ``ptr`` (no copy).
+
+    ``np_type`` is a numpy type number (``NPY_FLOAT`` = 11, as pyACL) or a
+    numpy dtype.
+    """
+    dtype = _dtype(np_type)
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(d) for d in shape)
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    nbytes = count * dtype.itemsize
+    if not ptr:
+        raise ValueError("ptr_to_numpy of a null pointer")
+    buf = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
+    return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
+
+
+def bytes_to_ptr(data) -> int:
+    """Address of the contents of ``data`` (bytes or bytearray; keep it
+    alive while the pointer is used)."""
+    if isinstance(data, bytes):
+        return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    if isinstance(data, (bytearray, memoryview)):
+        if len(data) == 0:
+            return 0
+        return ctypes.addressof((ctypes.c_char * len(data)).from_buffer(data))
+    raise TypeError("bytes_to_ptr takes bytes or bytearray, not %s"
+                    % type(data).__name__)
+
+
+def ptr_to_bytes(ptr: int, size: int) -> bytes:
+    """Copy ``size`` bytes at ``ptr`` into a new bytes object."""
+    return ctypes.string_at(ptr, size)

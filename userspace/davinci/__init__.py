@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+"""davinci: Python runtime library of the davinci virtual NPU.
+
+Drives the kernel module (``/dev/davinciN``) or the FUSE daemon
+(``davinci-fused``) through the ioctl ABI of ``kmod/include/uapi/davinci.h``,
+or an in-process device core (``DAVINCI_BACKEND=inproc``).
+
+>>> import davinci, numpy as np
+>>> with davinci.Device(0) as dev:
+...     a = dev.tensor(np.arange(4, dtype=np.float32))
+...     print(davinci.ops.add(a, a).numpy())
+[0. 2. 4. 6.]
+"""
+
+from . import _uapi
+from .discovery import Backend, find_backend, fuse_default_mountpoint
+from .errors import (BusyError, DavinciError, DeviceLostError,
+                     DeviceNotFoundError, DriverVersionMismatchError,
+                     DTypeError, InvalidArgumentError, InvalidDeviceError,
+                     InvalidHandleError, OutOfMemoryError, ShapeError,
+                     TaskFailedError, TimeoutError)
+from .device import Device, DeviceInfo, Notification, Version
+from .memory import Buffer, MemInfo
+from .stream import Completion, Stream, StreamState, TaskInfo, make_task
+from .event import Event, EventState
+from . import ops
+from .ops import DeviceTensor
+
+__version__ = "1.0.0"
+
+#: ABI major/minor this runtime speaks.
+ABI_VERSION = (_uapi.DAVINCI_ABI_MAJOR, _uapi.DAVINCI_ABI_MINOR)
+
+float32 = "float32"
+float16 = "float16"
+bfloat16 = "bfloat16"
+int32 = "int32"
+
+
+def device_count() -> int:
+    """Number of davinci devices; raises DeviceNotFoundError when there is
+    no backend at all."""
+    return find_backend().device_count()
+
+
+def backend() -> Backend:
+    """The backend discovery finds (see davinci.discovery)."""
+    return find_backend()
+
+
+__all__ = [
+    "Device", "DeviceInfo", "Version", "Notification", "Buffer", "MemInfo",
+    "Stream", "Completion", "StreamState", "TaskInfo", "make_task", "Event",
+    "EventState", "DeviceTensor", "ops", "device_count", "backend",
+    "find_backend", "fuse_default_mountpoint", "Backend",
+    "DavinciError", "DeviceNotFoundError", "InvalidDeviceError",
+    "DriverVersionMismatchError", "OutOfMemoryError", "InvalidHandleError",
+    "InvalidArgumentError", "BusyError", "DeviceLostError", "TaskFailedError",
+    "TimeoutError", "ShapeError", "DTypeError",
+    "float32", "float16", "bfloat16", "int32", "ABI_VERSION",
+]

@@ -1,0 +1,339 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ctypes binding of libdavinci_core (userspace/libdavinci_core/libdavinci_core.h).
+
+The device core compiled as a userspace shared library: the FUSE daemon
+(davinci.fused) serves it through device nodes, and in-process users (tests,
+the fuzzer) call it directly.
+
+The library is loaded with ctypes.CDLL, so every foreign call releases the
+GIL: a blocking wait ioctl in one thread does not stall the others.
+
+Contract (other modules code against it):
+
+    load() -> ctypes.CDLL
+    CoreDevice(index, aicores=2, hbm_bytes=256 << 20, host_bytes=64 << 20,
+               task_timeout_ms=30000, backing_dir=None, backend="lib")
+        .lost(), .close(), .open_context(pid=0) -> CoreContext
+    CoreContext.ioctl(cmd, buf) -> 0 or -errno (never raises for driver
+        errors), .pollable() -> bool, .mmap(offset, length) -> CoreMapping
+        (OSError on failure), .close()
+    CoreMapping.address, .length, .close()
+    manager_ioctl(cmd, buf) -> 0 or -errno
+    stats() -> dict of struct dv_stats fields
+"""
+
+import ctypes
+import errno as _errno
+import glob
+import os
+import threading
+
+__all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
+           "manager_ioctl", "stats", "STATS_FIELDS", "ioc_size", "ioc_dir"]
+
+STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
+                "events", "tasks", "mappings", "hbm_used", "host_used")
+
+
+class _DvStats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in STATS_FIELDS]
+
+
+# _IOC encoding of asm-generic/ioctl.h (x86, arm64, riscv).
+_IOC_NRBITS, _IOC_TYPEBITS, _IOC_SIZEBITS = 8, 8, 14
+_IOC_SIZESHIFT = _IOC_NRBITS + _IOC_TYPEBITS
+_IOC_DIRSHIFT = _IOC_SIZESHIFT + _IOC_SIZEBITS
+_IOC_WRITE, _IOC_READ = 1, 2
+
+
+def ioc_size(cmd: int) -> int:
+    """_IOC_SIZE(cmd): bytes of the ioctl's argument."""
+    return (cmd >> _IOC_SIZESHIFT) & ((1 << _IOC_SIZEBITS) - 1)
+
+
+def ioc_dir(cmd: int) -> int:
+    """_IOC_DIR(cmd): _IOC_WRITE (1) | _IOC_READ (2)."""
+    return (cmd >> _IOC_DIRSHIFT) & 3
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _candidates():
+    env = os.environ.get("DAVINCI_CORE_LIB")
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield from sorted(glob.glob(os.path.join(here, "_libdavinci_core*.so")))
+    repo = os.path.dirname(os.path.dirname(here))
+    yield os.path.join(repo, "build", "libdavinci_core.so")
+
+
+def _declare(lib):
+    c = ctypes
+    vp = c.c_void_p
+    sig = {
+        "dvc_device_create": (vp, [c.c_uint32, c.c_uint32, c.c_uint64,
+                                   c.c_uint64, c.c_uint32, c.c_char_p,
+                                   c.c_char_p]),
+        "dvc_device_destroy": (None, [vp]),
+        "dvc_device_lost": (None, [vp]),
+        "dvc_context_open": (vp, [vp, c.c_uint32]),
+        "dvc_context_close": (None, [vp]),
+        "dvc_ioctl": (c.c_int, [vp, c.c_ulong, vp]),
+        "dvc_manager_ioctl": (c.c_int, [c.c_ulong, vp]),
+        "dvc_pollable": (c.c_int, [vp]),
+        "dvc_mmap": (vp, [vp, c.c_uint64, c.c_uint64]),
+        "dvc_mapping_addr": (vp, [vp]),
+        "dvc_munmap": (None, [vp]),
+        "dvc_stats": (None, [c.POINTER(_DvStats)]),
+    }
+    for name, (restype, argtypes) in sig.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            if name not in _OPTIONAL:
+                raise
+            setattr(lib, name, _OPTIONAL[name])
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+# Symbols an older or partial build may lack, and what stands in for them.
+_OPTIONAL = {
+    "dvc_manager_ioctl": lambda cmd, arg: -_errno.ENOTTY,
+}
+
+
+def load() -> ctypes.CDLL:
+    """Load libdavinci_core once: $DAVINCI_CORE_LIB, then
+    davinci/_libdavinci_core*.so, then <repo>/build/libdavinci_core.so."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidates():
+            tried.append(path)
+            if not os.path.exists(path):
+                continue
+            try:
+                lib = ctypes.CDLL(path, use_errno=True)
+                _declare(lib)
+            except (OSError, AttributeError) as e:
+                raise OSError(_errno.ELIBBAD,
+                              "cannot load the davinci core library %s: %s"
+                              % (path, e)) from e
+            _lib = lib
+            return lib
+        raise OSError(_errno.ENOENT,
+                      "davinci core library not found (tried: %s); build it "
+                      "with `make core` or `pip install .`, or point "
+                      "DAVINCI_CORE_LIB at libdavinci_core.so"
+                      % ", ".join(tried))
+
+
+def _oserror(what: str) -> OSError:
+    e = ctypes.get_errno() or _errno.EIO
+    return OSError(e, "%s: %s" % (what, os.strerror(e)))
+
+
+def _buffer_address(buf, size):
+    """(address, length or None, keepalive) of a writable buffer."""
+    if buf is None:
+        return None, 0, None
+    if isinstance(buf, int):
+        return buf, None, None
+    if isinstance(buf, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union,
+                        ctypes.Array)):
+        return ctypes.addressof(buf), ctypes.sizeof(buf), buf
+    if isinstance(buf, ctypes._Pointer):
+        return ctypes.cast(buf, ctypes.c_void_p).value, None, buf
+    try:
+        mv = memoryview(buf)
+    except TypeError:
+        raise TypeError("ioctl buffer must be a ctypes object, a writable "
+                        "buffer or an address, not %s"
+                        % type(buf).__name__) from None
+    if mv.readonly:
+        raise TypeError("ioctl buffer is read-only")
+    n = mv.nbytes
+    if n == 0:
+        return None, 0, None
+    arr = (ctypes.c_char * n).from_buffer(mv)
+    return ctypes.addressof(arr), n, (arr, mv)
+
+
+def _call_sized(fn, cmd, buf):
+    """Call fn(addr) with a buffer of at least _IOC_SIZE(cmd) bytes; a
+    shorter caller buffer is zero-extended and copied back (drm_ioctl)."""
+    size = ioc_size(cmd)
+    addr, n, keep = _buffer_address(buf, size)
+    if addr is not None and (n is None or n >= size):
+        return fn(addr)
+    tmp = (ctypes.c_char * max(size, 8))()
+    if addr is not None and n:
+        ctypes.memmove(tmp, addr, min(n, size))
+    ret = fn(ctypes.addressof(tmp))
+    if addr is not None and n:
+        ctypes.memmove(addr, tmp, min(n, size))
+    del keep
+    return ret
+
+
+class CoreMapping:
+    """A dvc_mmap() mapping: @address is the first byte, @length bytes."""
+
+    def __init__(self, ctx: "CoreContext", handle: int, address: int,
+                 length: int):
+        self._ctx = ctx
+        self._handle = handle
+        self.address = address
+        self.length = length
+
+    def close(self) -> None:
+        h, self._handle = self._handle, None
+        if h:
+            load().dvc_munmap(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<CoreMapping 0x%x+%d%s>" % (self.address, self.length,
+                                          "" if self._handle else " closed")
+
+
+class CoreContext:
+    """One open file of a device (dvc_context_open)."""
+
+    def __init__(self, device: "CoreDevice", handle: int, pid: int):
+        self.device = device
+        self.pid = pid
+        self._handle = handle
+
+    @property
+    def closed(self) -> bool:
+        return not self._handle
+
+    def ioctl(self, cmd: int, buf) -> int:
+        """dvc_ioctl: 0 or -errno; -EBADF after close."""
+        h = self._handle
+        if not h:
+            return -_errno.EBADF
+        lib = load()
+        return _call_sized(lambda a: lib.dvc_ioctl(h, cmd, a), cmd, buf)
+
+    def pollable(self) -> bool:
+        h = self._handle
+        return bool(h) and bool(load().dvc_pollable(h))
+
+    def mmap(self, offset: int, length: int) -> CoreMapping:
+        h = self._handle
+        if not h:
+            raise OSError(_errno.EBADF, "context is closed")
+        lib = load()
+        ctypes.set_errno(0)
+        m = lib.dvc_mmap(h, offset, length)
+        if not m:
+            raise _oserror("dvc_mmap(0x%x, %d)" % (offset, length))
+        return CoreMapping(self, m, lib.dvc_mapping_addr(m), length)
+
+    def close(self) -> None:
+        h, self._handle = self._handle, None
+        if h:
+            self.device._contexts.discard(self)
+            load().dvc_context_close(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<CoreContext dev%d pid %d%s>" % (
+            self.device.index, self.pid, " closed" if self.closed else "")
+
+
+class CoreDevice:
+    """A simulated device (dvc_device_create); close() destroys it."""
+
+    def __init__(self, index: int, aicores: int = 2,
+                 hbm_bytes: int = 256 << 20, host_bytes: int = 64 << 20,
+                 task_timeout_ms: int = 30000,
+                 backing_dir: "str | None" = None, backend: str = "lib"):
+        lib = load()
+        self.index = index
+        self.backing_dir = backing_dir
+        self._contexts = set()
+        ctypes.set_errno(0)
+        h = lib.dvc_device_create(
+            index, aicores, hbm_bytes, host_bytes, task_timeout_ms,
+            os.fsencode(backing_dir) if backing_dir is not None else None,
+            backend.encode())
+        if not h:
+            raise _oserror("cannot create davinci device %d" % index)
+        self._handle = h
+
+    @property
+    def closed(self) -> bool:
+        return not self._handle
+
+    def lost(self) -> None:
+        """Simulate removal: waiters wake, every context gets -ENODEV."""
+        if self._handle:
+            load().dvc_device_lost(self._handle)
+
+    def open_context(self, pid: int = 0) -> CoreContext:
+        if not self._handle:
+            raise OSError(_errno.ENODEV, "device is closed")
+        lib = load()
+        ctypes.set_errno(0)
+        c = lib.dvc_context_open(self._handle, pid & 0xFFFFFFFF)
+        if not c:
+            raise _oserror("cannot open a context on device %d" % self.index)
+        ctx = CoreContext(self, c, pid)
+        self._contexts.add(ctx)
+        return ctx
+
+    def close(self) -> None:
+        """Destroy the device; contexts still open are closed first."""
+        h = self._handle
+        if not h:
+            return
+        for ctx in list(self._contexts):
+            ctx.close()
+        self._handle = None
+        load().dvc_device_destroy(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<CoreDevice %d%s>" % (self.index,
+                                      " closed" if self.closed else "")
+
+
+def manager_ioctl(cmd: int, buf) -> int:
+    """dvc_manager_ioctl: the manager node's ioctls; 0 or -errno."""
+    lib = load()
+    return _call_sized(lambda a: lib.dvc_manager_ioctl(cmd, a), cmd, buf)
+
+
+def stats() -> "dict[str, int]":
+    """The core's global accounting (struct dv_stats) by field name."""
+    s = _DvStats()
+    load().dvc_stats(ctypes.byref(s))
+    return {name: getattr(s, name) for name in STATS_FIELDS}

@@ -1,0 +1,549 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ctypes mirror of ``kmod/include/uapi/davinci.h``.
+
+Every struct, constant, enum value and ioctl number of the uapi header, with
+fields named exactly as in C. ``tests/abi/test_abi.py`` compiles a C program
+against the header and checks every ``sizeof``, ``offsetof`` and ioctl number
+against this module, so keep the two in step: add a struct here and list it in
+:data:`STRUCTS`, add an ioctl and list it in :data:`IOCTLS`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+__all__ = []  # everything is accessed as _uapi.NAME
+
+# ---------------------------------------------------------------------------
+# <asm-generic/ioctl.h>
+# ---------------------------------------------------------------------------
+_IOC_NRBITS = 8
+_IOC_TYPEBITS = 8
+_IOC_SIZEBITS = 14
+_IOC_DIRBITS = 2
+
+_IOC_NRMASK = (1 << _IOC_NRBITS) - 1
+_IOC_TYPEMASK = (1 << _IOC_TYPEBITS) - 1
+_IOC_SIZEMASK = (1 << _IOC_SIZEBITS) - 1
+_IOC_DIRMASK = (1 << _IOC_DIRBITS) - 1
+
+_IOC_NRSHIFT = 0
+_IOC_TYPESHIFT = _IOC_NRSHIFT + _IOC_NRBITS
+_IOC_SIZESHIFT = _IOC_TYPESHIFT + _IOC_TYPEBITS
+_IOC_DIRSHIFT = _IOC_SIZESHIFT + _IOC_SIZEBITS
+
+_IOC_NONE = 0
+_IOC_WRITE = 1
+_IOC_READ = 2
+
+
+def _IOC(dir_: int, type_: int, nr: int, size: int) -> int:
+    """Encode an ioctl number exactly as the kernel's ``_IOC()``."""
+    if size > _IOC_SIZEMASK:
+        raise ValueError("ioctl argument too large: %d bytes" % size)
+    return ((dir_ << _IOC_DIRSHIFT) | (type_ << _IOC_TYPESHIFT) |
+            (nr << _IOC_NRSHIFT) | (size << _IOC_SIZESHIFT))
+
+
+def _IO(type_: int, nr: int) -> int:
+    return _IOC(_IOC_NONE, type_, nr, 0)
+
+
+def _IOR(type_: int, nr: int, struct) -> int:
+    return _IOC(_IOC_READ, type_, nr, ctypes.sizeof(struct))
+
+
+def _IOW(type_: int, nr: int, struct) -> int:
+    return _IOC(_IOC_WRITE, type_, nr, ctypes.sizeof(struct))
+
+
+def _IOWR(type_: int, nr: int, struct) -> int:
+    return _IOC(_IOC_READ | _IOC_WRITE, type_, nr, ctypes.sizeof(struct))
+
+
+def _IOC_DIR(nr: int) -> int:
+    return (nr >> _IOC_DIRSHIFT) & _IOC_DIRMASK
+
+
+def _IOC_TYPE(nr: int) -> int:
+    return (nr >> _IOC_TYPESHIFT) & _IOC_TYPEMASK
+
+
+def _IOC_NR(nr: int) -> int:
+    return (nr >> _IOC_NRSHIFT) & _IOC_NRMASK
+
+
+def _IOC_SIZE(nr: int) -> int:
+    return (nr >> _IOC_SIZESHIFT) & _IOC_SIZEMASK
+
+
+# ---------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------
+DAVINCI_ABI_MAJOR = 1
+DAVINCI_ABI_MINOR = 0
+
+DAVINCI_FEAT_USER_QUEUES = 1 << 0
+DAVINCI_FEAT_EVENTS = 1 << 1
+DAVINCI_FEAT_NOTIFICATIONS = 1 << 2
+DAVINCI_FEAT_FP16 = 1 << 3
+DAVINCI_FEAT_BF16 = 1 << 4
+DAVINCI_FEAT_PINNED_HOST = 1 << 5
+DAVINCI_FEAT_POLL = 1 << 6
+
+DAVINCI_NAME_LEN = 32
+DAVINCI_VERSION_LEN = 32
+DAVINCI_PATH_LEN = 256
+
+DAVINCI_HEALTH_OK = 0
+DAVINCI_HEALTH_WARNING = 1
+DAVINCI_HEALTH_ALARM = 2
+DAVINCI_HEALTH_CRITICAL = 3
+
+DAVINCI_MEM_HUGE_FIRST = 0
+DAVINCI_MEM_HUGE_ONLY = 1
+DAVINCI_MEM_NORMAL_ONLY = 2
+DAVINCI_MEM_POLICY_MASK = 0x3
+DAVINCI_MEM_HOST = 1 << 8
+DAVINCI_MEM_FLAGS_ALL = DAVINCI_MEM_POLICY_MASK | DAVINCI_MEM_HOST
+
+DAVINCI_RING_ENTRIES_OFFSET = 64
+DAVINCI_RING_MAX_ENTRIES = 4096
+
+DAVINCI_STREAM_IDLE = 0
+DAVINCI_STREAM_BUSY = 1
+DAVINCI_STREAM_ERROR = 2
+
+DAVINCI_TASK_QUEUED = 0
+DAVINCI_TASK_RUNNING = 1
+DAVINCI_TASK_DONE = 2
+
+DAVINCI_EVENT_TIMING = 1 << 0
+DAVINCI_EVENT_FLAGS_ALL = DAVINCI_EVENT_TIMING
+
+DAVINCI_EVENT_NOT_RECORDED = 0
+DAVINCI_EVENT_PENDING = 1
+DAVINCI_EVENT_RECORDED = 2
+
+DAVINCI_NOTIFY_COMPLETION = 1
+DAVINCI_NOTIFY_USER = 2
+DAVINCI_NOTIFY_FAULT = 3
+DAVINCI_NOTIFY_DEVICE_LOST = 4
+
+DAVINCI_MMAP_NODE = 0
+DAVINCI_MMAP_FILE = 1
+DAVINCI_ARENAS = 2
+
+DAVINCI_MMAP_ARENA_SHIFT = 40
+
+
+def DAVINCI_MMAP_ARENA(off: int) -> int:
+    """Arena number encoded in an mmap offset."""
+    return off >> DAVINCI_MMAP_ARENA_SHIFT
+
+
+def DAVINCI_MMAP_ARENA_OFFSET(off: int) -> int:
+    """Byte offset inside the arena encoded in an mmap offset."""
+    return off & ((1 << DAVINCI_MMAP_ARENA_SHIFT) - 1)
+
+
+# enum davinci_opcode
+DAVINCI_OP_NOP = 0
+DAVINCI_OP_MEMCPY = 1
+DAVINCI_OP_MEMSET = 2
+DAVINCI_OP_EVENT_RECORD = 3
+DAVINCI_OP_EVENT_WAIT = 4
+DAVINCI_OP_NOTIFY = 5
+DAVINCI_OP_ADD = 6
+DAVINCI_OP_SUB = 7
+DAVINCI_OP_MUL = 8
+DAVINCI_OP_DIV = 9
+DAVINCI_OP_MAX = 10
+DAVINCI_OP_MIN = 11
+DAVINCI_OP_RELU = 12
+DAVINCI_OP_EXP = 13
+DAVINCI_OP_AXPY = 14
+DAVINCI_OP_MATMUL = 15
+DAVINCI_OP_SOFTMAX = 16
+DAVINCI_OP_REDUCE_SUM = 17
+DAVINCI_OP_CAST = 18
+DAVINCI_OP_COUNT = 19
+
+# enum davinci_dtype
+DAVINCI_DTYPE_FLOAT32 = 0
+DAVINCI_DTYPE_FLOAT16 = 1
+DAVINCI_DTYPE_BFLOAT16 = 2
+DAVINCI_DTYPE_INT32 = 3
+DAVINCI_DTYPE_COUNT = 4
+
+DAVINCI_TASK_F_NOTIFY = 1 << 0
+DAVINCI_TASK_F_TRANS_A = 1 << 1
+DAVINCI_TASK_F_TRANS_B = 1 << 2
+DAVINCI_TASK_FLAGS_ALL = (DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_TRANS_A |
+                          DAVINCI_TASK_F_TRANS_B)
+
+DAVINCI_STATUS_OK = 0
+DAVINCI_STATUS_INVALID_ADDRESS = 1
+DAVINCI_STATUS_INVALID_TASK = 2
+DAVINCI_STATUS_ABORTED = 3
+DAVINCI_STATUS_CANCELLED = 4
+DAVINCI_STATUS_TIMEOUT = 5
+DAVINCI_STATUS_ECC_ERROR = 6
+DAVINCI_STATUS_DEVICE_LOST = 7
+DAVINCI_STATUS_INVALID_EVENT = 8
+
+DAVINCI_IOCTL_BASE = 0xDA
+
+# ---------------------------------------------------------------------------
+# Structs
+# ---------------------------------------------------------------------------
+_u8 = ctypes.c_uint8
+_u16 = ctypes.c_uint16
+_u32 = ctypes.c_uint32
+_u64 = ctypes.c_uint64
+
+
+class _Struct(ctypes.Structure):
+    """Base: ``repr`` lists the fields, ``_asdict`` returns them."""
+
+    def _asdict(self) -> dict:
+        out = {}
+        for name, ctype in self._fields_:
+            val = getattr(self, name)
+            if isinstance(val, ctypes.Array):
+                val = list(val)
+            out[name] = val
+        return out
+
+    def __repr__(self) -> str:
+        return "%s(%s)" % (type(self).__name__, ", ".join(
+            "%s=%r" % kv for kv in self._asdict().items()))
+
+
+class davinci_version(_Struct):
+    _fields_ = [
+        ("abi_major", _u32),
+        ("abi_minor", _u32),
+        ("features", _u64),
+        ("driver_version", ctypes.c_char * DAVINCI_VERSION_LEN),
+        ("backend", ctypes.c_char * DAVINCI_NAME_LEN),
+    ]
+
+
+class davinci_device_info(_Struct):
+    _fields_ = [
+        ("index", _u32),
+        ("aicores", _u32),
+        ("hbm_total", _u64),
+        ("hbm_free", _u64),
+        ("host_total", _u64),
+        ("host_free", _u64),
+        ("task_timeout_ms", _u32),
+        ("health", _u32),
+        ("name", ctypes.c_char * DAVINCI_NAME_LEN),
+        ("serial", ctypes.c_char * DAVINCI_NAME_LEN),
+    ]
+
+
+class davinci_mem_alloc(_Struct):
+    _fields_ = [
+        ("size", _u64),
+        ("flags", _u32),
+        ("pad", _u32),
+        ("handle", _u64),
+        ("dev_addr", _u64),
+        ("mmap_offset", _u64),
+        ("alloc_size", _u64),
+    ]
+
+
+class davinci_mem_free(_Struct):
+    _fields_ = [
+        ("handle", _u64),
+    ]
+
+
+class davinci_mem_query(_Struct):
+    _fields_ = [
+        ("handle", _u64),
+        ("dev_addr", _u64),
+        ("size", _u64),
+        ("alloc_size", _u64),
+        ("mmap_offset", _u64),
+        ("flags", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_mem_info(_Struct):
+    _fields_ = [
+        ("flags", _u32),
+        ("pad", _u32),
+        ("total", _u64),
+        ("free", _u64),
+        ("largest_free", _u64),
+        ("ctx_used", _u64),
+        ("ctx_allocations", _u64),
+    ]
+
+
+class davinci_ring_header(_Struct):
+    _fields_ = [
+        ("head", _u32),
+        ("tail", _u32),
+        ("entries", _u32),
+        ("overflow", _u32),
+        ("reserved", _u32 * 12),
+    ]
+
+
+class davinci_stream_create(_Struct):
+    _fields_ = [
+        ("sq_entries", _u32),
+        ("cq_entries", _u32),
+        ("priority", _u32),
+        ("flags", _u32),
+        ("stream_id", _u32),
+        ("pad", _u32),
+        ("sq_mmap_offset", _u64),
+        ("cq_mmap_offset", _u64),
+        ("sq_size", _u64),
+        ("cq_size", _u64),
+    ]
+
+
+class davinci_stream_id(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_doorbell(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("sq_tail", _u32),
+        ("first_seq", _u64),
+        ("last_seq", _u64),
+    ]
+
+
+class davinci_stream_wait(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("timeout_ms", _u32),
+        ("seq", _u64),
+        ("status", _u32),
+        ("pad", _u32),
+        ("completed_seq", _u64),
+    ]
+
+
+class davinci_stream_query(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("state", _u32),
+        ("submitted_seq", _u64),
+        ("completed_seq", _u64),
+        ("error_status", _u32),
+        ("priority", _u32),
+    ]
+
+
+class davinci_task_query(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("pad", _u32),
+        ("seq", _u64),
+        ("state", _u32),
+        ("status", _u32),
+        ("start_ns", _u64),
+        ("end_ns", _u64),
+    ]
+
+
+class davinci_sync(_Struct):
+    _fields_ = [
+        ("timeout_ms", _u32),
+        ("status", _u32),
+    ]
+
+
+class davinci_event_create(_Struct):
+    _fields_ = [
+        ("flags", _u32),
+        ("event_id", _u32),
+    ]
+
+
+class davinci_event_id(_Struct):
+    _fields_ = [
+        ("event_id", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_event_query(_Struct):
+    _fields_ = [
+        ("event_id", _u32),
+        ("state", _u32),
+        ("timestamp_ns", _u64),
+        ("records_submitted", _u64),
+        ("records_completed", _u64),
+    ]
+
+
+class davinci_event_wait(_Struct):
+    _fields_ = [
+        ("event_id", _u32),
+        ("timeout_ms", _u32),
+    ]
+
+
+class davinci_notification(_Struct):
+    _fields_ = [
+        ("timeout_ms", _u32),
+        ("type", _u32),
+        ("stream_id", _u32),
+        ("status", _u32),
+        ("seq", _u64),
+        ("user_data", _u64),
+        ("timestamp_ns", _u64),
+        ("dropped", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_mmap_info(_Struct):
+    _fields_ = [
+        ("method", _u32),
+        ("pad", _u32),
+        ("arena_path", (ctypes.c_char * DAVINCI_PATH_LEN) * DAVINCI_ARENAS),
+    ]
+
+
+class davinci_task(_Struct):
+    _fields_ = [
+        ("opcode", _u16),
+        ("dtype", _u8),
+        ("dst_dtype", _u8),
+        ("pad0", _u32),
+        ("flags", _u32),
+        ("event_id", _u32),
+        ("user_data", _u64),
+        ("dst", _u64),
+        ("src0", _u64),
+        ("src1", _u64),
+        ("count", _u64),
+        ("m", _u32),
+        ("n", _u32),
+        ("k", _u32),
+        ("imm", _u32),
+        ("reserved", _u64 * 7),
+    ]
+
+
+class davinci_completion(_Struct):
+    _fields_ = [
+        ("seq", _u64),
+        ("user_data", _u64),
+        ("start_ns", _u64),
+        ("end_ns", _u64),
+        ("status", _u32),
+        ("opcode", _u16),
+        ("pad", _u16),
+        ("reserved", _u64 * 3),
+    ]
+
+
+#: Every struct of the uapi header, by its C name (checked by the ABI test).
+STRUCTS = {cls.__name__: cls for cls in (
+    davinci_version, davinci_device_info, davinci_mem_alloc, davinci_mem_free,
+    davinci_mem_query, davinci_mem_info, davinci_ring_header,
+    davinci_stream_create, davinci_stream_id, davinci_doorbell,
+    davinci_stream_wait, davinci_stream_query, davinci_task_query,
+    davinci_sync, davinci_event_create, davinci_event_id,
+    davinci_event_query, davinci_event_wait, davinci_notification,
+    davinci_mmap_info, davinci_task, davinci_completion)}
+
+# ---------------------------------------------------------------------------
+# ioctl numbers
+# ---------------------------------------------------------------------------
+_B = DAVINCI_IOCTL_BASE
+DAVINCI_IOCTL_GET_VERSION = _IOR(_B, 0x00, davinci_version)
+DAVINCI_IOCTL_DEVICE_INFO = _IOR(_B, 0x01, davinci_device_info)
+DAVINCI_IOCTL_MMAP_INFO = _IOR(_B, 0x02, davinci_mmap_info)
+DAVINCI_IOCTL_CTX_RESET = _IO(_B, 0x03)
+DAVINCI_IOCTL_MEM_ALLOC = _IOWR(_B, 0x10, davinci_mem_alloc)
+DAVINCI_IOCTL_MEM_FREE = _IOW(_B, 0x11, davinci_mem_free)
+DAVINCI_IOCTL_MEM_QUERY = _IOWR(_B, 0x12, davinci_mem_query)
+DAVINCI_IOCTL_MEM_INFO = _IOWR(_B, 0x13, davinci_mem_info)
+DAVINCI_IOCTL_STREAM_CREATE = _IOWR(_B, 0x20, davinci_stream_create)
+DAVINCI_IOCTL_STREAM_DESTROY = _IOW(_B, 0x21, davinci_stream_id)
+DAVINCI_IOCTL_DOORBELL = _IOWR(_B, 0x22, davinci_doorbell)
+DAVINCI_IOCTL_STREAM_WAIT = _IOWR(_B, 0x23, davinci_stream_wait)
+DAVINCI_IOCTL_STREAM_RESET = _IOW(_B, 0x24, davinci_stream_id)
+DAVINCI_IOCTL_STREAM_QUERY = _IOWR(_B, 0x25, davinci_stream_query)
+DAVINCI_IOCTL_TASK_QUERY = _IOWR(_B, 0x26, davinci_task_query)
+DAVINCI_IOCTL_TASK_CANCEL = _IOWR(_B, 0x27, davinci_task_query)
+DAVINCI_IOCTL_SYNC = _IOWR(_B, 0x28, davinci_sync)
+DAVINCI_IOCTL_EVENT_CREATE = _IOWR(_B, 0x30, davinci_event_create)
+DAVINCI_IOCTL_EVENT_DESTROY = _IOW(_B, 0x31, davinci_event_id)
+DAVINCI_IOCTL_EVENT_QUERY = _IOWR(_B, 0x32, davinci_event_query)
+DAVINCI_IOCTL_EVENT_SIGNAL = _IOW(_B, 0x33, davinci_event_id)
+DAVINCI_IOCTL_EVENT_WAIT = _IOW(_B, 0x34, davinci_event_wait)
+DAVINCI_IOCTL_NOTIFY_WAIT = _IOWR(_B, 0x40, davinci_notification)
+del _B
+
+#: Every ioctl number, by its C name (checked by the ABI test).
+IOCTLS = {name: value for name, value in globals().items()
+          if name.startswith("DAVINCI_IOCTL_") and name != "DAVINCI_IOCTL_BASE"}
+
+#: ioctl number -> argument struct (None for _IO ioctls).
+IOCTL_STRUCTS = {
+    DAVINCI_IOCTL_GET_VERSION: davinci_version,
+    DAVINCI_IOCTL_DEVICE_INFO: davinci_device_info,
+    DAVINCI_IOCTL_MMAP_INFO: davinci_mmap_info,
+    DAVINCI_IOCTL_CTX_RESET: None,
+    DAVINCI_IOCTL_MEM_ALLOC: davinci_mem_alloc,
+    DAVINCI_IOCTL_MEM_FREE: davinci_mem_free,
+    DAVINCI_IOCTL_MEM_QUERY: davinci_mem_query,
+    DAVINCI_IOCTL_MEM_INFO: davinci_mem_info,
+    DAVINCI_IOCTL_STREAM_CREATE: davinci_stream_create,
+    DAVINCI_IOCTL_STREAM_DESTROY: davinci_stream_id,
+    DAVINCI_IOCTL_DOORBELL: davinci_doorbell,
+    DAVINCI_IOCTL_STREAM_WAIT: davinci_stream_wait,
+    DAVINCI_IOCTL_STREAM_RESET: davinci_stream_id,
+    DAVINCI_IOCTL_STREAM_QUERY: davinci_stream_query,
+    DAVINCI_IOCTL_TASK_QUERY: davinci_task_query,
+    DAVINCI_IOCTL_TASK_CANCEL: davinci_task_query,
+    DAVINCI_IOCTL_SYNC: davinci_sync,
+    DAVINCI_IOCTL_EVENT_CREATE: davinci_event_create,
+    DAVINCI_IOCTL_EVENT_DESTROY: davinci_event_id,
+    DAVINCI_IOCTL_EVENT_QUERY: davinci_event_query,
+    DAVINCI_IOCTL_EVENT_SIGNAL: davinci_event_id,
+    DAVINCI_IOCTL_EVENT_WAIT: davinci_event_wait,
+    DAVINCI_IOCTL_NOTIFY_WAIT: davinci_notification,
+}
+
+#: ioctl number -> short name ("MEM_ALLOC"), for messages.
+IOCTL_NAMES = {v: k[len("DAVINCI_IOCTL_"):] for k, v in IOCTLS.items()}
+
+#: Status code -> name ("INVALID_ADDRESS").
+STATUS_NAMES = {v: k[len("DAVINCI_STATUS_"):] for k, v in list(globals().items())
+                if k.startswith("DAVINCI_STATUS_")}
+
+#: Opcode -> name ("MATMUL").
+OP_NAMES = {v: k[len("DAVINCI_OP_"):] for k, v in list(globals().items())
+            if k.startswith("DAVINCI_OP_") and k != "DAVINCI_OP_COUNT"}
+
+#: All integer constants of the header (checked by the ABI test).
+CONSTANTS = {k: v for k, v in list(globals().items())
+             if k.startswith("DAVINCI_") and isinstance(v, int)
+             and not k.startswith("DAVINCI_IOCTL_")}
+CONSTANTS["DAVINCI_IOCTL_BASE"] = DAVINCI_IOCTL_BASE
+
+
+def cstr(value: bytes) -> str:
+    """Decode a NUL-terminated ``char[]`` field."""
+    return bytes(value).split(b"\0", 1)[0].decode("utf-8", "replace")

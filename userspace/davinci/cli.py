@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+"""``davinci`` console command: ``davinci info`` lists devices and versions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _mib(n: int) -> str:
+    return "%d MiB" % (n >> 20)
+
+
+def cmd_info(args) -> int:
+    import davinci
+    from davinci import discovery
+    try:
+        backend = discovery.find_backend()
+    except davinci.DeviceNotFoundError as exc:
+        print("davinci: %s" % exc, file=sys.stderr)
+        return 1
+    print("runtime   : davinci %s (ABI %d.%d)" % (
+        davinci.__version__, *davinci.ABI_VERSION))
+    print("backend   : %s" % backend.describe())
+    indices = backend.device_indices()
+    try:
+        v = davinci.Version.from_struct(discovery.manager_version(backend))
+        print("driver    : %s" % v)
+    except davinci.DavinciError as exc:
+        v = None
+        if indices:
+            try:
+                with davinci.Device(indices[0], backend) as dev:
+                    v = dev.version
+            except davinci.DavinciError:
+                pass
+        if v is not None:
+            print("driver    : %s (from davinci%d)" % (v, indices[0]))
+        else:
+            print("driver    : unknown (%s)" % exc)
+    print("devices   : %d" % len(indices))
+    for i in indices:
+        try:
+            with davinci.Device(i, backend) as dev:
+                inf = dev.info
+                print("  davinci%-3d %-16s serial %-12s aicores %-3d health %s"
+                      % (i, inf.name, inf.serial, inf.aicores,
+                         inf.health_name))
+                print("             HBM %s / %s used, pinned host %s / %s "
+                      "used, task timeout %d ms"
+                      % (_mib(inf.hbm_total - inf.hbm_free),
+                         _mib(inf.hbm_total),
+                         _mib(inf.host_total - inf.host_free),
+                         _mib(inf.host_total), inf.task_timeout_ms))
+        except davinci.DavinciError as exc:
+            print("  davinci%-3d error: %s" % (i, exc))
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="davinci",
+                                description="davinci virtual NPU runtime")
+    sub = p.add_subparsers(dest="cmd")
+    sub.add_parser("info", help="list devices and versions")
+    args = p.parse_args(argv)
+    if args.cmd in (None, "info"):
+        return cmd_info(args)
+    p.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

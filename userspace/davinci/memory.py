@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Device (HBM) and pinned host buffers.
+
+A :class:`Buffer` is one allocation of one device context. Tasks address it
+by :attr:`Buffer.dev_addr`; the host reaches it zero-copy through a mapping
+(:meth:`Buffer.numpy`, :meth:`Buffer.memoryview`, :attr:`Buffer.address`),
+which is coherent with the device on every backend: host writes are seen by
+the next task, task results are seen through existing mappings.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _uapi
+from .errors import InvalidArgumentError, InvalidHandleError
+
+if TYPE_CHECKING:
+    from .device import Device
+    from .transport import Mapping
+
+__all__ = ["Buffer", "MemInfo", "POLICIES", "policy_flags"]
+
+#: Allocation policies by name (pyACL's aclrtMemMallocPolicy).
+POLICIES = {
+    "huge_first": _uapi.DAVINCI_MEM_HUGE_FIRST,
+    "huge_only": _uapi.DAVINCI_MEM_HUGE_ONLY,
+    "normal_only": _uapi.DAVINCI_MEM_NORMAL_ONLY,
+}
+
+
+def policy_flags(policy) -> int:
+    """Policy name or ``DAVINCI_MEM_*`` number -> allocation flags."""
+    if isinstance(policy, str):
+        try:
+            return POLICIES[policy.lower()]
+        except KeyError:
+            raise InvalidArgumentError(
+                "unknown allocation policy %r: use one of %s"
+                % (policy, ", ".join(POLICIES))) from None
+    if policy not in POLICIES.values():
+        raise InvalidArgumentError(
+            "unknown allocation policy %r: use 0 (huge_first), 1 (huge_only) "
+            "or 2 (normal_only)" % (policy,))
+    return int(policy)
+
+
+@dataclass(frozen=True)
+class MemInfo:
+    """Memory usage of one pool (HBM or pinned host), in bytes."""
+    total: int
+    free: int
+    largest_free: int
+    ctx_used: int
+    ctx_allocations: int
+    host: bool = False
+
+    @property
+    def used(self) -> int:
+        return self.total - self.free
+
+
+class Buffer:
+    """One allocation of device memory (HBM) or pinned host memory.
+
+    Attributes:
+        device: the :class:`~davinci.Device` it belongs to.
+        size: bytes requested.
+        alloc_size: bytes reserved (rounded to the allocation granule).
+        handle: driver handle.
+        dev_addr: device virtual address tasks use.
+        host: True for pinned host memory.
+
+    Freed by :meth:`free`, by leaving a ``with`` block, or when garbage
+    collected. Using a freed buffer raises :class:`InvalidHandleError`;
+    numpy views made before the free stay readable but no longer belong to
+    anything (the driver keeps the memory from reuse while it is mapped).
+    """
+
+    def __init__(self, device: "Device", alloc: _uapi.davinci_mem_alloc,
+                 host: bool):
+        self.device = device
+        self.size = int(alloc.size)
+        self.alloc_size = int(alloc.alloc_size)
+        self.handle = int(alloc.handle)
+        self.dev_addr = int(alloc.dev_addr)
+        self.mmap_offset = int(alloc.mmap_offset)
+        self.host = host
+        self._mapping: "Mapping | None" = None
+        self._lock = threading.Lock()
+        self._freed = False
+        self._freed_why = ""
+
+    # -- state --------------------------------------------------------------
+    @property
+    def freed(self) -> bool:
+        return self._freed
+
+    def _check(self) -> None:
+        if self._freed:
+            raise InvalidHandleError(
+                "%s buffer at device address %#x (%d bytes) %s; allocate a new "
+                "one" % ("pinned host" if self.host else "device",
+                         self.dev_addr, self.size,
+                         self._freed_why or "was freed"))
+
+    def _invalidate(self, why: str) -> None:
+        """Mark dead without telling the driver (context reset or close)."""
+        with self._lock:
+            self._freed = True
+            self._freed_why = why
+            mapping, self._mapping = self._mapping, None
+        if mapping is not None:
+            mapping.close()
+
+    # -- host access ---------------------------------------------------------
+    @property
+    def mapping(self) -> "Mapping":
+        """The buffer's mapping into this process (mapped on first use)."""
+        self._check()
+        with self._lock:
+            if self._mapping is None:
+                self._mapping = self.device._transport.map(self.mmap_offset,
+                                                           self.alloc_size)
+            return self._mapping
+
+    @property
+    def address(self) -> int:
+        """Process address of the buffer's first byte (maps it)."""
+        return self.mapping.address
+
+    def memoryview(self) -> memoryview:
+        """Writable zero-copy view of the first :attr:`size` bytes."""
+        return self.mapping.memoryview()[:self.size]
+
+    def numpy(self, dtype=np.uint8, shape=None, offset: int = 0) -> np.ndarray:
+        """Zero-copy numpy view of the buffer's memory.
+
+        Writes through the view are seen by the next task; task results are
+        seen through it once the task completed (synchronize first).
+        """
+        dtype = np.dtype(dtype)
+        if offset < 0 or offset > self.size:
+            raise InvalidArgumentError("offset %d outside the %d-byte buffer"
+                                       % (offset, self.size))
+        if shape is None:
+            count = (self.size - offset) // dtype.itemsize
+            shape = (count,)
+        elif isinstance(shape, int):
+            shape = (shape,)
+        count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+        if offset + count * dtype.itemsize > self.size:
+            raise InvalidArgumentError(
+                "a %s view of shape %s needs %d bytes from offset %d but the "
+                "buffer has %d" % (dtype, tuple(shape), count * dtype.itemsize,
+                                   offset, self.size))
+        arr = np.frombuffer(self.mapping.buffer, dtype=dtype, count=count,
+                            offset=offset)
+        return arr.reshape(shape)
+
+    def write(self, data, offset: int = 0) -> None:
+        """Copy bytes-like ``data`` (or a numpy array) into the buffer now.
+
+        Zero-copy: one host memcpy straight into the mapped memory. Not
+        ordered with tasks: synchronize streams that use the buffer first.
+        """
+        self._check()
+        src = np.ascontiguousarray(data) if not isinstance(
+            data, (bytes, bytearray, memoryview)) else data
+        mv = memoryview(src).cast("B")
+        n = mv.nbytes
+        if offset < 0 or offset + n > self.size:
+            raise InvalidArgumentError(
+                "writing %d bytes at offset %d overflows the %d-byte buffer"
+                % (n, offset, self.size))
+        self.mapping.memoryview()[offset:offset + n] = mv
+
+    def read(self, nbytes: int | None = None, offset: int = 0) -> bytes:
+        """Copy ``nbytes`` from the buffer to a new bytes object now."""
+        self._check()
+        if nbytes is None:
+            nbytes = self.size - offset
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.size:
+            raise InvalidArgumentError(
+                "reading %d bytes at offset %d overflows the %d-byte buffer"
+                % (nbytes, offset, self.size))
+        return bytes(self.mapping.memoryview()[offset:offset + nbytes])
+
+    def query(self) -> _uapi.davinci_mem_query:
+        """DAVINCI_IOCTL_MEM_QUERY of this buffer."""
+        self._check()
+        q = _uapi.davinci_mem_query(handle=self.handle)
+        return self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_MEM_QUERY, q)
+
+    # -- lifetime ---------------------------------------------------------------
+    def free(self) -> None:
+        """Free the allocation. Tasks still using it keep it until they end."""
+        self._check()
+        with self._lock:
+            self._freed = True
+            self._freed_why = "was freed"
+            mapping, self._mapping = self._mapping, None
+        if mapping is not None:
+            mapping.close()
+        self.device._forget_buffer(self)
+        self.device._transport.ioctl(
+            _uapi.DAVINCI_IOCTL_MEM_FREE,
+            _uapi.davinci_mem_free(handle=self.handle))
+
+    def __enter__(self) -> "Buffer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._freed:
+            self.free()
+
+    def __del__(self):
+        try:
+            if not self._freed and not self.device._transport.closed:
+                self.free()
+        except Exception:
+            pass
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return "<davinci.Buffer %s %#x size=%d%s>" % (
+            "host" if self.host else "hbm", self.dev_addr, self.size,
+            " freed" if self._freed else "")
+
+
+def host_copy(dst_addr: int, src_addr: int, nbytes: int) -> None:
+    """memmove between two process addresses."""
+    if nbytes:
+        ctypes.memmove(dst_addr, src_addr, nbytes)
+
+

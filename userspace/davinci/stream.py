@@ -1,0 +1,631 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Streams: user-mode submission and completion rings.
+
+A :class:`Stream` maps its submission ring (SQ) and completion ring (CQ).
+:meth:`Stream.submit` writes task descriptors into the SQ and rings the
+doorbell once per batch (one ioctl for the whole batch). The device runs the
+stream's tasks in order and writes a completion per task into the CQ;
+:meth:`Stream.drain` reads them (advancing the CQ head) and
+:meth:`Stream.synchronize` waits in the driver (``STREAM_WAIT``), drains, and
+raises :class:`TaskFailedError` if a task failed.
+
+Host <-> device copies:
+
+* synchronous ``copy_from_host`` / ``copy_to_host`` wait for the stream's
+  earlier work, then copy directly between the host array and the mapped
+  device buffer (zero-copy: one host memcpy, no staging);
+* asynchronous ones (``sync=False``) copy the host data into a pinned host
+  staging buffer through its numpy view and enqueue a device MEMCPY task
+  (for device-to-host the staging buffer is copied into the host array when
+  the stream is synchronized). Pinned :class:`Buffer` sources and
+  destinations are copied by the device directly with :meth:`memcpy`.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import struct
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import numpy as np
+
+from . import _uapi
+from .errors import (DavinciError, InvalidArgumentError, InvalidHandleError,
+                     TaskFailedError, TimeoutError, status_hint, status_name)
+from .memory import Buffer
+
+if TYPE_CHECKING:
+    from .device import Device
+    from .event import Event
+
+__all__ = ["Stream", "Completion", "StreamState", "TaskInfo", "make_task",
+           "Task"]
+
+Task = _uapi.davinci_task
+_TASK_SIZE = ctypes.sizeof(_uapi.davinci_task)
+_CPL_SIZE = ctypes.sizeof(_uapi.davinci_completion)
+_ENTRIES = _uapi.DAVINCI_RING_ENTRIES_OFFSET
+_M32 = 0xFFFFFFFF
+_WAIT_SLICE_MS = 1000
+_MAX_KEPT_COMPLETIONS = 65536
+
+
+def make_task(opcode: int, **fields) -> _uapi.davinci_task:
+    """A zeroed task descriptor with ``opcode`` and the given fields."""
+    t = _uapi.davinci_task()
+    t.opcode = opcode
+    for k, v in fields.items():
+        setattr(t, k, v)
+    return t
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", float(x)))[0]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One entry of the completion ring."""
+    seq: int
+    user_data: int
+    start_ns: int
+    end_ns: int
+    status: int
+    opcode: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status == _uapi.DAVINCI_STATUS_OK
+
+    @property
+    def status_name(self) -> str:
+        return status_name(self.status)
+
+    @property
+    def duration_ns(self) -> int:
+        return max(0, self.end_ns - self.start_ns) if self.start_ns else 0
+
+
+@dataclass(frozen=True)
+class StreamState:
+    """``STREAM_QUERY`` of a stream."""
+    state: int
+    submitted_seq: int
+    completed_seq: int
+    error_status: int
+    priority: int
+
+    @property
+    def idle(self) -> bool:
+        return self.state == _uapi.DAVINCI_STREAM_IDLE
+
+    @property
+    def error(self) -> bool:
+        return self.state == _uapi.DAVINCI_STREAM_ERROR
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """``TASK_QUERY`` of one task."""
+    seq: int
+    state: int
+    status: int
+    start_ns: int
+    end_ns: int
+
+    @property
+    def done(self) -> bool:
+        return self.state == _uapi.DAVINCI_TASK_DONE
+
+
+def _to_ms(timeout: float | None) -> int | None:
+    if timeout is None:
+        return None
+    if timeout < 0:
+        raise InvalidArgumentError("timeout must be >= 0 seconds")
+    return min(int(timeout * 1000 + 0.999), _M32)
+
+
+class Stream:
+    """An in-order queue of tasks on a device.
+
+    Create with :meth:`Device.stream`. Use as a context manager to
+    synchronize and destroy it at the end of the block.
+    """
+
+    def __init__(self, device: "Device", priority: int = 0,
+                 sq_entries: int = 256, cq_entries: int = 256):
+        if not 0 <= priority <= 7:
+            raise InvalidArgumentError("stream priority must be 0 (highest) "
+                                       "to 7 (lowest), not %r" % (priority,))
+        self.device = device
+        t = device._transport
+        c = _uapi.davinci_stream_create(sq_entries=sq_entries,
+                                        cq_entries=cq_entries,
+                                        priority=priority)
+        t.ioctl(_uapi.DAVINCI_IOCTL_STREAM_CREATE, c)
+        self.stream_id = int(c.stream_id)
+        self.priority = priority
+        self._lock = threading.RLock()
+        self._destroyed = False
+        self._dead_why = ""
+        try:
+            self._sq = t.map(c.sq_mmap_offset, c.sq_size)
+            self._cq = t.map(c.cq_mmap_offset, c.cq_size)
+        except BaseException:
+            t.try_ioctl(_uapi.DAVINCI_IOCTL_STREAM_DESTROY,
+                        _uapi.davinci_stream_id(stream_id=self.stream_id))
+            raise
+        self._sqh = _uapi.davinci_ring_header.from_address(self._sq.address)
+        self._cqh = _uapi.davinci_ring_header.from_address(self._cq.address)
+        self.sq_entries = int(self._sqh.entries)
+        self.cq_entries = int(self._cqh.entries)
+        self._sq_tail = int(self._sqh.tail)
+        self._submitted_seq = 0
+        self._completions: "collections.OrderedDict[int, Completion]" = \
+            collections.OrderedDict()
+        self._first_failure: Completion | None = None
+        # (seq, fn): host work to run once task seq has completed
+        self._after: list[tuple[int, Callable[[], None]]] = []
+        self._completed_seq = 0
+
+    # -- state ------------------------------------------------------------------
+    def _check(self) -> None:
+        if self._destroyed:
+            raise InvalidHandleError(
+                "stream %d %s; create a new stream"
+                % (self.stream_id, self._dead_why or "was destroyed"))
+
+    @property
+    def destroyed(self) -> bool:
+        return self._destroyed
+
+    def _invalidate(self, why: str) -> None:
+        with self._lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+            self._dead_why = why
+            self._sqh = self._cqh = None
+            self._sq.close()
+            self._cq.close()
+            after, self._after = self._after, []
+        for _, fn in after:
+            try:
+                fn(False)
+            except Exception:
+                pass
+
+    # -- submission --------------------------------------------------------------
+    def submit(self, tasks: Iterable[_uapi.davinci_task]) -> list[int]:
+        """Write ``tasks`` into the submission ring and ring the doorbell.
+
+        One doorbell ioctl per batch (per ring-full for batches larger than
+        the ring). Returns the tasks' sequence numbers. If the driver
+        rejects a descriptor nothing of that batch is taken in and
+        :class:`InvalidArgumentError` is raised.
+        """
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        seqs: list[int] = []
+        with self._lock:
+            self._check()
+            self.drain()        # keep the completion ring from overflowing
+            i = 0
+            while i < len(tasks):
+                head = self._sqh.head
+                used = (self._sq_tail - head) & _M32
+                room = self.sq_entries - used
+                if room <= 0:
+                    raise DavinciError(
+                        "submission ring of stream %d is full (head %d tail "
+                        "%d); the driver did not take earlier tasks in"
+                        % (self.stream_id, head, self._sq_tail))
+                n = min(room, len(tasks) - i)
+                old_tail = self._sq_tail
+                base = self._sq.address + _ENTRIES
+                for j in range(n):
+                    slot = (old_tail + j) % self.sq_entries
+                    t = tasks[i + j]
+                    if not isinstance(t, _uapi.davinci_task):
+                        raise InvalidArgumentError(
+                            "submit() takes davinci_task structs, not %r"
+                            % type(t).__name__)
+                    ctypes.memmove(base + slot * _TASK_SIZE,
+                                   ctypes.addressof(t), _TASK_SIZE)
+                new_tail = (old_tail + n) & _M32
+                self._sqh.tail = new_tail
+                db = _uapi.davinci_doorbell(stream_id=self.stream_id,
+                                            sq_tail=new_tail)
+                try:
+                    self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_DOORBELL,
+                                                 db)
+                except InvalidArgumentError as exc:
+                    self._sqh.tail = old_tail
+                    raise InvalidArgumentError(
+                        "stream %d: the driver rejected the batch of %d "
+                        "task(s) (a descriptor is malformed: unknown opcode, "
+                        "dtype or flags, or a non-zero unused field); nothing "
+                        "of it was submitted" % (self.stream_id, n),
+                        exc.errno) from None
+                except BaseException:
+                    self._sqh.tail = old_tail
+                    raise
+                self._sq_tail = new_tail
+                seqs.extend(range(int(db.first_seq), int(db.last_seq) + 1))
+                if db.last_seq:
+                    self._submitted_seq = int(db.last_seq)
+                i += n
+        return seqs
+
+    def launch(self, task: _uapi.davinci_task) -> int:
+        """Submit one task; returns its sequence number."""
+        return self.submit([task])[0]
+
+    # -- completion ------------------------------------------------------------
+    def drain(self) -> list[Completion]:
+        """Read every new completion from the completion ring."""
+        out: list[Completion] = []
+        with self._lock:
+            if self._destroyed:
+                return out
+            h = self._cqh
+            head = h.head
+            tail = h.tail
+            n = (tail - head) & _M32
+            if n > self.cq_entries:
+                n = self.cq_entries
+                head = (tail - n) & _M32
+            base = self._cq.address + _ENTRIES
+            for i in range(n):
+                slot = ((head + i) & _M32) % self.cq_entries
+                e = _uapi.davinci_completion.from_address(
+                    base + slot * _CPL_SIZE)
+                c = Completion(int(e.seq), int(e.user_data), int(e.start_ns),
+                               int(e.end_ns), int(e.status), int(e.opcode))
+                out.append(c)
+                self._completions[c.seq] = c
+                if c.seq > self._completed_seq:
+                    self._completed_seq = c.seq
+                if (c.status not in (_uapi.DAVINCI_STATUS_OK,
+                                     _uapi.DAVINCI_STATUS_CANCELLED,
+                                     _uapi.DAVINCI_STATUS_ABORTED)
+                        and self._first_failure is None):
+                    self._first_failure = c
+            h.head = tail
+            while len(self._completions) > _MAX_KEPT_COMPLETIONS:
+                self._completions.popitem(last=False)
+        return out
+
+    def _run_after(self, completed_seq: int) -> None:
+        with self._lock:
+            ready = [(s, fn) for s, fn in self._after if s <= completed_seq]
+            self._after = [(s, fn) for s, fn in self._after
+                           if s > completed_seq]
+        for seq, fn in ready:
+            c = self._completions.get(seq)
+            fn(c is None or c.ok)
+
+    def completion(self, seq: int) -> Completion | None:
+        """The completion of task ``seq`` if it was read from the ring."""
+        self.drain()
+        return self._completions.get(seq)
+
+    @property
+    def overflow(self) -> int:
+        """Completions the driver dropped because the ring was full."""
+        self._check()
+        return int(self._cqh.overflow)
+
+    def _wait(self, seq: int, timeout: float | None) -> _uapi.davinci_stream_wait:
+        ms = _to_ms(timeout)
+        t = self.device._transport
+        while True:
+            slice_ms = _WAIT_SLICE_MS if ms is None else min(ms, _WAIT_SLICE_MS)
+            w = _uapi.davinci_stream_wait(stream_id=self.stream_id,
+                                          timeout_ms=slice_ms, seq=seq)
+            err = t.try_ioctl(_uapi.DAVINCI_IOCTL_STREAM_WAIT, w)
+            if err == 0:
+                return w
+            import errno as _errno
+            if err != _errno.ETIMEDOUT:
+                raise t._error(err, _uapi.DAVINCI_IOCTL_STREAM_WAIT)
+            if ms is not None:
+                ms -= slice_ms
+                if ms <= 0:
+                    raise TimeoutError(
+                        "stream %d: task %s not complete after %.3f s "
+                        "(%d of %d tasks done); wait longer, or cancel or "
+                        "reset the stream"
+                        % (self.stream_id, seq or "(last)", timeout,
+                           int(w.completed_seq), self._submitted_seq))
+
+    def wait(self, seq: int = 0, timeout: float | None = None) -> None:
+        """Wait until task ``seq`` (0: the last submitted) completed.
+
+        Raises :class:`TaskFailedError` when the stream is in the error
+        state, :class:`TimeoutError` when ``timeout`` seconds ran out.
+        """
+        self._check()
+        w = self._wait(seq, timeout)
+        self.drain()
+        self._run_after(int(w.completed_seq))
+        if w.status:
+            self._raise_failed(int(w.status))
+
+    def synchronize(self, timeout: float | None = None) -> None:
+        """Wait for every task submitted so far (see :meth:`wait`)."""
+        self.wait(0, timeout)
+
+    def _raise_failed(self, status: int) -> None:
+        c = self._first_failure
+        where = ""
+        seq = opcode = None
+        if c is not None and c.status == status:
+            seq, opcode = c.seq, c.opcode
+            where = " task %d (%s)" % (c.seq, _uapi.OP_NAMES.get(
+                c.opcode, "opcode %d" % c.opcode))
+        raise TaskFailedError(
+            "stream %d:%s failed with status %s: %s; later tasks are aborted "
+            "until stream.reset()" % (self.stream_id, where,
+                                      status_name(status), status_hint(status)),
+            status, self.stream_id, seq, opcode)
+
+    def query(self) -> StreamState:
+        """STREAM_QUERY: state, submitted and completed counts, error."""
+        self._check()
+        q = _uapi.davinci_stream_query(stream_id=self.stream_id)
+        self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_STREAM_QUERY, q)
+        return StreamState(int(q.state), int(q.submitted_seq),
+                           int(q.completed_seq), int(q.error_status),
+                           int(q.priority))
+
+    def task(self, seq: int) -> TaskInfo:
+        """TASK_QUERY of task ``seq``."""
+        self._check()
+        q = _uapi.davinci_task_query(stream_id=self.stream_id, seq=seq)
+        self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_TASK_QUERY, q)
+        return TaskInfo(seq, int(q.state), int(q.status), int(q.start_ns),
+                        int(q.end_ns))
+
+    def cancel(self, seq: int) -> bool:
+        """Cancel task ``seq``: False when it had already completed."""
+        self._check()
+        q = _uapi.davinci_task_query(stream_id=self.stream_id, seq=seq)
+        t = self.device._transport
+        import errno as _errno
+        err = t.try_ioctl(_uapi.DAVINCI_IOCTL_TASK_CANCEL, q)
+        if err == _errno.EALREADY:
+            return False
+        if err:
+            raise t._error(err, _uapi.DAVINCI_IOCTL_TASK_CANCEL)
+        return True
+
+    def reset(self) -> None:
+        """Leave the error state (STREAM_RESET)."""
+        self._check()
+        self.device._transport.ioctl(
+            _uapi.DAVINCI_IOCTL_STREAM_RESET,
+            _uapi.davinci_stream_id(stream_id=self.stream_id))
+        self.drain()
+        self._first_failure = None
+
+    def destroy(self) -> None:
+        """Destroy the stream (queued tasks are cancelled by the driver)."""
+        if self._destroyed:
+            return
+        sid = self.stream_id
+        self._invalidate("was destroyed")
+        self.device._forget_stream(self)
+        if not self.device._transport.closed:
+            self.device._transport.ioctl(
+                _uapi.DAVINCI_IOCTL_STREAM_DESTROY,
+                _uapi.davinci_stream_id(stream_id=sid))
+
+    close = destroy
+
+    def __del__(self):
+        # an idle, unreferenced stream is destroyed; one with work still
+        # queued is left to the driver until the device closes (destroying
+        # would cancel that work)
+        try:
+            if not self._destroyed and not self.device._transport.closed \
+                    and not self._after and self.query().idle:
+                self.destroy()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        try:
+            if exc_type is None and not self._destroyed:
+                self.synchronize()
+        finally:
+            self.destroy()
+
+    def __repr__(self) -> str:
+        return "<davinci.Stream %d of davinci%d%s>" % (
+            self.stream_id, self.device.index,
+            " destroyed" if self._destroyed else "")
+
+    # -- task helpers -------------------------------------------------------------
+    def _finish(self, seq: int, sync: bool) -> int:
+        if sync:
+            self.wait(seq)
+        return seq
+
+    def nop(self, microseconds: int = 0, user_data: int = 0,
+            notify: bool = False, sync: bool = False) -> int:
+        """A NOP task, busy for ``microseconds`` on the device."""
+        t = make_task(_uapi.DAVINCI_OP_NOP, count=microseconds,
+                      user_data=user_data,
+                      flags=_uapi.DAVINCI_TASK_F_NOTIFY if notify else 0)
+        return self._finish(self.launch(t), sync)
+
+    def memcpy(self, dst, src, nbytes: int | None = None, dst_offset: int = 0,
+               src_offset: int = 0, sync: bool = False) -> int:
+        """Device copy of ``nbytes`` from ``src`` to ``dst``.
+
+        ``dst``/``src``: :class:`Buffer` (HBM or pinned host) or a device
+        address. Enqueued as a MEMCPY task; ``sync=True`` waits for it.
+        """
+        d = _addr(dst, dst_offset)
+        s = _addr(src, src_offset)
+        if nbytes is None:
+            if not isinstance(src, Buffer):
+                raise InvalidArgumentError("memcpy from a raw address needs "
+                                           "nbytes")
+            nbytes = src.size - src_offset
+        _check_range(dst, dst_offset, nbytes, "destination")
+        _check_range(src, src_offset, nbytes, "source")
+        t = make_task(_uapi.DAVINCI_OP_MEMCPY, dst=d, src0=s, count=nbytes)
+        return self._finish(self.launch(t), sync)
+
+    def memset(self, dst, value: int, nbytes: int | None = None,
+               offset: int = 0, sync: bool = False) -> int:
+        """Set ``nbytes`` of ``dst`` to byte ``value`` (MEMSET task)."""
+        if not 0 <= int(value) <= 255:
+            raise InvalidArgumentError("memset value must be a byte (0..255)")
+        d = _addr(dst, offset)
+        if nbytes is None:
+            if not isinstance(dst, Buffer):
+                raise InvalidArgumentError("memset of a raw address needs "
+                                           "nbytes")
+            nbytes = dst.size - offset
+        _check_range(dst, offset, nbytes, "destination")
+        t = make_task(_uapi.DAVINCI_OP_MEMSET, dst=d, count=nbytes,
+                      imm=int(value))
+        return self._finish(self.launch(t), sync)
+
+    def copy_from_host(self, dst: Buffer, data, offset: int = 0,
+                       sync: bool = True) -> int:
+        """Copy host ``data`` (numpy array or bytes-like) into ``dst``.
+
+        ``sync=True``: waits for the stream's earlier tasks, then writes
+        directly into the mapped buffer (zero-copy); returns 0.
+        ``sync=False``: stages ``data`` in pinned host memory now (so the
+        caller may reuse it at once) and enqueues a device MEMCPY; returns
+        its sequence number.
+        """
+        dst._check()
+        mv = _host_bytes(data)
+        n = mv.nbytes
+        _check_range(dst, offset, n, "destination")
+        if sync:
+            self.synchronize()
+            dst.write(mv, offset)
+            return 0
+        if n == 0:
+            return self.nop()
+        staging = self.device.malloc_host(n)
+        staging.write(mv)
+        seq = self.memcpy(dst, staging, n, dst_offset=offset)
+        self._after_task(seq, lambda ok: staging.free())
+        return seq
+
+    def copy_to_host(self, src: Buffer, out: np.ndarray | None = None,
+                     nbytes: int | None = None, offset: int = 0,
+                     sync: bool = True):
+        """Copy ``src`` to host memory.
+
+        ``sync=True``: waits for the stream's earlier tasks, then copies
+        straight out of the mapped buffer; returns ``out`` (or new bytes as
+        a uint8 array). ``sync=False``: needs ``out``; enqueues a device
+        MEMCPY into a pinned staging buffer, copied into ``out`` when the
+        stream is synchronized; returns the task's sequence number.
+        """
+        src._check()
+        if out is not None:
+            if not isinstance(out, np.ndarray) or not out.flags.c_contiguous \
+                    or not out.flags.writeable:
+                raise InvalidArgumentError("out must be a writable "
+                                           "C-contiguous numpy array")
+            if nbytes is None:
+                nbytes = out.nbytes
+            elif nbytes > out.nbytes:
+                raise InvalidArgumentError("out has %d bytes, %d requested"
+                                           % (out.nbytes, nbytes))
+        if nbytes is None:
+            nbytes = src.size - offset
+        _check_range(src, offset, nbytes, "source")
+        if sync:
+            self.synchronize()
+            view = src.numpy(np.uint8, (nbytes,), offset)
+            if out is None:
+                return view.copy()
+            out.reshape(-1).view(np.uint8)[:nbytes] = view
+            return out
+        if out is None:
+            raise InvalidArgumentError("an asynchronous copy_to_host needs an "
+                                       "out array to copy into")
+        staging = self.device.malloc_host(max(nbytes, 1))
+        seq = self.memcpy(staging, src, nbytes, src_offset=offset)
+
+        def done(ok: bool, staging=staging, out=out, n=nbytes):
+            try:
+                if ok:
+                    out.reshape(-1).view(np.uint8)[:n] = \
+                        staging.numpy(np.uint8, (n,))
+            finally:
+                staging.free()
+        self._after_task(seq, done)
+        return seq
+
+    def _after_task(self, seq: int, fn: Callable[[bool], None]) -> None:
+        with self._lock:
+            self._after.append((seq, fn))
+
+    def record(self, event: "Event") -> int:
+        """Record ``event`` when the stream reaches this point."""
+        event._check()
+        t = make_task(_uapi.DAVINCI_OP_EVENT_RECORD, event_id=event.event_id)
+        return self.launch(t)
+
+    def wait_event(self, event: "Event") -> int:
+        """Make later tasks of this stream wait for ``event``'s last record."""
+        event._check()
+        t = make_task(_uapi.DAVINCI_OP_EVENT_WAIT, event_id=event.event_id)
+        return self.launch(t)
+
+    def notify(self, user_data: int = 0) -> int:
+        """Enqueue a NOTIFY task: a DAVINCI_NOTIFY_USER notification with
+        ``user_data`` when the stream reaches it."""
+        t = make_task(_uapi.DAVINCI_OP_NOTIFY, user_data=user_data)
+        return self.launch(t)
+
+
+def _addr(obj, offset: int) -> int:
+    if isinstance(obj, Buffer):
+        obj._check()
+        if offset < 0 or offset > obj.size:
+            raise InvalidArgumentError("offset %d outside the %d-byte buffer"
+                                       % (offset, obj.size))
+        return obj.dev_addr + offset
+    if isinstance(obj, int):
+        return obj + offset
+    raise InvalidArgumentError("expected a davinci.Buffer or a device address, "
+                               "not %r" % type(obj).__name__)
+
+
+def _check_range(obj, offset: int, nbytes: int, what: str) -> None:
+    if nbytes < 0:
+        raise InvalidArgumentError("negative byte count %d" % nbytes)
+    if isinstance(obj, Buffer) and offset + nbytes > obj.size:
+        raise InvalidArgumentError(
+            "%s: %d bytes at offset %d overflow the %d-byte buffer"
+            % (what, nbytes, offset, obj.size))
+
+
+def _host_bytes(data) -> memoryview:
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return memoryview(data).cast("B")
+    arr = np.ascontiguousarray(data)
+    return memoryview(arr.reshape(-1).view(np.uint8))
+
+

@@ -1,0 +1,439 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The one place where the runtime talks to a driver: ioctl and mmap.
+
+A :class:`Transport` is one open device node, i.e. one driver context. Two
+implementations:
+
+* :class:`DeviceNodeTransport` opens ``/dev/davinciN`` (kernel module) or
+  ``<mountpoint>/davinciN`` (FUSE daemon) and uses ``fcntl.ioctl`` and
+  ``mmap``. Backends that cannot map through their node (FUSE: its page cache
+  would serve stale pages) answer ``DAVINCI_IOCTL_MMAP_INFO`` with
+  ``DAVINCI_MMAP_FILE`` and the paths of the files backing each arena; the
+  transport maps those files directly, so host and device see the same pages.
+* :class:`InProcessTransport` runs the device core inside this process
+  through ``libdavinci_core`` (``DAVINCI_BACKEND=inproc``): no daemon, no
+  module, ideal for tests.
+
+Errors: a negative errno becomes the matching :mod:`davinci.errors`
+exception; a gone daemon or removed device becomes :class:`DeviceLostError`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import errno as _errno
+import mmap
+import os
+import threading
+import weakref
+
+from . import _uapi
+from .errors import (DavinciError, DeviceLostError, InvalidHandleError,
+                     from_errno)
+
+__all__ = ["Mapping", "Transport", "DeviceNodeTransport", "InProcessTransport",
+           "inproc_device_count", "inproc_core_device", "inproc_shutdown"]
+
+_LOST_ERRNOS = (_errno.ENOTCONN, _errno.ENODEV, _errno.EIO, _errno.ENXIO,
+                _errno.ESHUTDOWN)
+
+
+def _ioctl_name(cmd: int) -> str:
+    return "ioctl DAVINCI_IOCTL_%s" % _uapi.IOCTL_NAMES.get(cmd, hex(cmd))
+
+
+class Mapping:
+    """A mapped range of device memory.
+
+    Attributes:
+        buffer: writable object supporting the buffer protocol
+            (``memoryview(m.buffer)``, ``numpy.frombuffer(m.buffer, ...)``).
+        address: process address of the first byte.
+        length: bytes mapped.
+
+    :meth:`close` unmaps at once when nothing else still views the memory;
+    otherwise the memory stays mapped until the last view (say a numpy array)
+    is gone. The driver keeps mapped memory from being reused meanwhile.
+    """
+
+    def __init__(self, buffer, address: int, length: int, closer=None):
+        self.buffer = buffer
+        self.address = address
+        self.length = length
+        self._closer = closer
+
+    @property
+    def closed(self) -> bool:
+        return self.buffer is None
+
+    def memoryview(self) -> memoryview:
+        if self.buffer is None:
+            raise DavinciError("the mapping is closed")
+        return memoryview(self.buffer).cast("B")
+
+    def close(self) -> None:
+        buf, self.buffer = self.buffer, None
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            closer(buf)
+
+
+def _close_mmap(mm) -> None:
+    try:
+        mm.close()
+    except BufferError:
+        pass    # views still exist; the mapping goes with the last of them
+
+
+def _mmap_address(mm) -> int:
+    probe = ctypes.c_char.from_buffer(mm)
+    addr = ctypes.addressof(probe)
+    del probe
+    return addr
+
+
+class Transport:
+    """One open context on one device: ioctls, mmap, close.
+
+    Subclasses implement :meth:`_ioctl` (returning 0 or -errno) and
+    :meth:`_map`. :meth:`ioctl` raises the matching exception.
+    """
+
+    kind = "abstract"
+    index = -1
+    description = ""
+
+    def ioctl(self, cmd: int, arg=None):
+        """Issue ``cmd`` with ``arg`` (a ctypes struct, or None for _IO).
+
+        Returns ``arg``; raises a :class:`DavinciError` subclass on failure.
+        """
+        self._check_open(cmd)
+        ret = self._ioctl(cmd, arg)
+        if ret < 0:
+            raise self._error(-ret, cmd)
+        return arg
+
+    def _check_open(self, cmd: int) -> None:
+        if self.closed:
+            raise InvalidHandleError(
+                "%s on a closed device handle (the Device was closed): open "
+                "the device again" % _ioctl_name(cmd), _errno.EBADF)
+
+    def try_ioctl(self, cmd: int, arg=None) -> int:
+        """As :meth:`ioctl` but return 0 or the positive errno; never raises
+        for driver errors (raises on a closed handle)."""
+        self._check_open(cmd)
+        ret = self._ioctl(cmd, arg)
+        return -ret if ret < 0 else 0
+
+    def _error(self, err: int, cmd: int) -> DavinciError:
+        what = "%s on %s" % (_ioctl_name(cmd), self.description)
+        return from_errno(err, what)
+
+    def map(self, offset: int, length: int) -> Mapping:
+        """Map ``length`` bytes at the mmap ``offset`` an ioctl returned."""
+        if self.closed:
+            raise DavinciError("mmap on a closed device handle: reopen the "
+                               "device")
+        try:
+            return self._map(offset, length)
+        except OSError as exc:
+            err = exc.errno or _errno.EIO
+            raise from_errno(err, "mmap of %d bytes at offset %#x on %s"
+                             % (length, offset, self.description)) from None
+
+    def pollable(self) -> bool:
+        """True when a notification is waiting."""
+        raise NotImplementedError
+
+    def fileno(self) -> int:
+        """File descriptor to poll() on, or -1."""
+        return -1
+
+    @property
+    def closed(self) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # subclass hooks
+    def _ioctl(self, cmd: int, arg) -> int:
+        raise NotImplementedError
+
+    def _map(self, offset: int, length: int) -> Mapping:
+        raise NotImplementedError
+
+
+class DeviceNodeTransport(Transport):
+    """A device node opened with ``os.open`` (kernel module or FUSE daemon)."""
+
+    kind = "node"
+
+    def __init__(self, path: str, index: int = -1):
+        self.path = path
+        self.index = index
+        self.description = path
+        self._lock = threading.Lock()
+        self._mmap_info = None
+        self._arena_fds: dict[int, int] = {}
+        try:
+            self._fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError as exc:
+            self._fd = -1
+            if exc.errno in (_errno.ENOENT, _errno.ENXIO, _errno.ENODEV):
+                from .errors import DeviceNotFoundError
+                raise DeviceNotFoundError(
+                    "cannot open %s: %s; load the kernel module (sudo modprobe "
+                    "davinci) or start the FUSE daemon (davinci-fused)"
+                    % (path, os.strerror(exc.errno)), exc.errno) from None
+            if exc.errno in (_errno.EACCES, _errno.EPERM):
+                raise DavinciError(
+                    "cannot open %s: permission denied; add yourself to the "
+                    "node's group or use your own davinci-fused" % path,
+                    exc.errno) from None
+            if exc.errno in _LOST_ERRNOS:
+                raise DeviceLostError(
+                    "cannot open %s: %s; the driver is gone, restart it"
+                    % (path, os.strerror(exc.errno)), exc.errno) from None
+            raise DavinciError("cannot open %s: %s" % (path, exc.strerror),
+                               exc.errno) from None
+
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def _ioctl(self, cmd: int, arg) -> int:
+        import fcntl
+        try:
+            if arg is None:
+                fcntl.ioctl(self._fd, cmd, 0)
+            else:
+                fcntl.ioctl(self._fd, cmd, arg, True)
+        except OSError as exc:
+            return -(exc.errno or _errno.EIO)
+        return 0
+
+    def _error(self, err: int, cmd: int) -> DavinciError:
+        if err in (_errno.ENOTCONN, _errno.ECONNABORTED):
+            return DeviceLostError(
+                "%s on %s failed: the FUSE daemon is gone (%s); restart "
+                "davinci-fused and reopen the device"
+                % (_ioctl_name(cmd), self.path, os.strerror(err)), err)
+        return super()._error(err, cmd)
+
+    def pollable(self) -> bool:
+        import select
+        p = select.poll()
+        p.register(self._fd, select.POLLIN)
+        return bool(p.poll(0))
+
+    def mmap_info(self) -> _uapi.davinci_mmap_info:
+        """DAVINCI_IOCTL_MMAP_INFO, queried once."""
+        with self._lock:
+            if self._mmap_info is None:
+                info = _uapi.davinci_mmap_info()
+                self.ioctl(_uapi.DAVINCI_IOCTL_MMAP_INFO, info)
+                self._mmap_info = info
+            return self._mmap_info
+
+    def _arena_fd(self, arena: int) -> int:
+        with self._lock:
+            fd = self._arena_fds.get(arena)
+            if fd is None:
+                path = _uapi.cstr(self._mmap_info.arena_path[arena])
+                if not path:
+                    raise DavinciError(
+                        "the driver gave no backing file for arena %d; "
+                        "update davinci-fused" % arena)
+                try:
+                    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+                except OSError as exc:
+                    if exc.errno == _errno.ENOENT:
+                        raise DeviceLostError(
+                            "device memory file %s is gone: davinci-fused "
+                            "stopped; restart it and reopen the device"
+                            % path, exc.errno) from None
+                    raise
+                self._arena_fds[arena] = fd
+            return fd
+
+    def _map(self, offset: int, length: int) -> Mapping:
+        info = self.mmap_info()
+        prot = mmap.PROT_READ | mmap.PROT_WRITE
+        if info.method == _uapi.DAVINCI_MMAP_NODE:
+            mm = mmap.mmap(self._fd, length, mmap.MAP_SHARED, prot,
+                           offset=offset)
+        elif info.method == _uapi.DAVINCI_MMAP_FILE:
+            arena = _uapi.DAVINCI_MMAP_ARENA(offset)
+            if arena >= _uapi.DAVINCI_ARENAS:
+                raise OSError(_errno.EINVAL, "bad arena")
+            fd = self._arena_fd(arena)
+            mm = mmap.mmap(fd, length, mmap.MAP_SHARED, prot,
+                           offset=_uapi.DAVINCI_MMAP_ARENA_OFFSET(offset))
+        else:
+            raise DavinciError("unknown mmap method %d from the driver; update "
+                               "the runtime" % info.method)
+        return Mapping(mm, _mmap_address(mm), length, _close_mmap)
+
+    def close(self) -> None:
+        with self._lock:
+            fds = list(self._arena_fds.values())
+            self._arena_fds.clear()
+            fd, self._fd = self._fd, -1
+        for f in fds:
+            os.close(f)
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------
+# In-process backend
+# ---------------------------------------------------------------------------
+_inproc_lock = threading.Lock()
+_inproc_devices: dict = {}
+_inproc_transports: "weakref.WeakSet[InProcessTransport]" = weakref.WeakSet()
+
+
+def inproc_device_count() -> int:
+    """Devices of the in-process backend (``DAVINCI_INPROC_DEVICES``, 2)."""
+    try:
+        return max(0, int(os.environ.get("DAVINCI_INPROC_DEVICES", "2")))
+    except ValueError:
+        return 2
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def inproc_core_device(index: int):
+    """The process-local ``_corelib.CoreDevice`` of ``index``, created lazily.
+
+    Configured by ``DAVINCI_INPROC_AICORES`` (2), ``DAVINCI_INPROC_HBM_MB``
+    (256), ``DAVINCI_INPROC_HOST_MB`` (64), ``DAVINCI_INPROC_TIMEOUT_MS``
+    (30000).
+    """
+    from . import _corelib
+    with _inproc_lock:
+        dev = _inproc_devices.get(index)
+        if dev is None:
+            dev = _corelib.CoreDevice(
+                index,
+                aicores=_env_int("DAVINCI_INPROC_AICORES", 2),
+                hbm_bytes=_env_int("DAVINCI_INPROC_HBM_MB", 256) << 20,
+                host_bytes=_env_int("DAVINCI_INPROC_HOST_MB", 64) << 20,
+                task_timeout_ms=_env_int("DAVINCI_INPROC_TIMEOUT_MS", 30000),
+                backend="lib")
+            _inproc_devices[index] = dev
+        return dev
+
+
+def inproc_shutdown() -> None:
+    """Close every in-process context and destroy every in-process device."""
+    for t in list(_inproc_transports):
+        t.close(force=True)
+    with _inproc_lock:
+        devs = list(_inproc_devices.values())
+        _inproc_devices.clear()
+    for d in devs:
+        d.close()
+
+
+atexit.register(inproc_shutdown)
+
+
+class InProcessTransport(Transport):
+    """A context on a process-local simulated device (``libdavinci_core``).
+
+    Like a kernel file that stays open while a vma maps it, the core context
+    is closed only when :meth:`close` was called and the last mapping (and
+    every numpy view of it) is gone. :func:`inproc_shutdown` forces it.
+    """
+
+    kind = "inproc"
+
+    def __init__(self, index: int):
+        self.index = index
+        self.description = "in-process davinci%d" % index
+        self._lock = threading.Lock()
+        self._ctx = inproc_core_device(index).open_context(os.getpid())
+        self._closing = False
+        self._maps: dict[int, object] = {}
+        self._next_map = 0
+        _inproc_transports.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closing or self._ctx is None
+
+    def _ioctl(self, cmd: int, arg) -> int:
+        ctx = self._ctx
+        if ctx is None or self._closing:
+            return -_errno.EBADF
+        if arg is None:
+            arg = ctypes.c_uint64()
+        return ctx.ioctl(cmd, arg)
+
+    def pollable(self) -> bool:
+        ctx = self._ctx
+        return bool(ctx is not None and ctx.pollable())
+
+    def _map(self, offset: int, length: int) -> Mapping:
+        cm = self._ctx.mmap(offset, length)
+        arr = (ctypes.c_char * length).from_address(cm.address)
+        with self._lock:
+            key = self._next_map
+            self._next_map += 1
+            self._maps[key] = cm
+        # the core mapping lives as long as the array, i.e. as long as any
+        # numpy view made from it
+        weakref.finalize(arr, self._unmap, key)
+        return Mapping(arr, cm.address, length, None)
+
+    def _unmap(self, key: int) -> None:
+        with self._lock:
+            cm = self._maps.pop(key, None)
+            last = self._closing and not self._maps
+            ctx = self._ctx if last else None
+            if last:
+                self._ctx = None
+        if cm is not None:
+            cm.close()
+        if ctx is not None:
+            ctx.close()
+
+    def close(self, force: bool = False) -> None:
+        with self._lock:
+            self._closing = True
+            maps = []
+            if force:
+                maps = list(self._maps.values())
+                self._maps.clear()
+            ctx = None
+            if not self._maps:
+                ctx, self._ctx = self._ctx, None
+        for cm in maps:
+            cm.close()
+        if ctx is not None:
+            ctx.close()
