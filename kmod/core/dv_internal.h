@@ -189,6 +189,12 @@ struct dv_task_result {
  * @cancel: the host asked to cancel it
  * @running: a worker is running it
  * @abort: complete as ABORTED (queued before a STREAM_RESET)
+ * @operand_status: DAVINCI_STATUS_* of resolving the operands at the
+ *	doorbell; the task fails with it when it reaches the head
+ * @buf: buffers of dst, src0, src1 (NULL when unused), referenced from
+ *	the doorbell until the task is freed, so memory freed by the host
+ *	meanwhile stays in place for it
+ * @len: bytes the task touches from each operand
  */
 struct dv_task {
 	struct dv_list node;
@@ -196,6 +202,9 @@ struct dv_task {
 	u64 seq;
 	u64 event_gen;
 	u64 start_ns;
+	u32 operand_status;
+	struct dv_buffer *buf[3];
+	u64 len[3];
 	bool cancel;
 	bool running;
 	bool abort;
@@ -409,6 +418,8 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 
 /* sched.c */
 int dv_worker_main(void *arg);
+void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
+void dv_task_release(struct dv_task *t);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

@@ -2,7 +2,7 @@
 /*
  * ops.h - AI-core op kernels (DAVINCI_OP_ADD .. DAVINCI_OP_CAST).
  *
- * The scheduler validates a compute task with dv_op_check(), resolves its
+ * The scheduler validates a compute task with dv_op_validate(), resolves its
  * operands to addresses, then runs it in chunks of work units between
  * os_fpu_begin() and os_fpu_end(), checking for cancellation and the
  * watchdog between chunks. Float code lives in its own translation units

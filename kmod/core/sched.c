@@ -6,16 +6,10 @@
  * A worker takes the highest priority ready stream (FIFO within a
  * priority), runs its first task, completes it and puts the stream back
  * at the tail of its run queue while it has work. dev->lock is dropped
- * while a chunk runs; the task's buffers are referenced meanwhile.
+ * while a chunk runs; the task's buffers are referenced from the doorbell
+ * until the task is freed.
  */
 #include "dv_internal.h"
-
-/* What a running task touches, resolved under dev->lock. */
-struct dv_exec {
-	struct dv_buffer *buf[3];
-	u8 *ptr[3];		/* dst, src0, src1 */
-	u64 len[3];
-};
 
 static struct dv_stream *dv_sched_pick(struct dv_device *dev)
 {
@@ -36,33 +30,38 @@ static struct dv_stream *dv_sched_pick(struct dv_device *dev)
 }
 
 /* Resolve one operand; 0 bytes need no memory. */
-static int dv_exec_operand(struct dv_context *ctx, struct dv_exec *x, int i,
+static int dv_task_operand(struct dv_context *ctx, struct dv_task *t, int i,
 			   u64 addr, u64 len)
 {
-	struct dv_buffer *b;
-
-	x->len[i] = len;
+	t->len[i] = len;
 	if (!len)
 		return 0;
-	b = dv_buffer_lookup(ctx, addr, len);
-	if (!b)
-		return -EFAULT;
-	x->buf[i] = b;
-	x->ptr[i] = (u8 *)dv_buffer_kaddr(b) + (addr - dv_buffer_dev_addr(b));
-	return 0;
+	t->buf[i] = dv_buffer_lookup(ctx, addr, len);
+	return t->buf[i] ? 0 : -EFAULT;
 }
 
-/* Returns a DAVINCI_STATUS_*; on OK the operands are referenced. */
-static u32 dv_exec_prepare(struct dv_context *ctx, const struct davinci_task *d,
-			   struct dv_exec *x)
+/**
+ * dv_task_resolve() - find and reference the buffers a task touches
+ * @ctx: the submitting context (dev->lock held)
+ * @t: the task, just taken in at the doorbell
+ *
+ * Done at the doorbell, so a buffer the host frees while the task is
+ * queued stays allocated until the task is freed. A task whose operands
+ * do not lie inside live allocations of @ctx gets an operand_status and
+ * fails when it reaches the head of its stream, touching nothing.
+ */
+void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 {
+	const struct davinci_task *d = &t->desc;
 	struct dv_op_extent ext = { 0, 0, 0 };
 	int i, ret = 0;
 
-	memset(x, 0, sizeof(*x));
 	switch (d->opcode) {
 	case DAVINCI_OP_NOP:
-		break;
+	case DAVINCI_OP_EVENT_RECORD:
+	case DAVINCI_OP_EVENT_WAIT:
+	case DAVINCI_OP_NOTIFY:
+		return;
 	case DAVINCI_OP_MEMCPY:
 		ext.dst = d->count;
 		ext.src0 = d->count;
@@ -71,19 +70,50 @@ static u32 dv_exec_prepare(struct dv_context *ctx, const struct davinci_task *d,
 		ext.dst = d->count;
 		break;
 	default:
-		if (dv_op_extent(d, &ext))
-			return DAVINCI_STATUS_INVALID_TASK;
+		if (dv_op_extent(d, &ext)) {
+			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
+			return;
+		}
 		break;
 	}
-	ret |= dv_exec_operand(ctx, x, 0, d->dst, ext.dst);
-	ret |= dv_exec_operand(ctx, x, 1, d->src0, ext.src0);
-	ret |= dv_exec_operand(ctx, x, 2, d->src1, ext.src1);
-	if (ret)
-		return DAVINCI_STATUS_INVALID_ADDRESS;
+	ret |= dv_task_operand(ctx, t, 0, d->dst, ext.dst);
+	ret |= dv_task_operand(ctx, t, 1, d->src0, ext.src0);
+	ret |= dv_task_operand(ctx, t, 2, d->src1, ext.src1);
+	if (ret) {
+		for (i = 0; i < 3; i++)
+			t->buf[i] = NULL;
+		t->operand_status = DAVINCI_STATUS_INVALID_ADDRESS;
+		return;
+	}
 	for (i = 0; i < 3; i++)
-		if (x->buf[i])
-			dv_buffer_get(x->buf[i]);
-	return DAVINCI_STATUS_OK;
+		if (t->buf[i])
+			dv_buffer_get(t->buf[i]);
+}
+
+/**
+ * dv_task_release() - drop the references dv_task_resolve() took
+ * @t: the task being freed (dev->lock held)
+ */
+void dv_task_release(struct dv_task *t)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (t->buf[i])
+			dv_buffer_put(t->buf[i]);
+		t->buf[i] = NULL;
+	}
+}
+
+/* Where operand @i of @t starts in memory; NULL when it touches none. */
+static u8 *dv_task_ptr(struct dv_task *t, int i)
+{
+	const u64 addr[3] = { t->desc.dst, t->desc.src0, t->desc.src1 };
+	struct dv_buffer *b = t->buf[i];
+
+	if (!b)
+		return NULL;
+	return (u8 *)dv_buffer_kaddr(b) + (addr[i] - dv_buffer_dev_addr(b));
 }
 
 /* Between chunks: cancelled, device lost, watchdog. */
@@ -121,11 +151,10 @@ static u32 dv_exec_nop(struct dv_device *dev, struct dv_task *t)
 	return st;
 }
 
-static u32 dv_exec_memcpy(struct dv_device *dev, struct dv_task *t,
-			  struct dv_exec *x)
+static u32 dv_exec_memcpy(struct dv_device *dev, struct dv_task *t)
 {
-	u8 *dst = x->ptr[0];
-	const u8 *src = x->ptr[1];
+	u8 *dst = dv_task_ptr(t, 0);
+	const u8 *src = dv_task_ptr(t, 1);
 	u64 count = t->desc.count, done = 0;
 	bool backward = dst > src && dst < src + count;
 	u32 st = DAVINCI_STATUS_OK;
@@ -147,9 +176,9 @@ static u32 dv_exec_memcpy(struct dv_device *dev, struct dv_task *t,
 	return st;
 }
 
-static u32 dv_exec_memset(struct dv_device *dev, struct dv_task *t,
-			  struct dv_exec *x)
+static u32 dv_exec_memset(struct dv_device *dev, struct dv_task *t)
 {
+	u8 *dst = dv_task_ptr(t, 0);
 	u64 count = t->desc.count, done = 0;
 	u32 st = DAVINCI_STATUS_OK;
 
@@ -158,7 +187,7 @@ static u32 dv_exec_memset(struct dv_device *dev, struct dv_task *t,
 
 		if (n > DV_COPY_CHUNK)
 			n = DV_COPY_CHUNK;
-		memset(x->ptr[0] + done, (int)t->desc.imm, n);
+		memset(dst + done, (int)t->desc.imm, n);
 		done += n;
 		os_yield();
 		st = dv_exec_check(dev, t);
@@ -168,9 +197,11 @@ static u32 dv_exec_memset(struct dv_device *dev, struct dv_task *t,
 	return st;
 }
 
-static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t,
-			   struct dv_exec *x)
+static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t)
 {
+	u8 *dst = dv_task_ptr(t, 0);
+	const u8 *src0 = dv_task_ptr(t, 1);
+	const u8 *src1 = dv_task_ptr(t, 2);
 	u64 units = dv_op_units(&t->desc);
 	u64 chunk = dv_op_chunk_units(&t->desc);
 	u64 begin = 0;
@@ -182,8 +213,7 @@ static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t,
 		u64 end = units - begin > chunk ? begin + chunk : units;
 
 		os_fpu_begin();
-		dv_op_run(&t->desc, x->ptr[0], x->ptr[1], x->ptr[2], begin,
-			  end);
+		dv_op_run(&t->desc, dst, src0, src1, begin, end);
 		os_fpu_end();
 		begin = end;
 		os_yield();
@@ -198,14 +228,11 @@ static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t,
 static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 			 struct dv_task *t)
 {
-	struct dv_exec x;
 	u32 st;
-	int i;
 
 	t->start_ns = os_now_ns();
-	st = dv_exec_prepare(s->ctx, &t->desc, &x);
-	if (st) {
-		dv_stream_complete(s, t, st, t->start_ns);
+	if (t->operand_status) {
+		dv_stream_complete(s, t, t->operand_status, t->start_ns);
 		return;
 	}
 	t->running = true;
@@ -215,21 +242,18 @@ static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 		st = dv_exec_nop(dev, t);
 		break;
 	case DAVINCI_OP_MEMCPY:
-		st = dv_exec_memcpy(dev, t, &x);
+		st = dv_exec_memcpy(dev, t);
 		break;
 	case DAVINCI_OP_MEMSET:
-		st = dv_exec_memset(dev, t, &x);
+		st = dv_exec_memset(dev, t);
 		break;
 	default:
-		st = dv_exec_compute(dev, t, &x);
+		st = dv_exec_compute(dev, t);
 		break;
 	}
 	os_mutex_lock(dev->lock);
 	t->running = false;
 	dev->busy_ns += os_now_ns() - t->start_ns;
-	for (i = 0; i < 3; i++)
-		if (x.buf[i])
-			dv_buffer_put(x.buf[i]);
 	dv_stream_complete(s, t, st, t->start_ns);
 }
 

@@ -67,6 +67,7 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 
 static void dv_task_free(struct dv_stream *s, struct dv_task *t)
 {
+	dv_task_release(t);
 	dv_list_del(&t->node);
 	s->nqueued--;
 	dv_stat_add(DV_STAT_TASKS, -1);
@@ -327,6 +328,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 		else if (ev)
 			t->event_gen = ev->submitted;
 		t->seq = ++s->submitted_seq;
+		dv_task_resolve(ctx, t);
 		dv_list_del(&t->node);
 		dv_list_add_tail(&t->node, &s->tasks);
 		s->nqueued++;

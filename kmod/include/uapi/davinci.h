@@ -245,6 +245,8 @@ struct davinci_stream_id {
  *
  * Sequence numbers count the tasks of one stream from 1. The descriptors
  * are copied at the doorbell: the ring slots may be reused at once.
+ * -EBUSY when more than 16384 tasks would be queued on the stream;
+ * -ENOMEM, taking no task in, when the driver runs out of memory.
  */
 struct davinci_doorbell {
 	__u32 stream_id;
@@ -518,8 +520,11 @@ enum davinci_dtype {
  *
  * Fields an opcode does not use must be zero. Every address range a task
  * touches must lie inside one live allocation of the submitting context
- * (HBM or pinned host), else the task fails with
- * DAVINCI_STATUS_INVALID_ADDRESS before touching anything.
+ * (HBM or pinned host) when the doorbell takes it in, else the task fails
+ * with DAVINCI_STATUS_INVALID_ADDRESS when it reaches the head of its
+ * stream, touching nothing. The task holds those allocations from the
+ * doorbell until it completes: memory freed meanwhile stays in place for
+ * it and returns to the pool afterwards.
  */
 struct davinci_task {
 	__u16 opcode;

@@ -1,0 +1,199 @@
+"""ctypes access to the op kernels of libdavinci_core (dv_op_*), for tests.
+
+The library comes from $DAVINCI_CORE_LIB, else <repo>/build/libdavinci_core.so.
+A small local mirror of struct davinci_task is enough here: the package's
+full mirror lives in userspace/davinci/_uapi.py.
+"""
+import ctypes
+import os
+
+import numpy as np
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# opcodes (kmod/include/uapi/davinci.h)
+(OP_NOP, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_EVENT_WAIT, OP_NOTIFY,
+ OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU, OP_EXP, OP_AXPY,
+ OP_MATMUL, OP_SOFTMAX, OP_REDUCE_SUM, OP_CAST, OP_COUNT) = range(20)
+F32, F16, BF16, I32 = range(4)
+F_NOTIFY, F_TRANS_A, F_TRANS_B = 1, 2, 4
+
+ELEMENTWISE = [OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU,
+               OP_EXP, OP_AXPY]
+BINARY = [OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_AXPY]
+INT_OK = [OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU]
+
+
+class Task(ctypes.Structure):
+    _fields_ = [
+        ("opcode", ctypes.c_uint16),
+        ("dtype", ctypes.c_uint8),
+        ("dst_dtype", ctypes.c_uint8),
+        ("pad0", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("event_id", ctypes.c_uint32),
+        ("user_data", ctypes.c_uint64),
+        ("dst", ctypes.c_uint64),
+        ("src0", ctypes.c_uint64),
+        ("src1", ctypes.c_uint64),
+        ("count", ctypes.c_uint64),
+        ("m", ctypes.c_uint32),
+        ("n", ctypes.c_uint32),
+        ("k", ctypes.c_uint32),
+        ("imm", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint64 * 7),
+    ]
+
+
+assert ctypes.sizeof(Task) == 128
+
+
+class Extent(ctypes.Structure):
+    _fields_ = [("dst", ctypes.c_uint64), ("src0", ctypes.c_uint64),
+                ("src1", ctypes.c_uint64)]
+
+
+def lib_path():
+    p = os.environ.get("DAVINCI_CORE_LIB")
+    if p:
+        return p
+    return os.path.join(REPO, "build", "libdavinci_core.so")
+
+
+_lib = None
+
+
+def lib():
+    global _lib
+    if _lib is None:
+        l = ctypes.CDLL(lib_path())
+        l.dv_op_is_compute.argtypes = [ctypes.c_uint16]
+        l.dv_op_is_compute.restype = ctypes.c_bool
+        l.dv_op_validate.argtypes = [ctypes.POINTER(Task)]
+        l.dv_op_validate.restype = ctypes.c_int
+        l.dv_op_extent.argtypes = [ctypes.POINTER(Task), ctypes.POINTER(Extent)]
+        l.dv_op_extent.restype = ctypes.c_int
+        l.dv_op_units.argtypes = [ctypes.POINTER(Task)]
+        l.dv_op_units.restype = ctypes.c_uint64
+        l.dv_op_chunk_units.argtypes = [ctypes.POINTER(Task)]
+        l.dv_op_chunk_units.restype = ctypes.c_uint64
+        l.dv_op_run.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
+                                ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_uint64, ctypes.c_uint64]
+        l.dv_op_run.restype = None
+        _lib = l
+    return _lib
+
+
+def addr(a):
+    return 0 if a is None else a.ctypes.data
+
+
+def task(opcode, dtype=F32, dst=None, src0=None, src1=None, count=0, m=0,
+         n=0, k=0, imm=0, flags=0, dst_dtype=0):
+    t = Task()
+    t.opcode = opcode
+    t.dtype = dtype
+    t.dst_dtype = dst_dtype
+    t.flags = flags
+    t.dst = addr(dst)
+    t.src0 = addr(src0)
+    t.src1 = addr(src1)
+    t.count = count
+    t.m, t.n, t.k = m, n, k
+    t.imm = imm
+    return t
+
+
+def validate(t):
+    return lib().dv_op_validate(ctypes.byref(t))
+
+
+def extent(t):
+    e = Extent()
+    rc = lib().dv_op_extent(ctypes.byref(t), ctypes.byref(e))
+    return rc, (e.dst, e.src0, e.src1)
+
+
+def units(t):
+    return lib().dv_op_units(ctypes.byref(t))
+
+
+def chunk_units(t):
+    return lib().dv_op_chunk_units(ctypes.byref(t))
+
+
+def run(t, chunks=None):
+    """Validate, check extents, run all units (in @chunks pieces if given)."""
+    assert validate(t) == 0
+    rc, ext = extent(t)
+    assert rc == 0
+    # like the scheduler: an operand of 0 bytes is passed as NULL
+    ptrs = [a if n else None for a, n in zip((t.dst, t.src0, t.src1), ext)]
+    u = units(t)
+    step = chunks if chunks else max(u, 1)
+    b = 0
+    while b < u:
+        e = min(u, b + step)
+        lib().dv_op_run(ctypes.byref(t), *ptrs, b, e)
+        b = e
+
+
+def run_raw(t, begin, end):
+    lib().dv_op_run(ctypes.byref(t), t.dst, t.src0, t.src1, begin, end)
+
+
+def f32_bits(x):
+    return int(np.array([x], np.float32).view(np.uint32)[0])
+
+
+# --- bfloat16 in numpy (uint16 storage) -----------------------------------
+
+def bf16_to_f32(h):
+    return (np.asarray(h, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(f):
+    """Round float32 to bfloat16 bits, nearest even; NaN -> quiet NaN."""
+    b = np.asarray(f, np.float32).view(np.uint32).astype(np.uint64)
+    nan = (b & 0x7FFFFFFF) > 0x7F800000
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    q = ((b >> 16) | 0x40).astype(np.uint16)
+    return np.where(nan, q, r)
+
+
+def f64_to_bf16_int(x):
+    """bfloat16 bits of float64 values that are integers (|x| < 2^32),
+    rounded once to nearest even from the float64 value."""
+    b = np.asarray(x, np.float64).view(np.uint64)
+    b = b + np.uint64((1 << 44) - 1) + ((b >> np.uint64(45)) & np.uint64(1))
+    b = (b >> np.uint64(45)) << np.uint64(45)
+    return (b.view(np.float64).astype(np.float32).view(np.uint32)
+            >> 16).astype(np.uint16)
+
+
+def widen(a, dtype):
+    if dtype == BF16:
+        return bf16_to_f32(a)
+    return np.asarray(a).astype(np.float32)
+
+
+def narrow(f, dtype):
+    """float32 -> storage dtype, one rounding."""
+    f = np.asarray(f, np.float32)
+    if dtype == F32:
+        return f
+    if dtype == F16:
+        with np.errstate(over="ignore"):
+            return f.astype(np.float16)
+    if dtype == BF16:
+        return f32_to_bf16(f)
+    raise ValueError(dtype)
+
+
+NP_STORAGE = {F32: np.float32, F16: np.float16, BF16: np.uint16,
+              I32: np.int32}
+
+
+def empty(n, dtype):
+    return np.zeros(n, NP_STORAGE[dtype])
