@@ -19,13 +19,16 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core deps install-py demo test test-core test-fuzz test-py \
+.PHONY: all core deps deps-vm install-py demo test test-core test-fuzz test-py \
 	test-fuse test-unprivileged vm-test bench clean
 
 all: core
 
 deps:
-	scripts/install-deps.sh $(VENV) $(if $(NO_VM),,vm)
+	scripts/install-deps.sh $(VENV)
+
+deps-vm:
+	scripts/install-deps.sh $(VENV) vm
 
 core: $(BUILD)/libdavinci_core.so $(BUILD)/asan/libdavinci_core.so
 
@@ -57,7 +60,7 @@ install-py: core
 demo: deps install-py
 	scripts/demo.sh $(PY)
 
-test: deps install-py test-core test-fuzz test-py test-fuse test-unprivileged vm-test
+test: deps-vm install-py test-core test-fuzz test-py test-fuse test-unprivileged vm-test
 
 test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
