@@ -20,7 +20,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_SECONDS ?= 60
 
 .PHONY: all core deps deps-vm install-py demo test test-core test-fuzz test-py \
-	test-fuse test-unprivileged vm-test bench clean
+	test-fuse vm-test test-digests bench clean
 
 all: core
 
@@ -60,7 +60,7 @@ install-py: core
 demo: deps install-py
 	scripts/demo.sh $(PY)
 
-test: deps-vm install-py test-core test-fuzz test-py test-fuse test-unprivileged vm-test
+test: deps-vm install-py test-core test-fuzz test-py test-fuse vm-test test-digests
 
 test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
@@ -77,22 +77,32 @@ test-fuzz: $(BUILD)/fuzz_dispatch
 ASAN_PRELOAD = $(shell gcc -print-file-name=libasan.so) $(shell gcc -print-file-name=libubsan.so)
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider
 
+DIGESTS := $(CURDIR)/$(BUILD)/digests
+
 test-py: core
+	@mkdir -p $(DIGESTS)
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
-		$(PYTEST) tests/abi tests/ops tests/conformance
+		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc \
+		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
 		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
+		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc-asan \
 		$(PYTEST) tests/ops tests/conformance
 
+# The FUSE suite (lifecycle, coherence, kill tests, unprivileged users),
+# then the conformance suite through a daemon's nodes.
 test-fuse:
+	@mkdir -p $(DIGESTS)
 	$(PYTEST) tests/fuse
-	scripts/fuse-conformance.sh $(PY)
-
-test-unprivileged:
-	scripts/unprivileged-test.sh $(PY)
+	DAVINCI_DIGEST_FILE=$(DIGESTS)/fuse scripts/with-fuse.sh $(PY) \
+		$(PYTEST) tests/conformance
 
 vm-test:
-	scripts/vm-test.sh $(PY)
+	@mkdir -p $(DIGESTS)
+	DAVINCI_DIGEST_FILE=$(DIGESTS)/kmod scripts/vm-test.sh $(PY)
+
+test-digests:
+	scripts/compare-digests.sh $(wildcard $(DIGESTS)/*)
 
 bench: deps install-py
 	$(PY) scripts/bench.py
