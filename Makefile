@@ -105,7 +105,8 @@ test-digests:
 	scripts/compare-digests.sh $(wildcard $(DIGESTS)/*)
 
 bench: deps install-py
-	$(PY) scripts/bench.py
+	DAVINCI_BACKEND=inproc $(PY) scripts/bench.py
+	scripts/with-fuse.sh $(PY) $(PY) scripts/bench.py
 
 clean:
 	rm -rf $(BUILD)
