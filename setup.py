@@ -15,7 +15,7 @@ setup(
         Extension(
             "davinci._libdavinci_core",
             sources=CORE_SOURCES,
-            include_dirs=["kmod/core", "kmod/include"],
+            include_dirs=["kmod/core", "kmod/include", "userspace/libdavinci_core"],
             extra_compile_args=["-std=gnu11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
             extra_link_args=["-pthread"],
         )

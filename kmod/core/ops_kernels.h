@@ -10,6 +10,12 @@
 
 #include "os.h"
 
+/*
+ * Four float32 lanes, a GCC vector type; a macro because kernel style
+ * adds no new typedefs.
+ */
+#define dv_v4sf float __attribute__((vector_size(16)))
+
 /* ADD SUB MUL DIV MAX MIN RELU EXP AXPY; units are elements. */
 void dv_opk_elementwise(const struct davinci_task *t, void *dst,
 			const void *src0, const void *src1, u64 begin, u64 end);

@@ -23,8 +23,6 @@
 #include "ops_kernels.h"
 #include "numerics.h"
 
-typedef float v4sf __attribute__((vector_size(16)));
-
 #define MM_R	4	/* rows of the register block */
 #define MM_C	8	/* columns of the register block */
 #define MM_KB	16	/* p per packed panel */
@@ -37,9 +35,9 @@ struct mm {
 	void *c;
 };
 
-static inline v4sf mm_ld(const float *p)
+static inline dv_v4sf mm_ld(const float *p)
 {
-	v4sf v;
+	dv_v4sf v;
 
 	memcpy(&v, p, sizeof(v));
 	return v;
@@ -50,15 +48,15 @@ static inline v4sf mm_ld(const float *p)
  */
 static void mm_block(const float *a0, const float *a1, const float *a2,
 		     const float *a3, size_t as, const float *b, size_t ldb,
-		     size_t kb, v4sf *acc)
+		     size_t kb, dv_v4sf *acc)
 {
-	v4sf c00 = acc[0], c01 = acc[1], c10 = acc[2], c11 = acc[3];
-	v4sf c20 = acc[4], c21 = acc[5], c30 = acc[6], c31 = acc[7];
+	dv_v4sf c00 = acc[0], c01 = acc[1], c10 = acc[2], c11 = acc[3];
+	dv_v4sf c20 = acc[4], c21 = acc[5], c30 = acc[6], c31 = acc[7];
 	size_t p;
 
 	for (p = 0; p < kb; p++) {
-		v4sf b0 = mm_ld(b);
-		v4sf b1 = mm_ld(b + 4);
+		dv_v4sf b0 = mm_ld(b);
+		dv_v4sf b1 = mm_ld(b + 4);
 		float x;
 
 		x = a0[p * as];
@@ -187,7 +185,7 @@ static void mm_pack_a(const struct mm *mm, const size_t *row, size_t k0,
 }
 
 static void mm_store(const struct mm *mm, const size_t *row, size_t rows,
-		     size_t j0, size_t cols, const v4sf *acc)
+		     size_t j0, size_t cols, const dv_v4sf *acc)
 {
 	float out[MM_R * MM_C];
 	size_t r, j;
@@ -221,7 +219,7 @@ static void mm_store(const struct mm *mm, const size_t *row, size_t rows,
 static void mm_tile(const struct mm *mm, const size_t *row, size_t rows,
 		    size_t j0)
 {
-	v4sf acc[2 * MM_R];
+	dv_v4sf acc[2 * MM_R];
 	float bp[MM_KB * MM_C];
 	float ap[MM_R * MM_KB];
 	size_t cols = mm->n - j0 < MM_C ? mm->n - j0 : MM_C;

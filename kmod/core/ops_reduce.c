@@ -15,17 +15,15 @@
 #include "ops_kernels.h"
 #include "numerics.h"
 
-typedef float v4sf __attribute__((vector_size(16)));
-
 #define RD_BLK 64	/* widened elements per stack block; multiple of 8 */
 
 struct lanes {
-	v4sf lo, hi;
+	dv_v4sf lo, hi;
 };
 
-static inline v4sf rd_ld(const float *p)
+static inline dv_v4sf rd_ld(const float *p)
 {
-	v4sf v;
+	dv_v4sf v;
 
 	memcpy(&v, p, sizeof(v));
 	return v;
@@ -34,7 +32,7 @@ static inline v4sf rd_ld(const float *p)
 /* Add x[0..n) to the lanes; x[0] belongs to lane 0. */
 static void lanes_add(struct lanes *l, const float *x, size_t n)
 {
-	v4sf lo = l->lo, hi = l->hi;
+	dv_v4sf lo = l->lo, hi = l->hi;
 	float t[8];
 	size_t j;
 

@@ -17,20 +17,8 @@
 #include <linux/string.h>
 #include <linux/limits.h>
 #else
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-#include <errno.h>
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
-#ifndef U64_MAX
-#define U64_MAX UINT64_MAX
-#endif
+/* The POSIX build's kernel types; userspace/libdavinci_core is on -I. */
+#include "os_posix_types.h"
 #endif
 
 #include "../include/uapi/davinci.h"
@@ -96,7 +84,6 @@ void *os_arena_base(struct os_arena *a);
 const char *os_arena_path(struct os_arena *a);
 
 /* Diagnostics; the kernel prefixes "davinci: ". */
-void os_log_warn(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+__printf(1, 2) void os_log_warn(const char *fmt, ...);
 
 #endif /* _DAVINCI_OS_H */

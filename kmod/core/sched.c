@@ -151,59 +151,14 @@ static u32 dv_exec_nop(struct dv_device *dev, struct dv_task *t)
 	return st;
 }
 
-static u32 dv_exec_memcpy(struct dv_device *dev, struct dv_task *t)
+/*
+ * Run units [0, @units) of @t in chunks of @chunk units, checking for
+ * cancellation, device loss and the watchdog between chunks.
+ */
+static u32 dv_exec_chunks(struct dv_device *dev, struct dv_task *t,
+			  u64 units, u64 chunk,
+			  void (*run)(struct dv_task *t, u64 begin, u64 end))
 {
-	u8 *dst = dv_task_ptr(t, 0);
-	const u8 *src = dv_task_ptr(t, 1);
-	u64 count = t->desc.count, done = 0;
-	bool backward = dst > src && dst < src + count;
-	u32 st = DAVINCI_STATUS_OK;
-
-	while (done < count) {
-		u64 n = count - done;
-		u64 at;
-
-		if (n > DV_COPY_CHUNK)
-			n = DV_COPY_CHUNK;
-		at = backward ? count - done - n : done;
-		memmove(dst + at, src + at, n);
-		done += n;
-		os_yield();
-		st = dv_exec_check(dev, t);
-		if (st)
-			break;
-	}
-	return st;
-}
-
-static u32 dv_exec_memset(struct dv_device *dev, struct dv_task *t)
-{
-	u8 *dst = dv_task_ptr(t, 0);
-	u64 count = t->desc.count, done = 0;
-	u32 st = DAVINCI_STATUS_OK;
-
-	while (done < count) {
-		u64 n = count - done;
-
-		if (n > DV_COPY_CHUNK)
-			n = DV_COPY_CHUNK;
-		memset(dst + done, (int)t->desc.imm, n);
-		done += n;
-		os_yield();
-		st = dv_exec_check(dev, t);
-		if (st)
-			break;
-	}
-	return st;
-}
-
-static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t)
-{
-	u8 *dst = dv_task_ptr(t, 0);
-	const u8 *src0 = dv_task_ptr(t, 1);
-	const u8 *src1 = dv_task_ptr(t, 2);
-	u64 units = dv_op_units(&t->desc);
-	u64 chunk = dv_op_chunk_units(&t->desc);
 	u64 begin = 0;
 	u32 st = DAVINCI_STATUS_OK;
 
@@ -212,9 +167,7 @@ static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t)
 	while (begin < units) {
 		u64 end = units - begin > chunk ? begin + chunk : units;
 
-		os_fpu_begin();
-		dv_op_run(&t->desc, dst, src0, src1, begin, end);
-		os_fpu_end();
+		run(t, begin, end);
 		begin = end;
 		os_yield();
 		st = dv_exec_check(dev, t);
@@ -222,6 +175,30 @@ static u32 dv_exec_compute(struct dv_device *dev, struct dv_task *t)
 			break;
 	}
 	return st;
+}
+
+/* Bytes [begin, end) of a MEMCPY; from the end when dst overlaps above. */
+static void dv_chunk_memcpy(struct dv_task *t, u64 begin, u64 end)
+{
+	u8 *dst = dv_task_ptr(t, 0);
+	const u8 *src = dv_task_ptr(t, 1);
+	u64 count = t->desc.count;
+	u64 at = dst > src && dst < src + count ? count - end : begin;
+
+	memmove(dst + at, src + at, end - begin);
+}
+
+static void dv_chunk_memset(struct dv_task *t, u64 begin, u64 end)
+{
+	memset(dv_task_ptr(t, 0) + begin, (int)t->desc.imm, end - begin);
+}
+
+static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
+{
+	os_fpu_begin();
+	dv_op_run(&t->desc, dv_task_ptr(t, 0), dv_task_ptr(t, 1),
+		  dv_task_ptr(t, 2), begin, end);
+	os_fpu_end();
 }
 
 /* Run a task that touches memory or time, with dev->lock held on entry. */
@@ -242,13 +219,17 @@ static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 		st = dv_exec_nop(dev, t);
 		break;
 	case DAVINCI_OP_MEMCPY:
-		st = dv_exec_memcpy(dev, t);
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memcpy);
 		break;
 	case DAVINCI_OP_MEMSET:
-		st = dv_exec_memset(dev, t);
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memset);
 		break;
 	default:
-		st = dv_exec_compute(dev, t);
+		st = dv_exec_chunks(dev, t, dv_op_units(&t->desc),
+				    dv_op_chunk_units(&t->desc),
+				    dv_chunk_compute);
 		break;
 	}
 	os_mutex_lock(dev->lock);

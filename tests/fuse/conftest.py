@@ -46,7 +46,9 @@ def core_lib(tmp_path_factory):
     r = subprocess.run(
         ["gcc", "-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-pthread",
          "-ffp-contract=off", "-I", os.path.join(H.REPO, "kmod/core"),
-         "-I", os.path.join(H.REPO, "kmod/include")] + srcs + ["-o", out],
+         "-I", os.path.join(H.REPO, "kmod/include"),
+         "-I", os.path.join(H.REPO, "userspace/libdavinci_core")]
+        + srcs + ["-o", out],
         capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip("cannot build libdavinci_core: %s" % r.stderr[-2000:])
