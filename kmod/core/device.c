@@ -112,6 +112,11 @@ int dv_device_create(const struct dv_device_config *cfg,
 		}
 		dev->nworkers++;
 	}
+	ret = dv_mgmt_register(dev);
+	if (ret) {
+		dv_device_stop_workers(dev);
+		goto fail;
+	}
 	expected = 0;
 	if (__atomic_compare_exchange_n(&dv_backend_state, &expected, 1, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
@@ -134,6 +139,7 @@ fail:
  */
 void dv_device_destroy(struct dv_device *dev)
 {
+	dv_mgmt_unregister(dev);
 	for (;;) {
 		struct dv_context *ctx = NULL;
 
@@ -154,51 +160,77 @@ void dv_device_destroy(struct dv_device *dev)
 }
 
 /**
+ * dv_context_fail_locked() - fail everything of a context (dev->lock held)
+ * @ctx: the context, already marked lost (ctx->lost or dev->lost)
+ *
+ * Queued tasks complete with DAVINCI_STATUS_DEVICE_LOST; a running task
+ * stops at its next chunk boundary with it; the context gets
+ * DAVINCI_NOTIFY_DEVICE_LOST.
+ */
+void dv_context_fail_locked(struct dv_context *ctx)
+{
+	struct dv_list *sp;
+
+	for (sp = ctx->streams.next; sp != &ctx->streams; sp = sp->next) {
+		struct dv_stream *s = DV_CONTAINER_OF(sp, struct dv_stream,
+						      node);
+
+		/* A busy stream's worker finishes its tasks. */
+		if (s->busy || s->dead)
+			continue;
+		s->parked = false;
+		while (!dv_list_empty(&s->tasks)) {
+			struct dv_task *t = DV_CONTAINER_OF(s->tasks.next,
+							    struct dv_task,
+							    node);
+
+			dv_stream_complete(s, t, DAVINCI_STATUS_DEVICE_LOST, 0);
+		}
+	}
+	dv_notify(ctx, DAVINCI_NOTIFY_DEVICE_LOST, 0,
+		  DAVINCI_STATUS_DEVICE_LOST, 0, 0);
+	os_waitq_wake_all(ctx->wq);
+}
+
+/**
+ * dv_device_lost_locked() - mark the device lost (dev->lock held)
+ * @dev: the device
+ *
+ * Return: false when it was lost already.
+ */
+bool dv_device_lost_locked(struct dv_device *dev)
+{
+	struct dv_list *cp;
+	u32 old = dv_mgmt_health(dev);
+
+	if (dev->lost)
+		return false;
+	dev->lost = true;
+	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next)
+		dv_context_fail_locked(DV_CONTAINER_OF(cp, struct dv_context,
+						       node));
+	os_waitq_wake_all(dev->wq);
+	os_waitq_wake_all(dev->work_wq);
+	dv_mgmt_event(dev, DAVINCI_MGMT_EV_LOST, 0, DAVINCI_STATUS_DEVICE_LOST,
+		      old, 0, 0);
+	dv_mgmt_health_update(dev);
+	return true;
+}
+
+/**
  * dv_device_lost() - the device is gone
  * @dev: the device
  *
  * Running tasks stop at their next chunk boundary with
  * DAVINCI_STATUS_DEVICE_LOST, queued ones complete with it, every context
- * gets DAVINCI_NOTIFY_DEVICE_LOST and -ENODEV from then on.
+ * gets DAVINCI_NOTIFY_DEVICE_LOST and -ENODEV from then on. A device
+ * removed this way cannot be brought back by DAVINCI_IOCTL_MGMT_RESET.
  */
 void dv_device_lost(struct dv_device *dev)
 {
-	struct dv_list *cp, *sp;
-
 	os_mutex_lock(dev->lock);
-	if (dev->lost) {
-		os_mutex_unlock(dev->lock);
-		return;
-	}
-	dev->lost = true;
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
-
-		for (sp = ctx->streams.next; sp != &ctx->streams;
-		     sp = sp->next) {
-			struct dv_stream *s = DV_CONTAINER_OF(sp,
-						struct dv_stream, node);
-
-			/* A busy stream's worker finishes its tasks. */
-			if (s->busy || s->dead)
-				continue;
-			s->parked = false;
-			while (!dv_list_empty(&s->tasks)) {
-				struct dv_task *t = DV_CONTAINER_OF(
-					s->tasks.next, struct dv_task, node);
-
-				dv_stream_complete(s, t,
-						   DAVINCI_STATUS_DEVICE_LOST,
-						   0);
-			}
-		}
-		dv_notify(ctx, DAVINCI_NOTIFY_DEVICE_LOST, 0,
-			  DAVINCI_STATUS_DEVICE_LOST, 0, 0);
-		os_waitq_wake_all(ctx->wq);
-	}
-	os_waitq_wake_all(dev->wq);
-	os_waitq_wake_all(dev->work_wq);
+	dev->removed = true;
+	dv_device_lost_locked(dev);
 	os_mutex_unlock(dev->lock);
 }
 
@@ -226,7 +258,7 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
 	v->features = DAVINCI_FEAT_USER_QUEUES | DAVINCI_FEAT_EVENTS |
 		      DAVINCI_FEAT_NOTIFICATIONS | DAVINCI_FEAT_FP16 |
 		      DAVINCI_FEAT_BF16 | DAVINCI_FEAT_PINNED_HOST |
-		      DAVINCI_FEAT_POLL;
+		      DAVINCI_FEAT_POLL | DAVINCI_FEAT_MGMT;
 	dv_strscpy(v->driver_version, DV_DRIVER_VERSION,
 		   sizeof(v->driver_version));
 	dv_strscpy(v->backend, backend, sizeof(v->backend));
@@ -256,7 +288,7 @@ static void dv_device_fill_info(struct dv_device *dev,
 	d->host_total = dev->pools[DV_ARENA_HOST].total;
 	d->host_free = dev->pools[DV_ARENA_HOST].free;
 	d->task_timeout_ms = dev->cfg.task_timeout_ms;
-	d->health = dev->lost ? DAVINCI_HEALTH_CRITICAL : DAVINCI_HEALTH_OK;
+	d->health = dv_mgmt_health(dev);
 	dv_strscpy(d->name, DV_CHIP_NAME, sizeof(d->name));
 	d->serial[0] = 'D';
 	d->serial[1] = 'V';
@@ -281,6 +313,17 @@ void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
 	if (busy_ns)
 		*busy_ns = dev->busy_ns;
 	os_mutex_unlock(dev->lock);
+}
+
+/**
+ * dv_device_query_locked() - dv_device_query() with dev->lock held
+ * @dev: the device
+ * @info: filled in as DAVINCI_IOCTL_DEVICE_INFO does
+ */
+void dv_device_query_locked(struct dv_device *dev,
+			    struct davinci_device_info *info)
+{
+	dv_device_fill_info(dev, info);
 }
 
 /**

@@ -64,9 +64,25 @@ int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg);
 
 /*
  * ioctls on the manager node (davinci_manager), which has no context:
- * GET_VERSION for now. Same size rules as dv_ioctl().
+ * GET_VERSION and the DAVINCI_IOCTL_MGMT_* commands. Same size rules as
+ * dv_ioctl(). dv_manager_ioctl() is an unprivileged caller: reset and
+ * fault injection fail with -EPERM. The OS layer passes @privileged true
+ * for CAP_SYS_ADMIN (kernel) or the daemon's owner (FUSE).
  */
 int dv_manager_ioctl(unsigned int cmd, void *arg);
+int dv_manager_ioctl_priv(unsigned int cmd, void *arg, bool privileged);
+
+/*
+ * A hook the OS layer may set to mirror the management event log (health
+ * changes, faults, resets, device add and remove), e.g. to a generic
+ * netlink multicast group. Called with the device's lock held, in any
+ * thread of the core, including AI-core workers: it must not sleep for
+ * long nor call back into the core. NULL removes it.
+ */
+void dv_mgmt_set_event_hook(void (*hook)(const struct davinci_mgmt_event *ev));
+
+/* Frees the core's global state; call after the last device is destroyed. */
+void dv_core_exit(void);
 
 /* True when a notification is waiting (poll() reports POLLIN). */
 bool dv_context_pollable(struct dv_context *ctx);

@@ -195,6 +195,10 @@ struct dv_task_result {
  *	the doorbell until the task is freed, so memory freed by the host
  *	meanwhile stays in place for it
  * @len: bytes the task touches from each operand
+ * @ctx: the submitting context, set when it starts running
+ * @timeout_ms: watchdog for this task, 0 for the device's (injected hang)
+ * @throttle_pct: thermal throttle sampled when it started
+ * @hang: an injected hang: it makes no progress until the watchdog
  */
 struct dv_task {
 	struct dv_list node;
@@ -205,6 +209,10 @@ struct dv_task {
 	u32 operand_status;
 	struct dv_buffer *buf[3];
 	u64 len[3];
+	struct dv_context *ctx;
+	u32 timeout_ms;
+	u32 throttle_pct;
+	bool hang;
 	bool cancel;
 	bool running;
 	bool abort;
@@ -301,6 +309,7 @@ struct dv_event {
  * @nq_count: notifications queued
  * @nq_dropped: dropped since the last wait
  * @closing: dv_context_close() runs
+ * @lost: failed by a device reset: behaves as on a lost device
  */
 struct dv_context {
 	struct dv_list node;
@@ -320,7 +329,50 @@ struct dv_context {
 	u32 nq_count;
 	u32 nq_dropped;
 	bool closing;
+	bool lost;
 };
+
+#define DV_EVLOG_SIZE		64	/* management events kept per device */
+#define DV_UTIL_WINDOW_NS	1000000000ULL
+
+/**
+ * struct dv_mgmt - management state of a device (dev->lock held)
+ * @health: last health computed, for change events
+ * @alarm: an ECC error or a hang fired since the last reset
+ * @ecc_armed: an ECC fault waits for a task touching the region
+ * @ecc_addr: start of the ECC region
+ * @ecc_size: bytes of the region, 0 for all of HBM
+ * @hang_armed: the next AI-core task hangs
+ * @hang_timeout_ms: watchdog of the hung task, 0 for the device's
+ * @throttle_pct: tasks take this many percent longer, 0 none
+ * @resets: resets so far
+ * @fired: per DAVINCI_FAULT_* kind, times it took effect
+ * @tasks_completed: tasks completed
+ * @util_t: start times of the last two utilization windows
+ * @util_b: busy_ns at those times
+ * @ev: the event log, a ring
+ * @ev_count: events ever written to @ev
+ * @ev_lost_seq: highest sequence number overwritten in @ev
+ */
+struct dv_mgmt {
+	u32 health;
+	bool alarm;
+	bool ecc_armed;
+	u64 ecc_addr;
+	u64 ecc_size;
+	bool hang_armed;
+	u32 hang_timeout_ms;
+	u32 throttle_pct;
+	u32 resets;
+	u32 fired[DAVINCI_FAULT_KINDS];
+	u64 tasks_completed;
+	u64 util_t[2];
+	u64 util_b[2];
+	struct davinci_mgmt_event ev[DV_EVLOG_SIZE];
+	u64 ev_count;
+	u64 ev_lost_seq;
+};
+
 
 /**
  * struct dv_device - one simulated device
@@ -338,6 +390,10 @@ struct dv_context {
  * @busy_ns: time AI cores spent running tasks
  * @backend: backend name
  * @backing_dir: arena directory or empty
+ * @removed: the OS removed it (dv_device_lost()); a reset cannot bring
+ *	it back
+ * @reg_node: in the registry of live devices
+ * @mg: management state: health, faults, event log
  */
 struct dv_device {
 	struct dv_device_config cfg;
@@ -354,7 +410,15 @@ struct dv_device {
 	u64 busy_ns;
 	char backend[DAVINCI_NAME_LEN];
 	char backing_dir[DAVINCI_PATH_LEN];
+	bool removed;
+	struct dv_list reg_node;
+	struct dv_mgmt mg;
 };
+
+static inline bool dv_ctx_lost(const struct dv_context *ctx)
+{
+	return ctx->lost || ctx->dev->lost;
+}
 
 /* stats.c */
 enum dv_stat {
@@ -447,6 +511,21 @@ int dv_ioctl_get_version(struct dv_context *ctx, void *arg);
 int dv_ioctl_device_info(struct dv_context *ctx, void *arg);
 int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg);
 u64 dv_deadline(u32 timeout_ms);
+bool dv_device_lost_locked(struct dv_device *dev);
+void dv_context_fail_locked(struct dv_context *ctx);
+
+/* manager.c */
+int dv_mgmt_ioctl_size(unsigned int cmd);
+int dv_mgmt_register(struct dv_device *dev);
+void dv_mgmt_unregister(struct dv_device *dev);
+u32 dv_mgmt_health(const struct dv_device *dev);
+void dv_mgmt_health_update(struct dv_device *dev);
+void dv_mgmt_event(struct dv_device *dev, u32 type, u32 fault, u32 status,
+		   u32 old_health, u64 addr, u64 value);
+u32 dv_mgmt_task_start(struct dv_device *dev, struct dv_task *t);
+void dv_mgmt_task_failed(struct dv_device *dev, struct dv_task *t, u32 st);
+void dv_device_query_locked(struct dv_device *dev,
+			    struct davinci_device_info *info);
 /* Proposed for dv_core.h (manager node, sysfs utilization). */
 void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
 		     u64 *busy_ns);

@@ -207,7 +207,7 @@ int dv_ioctl_event_wait(struct dv_context *ctx, void *arg)
 			return -ENOENT;
 		if (ev->completed >= target)
 			return 0;
-		if (dev->lost)
+		if (dv_ctx_lost(ctx))
 			return -ENODEV;
 		if (ret == -ETIMEDOUT || !w->timeout_ms)
 			return -ETIMEDOUT;

@@ -55,7 +55,8 @@ static const struct dv_ioctl_desc *dv_ioctl_find(unsigned int cmd)
 
 /**
  * dv_ioctl_size() - argument size of @cmd
- * @cmd: ioctl number; only its type and number are matched
+ * @cmd: ioctl number; only its type and number are matched. Covers the
+ *	manager node's DAVINCI_IOCTL_MGMT_* commands too.
  *
  * Return: the size of the core's argument struct, or -ENOTTY.
  */
@@ -64,7 +65,7 @@ int dv_ioctl_size(unsigned int cmd)
 	const struct dv_ioctl_desc *d = dv_ioctl_find(cmd);
 
 	if (!d)
-		return -ENOTTY;
+		return dv_mgmt_ioctl_size(cmd);
 	return (int)_IOC_SIZE(d->cmd);
 }
 
@@ -88,30 +89,10 @@ int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg)
 	if (!d || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
 		return -ENOTTY;
 	os_mutex_lock(dev->lock);
-	if (dev->lost && d->cmd != DAVINCI_IOCTL_GET_VERSION)
+	if (dv_ctx_lost(ctx) && d->cmd != DAVINCI_IOCTL_GET_VERSION)
 		ret = -ENODEV;
 	else
 		ret = d->fn(ctx, arg);
 	os_mutex_unlock(dev->lock);
 	return ret;
-}
-
-/**
- * dv_manager_ioctl() - dispatch one ioctl of the manager node
- * @cmd: ioctl number; DAVINCI_IOCTL_GET_VERSION only, for now
- * @arg: dv_ioctl_size(@cmd) bytes, copied in and out by the OS layer
- *
- * The manager node has no context. The backend it reports is that of the
- * first device created ("lib" before any).
- *
- * Return: 0 or -ENOTTY.
- */
-int dv_manager_ioctl(unsigned int cmd, void *arg)
-{
-	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE ||
-	    _IOC_NR(cmd) != _IOC_NR(DAVINCI_IOCTL_GET_VERSION) ||
-	    _IOC_DIR(cmd) != _IOC_DIR(DAVINCI_IOCTL_GET_VERSION))
-		return -ENOTTY;
-	dv_version_fill(arg, dv_manager_backend());
-	return 0;
 }

@@ -44,7 +44,7 @@ int dv_mmap_get(struct dv_context *ctx, u64 offset, u64 len,
 	if (!map)
 		return -ENOMEM;
 	os_mutex_lock(dev->lock);
-	if (dev->lost) {
+	if (dv_ctx_lost(ctx)) {
 		ret = -ENODEV;
 		goto out;
 	}

@@ -63,7 +63,7 @@ int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg)
 			ctx->nq_count--;
 			return 0;
 		}
-		if (dev->lost)
+		if (dv_ctx_lost(ctx))
 			return -ENODEV;
 		if (ret == -ETIMEDOUT || !timeout_ms)
 			return -ETIMEDOUT;
@@ -85,7 +85,7 @@ bool dv_context_pollable(struct dv_context *ctx)
 	bool ret;
 
 	os_mutex_lock(ctx->dev->lock);
-	ret = ctx->nq_count > 0 || ctx->dev->lost;
+	ret = ctx->nq_count > 0 || dv_ctx_lost(ctx);
 	os_mutex_unlock(ctx->dev->lock);
 	return ret;
 }

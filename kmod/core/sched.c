@@ -116,16 +116,17 @@ static u8 *dv_task_ptr(struct dv_task *t, int i)
 	return (u8 *)dv_buffer_kaddr(b) + (addr[i] - dv_buffer_dev_addr(b));
 }
 
-/* Between chunks: cancelled, device lost, watchdog. */
+/* Between chunks: cancelled, device lost (or reset), watchdog. */
 static u32 dv_exec_check(struct dv_device *dev, struct dv_task *t)
 {
-	u64 timeout = (u64)dev->cfg.task_timeout_ms * 1000000ULL;
+	u32 ms = t->timeout_ms ? t->timeout_ms : dev->cfg.task_timeout_ms;
+	u64 timeout = (u64)ms * 1000000ULL;
 	u32 st = DAVINCI_STATUS_OK;
 
 	os_mutex_lock(dev->lock);
 	if (t->cancel)
 		st = DAVINCI_STATUS_CANCELLED;
-	else if (dev->lost)
+	else if (dv_ctx_lost(t->ctx))
 		st = DAVINCI_STATUS_DEVICE_LOST;
 	os_mutex_unlock(dev->lock);
 	if (st == DAVINCI_STATUS_OK && timeout &&
@@ -136,7 +137,8 @@ static u32 dv_exec_check(struct dv_device *dev, struct dv_task *t)
 
 static u32 dv_exec_nop(struct dv_device *dev, struct dv_task *t)
 {
-	u64 end = t->start_ns + t->desc.count * 1000ULL;
+	u64 us = t->desc.count + t->desc.count * t->throttle_pct / 100;
+	u64 end = t->start_ns + us * 1000ULL;
 	u32 st = DAVINCI_STATUS_OK;
 
 	while (os_now_ns() < end) {
@@ -149,6 +151,35 @@ static u32 dv_exec_nop(struct dv_device *dev, struct dv_task *t)
 			break;
 	}
 	return st;
+}
+
+/*
+ * An injected hang: no progress, only the checks, until the watchdog (or
+ * a cancel, a reset or device loss) ends it.
+ */
+static u32 dv_exec_hang(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st;
+
+	for (;;) {
+		u64 slice = os_now_ns() + DV_NOP_SLICE_NS;
+
+		while (os_now_ns() < slice)
+			os_yield();
+		st = dv_exec_check(dev, t);
+		if (st)
+			return st;
+	}
+}
+
+/* Thermal throttle: stall @pct percent of the time a chunk took. */
+static void dv_exec_throttle(struct dv_task *t, u64 chunk_start)
+{
+	u64 now = os_now_ns();
+	u64 until = now + (now - chunk_start) * t->throttle_pct / 100;
+
+	while (os_now_ns() < until)
+		os_yield();
 }
 
 /*
@@ -166,9 +197,12 @@ static u32 dv_exec_chunks(struct dv_device *dev, struct dv_task *t,
 		chunk = units;
 	while (begin < units) {
 		u64 end = units - begin > chunk ? begin + chunk : units;
+		u64 t0 = os_now_ns();
 
 		run(t, begin, end);
 		begin = end;
+		if (t->throttle_pct)
+			dv_exec_throttle(t, t0);
 		os_yield();
 		st = dv_exec_check(dev, t);
 		if (st)
@@ -208,13 +242,22 @@ static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 	u32 st;
 
 	t->start_ns = os_now_ns();
+	t->ctx = s->ctx;
 	if (t->operand_status) {
 		dv_stream_complete(s, t, t->operand_status, t->start_ns);
 		return;
 	}
+	st = dv_mgmt_task_start(dev, t);
+	if (st) {
+		dv_stream_complete(s, t, st, t->start_ns);
+		return;
+	}
 	t->running = true;
 	os_mutex_unlock(dev->lock);
-	switch (t->desc.opcode) {
+	switch (t->hang ? DAVINCI_OP_COUNT : t->desc.opcode) {
+	case DAVINCI_OP_COUNT:
+		st = dv_exec_hang(dev, t);
+		break;
 	case DAVINCI_OP_NOP:
 		st = dv_exec_nop(dev, t);
 		break;
@@ -235,6 +278,8 @@ static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_lock(dev->lock);
 	t->running = false;
 	dev->busy_ns += os_now_ns() - t->start_ns;
+	if (t->hang)
+		dv_mgmt_task_failed(dev, t, st);
 	dv_stream_complete(s, t, st, t->start_ns);
 }
 
@@ -253,7 +298,7 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 		dv_stream_complete(s, t, DAVINCI_STATUS_CANCELLED, t->start_ns);
 		return;
 	}
-	if (dev->lost) {
+	if (dv_ctx_lost(ctx)) {
 		dv_stream_complete(s, t, DAVINCI_STATUS_DEVICE_LOST, 0);
 		return;
 	}

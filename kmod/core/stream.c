@@ -98,6 +98,7 @@ void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	h->status = status;
 	dv_stream_write_cq(s, t, status, start_ns, end_ns);
 	s->completed_seq = t->seq;
+	ctx->dev->mg.tasks_completed++;
 	failed = status != DAVINCI_STATUS_OK &&
 		 status != DAVINCI_STATUS_CANCELLED &&
 		 status != DAVINCI_STATUS_ABORTED;
@@ -325,6 +326,8 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 			ev = dv_event_find(ctx, t->desc.event_id);
 		if (ev && t->desc.opcode == DAVINCI_OP_EVENT_RECORD)
 			t->event_gen = ++ev->submitted;
+		else if (ev && (t->desc.flags & DAVINCI_TASK_F_WAIT_NEXT))
+			t->event_gen = ev->submitted + 1;
 		else if (ev)
 			t->event_gen = ev->submitted;
 		t->seq = ++s->submitted_seq;
@@ -385,7 +388,7 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 		w->completed_seq = s->completed_seq;
 		if (s->completed_seq >= seq)
 			return 0;
-		if (dev->lost)
+		if (dv_ctx_lost(ctx))
 			return -ENODEV;
 		if (ret == -ETIMEDOUT || !w->timeout_ms)
 			return -ETIMEDOUT;
@@ -572,7 +575,7 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg)
 		}
 		if (idle)
 			return 0;
-		if (dev->lost)
+		if (dv_ctx_lost(ctx))
 			return -ENODEV;
 		if (ret == -ETIMEDOUT || !y->timeout_ms)
 			return -ETIMEDOUT;

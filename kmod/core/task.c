@@ -10,12 +10,17 @@
 #define DV_F_COUNT	(1U << 2)
 #define DV_F_IMM	(1U << 3)
 #define DV_F_EVENT	(1U << 4)
+#define DV_F_WAIT_NEXT	(1U << 5)
 
 static int dv_task_check_fields(const struct davinci_task *t, u32 used)
 {
+	u32 flags = DAVINCI_TASK_F_NOTIFY;
+
+	if (used & DV_F_WAIT_NEXT)
+		flags |= DAVINCI_TASK_F_WAIT_NEXT;
 	if (t->dtype || t->dst_dtype || t->src1 || t->m || t->n || t->k)
 		return -EINVAL;
-	if (t->flags & ~DAVINCI_TASK_F_NOTIFY)
+	if (t->flags & ~flags)
 		return -EINVAL;
 	if (!(used & DV_F_DST) && t->dst)
 		return -EINVAL;
@@ -66,8 +71,9 @@ int dv_task_validate(const struct davinci_task *t)
 		return dv_task_check_fields(t, DV_F_DST | DV_F_COUNT |
 					    DV_F_IMM);
 	case DAVINCI_OP_EVENT_RECORD:
-	case DAVINCI_OP_EVENT_WAIT:
 		return dv_task_check_fields(t, DV_F_EVENT);
+	case DAVINCI_OP_EVENT_WAIT:
+		return dv_task_check_fields(t, DV_F_EVENT | DV_F_WAIT_NEXT);
 	case DAVINCI_OP_NOTIFY:
 		return dv_task_check_fields(t, 0);
 	default:

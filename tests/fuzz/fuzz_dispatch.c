@@ -239,6 +239,39 @@ static void op_ioctl(struct fctx *f, struct input *in)
 	}
 }
 
+/* A manager-node ioctl with fuzzed arguments, privileged or not. */
+static void op_manager(struct input *in)
+{
+	static const unsigned int mcmds[] = {
+		DAVINCI_IOCTL_GET_VERSION, DAVINCI_IOCTL_MGMT_LIST,
+		DAVINCI_IOCTL_MGMT_INFO, DAVINCI_IOCTL_MGMT_PROCS,
+		DAVINCI_IOCTL_MGMT_RESET, DAVINCI_IOCTL_MGMT_INJECT,
+		DAVINCI_IOCTL_MGMT_EVENTS,
+	};
+	union {
+		uint64_t align;
+		uint8_t b[2048];
+	} arg;
+	unsigned int cmd = mcmds[in_u8(in) % 7];
+	uint8_t mode = in_u8(in);
+	size_t size = _IOC_SIZE(cmd);
+
+	memset(arg.b, 0, sizeof(arg.b));
+	in_bytes(in, arg.b, size < 48 ? size : 48);
+	if (mode & 2)		/* device 0 mostly */
+		memset(arg.b, 0, 4);
+	if (cmd == DAVINCI_IOCTL_MGMT_INJECT) {
+		struct davinci_mgmt_fault *f = (void *)arg.b;
+
+		f->timeout_ms %= 64;
+	}
+	if (mode & 4)		/* an older, shorter struct */
+		cmd = (cmd & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
+		      ((unsigned int)(in_u8(in) % (size + 1)) <<
+		       _IOC_SIZESHIFT);
+	dvc_manager_ioctl_priv(cmd, arg.b, mode & 1);
+}
+
 static uint64_t pick_addr(struct fctx *f, struct input *in)
 {
 	uint8_t sel = in_u8(in);
@@ -428,10 +461,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				c->ctx = dvc_context_open(dev, 9);
 			}
 			break;
-		case 14:
-			if (in_u8(&in) == 0x99)
+		case 14: {
+			uint8_t b = in_u8(&in);
+
+			if (b == 0x99)
 				dvc_device_lost(dev);
+			else if (b < 0x80)
+				op_manager(&in);
 			break;
+		}
 		default:
 			/* Fail one of the next few core allocations. */
 			dvc_fault_zalloc_countdown = in_u8(&in) % 8;

@@ -7,8 +7,19 @@
     ptr, ret = acl.rt.malloc(1024, acl.ACL_MEM_MALLOC_HUGE_FIRST)
 
 Every function returns ``ret`` (an aclError code, 0 on success) or
-``(value..., ret)``. Failures are logged on the "acl" logger and the last
-message is returned by :func:`get_recent_err_msg`.
+``(value..., ret)``; as in pyACL, constructors of descriptions
+(``acl.create_tensor_desc``, ``acl.create_data_buffer``,
+``acl.op.create_attr``) return the handle alone and plain getters the value
+alone.
+
+Modules: ``acl.rt`` (devices, contexts, streams, memory, events, callbacks:
+subscribe_report / launch_callback / process_report, and the seed article's
+launch_task / register_interrupt_callback / launch_task_with_interrupt),
+``acl.op`` (single-operator execution: execute_v2), ``acl.util`` (pointers,
+start_thread / stop_thread), ``acl.media`` (dvpp_malloc / dvpp_free).
+
+Failures are logged on the "acl" logger and the last message is returned by
+:func:`get_recent_err_msg`.
 """
 
 from __future__ import annotations
@@ -20,10 +31,12 @@ from . import constants
 from .constants import *  # noqa: F401,F403
 from . import _state as _S
 from ._state import AclFail, api
-from . import rt, util
+from . import rt, util, op, media
+from ._desc import *  # noqa: F401,F403
+from . import _desc
 
-__all__ = ["init", "finalize", "get_recent_err_msg", "rt", "util",
-           "constants"]
+__all__ = ["init", "finalize", "get_recent_err_msg", "get_device_count",
+           "rt", "util", "op", "media", "constants"] + list(_desc.__all__)
 
 
 @api()
@@ -72,6 +85,9 @@ def finalize():
     """Release every device still set and finish ACL."""
     for d in list(_S.devices.values()):
         _S.release_device(d)
+    rt._subscribed.clear()
+    rt._thread_streams.clear()
+    rt._reports.clear()
     _S.set_current_context(None)
     _S.initialized = False
 
@@ -79,3 +95,10 @@ def finalize():
 def get_recent_err_msg() -> str:
     """The message of the last failed call in this thread, then ''."""
     return _S.recent_error()
+
+
+@api(1, (0,))
+def get_device_count():
+    """(count, ret): the seed article's top-level spelling of
+    acl.rt.get_device_count."""
+    return rt._device_count()

@@ -139,10 +139,11 @@ def set_current_context(ctx: AclContext | None) -> None:
 class AclFail(Exception):
     """Raised inside the API to return ``code`` with ``message`` logged."""
 
-    def __init__(self, code: int, message: str):
+    def __init__(self, code: int, message: str, quiet: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.quiet = quiet      # expected outcome (a timeout): not logged
 
 
 def require_context() -> AclContext:
@@ -215,11 +216,15 @@ def error_code(exc: BaseException) -> int:
     return C.ACL_ERROR_RT_INTERNAL_ERROR
 
 
-def record_error(code: int, message: str, api: str) -> None:
+def record_error(code: int, message: str, api: str,
+                 quiet: bool = False) -> None:
     text = "%s failed with %d (%s): %s" % (
         api, code, C.ERROR_NAMES.get(code, "?"), message)
     _recent.msg = text
-    log.warning(text)
+    if quiet:
+        log.debug(text)
+    else:
+        log.warning(text)
 
 
 def recent_error() -> str:
@@ -252,7 +257,7 @@ def api(nvalues: int = 0, defaults=None, locked: bool = True):
                 else:
                     out = fn(*args, **kwargs)
             except AclFail as exc:
-                record_error(exc.code, exc.message, name)
+                record_error(exc.code, exc.message, name, exc.quiet)
                 code = exc.code
             except (DavinciError, ValueError, TypeError, OverflowError,
                     ctypes.ArgumentError) as exc:

@@ -192,7 +192,18 @@ def destroy_stream(stream):
         raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
                       "stream %r does not exist or is already destroyed"
                       % (stream,))
+    _forget_subscription(s)
     s.stream.destroy()
+
+
+def _forget_subscription(s) -> None:
+    tid = _subscribed.pop(s, None)
+    if tid is not None:
+        left = _thread_streams.get(tid, 1) - 1
+        if left <= 0:
+            _thread_streams.pop(tid, None)
+        else:
+            _thread_streams[tid] = left
 
 
 def _sync_stream(stream, timeout):
@@ -566,9 +577,12 @@ def query_event(event):
 
 @api(1, (C.ACL_EVENT_RECORDED_STATUS_NOT_READY,))
 def query_event_status(event):
-    """(status, ret): ACL_EVENT_RECORDED_STATUS_COMPLETE or _NOT_READY."""
+    """(status, ret): ACL_EVENT_RECORDED_STATUS_COMPLETE once a record of
+    the event completed, else _NOT_READY (never recorded, or pending)."""
     e = S.get_event(event)
-    return (C.ACL_EVENT_RECORDED_STATUS_COMPLETE if e.event.query().complete
+    from davinci import _uapi
+    return (C.ACL_EVENT_RECORDED_STATUS_COMPLETE
+            if e.event.query().state == _uapi.DAVINCI_EVENT_RECORDED
             else C.ACL_EVENT_RECORDED_STATUS_NOT_READY)
 
 
@@ -590,3 +604,349 @@ def event_elapsed_time(start, end):
     return (qb.timestamp_ns - qa.timestamp_ns) / 1e6
 
 
+
+
+# ---------------------------------------------------------------------------
+# callbacks: subscribe_report / launch_callback / process_report
+# ---------------------------------------------------------------------------
+import queue as _queue
+import threading as _threading
+
+from davinci import _uapi as _U
+from davinci.callbacks import Entry as _Entry
+
+#: AclStream -> subscribed thread id
+_subscribed: "dict[S.AclStream, int]" = {}
+#: thread id -> queue of callbacks ready to run on that thread
+_reports: "dict[int, _queue.Queue]" = {}
+#: thread id -> number of streams it subscribed
+_thread_streams: "dict[int, int]" = {}
+_cb_stats = {"run": 0, "errors": 0, "not_run": 0}
+
+
+class _AclReport(_Entry):
+    """A launch_callback task: queued to its subscribed thread when the
+    device reports it."""
+
+    def __init__(self, fn, user_data, block, astream, tid):
+        self.fn = fn
+        self.user_data = user_data
+        self.block_event = None
+        self.astream = astream
+        self.stream_id = astream.stream.stream_id
+        self.tid = tid
+
+    def deliver(self, n) -> bool:
+        if n.type != _U.DAVINCI_NOTIFY_COMPLETION:
+            return False
+        q = _reports.get(self.tid)
+        if q is None:
+            # the thread unsubscribed meanwhile: nobody can run it
+            S.log.warning("callback of stream %d dropped: thread %d no longer "
+                          "subscribed", self.stream_id, self.tid)
+            _cb_stats["not_run"] += 1
+            self._release()
+            return True
+        q.put((self, n))
+        return True
+
+    def _release(self):
+        ev, self.block_event = self.block_event, None
+        if ev is not None:
+            self.astream.stream.device.callbacks._release(ev)
+
+    def abandon(self, why):
+        _cb_stats["not_run"] += 1
+
+
+def _thread_ids():
+    t = _threading.current_thread()
+    ids = [_threading.get_ident()]
+    nid = getattr(t, "native_id", None)
+    if nid is not None:
+        ids.append(nid)
+    return ids
+
+
+@api()
+def subscribe_report(thread_id, stream):
+    """Callbacks launched on ``stream`` run on thread ``thread_id`` (its
+    acl.rt.process_report calls). ``thread_id``: from acl.util.start_thread,
+    threading.get_ident() or threading.get_native_id()."""
+    if not isinstance(thread_id, int) or isinstance(thread_id, bool):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "thread_id must be an int, not %r" % (thread_id,))
+    s = S.get_stream(stream)
+    if s in _subscribed:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                      "stream %r is already subscribed by thread %d: "
+                      "unsubscribe it first" % (stream, _subscribed[s]))
+    s.stream.device.callbacks       # start the notification thread
+    _subscribed[s] = thread_id
+    _reports.setdefault(thread_id, _queue.Queue())
+    _thread_streams[thread_id] = _thread_streams.get(thread_id, 0) + 1
+
+
+@api()
+def unsubscribe_report(thread_id, stream):
+    """Undo subscribe_report."""
+    s = S.get_stream(stream)
+    tid = _subscribed.get(s)
+    if tid is None:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                      "stream %r is not subscribed by any thread" % (stream,))
+    if tid != thread_id:
+        raise AclFail(C.ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                      "stream %r is subscribed by thread %d, not %r"
+                      % (stream, tid, thread_id))
+    del _subscribed[s]
+    left = _thread_streams.get(tid, 1) - 1
+    if left <= 0:
+        _thread_streams.pop(tid, None)
+    else:
+        _thread_streams[tid] = left
+
+
+@api()
+def launch_callback(fn, user_data, block, stream):
+    """Enqueue a host callback ``fn(user_data)`` on ``stream``; it runs on
+    the subscribed thread (acl.rt.process_report). ``block``
+    ACL_CALLBACK_BLOCK: later tasks of the stream wait until it returned;
+    ACL_CALLBACK_NO_BLOCK: they do not. 107015
+    (ACL_ERROR_RT_STREAM_NO_CB_REG) when no thread subscribed the stream."""
+    if not callable(fn):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "callback must be callable, not %r" % (fn,))
+    if block not in (C.ACL_CALLBACK_NO_BLOCK, C.ACL_CALLBACK_BLOCK):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "block must be ACL_CALLBACK_NO_BLOCK (0) or "
+                      "ACL_CALLBACK_BLOCK (1), not %r" % (block,))
+    s = S.get_stream(stream)
+    tid = _subscribed.get(s)
+    if tid is None:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_NO_CB_REG,
+                      "no thread subscribed stream %r: call "
+                      "acl.rt.subscribe_report(thread_id, stream) first"
+                      % (stream,))
+    st = s.stream
+    disp = st.device.callbacks
+    entry = _AclReport(fn, user_data, block, s, tid)
+    if block == C.ACL_CALLBACK_BLOCK:
+        entry.block_event = disp.idle_event()
+    try:
+        disp.submit_marker(st, entry, entry.block_event)
+    except BaseException:
+        entry.block_event = None        # submit_marker released it
+        raise
+
+
+@api(locked=False)
+def process_report(timeout):
+    """Run the next callback reported to this thread, waiting up to
+    ``timeout`` ms (-1: forever). ACL_ERROR_RT_REPORT_TIMEOUT (507012) when
+    none arrived (also on a thread that subscribed no stream yet). A
+    callback that raises is logged and counted
+    (acl.rt.get_callback_stats()); this thread carries on."""
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or \
+            timeout < -1:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "timeout must be -1 (forever) or a number of ms >= 0, "
+                      "not %r" % (timeout,))
+    q = None
+    with S.lock:
+        ids = _thread_ids()
+        for tid in ids:
+            q = _reports.get(tid)
+            if q is not None:
+                break
+        else:
+            # not subscribed (yet): wait like a subscribed thread with
+            # nothing to do, under every id of this thread, so a later
+            # subscribe_report(id, stream) shares this queue
+            q = _queue.Queue()
+        for tid in ids:
+            _reports.setdefault(tid, q)
+    try:
+        if timeout == -1:
+            while True:
+                try:
+                    item = q.get(timeout=1.0)
+                    break
+                except _queue.Empty:
+                    continue
+        else:
+            item = q.get(timeout=timeout / 1000.0) if timeout else \
+                q.get_nowait()
+    except _queue.Empty:
+        raise AclFail(C.ACL_ERROR_RT_REPORT_TIMEOUT,
+                      "no callback was reported within %d ms" % timeout,
+                      quiet=True) from None
+    entry, n = item
+    try:
+        if n.status != _U.DAVINCI_STATUS_OK:
+            _cb_stats["not_run"] += 1
+            S.log.warning("callback on stream %d not run: the stream failed "
+                          "before it (%s)", entry.stream_id,
+                          _U.STATUS_NAMES.get(n.status, n.status))
+            return
+        try:
+            entry.fn(entry.user_data)
+        except Exception as exc:  # noqa: BLE001 - reported, counted
+            _cb_stats["errors"] += 1
+            S.log.error("callback %r raised %s: %s (callback thread carries "
+                        "on)", getattr(entry.fn, "__name__", entry.fn),
+                        type(exc).__name__, exc, exc_info=True)
+        finally:
+            _cb_stats["run"] += 1
+    finally:
+        entry._release()
+
+
+def get_callback_stats() -> dict:
+    """(extension) callbacks run, callbacks that raised, callbacks not run."""
+    return dict(_cb_stats)
+
+
+# ---------------------------------------------------------------------------
+# the seed article's task and interrupt calls (compatibility layer)
+# ---------------------------------------------------------------------------
+_SEED_OPS = {
+    "VectorAdd": _U.DAVINCI_OP_ADD, "Add": _U.DAVINCI_OP_ADD,
+    "VectorSub": _U.DAVINCI_OP_SUB, "Sub": _U.DAVINCI_OP_SUB,
+    "VectorMul": _U.DAVINCI_OP_MUL, "Mul": _U.DAVINCI_OP_MUL,
+    "VectorDiv": _U.DAVINCI_OP_DIV, "RealDiv": _U.DAVINCI_OP_DIV,
+    "VectorMax": _U.DAVINCI_OP_MAX, "Maximum": _U.DAVINCI_OP_MAX,
+    "VectorMin": _U.DAVINCI_OP_MIN, "Minimum": _U.DAVINCI_OP_MIN,
+    "Relu": _U.DAVINCI_OP_RELU, "Exp": _U.DAVINCI_OP_EXP,
+}
+_UNARY = (_U.DAVINCI_OP_RELU, _U.DAVINCI_OP_EXP)
+_ACL_TO_DV = {C.ACL_FLOAT: (_U.DAVINCI_DTYPE_FLOAT32, 4),
+              C.ACL_FLOAT16: (_U.DAVINCI_DTYPE_FLOAT16, 2),
+              C.ACL_BF16: (_U.DAVINCI_DTYPE_BFLOAT16, 2),
+              C.ACL_INT32: (_U.DAVINCI_DTYPE_INT32, 4)}
+
+#: interrupt types passed to register_interrupt_callback's callback
+RT_INTERRUPT_TASK_DONE = _U.DAVINCI_NOTIFY_COMPLETION
+RT_INTERRUPT_TASK_FAULT = _U.DAVINCI_NOTIFY_FAULT
+_interrupt = {"fn": None, "user_data": None}
+
+
+def _operand(ptr, nbytes, what):
+    pin = _pinned(ptr)
+    if pin is not None:
+        if pin[2] + nbytes > pin[1].size:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "%s: %d bytes at %s overflow the pinned buffer"
+                          % (what, nbytes, _hex(ptr)))
+        return pin[1].dev_addr + pin[2]
+    _dev_ptr(ptr, nbytes, what)
+    return ptr
+
+
+def _seed_task(task_config):
+    if not isinstance(task_config, dict):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "task_config must be a dict such as {'op_type': "
+                      "'VectorAdd', 'input_x': ptr_x, 'input_y': ptr_y, "
+                      "'output_z': ptr_z, 'count': n}")
+    op = task_config.get("op_type")
+    opcode = _SEED_OPS.get(op)
+    if opcode is None:
+        raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
+                      "unknown op_type %r: use one of %s"
+                      % (op, ", ".join(sorted(_SEED_OPS))))
+    count = task_config.get("count")
+    if not isinstance(count, int) or count <= 0:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "task_config['count'] must be a positive int, not %r"
+                      % (count,))
+    dt = task_config.get("dtype", C.ACL_FLOAT)
+    if dt not in _ACL_TO_DV:
+        raise AclFail(C.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                      "dtype %r not supported: use ACL_FLOAT, ACL_FLOAT16, "
+                      "ACL_BF16 or ACL_INT32" % (dt,))
+    code, size = _ACL_TO_DV[dt]
+    nbytes = count * size
+    for k in ("input_x", "output_z") + (() if opcode in _UNARY
+                                        else ("input_y",)):
+        if k not in task_config:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "task_config has no %r" % k)
+    x = _operand(task_config["input_x"], nbytes, "input_x")
+    z = _operand(task_config["output_z"], nbytes, "output_z")
+    y = 0 if opcode in _UNARY else _operand(task_config["input_y"], nbytes,
+                                            "input_y")
+    return davinci.make_task(opcode, dtype=code, dst=z, src0=x, src1=y,
+                             count=count)
+
+
+@api(1, (0,))
+def launch_task(stream, task_config):
+    """(task_id, ret): the seed's call. Enqueues one op described by a dict
+    (op_type VectorAdd/Add, Sub, Mul, RealDiv, Maximum, Minimum, Relu, Exp;
+    input_x, input_y, output_z device pointers; count elements; dtype an
+    ACL_* type, default ACL_FLOAT). task_id is the task's sequence number in
+    its stream."""
+    s = S.get_stream(stream)
+    return s.stream.launch(_seed_task(task_config))
+
+
+@api()
+def register_interrupt_callback(fn, user_data=None):
+    """The seed's call: ``fn(interrupt_type, task_id, user_data)`` runs on
+    the device's callback thread for every task launched with
+    launch_task_with_interrupt: interrupt_type RT_INTERRUPT_TASK_DONE (1),
+    after RT_INTERRUPT_TASK_FAULT (3) when the task failed. ``fn`` None
+    unregisters."""
+    if fn is not None and not callable(fn):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "interrupt callback must be callable or None")
+    _interrupt["fn"] = fn
+    _interrupt["user_data"] = user_data
+
+
+class _Interrupt(_Entry):
+    def __init__(self, disp, stream_id):
+        self.disp = disp
+        self.stream_id = stream_id
+        self.fn = _interrupt["fn"]
+        self.user_data = _interrupt["user_data"]
+        self.task_id = 0
+
+    def deliver(self, n) -> bool:
+        if n.type in (_U.DAVINCI_NOTIFY_COMPLETION, _U.DAVINCI_NOTIFY_FAULT):
+            if self.fn is not None:
+                self.disp._execute(self.fn, int(n.type), int(n.seq),
+                                   self.user_data)
+        return n.type == _U.DAVINCI_NOTIFY_COMPLETION
+
+
+@api(1, (0,))
+def launch_task_with_interrupt(stream, task_config):
+    """(task_id, ret): as launch_task, and the device interrupts the host
+    when the task completes: the callback of register_interrupt_callback
+    runs on the callback thread."""
+    s = S.get_stream(stream)
+    if _interrupt["fn"] is None:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_NO_CB_REG,
+                      "no interrupt callback: call "
+                      "acl.rt.register_interrupt_callback(fn, user_data) "
+                      "first")
+    t = _seed_task(task_config)
+    disp = s.stream.device.callbacks
+    entry = _Interrupt(disp, s.stream.stream_id)
+    ud = disp.notify_task(entry, t)
+    try:
+        seq = s.stream.launch(t)
+    except BaseException:
+        disp.unregister(ud)
+        raise
+    entry.task_id = seq
+    return seq
+
+
+__all__ += [
+    "subscribe_report", "unsubscribe_report", "launch_callback",
+    "process_report", "get_callback_stats", "launch_task",
+    "register_interrupt_callback", "launch_task_with_interrupt",
+]

@@ -77,3 +77,49 @@ def bytes_to_ptr(data) -> int:
 def ptr_to_bytes(ptr: int, size: int) -> bytes:
     """Copy ``size`` bytes at ``ptr`` into a new bytes object."""
     return ctypes.string_at(ptr, size)
+
+
+# ---------------------------------------------------------------------------
+# threads for acl.rt.process_report
+# ---------------------------------------------------------------------------
+import logging as _logging
+import threading as _threading
+
+_threads: "dict[int, _threading.Thread]" = {}
+_log = _logging.getLogger("acl")
+
+
+def _run_thread(func, args):
+    try:
+        func(args)
+    except Exception:   # noqa: BLE001 - a thread body must not vanish silently
+        _log.exception("thread started by acl.util.start_thread raised")
+
+
+def start_thread(func, args_list=None):
+    """(thread_id, ret): run ``func(args_list)`` on a new thread, as pyACL.
+
+    The id is the thread's ``threading.get_ident()``; pass it to
+    acl.rt.subscribe_report and acl.util.stop_thread."""
+    if not callable(func):
+        return 0, 100000            # ACL_ERROR_INVALID_PARAM
+    t = _threading.Thread(target=_run_thread, args=(func, args_list),
+                          name="acl-thread", daemon=True)
+    t.start()
+    tid = t.ident
+    _threads[tid] = t
+    return tid, 0
+
+
+def stop_thread(thread_id):
+    """ret: wait for a thread from start_thread to finish (the thread
+    function must return, e.g. when a flag it polls is cleared)."""
+    t = _threads.pop(thread_id, None)
+    if t is None:
+        return 100000               # ACL_ERROR_INVALID_PARAM
+    if t is not _threading.current_thread():
+        t.join()
+    return 0
+
+
+__all__ += ["start_thread", "stop_thread"]

@@ -18,7 +18,7 @@ Contract (other modules code against it):
         errors), .pollable() -> bool, .mmap(offset, length) -> CoreMapping
         (OSError on failure), .close()
     CoreMapping.address, .length, .close()
-    manager_ioctl(cmd, buf) -> 0 or -errno
+    manager_ioctl(cmd, buf, privileged=False) -> 0 or -errno
     stats() -> dict of struct dv_stats fields
 """
 
@@ -84,6 +84,7 @@ def _declare(lib):
         "dvc_context_close": (None, [vp]),
         "dvc_ioctl": (c.c_int, [vp, c.c_ulong, vp]),
         "dvc_manager_ioctl": (c.c_int, [c.c_ulong, vp]),
+        "dvc_manager_ioctl_priv": (c.c_int, [c.c_ulong, vp, c.c_int]),
         "dvc_pollable": (c.c_int, [vp]),
         "dvc_mmap": (vp, [vp, c.c_uint64, c.c_uint64]),
         "dvc_mapping_addr": (vp, [vp]),
@@ -105,6 +106,7 @@ def _declare(lib):
 # Symbols an older or partial build may lack, and what stands in for them.
 _OPTIONAL = {
     "dvc_manager_ioctl": lambda cmd, arg: -_errno.ENOTTY,
+    "dvc_manager_ioctl_priv": lambda cmd, arg, priv: -_errno.ENOTTY,
 }
 
 
@@ -326,10 +328,16 @@ class CoreDevice:
                                       " closed" if self.closed else "")
 
 
-def manager_ioctl(cmd: int, buf) -> int:
-    """dvc_manager_ioctl: the manager node's ioctls; 0 or -errno."""
+def manager_ioctl(cmd: int, buf, privileged: bool = False) -> int:
+    """dvc_manager_ioctl_priv: the manager node's ioctls; 0 or -errno.
+
+    ``privileged`` allows reset and fault injection (else -EPERM): the FUSE
+    daemon passes it for its owner, the in-process backend for its own
+    process."""
     lib = load()
-    return _call_sized(lambda a: lib.dvc_manager_ioctl(cmd, a), cmd, buf)
+    return _call_sized(
+        lambda a: lib.dvc_manager_ioctl_priv(cmd, a, 1 if privileged else 0),
+        cmd, buf)
 
 
 def stats() -> "dict[str, int]":

@@ -81,7 +81,7 @@ def _IOC_SIZE(nr: int) -> int:
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 0
+DAVINCI_ABI_MINOR = 1
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -90,6 +90,7 @@ DAVINCI_FEAT_FP16 = 1 << 3
 DAVINCI_FEAT_BF16 = 1 << 4
 DAVINCI_FEAT_PINNED_HOST = 1 << 5
 DAVINCI_FEAT_POLL = 1 << 6
+DAVINCI_FEAT_MGMT = 1 << 7
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -179,8 +180,9 @@ DAVINCI_DTYPE_COUNT = 4
 DAVINCI_TASK_F_NOTIFY = 1 << 0
 DAVINCI_TASK_F_TRANS_A = 1 << 1
 DAVINCI_TASK_F_TRANS_B = 1 << 2
+DAVINCI_TASK_F_WAIT_NEXT = 1 << 3
 DAVINCI_TASK_FLAGS_ALL = (DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_TRANS_A |
-                          DAVINCI_TASK_F_TRANS_B)
+                          DAVINCI_TASK_F_TRANS_B | DAVINCI_TASK_F_WAIT_NEXT)
 
 DAVINCI_STATUS_OK = 0
 DAVINCI_STATUS_INVALID_ADDRESS = 1
@@ -193,6 +195,26 @@ DAVINCI_STATUS_DEVICE_LOST = 7
 DAVINCI_STATUS_INVALID_EVENT = 8
 
 DAVINCI_IOCTL_BASE = 0xDA
+
+# Management (manager node).
+DAVINCI_MGMT_MAX_DEVICES = 64
+DAVINCI_MGMT_MAX_PROCS = 32
+DAVINCI_MGMT_MAX_EVENTS = 16
+DAVINCI_MGMT_ALL_DEVICES = 0xFFFFFFFF
+
+DAVINCI_FAULT_ECC = 1
+DAVINCI_FAULT_HANG = 2
+DAVINCI_FAULT_LOST = 3
+DAVINCI_FAULT_THROTTLE = 4
+DAVINCI_FAULT_KINDS = 8
+
+DAVINCI_MGMT_EV_ADD = 1
+DAVINCI_MGMT_EV_REMOVE = 2
+DAVINCI_MGMT_EV_HEALTH = 3
+DAVINCI_MGMT_EV_FAULT_INJECTED = 4
+DAVINCI_MGMT_EV_FAULT = 5
+DAVINCI_MGMT_EV_RESET = 6
+DAVINCI_MGMT_EV_LOST = 7
 
 # ---------------------------------------------------------------------------
 # Structs
@@ -456,6 +478,115 @@ class davinci_completion(_Struct):
     ]
 
 
+class davinci_mgmt_list(_Struct):
+    _fields_ = [
+        ("count", _u32),
+        ("pad", _u32),
+        ("index", _u32 * DAVINCI_MGMT_MAX_DEVICES),
+    ]
+
+
+class davinci_mgmt_info(_Struct):
+    _fields_ = [
+        ("index", _u32),
+        ("health", _u32),
+        ("aicores", _u32),
+        ("aicore_util", _u32),
+        ("power_mw", _u32),
+        ("temp_mc", _u32),
+        ("hbm_total", _u64),
+        ("hbm_used", _u64),
+        ("host_total", _u64),
+        ("host_used", _u64),
+        ("huge_total", _u32),
+        ("huge_used", _u32),
+        ("processes", _u32),
+        ("task_timeout_ms", _u32),
+        ("throttle_pct", _u32),
+        ("board_id", _u32),
+        ("fault_armed", _u32),
+        ("resets", _u32),
+        ("faults_fired", _u32 * DAVINCI_FAULT_KINDS),
+        ("tasks_completed", _u64),
+        ("busy_ns", _u64),
+        ("name", ctypes.c_char * DAVINCI_NAME_LEN),
+        ("serial", ctypes.c_char * DAVINCI_NAME_LEN),
+        ("board_name", ctypes.c_char * DAVINCI_NAME_LEN),
+        ("firmware_version", ctypes.c_char * DAVINCI_VERSION_LEN),
+        ("driver_version", ctypes.c_char * DAVINCI_VERSION_LEN),
+        ("bus_id", ctypes.c_char * DAVINCI_NAME_LEN),
+    ]
+
+
+class davinci_mgmt_proc(_Struct):
+    _fields_ = [
+        ("pid", _u32),
+        ("streams", _u32),
+        ("hbm_bytes", _u64),
+        ("host_bytes", _u64),
+    ]
+
+
+class davinci_mgmt_procs(_Struct):
+    _fields_ = [
+        ("index", _u32),
+        ("count", _u32),
+        ("total", _u32),
+        ("pad", _u32),
+        ("proc", davinci_mgmt_proc * DAVINCI_MGMT_MAX_PROCS),
+    ]
+
+
+class davinci_mgmt_reset(_Struct):
+    _fields_ = [
+        ("index", _u32),
+        ("flags", _u32),
+        ("contexts", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_mgmt_fault(_Struct):
+    _fields_ = [
+        ("index", _u32),
+        ("kind", _u32),
+        ("addr", _u64),
+        ("size", _u64),
+        ("level", _u32),
+        ("timeout_ms", _u32),
+        ("flags", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_mgmt_event(_Struct):
+    _fields_ = [
+        ("seq", _u64),
+        ("timestamp_ns", _u64),
+        ("device", _u32),
+        ("type", _u32),
+        ("fault", _u32),
+        ("status", _u32),
+        ("health", _u32),
+        ("old_health", _u32),
+        ("addr", _u64),
+        ("value", _u64),
+        ("reserved", _u64),
+    ]
+
+
+class davinci_mgmt_events(_Struct):
+    _fields_ = [
+        ("since_seq", _u64),
+        ("device", _u32),
+        ("count", _u32),
+        ("next_seq", _u64),
+        ("overflow", _u32),
+        ("pad", _u32),
+        ("ev", davinci_mgmt_event * DAVINCI_MGMT_MAX_EVENTS),
+    ]
+
+
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
     davinci_version, davinci_device_info, davinci_mem_alloc, davinci_mem_free,
@@ -464,7 +595,10 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
     davinci_sync, davinci_event_create, davinci_event_id,
     davinci_event_query, davinci_event_wait, davinci_notification,
-    davinci_mmap_info, davinci_task, davinci_completion)}
+    davinci_mmap_info, davinci_task, davinci_completion,
+    davinci_mgmt_list, davinci_mgmt_info, davinci_mgmt_proc,
+    davinci_mgmt_procs, davinci_mgmt_reset, davinci_mgmt_fault,
+    davinci_mgmt_event, davinci_mgmt_events)}
 
 # ---------------------------------------------------------------------------
 # ioctl numbers
@@ -493,6 +627,12 @@ DAVINCI_IOCTL_EVENT_QUERY = _IOWR(_B, 0x32, davinci_event_query)
 DAVINCI_IOCTL_EVENT_SIGNAL = _IOW(_B, 0x33, davinci_event_id)
 DAVINCI_IOCTL_EVENT_WAIT = _IOW(_B, 0x34, davinci_event_wait)
 DAVINCI_IOCTL_NOTIFY_WAIT = _IOWR(_B, 0x40, davinci_notification)
+DAVINCI_IOCTL_MGMT_LIST = _IOR(_B, 0x80, davinci_mgmt_list)
+DAVINCI_IOCTL_MGMT_INFO = _IOWR(_B, 0x81, davinci_mgmt_info)
+DAVINCI_IOCTL_MGMT_PROCS = _IOWR(_B, 0x82, davinci_mgmt_procs)
+DAVINCI_IOCTL_MGMT_RESET = _IOWR(_B, 0x83, davinci_mgmt_reset)
+DAVINCI_IOCTL_MGMT_INJECT = _IOW(_B, 0x84, davinci_mgmt_fault)
+DAVINCI_IOCTL_MGMT_EVENTS = _IOWR(_B, 0x85, davinci_mgmt_events)
 del _B
 
 #: Every ioctl number, by its C name (checked by the ABI test).
@@ -524,6 +664,12 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_EVENT_SIGNAL: davinci_event_id,
     DAVINCI_IOCTL_EVENT_WAIT: davinci_event_wait,
     DAVINCI_IOCTL_NOTIFY_WAIT: davinci_notification,
+    DAVINCI_IOCTL_MGMT_LIST: davinci_mgmt_list,
+    DAVINCI_IOCTL_MGMT_INFO: davinci_mgmt_info,
+    DAVINCI_IOCTL_MGMT_PROCS: davinci_mgmt_procs,
+    DAVINCI_IOCTL_MGMT_RESET: davinci_mgmt_reset,
+    DAVINCI_IOCTL_MGMT_INJECT: davinci_mgmt_fault,
+    DAVINCI_IOCTL_MGMT_EVENTS: davinci_mgmt_events,
 }
 
 #: ioctl number -> short name ("MEM_ALLOC"), for messages.

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""``davinci`` console command: ``davinci info`` lists devices and versions."""
+"""``davinci`` console command: ``davinci info`` lists devices and versions,
+``davinci doctor`` walks the troubleshooting checklist."""
 
 from __future__ import annotations
 
@@ -62,9 +63,15 @@ def main(argv=None) -> int:
                                 description="davinci virtual NPU runtime")
     sub = p.add_subparsers(dest="cmd")
     sub.add_parser("info", help="list devices and versions")
+    pd = sub.add_parser("doctor", help="diagnose the driver setup: module, "
+                        "nodes, daemon, versions, health, memory")
+    pd.add_argument("--json", action="store_true", help="JSON output")
     args = p.parse_args(argv)
     if args.cmd in (None, "info"):
         return cmd_info(args)
+    if args.cmd == "doctor":
+        from . import doctor
+        return doctor.main(as_json=args.json)
     p.print_help()
     return 2
 

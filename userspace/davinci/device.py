@@ -106,6 +106,7 @@ class Device:
         self._events: "weakref.WeakSet[Event]" = weakref.WeakSet()
         self._default_stream: Stream | None = None
         self._version: Version | None = None
+        self._dispatcher = None     # davinci.callbacks.Dispatcher, lazily
 
     # -- identity ----------------------------------------------------------------
     @property
@@ -311,7 +312,24 @@ class Device:
 
     def wait_notification(self, timeout: float | None = 0) -> Notification | None:
         """Take the next notification (the interrupt path), or None when
-        ``timeout`` seconds pass first (0: do not block)."""
+        ``timeout`` seconds pass first (0: do not block).
+
+        While the callback dispatcher runs (:attr:`callbacks`), it reads the
+        driver's queue; this returns the notifications no callback claimed.
+        """
+        d = self._dispatcher
+        if d is not None and d.running:
+            return d.wait_unclaimed(timeout)
+        return self._notify_wait(timeout)
+
+    @property
+    def callbacks(self):
+        """The :class:`davinci.callbacks.Dispatcher` of this device (its
+        notification thread), started on first use."""
+        from .callbacks import dispatcher
+        return dispatcher(self)
+
+    def _notify_wait(self, timeout: float | None = 0) -> Notification | None:
         ms = 0 if timeout == 0 else (
             0xFFFFFFFF if timeout is None else max(1, int(timeout * 1000)))
         n = _uapi.davinci_notification(timeout_ms=ms)
@@ -340,6 +358,9 @@ class Device:
         """Close the context: the driver frees everything it owns."""
         if self._transport.closed:
             return
+        d = self._dispatcher
+        if d is not None:
+            d.stop()
         self._invalidate_all("belongs to a closed device")
         self._transport.close()
 

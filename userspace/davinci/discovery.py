@@ -146,17 +146,58 @@ def device_count() -> int:
     return find_backend().device_count()
 
 
+#: Highest ABI minor a range can name ("any minor of this major").
+ABI_MINOR_ANY = 0xFFFF
+
+
+def runtime_abi_range() -> "tuple[tuple[int, int], tuple[int, int]]":
+    """The driver ABI versions this runtime accepts, ((major, minor) lowest,
+    (major, minor) highest): ABI major DAVINCI_ABI_MAJOR, any minor (minors
+    only add; features are checked by their bits).
+
+    ``DAVINCI_RUNTIME_ABI_RANGE="2.0-2.65535"`` (or ``"2.0"``) overrides it,
+    to reproduce a runtime built for another driver."""
+    env = os.environ.get("DAVINCI_RUNTIME_ABI_RANGE", "").strip()
+    if env:
+        try:
+            parts = [tuple(int(x) for x in p.split(".", 1))
+                     for p in env.split("-", 1)]
+            lo = parts[0]
+            hi = parts[1] if len(parts) > 1 else (lo[0], ABI_MINOR_ANY)
+            if len(lo) == 2 and len(hi) == 2:
+                return lo, hi
+        except ValueError:
+            pass
+    major = _uapi.DAVINCI_ABI_MAJOR
+    return (major, 0), (major, ABI_MINOR_ANY)
+
+
+def _fmt_abi(v: "tuple[int, int]") -> str:
+    return "%d.x" % v[0] if v[1] == ABI_MINOR_ANY else "%d.%d" % v
+
+
 def check_version(ver: _uapi.davinci_version, where: str) -> None:
-    """Raise :class:`DriverVersionMismatchError` unless the ABI major matches."""
-    if ver.abi_major != _uapi.DAVINCI_ABI_MAJOR:
-        raise DriverVersionMismatchError(
-            "driver version mismatch: %s speaks ABI %d.%d (driver %s, backend "
-            "%s) but this runtime supports ABI %d.x (runtime ABI %d.%d); "
-            "install a runtime and driver of the same major version"
-            % (where, ver.abi_major, ver.abi_minor,
-               _uapi.cstr(ver.driver_version) or "?",
-               _uapi.cstr(ver.backend) or "?", _uapi.DAVINCI_ABI_MAJOR,
-               _uapi.DAVINCI_ABI_MAJOR, _uapi.DAVINCI_ABI_MINOR))
+    """Raise :class:`DriverVersionMismatchError` unless the driver's ABI is
+    inside :func:`runtime_abi_range`."""
+    lo, hi = runtime_abi_range()
+    got = (int(ver.abi_major), int(ver.abi_minor))
+    if lo <= got <= hi:
+        return
+    from . import version_info
+    pkg = version_info.read()
+    pkg_ver = version_info.get(pkg, "Version") or "?"
+    rng = "%d.x" % lo[0] if lo[0] == hi[0] and hi[1] == ABI_MINOR_ANY and \
+        lo[1] == 0 else "%s..%s" % (_fmt_abi(lo), _fmt_abi(hi))
+    raise DriverVersionMismatchError(
+        "driver version mismatch: %s speaks ABI %d.%d (driver %s, backend "
+        "%s) but this runtime supports ABI %s (runtime ABI %d.%d, driver "
+        "package %s per %s); install a driver whose ABI is %s (davinci "
+        "driver %d.x: reload the module or restart davinci-fused from the "
+        "same package) or a runtime built for ABI %d.%d"
+        % (where, got[0], got[1], _uapi.cstr(ver.driver_version) or "?",
+           _uapi.cstr(ver.backend) or "?", rng, _uapi.DAVINCI_ABI_MAJOR,
+           _uapi.DAVINCI_ABI_MINOR, pkg_ver, version_info.default_path(),
+           rng, lo[0], got[0], got[1]))
 
 
 def open_device(index: int, backend: Backend | None = None) -> Transport:

@@ -421,6 +421,9 @@ class Stream:
         sid = self.stream_id
         self._invalidate("was destroyed")
         self.device._forget_stream(self)
+        d = getattr(self.device, "_dispatcher", None)
+        if d is not None:
+            d.stream_destroyed(sid)
         if not self.device._transport.closed:
             self.device._transport.ioctl(
                 _uapi.DAVINCI_IOCTL_STREAM_DESTROY,
@@ -593,11 +596,30 @@ class Stream:
         t = make_task(_uapi.DAVINCI_OP_EVENT_WAIT, event_id=event.event_id)
         return self.launch(t)
 
+    def add_callback(self, fn: Callable, *args, blocking: bool = False):
+        """Run ``fn(*args)`` on the device's callback thread when the stream
+        reaches this point; returns a ``concurrent.futures.Future`` of its
+        result (its exception if it raised, TaskFailedError if the stream
+        failed before). ``blocking=True``: later tasks of the stream wait
+        until ``fn`` has returned. See :mod:`davinci.callbacks`."""
+        self._check()
+        return self.device.callbacks.add_callback(self, fn, args, blocking)
+
+    def future(self):
+        """A ``concurrent.futures.Future`` that completes (result None) when
+        every task submitted so far has completed, or fails with
+        TaskFailedError when the stream failed."""
+        return self.add_callback(_nothing)
+
     def notify(self, user_data: int = 0) -> int:
         """Enqueue a NOTIFY task: a DAVINCI_NOTIFY_USER notification with
         ``user_data`` when the stream reaches it."""
         t = make_task(_uapi.DAVINCI_OP_NOTIFY, user_data=user_data)
         return self.launch(t)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _addr(obj, offset: int) -> int:

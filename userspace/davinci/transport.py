@@ -377,7 +377,17 @@ class InProcessTransport(Transport):
         self.index = index
         self.description = "in-process davinci%d" % index
         self._lock = threading.Lock()
-        self._ctx = inproc_core_device(index).open_context(os.getpid())
+        try:
+            self._ctx = inproc_core_device(index).open_context(os.getpid())
+        except OSError as exc:
+            err = exc.errno or _errno.EIO
+            if err == _errno.ENODEV:
+                raise DeviceLostError(
+                    "cannot open %s: the device is lost (removed, failed or "
+                    "a fault was injected); reset it (npu-smi set -t reset "
+                    "-i %d) and open it again" % (self.description, index),
+                    err) from None
+            raise from_errno(err, "open of %s" % self.description) from None
         self._closing = False
         self._maps: dict[int, object] = {}
         self._next_map = 0

@@ -69,14 +69,15 @@ void dvc_context_close(struct dv_context *ctx)
 }
 
 /* Large enough for every argument struct; checked against dv_ioctl_size. */
-#define DVC_ARG_MAX 1024
+#define DVC_ARG_MAX 4096
 
 /*
  * The size-tolerant copy of the kernel's ioctl path (drm_ioctl): copy
  * min(_IOC_SIZE(cmd), core size) bytes in when the command writes, zero
  * the rest, dispatch, copy the same bytes back when it reads.
  */
-static int dvc_dispatch(struct dv_context *ctx, unsigned long cmd, void *arg)
+static int dvc_dispatch(struct dv_context *ctx, unsigned long cmd, void *arg,
+			bool privileged)
 {
 	union {
 		uint64_t align;
@@ -104,7 +105,7 @@ static int dvc_dispatch(struct dv_context *ctx, unsigned long cmd, void *arg)
 	if (ctx)
 		ret = dv_ioctl(ctx, c, kbuf.b);
 	else
-		ret = dv_manager_ioctl(c, kbuf.b);
+		ret = dv_manager_ioctl_priv(c, kbuf.b, privileged);
 	if ((_IOC_DIR(c) & _IOC_READ) && n)
 		memcpy(arg, kbuf.b, n);
 	return ret;
@@ -114,12 +115,17 @@ int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg)
 {
 	if (!ctx)
 		return -EINVAL;
-	return dvc_dispatch(ctx, cmd, arg);
+	return dvc_dispatch(ctx, cmd, arg, false);
 }
 
 int dvc_manager_ioctl(unsigned long cmd, void *arg)
 {
-	return dvc_dispatch(NULL, cmd, arg);
+	return dvc_dispatch(NULL, cmd, arg, false);
+}
+
+int dvc_manager_ioctl_priv(unsigned long cmd, void *arg, int privileged)
+{
+	return dvc_dispatch(NULL, cmd, arg, privileged != 0);
 }
 
 int dvc_pollable(struct dv_context *ctx)

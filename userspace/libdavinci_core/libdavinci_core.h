@@ -34,8 +34,13 @@ void dvc_context_close(struct dv_context *ctx);
  */
 int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg);
 
-/* The manager node's ioctls (no context), as dvc_ioctl. */
+/*
+ * The manager node's ioctls (no context), as dvc_ioctl. dvc_manager_ioctl
+ * is an unprivileged caller (reset and fault injection: -EPERM);
+ * dvc_manager_ioctl_priv passes @privileged (nonzero: allowed).
+ */
 int dvc_manager_ioctl(unsigned long cmd, void *arg);
+int dvc_manager_ioctl_priv(unsigned long cmd, void *arg, int privileged);
 
 /* 1 when a notification is waiting, else 0. */
 int dvc_pollable(struct dv_context *ctx);

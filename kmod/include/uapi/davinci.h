@@ -23,7 +23,7 @@
 #include <linux/types.h>
 
 #define DAVINCI_ABI_MAJOR 1
-#define DAVINCI_ABI_MINOR 0
+#define DAVINCI_ABI_MINOR 1	/* 1: management ioctls */
 
 /* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
@@ -33,6 +33,7 @@
 #define DAVINCI_FEAT_BF16		(1ULL << 4)
 #define DAVINCI_FEAT_PINNED_HOST	(1ULL << 5)
 #define DAVINCI_FEAT_POLL		(1ULL << 6)
+#define DAVINCI_FEAT_MGMT		(1ULL << 7)	/* DAVINCI_IOCTL_MGMT_* */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -495,9 +496,17 @@ enum davinci_dtype {
 #define DAVINCI_TASK_F_NOTIFY	(1U << 0)	/* notify when it completes */
 #define DAVINCI_TASK_F_TRANS_A	(1U << 1)	/* MATMUL: src0 is [k,m] */
 #define DAVINCI_TASK_F_TRANS_B	(1U << 2)	/* MATMUL: src1 is [n,k] */
+/*
+ * EVENT_WAIT: wait for the event's next record, one taken in or signalled
+ * from the host after this task, instead of the last one before it. A
+ * host that must act before a stream goes on (a blocking callback) makes
+ * the stream wait this way and signals the event when done.
+ */
+#define DAVINCI_TASK_F_WAIT_NEXT (1U << 3)
 #define DAVINCI_TASK_FLAGS_ALL	(DAVINCI_TASK_F_NOTIFY | \
 				 DAVINCI_TASK_F_TRANS_A | \
-				 DAVINCI_TASK_F_TRANS_B)
+				 DAVINCI_TASK_F_TRANS_B | \
+				 DAVINCI_TASK_F_WAIT_NEXT)
 
 /**
  * struct davinci_task - a task descriptor in the submission ring (128 bytes)
@@ -629,5 +638,265 @@ struct davinci_completion {
 	_IOW(DAVINCI_IOCTL_BASE, 0x34, struct davinci_event_wait)
 #define DAVINCI_IOCTL_NOTIFY_WAIT \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x40, struct davinci_notification)
+
+/*
+ * Management: ioctls of the manager node (/dev/davinci_manager), which has
+ * no context. They serve npu-smi: the device list, per-device management
+ * information, per-process usage, reset, fault injection and an event log.
+ * Reset and fault injection are privileged (CAP_SYS_ADMIN on the kernel
+ * module, the daemon's owner on FUSE): -EPERM otherwise. A device index
+ * that names no live device gives -ENODEV.
+ */
+#define DAVINCI_MGMT_MAX_DEVICES	64
+#define DAVINCI_MGMT_MAX_PROCS		32
+#define DAVINCI_MGMT_MAX_EVENTS		16
+#define DAVINCI_MGMT_ALL_DEVICES	0xFFFFFFFFU
+
+/**
+ * struct davinci_mgmt_list - live devices (DAVINCI_IOCTL_MGMT_LIST)
+ * @count: out: number of live devices (at most DAVINCI_MGMT_MAX_DEVICES
+ *	are listed)
+ * @pad: zero
+ * @index: out: their indices, ascending
+ */
+struct davinci_mgmt_list {
+	__u32 count;
+	__u32 pad;
+	__u32 index[DAVINCI_MGMT_MAX_DEVICES];
+};
+
+/* Fault kinds (struct davinci_mgmt_fault.kind), also bit numbers. */
+#define DAVINCI_FAULT_ECC	1	/* next task touching a region fails */
+#define DAVINCI_FAULT_HANG	2	/* next AI-core task hangs */
+#define DAVINCI_FAULT_LOST	3	/* the device is lost */
+#define DAVINCI_FAULT_THROTTLE	4	/* tasks slow down (thermal) */
+#define DAVINCI_FAULT_KINDS	8	/* size of the per-kind arrays */
+
+/**
+ * struct davinci_mgmt_info - one device, for npu-smi (DAVINCI_IOCTL_MGMT_INFO)
+ * @index: in: the device
+ * @health: out: DAVINCI_HEALTH_*: CRITICAL when lost, ALARM after an ECC
+ *	error or a hang fired, WARNING while throttled, else OK; a reset
+ *	brings it back to OK
+ * @aicores: out: AI cores
+ * @aicore_util: out: percent of AI-core time busy over the last second or
+ *	so (0 on an idle device)
+ * @power_mw: out: simulated board power in milliwatts, a function of
+ *	@aicore_util and the throttle
+ * @temp_mc: out: simulated chip temperature in millidegrees Celsius, a
+ *	function of @aicore_util and the throttle
+ * @hbm_total: out: HBM bytes
+ * @hbm_used: out: HBM bytes allocated
+ * @host_total: out: pinned host pool bytes
+ * @host_used: out: pinned host bytes allocated (stream rings included)
+ * @huge_total: out: 2 MiB pages of HBM
+ * @huge_used: out: 2 MiB pages held by 2 MiB aligned allocations
+ * @processes: out: open contexts (open files) of the device
+ * @task_timeout_ms: out: the watchdog
+ * @throttle_pct: out: current thermal throttle: tasks take this many
+ *	percent longer (0: none)
+ * @board_id: out: board id
+ * @fault_armed: out: bit (1 << DAVINCI_FAULT_*) for each armed fault
+ * @resets: out: device resets so far
+ * @faults_fired: out: per DAVINCI_FAULT_* kind, times it took effect
+ *	(THROTTLE: tasks slowed down); index 0 is zero
+ * @tasks_completed: out: tasks completed since the device was created
+ * @busy_ns: out: AI-core nanoseconds spent running tasks
+ * @name: out: chip name, e.g. "Ascend910B-sim"
+ * @serial: out: serial number
+ * @board_name: out: board name
+ * @firmware_version: out: firmware version
+ * @driver_version: out: driver version
+ * @bus_id: out: PCI-style bus id, e.g. "0000:C1:00.0"
+ */
+struct davinci_mgmt_info {
+	__u32 index;
+	__u32 health;
+	__u32 aicores;
+	__u32 aicore_util;
+	__u32 power_mw;
+	__u32 temp_mc;
+	__u64 hbm_total;
+	__u64 hbm_used;
+	__u64 host_total;
+	__u64 host_used;
+	__u32 huge_total;
+	__u32 huge_used;
+	__u32 processes;
+	__u32 task_timeout_ms;
+	__u32 throttle_pct;
+	__u32 board_id;
+	__u32 fault_armed;
+	__u32 resets;
+	__u32 faults_fired[DAVINCI_FAULT_KINDS];
+	__u64 tasks_completed;
+	__u64 busy_ns;
+	char name[DAVINCI_NAME_LEN];
+	char serial[DAVINCI_NAME_LEN];
+	char board_name[DAVINCI_NAME_LEN];
+	char firmware_version[DAVINCI_VERSION_LEN];
+	char driver_version[DAVINCI_VERSION_LEN];
+	char bus_id[DAVINCI_NAME_LEN];
+};
+
+/**
+ * struct davinci_mgmt_proc - one context (open file) of a device
+ * @pid: process that opened it
+ * @streams: its streams
+ * @hbm_bytes: HBM it holds
+ * @host_bytes: pinned host memory it holds (rings excluded)
+ */
+struct davinci_mgmt_proc {
+	__u32 pid;
+	__u32 streams;
+	__u64 hbm_bytes;
+	__u64 host_bytes;
+};
+
+/**
+ * struct davinci_mgmt_procs - per-process usage (DAVINCI_IOCTL_MGMT_PROCS)
+ * @index: in: the device
+ * @count: out: entries filled in @proc
+ * @total: out: contexts of the device (may exceed @count)
+ * @pad: zero
+ * @proc: out: one entry per context, oldest first
+ */
+struct davinci_mgmt_procs {
+	__u32 index;
+	__u32 count;
+	__u32 total;
+	__u32 pad;
+	struct davinci_mgmt_proc proc[DAVINCI_MGMT_MAX_PROCS];
+};
+
+/**
+ * struct davinci_mgmt_reset - reset a device (DAVINCI_IOCTL_MGMT_RESET)
+ * @index: in: the device
+ * @flags: in: must be zero
+ * @contexts: out: contexts that were failed
+ * @pad: zero
+ *
+ * Privileged. Every open context of the device fails as on device loss:
+ * its tasks complete DAVINCI_STATUS_DEVICE_LOST, it gets
+ * DAVINCI_NOTIFY_DEVICE_LOST and -ENODEV from then on and must be reopened.
+ * Armed faults and the throttle are cleared and health returns to OK; a
+ * device lost by fault injection comes back. -ENODEV for a device the OS
+ * removed.
+ */
+struct davinci_mgmt_reset {
+	__u32 index;
+	__u32 flags;
+	__u32 contexts;
+	__u32 pad;
+};
+
+/**
+ * struct davinci_mgmt_fault - inject a fault (DAVINCI_IOCTL_MGMT_INJECT)
+ * @index: in: the device
+ * @kind: in: DAVINCI_FAULT_*
+ * @addr: in: ECC: first device address of the region
+ * @size: in: ECC: bytes of the region; 0 means all of HBM
+ * @level: in: THROTTLE: tasks take this many percent longer, 1..1000;
+ *	0 ends the throttle
+ * @timeout_ms: in: HANG: the watchdog for the hung task; 0 uses the
+ *	device's (a device without a watchdog hangs until cancel or reset)
+ * @flags: in: must be zero
+ * @pad: must be zero
+ *
+ * Privileged. ECC: the next task whose operands touch the region fails
+ * with DAVINCI_STATUS_ECC_ERROR, touching nothing, and health becomes
+ * ALARM. HANG: the next task that runs on an AI core does not progress
+ * until the watchdog fails it with DAVINCI_STATUS_TIMEOUT; health becomes
+ * ALARM. LOST: as a hot remove, every context sees device lost; health
+ * CRITICAL until a reset. THROTTLE: health WARNING, temperature high,
+ * tasks slowed down. Each injection and each fault that fires is logged
+ * (DAVINCI_IOCTL_MGMT_EVENTS).
+ */
+struct davinci_mgmt_fault {
+	__u32 index;
+	__u32 kind;
+	__u64 addr;
+	__u64 size;
+	__u32 level;
+	__u32 timeout_ms;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Management event types (struct davinci_mgmt_event.type). */
+#define DAVINCI_MGMT_EV_ADD		1	/* device created */
+#define DAVINCI_MGMT_EV_REMOVE		2	/* device destroyed */
+#define DAVINCI_MGMT_EV_HEALTH		3	/* health changed */
+#define DAVINCI_MGMT_EV_FAULT_INJECTED	4	/* a fault was armed */
+#define DAVINCI_MGMT_EV_FAULT		5	/* a fault fired */
+#define DAVINCI_MGMT_EV_RESET		6	/* device reset */
+#define DAVINCI_MGMT_EV_LOST		7	/* device lost */
+
+/**
+ * struct davinci_mgmt_event - one record of a device's event log
+ * @seq: sequence number, increasing over all devices, from 1
+ * @timestamp_ns: device time of the event
+ * @device: device index
+ * @type: DAVINCI_MGMT_EV_*
+ * @fault: DAVINCI_FAULT_* for fault events, else 0
+ * @status: DAVINCI_STATUS_* a fault gave a task, else 0
+ * @health: health after the event
+ * @old_health: health before it
+ * @addr: ECC: region start; FAULT: address of the task's first operand
+ * @value: type specific: ECC region size, HANG timeout, THROTTLE level,
+ *	RESET contexts failed
+ * @reserved: zero
+ */
+struct davinci_mgmt_event {
+	__u64 seq;
+	__u64 timestamp_ns;
+	__u32 device;
+	__u32 type;
+	__u32 fault;
+	__u32 status;
+	__u32 health;
+	__u32 old_health;
+	__u64 addr;
+	__u64 value;
+	__u64 reserved;
+};
+
+/**
+ * struct davinci_mgmt_events - read the event log (DAVINCI_IOCTL_MGMT_EVENTS)
+ * @since_seq: in: return events with a sequence number above this
+ * @device: in: a device index, or DAVINCI_MGMT_ALL_DEVICES
+ * @count: out: events in @ev, oldest first
+ * @next_seq: out: pass as @since_seq to read on (@since_seq when none)
+ * @overflow: out: nonzero when events after @since_seq were overwritten
+ *	before they were read (each device keeps its last 64)
+ * @pad: zero
+ * @ev: out: the events
+ *
+ * Does not block: followers poll. The OS layer may also mirror each event
+ * as it is logged (the kernel module to a generic netlink multicast group).
+ */
+struct davinci_mgmt_events {
+	__u64 since_seq;
+	__u32 device;
+	__u32 count;
+	__u64 next_seq;
+	__u32 overflow;
+	__u32 pad;
+	struct davinci_mgmt_event ev[DAVINCI_MGMT_MAX_EVENTS];
+};
+
+/* Manager node only. */
+#define DAVINCI_IOCTL_MGMT_LIST \
+	_IOR(DAVINCI_IOCTL_BASE, 0x80, struct davinci_mgmt_list)
+#define DAVINCI_IOCTL_MGMT_INFO \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x81, struct davinci_mgmt_info)
+#define DAVINCI_IOCTL_MGMT_PROCS \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x82, struct davinci_mgmt_procs)
+#define DAVINCI_IOCTL_MGMT_RESET \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x83, struct davinci_mgmt_reset)
+#define DAVINCI_IOCTL_MGMT_INJECT \
+	_IOW(DAVINCI_IOCTL_BASE, 0x84, struct davinci_mgmt_fault)
+#define DAVINCI_IOCTL_MGMT_EVENTS \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x85, struct davinci_mgmt_events)
 
 #endif /* _UAPI_DAVINCI_H */

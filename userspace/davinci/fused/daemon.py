@@ -9,8 +9,10 @@ so another user cannot open the nodes.
   open(davinciN)      -> dvc_context_open(caller's pid)
   release             -> dvc_context_close (the kernel sends RELEASE when the
                          last fd closes, also when the client was SIGKILLed)
-  ioctl               -> dvc_ioctl / dvc_manager_ioctl on the _IOC_SIZE bytes
-                         FUSE passes (restricted ioctl); -errno back
+  ioctl               -> dvc_ioctl / dvc_manager_ioctl_priv on the _IOC_SIZE
+                         bytes FUSE passes (restricted ioctl); -errno back.
+                         The manager's reset and fault injection are
+                         privileged: allowed for the daemon's owner only
   read/write          -> -EINVAL; mmap of a node is refused by the kernel
                          (direct_io)
 
@@ -181,7 +183,10 @@ class DavinciFS(_Base):
             ctypes.memset(data, 0, size)
         ctx = entry[1]
         if ctx is None:
-            return self.lib.dvc_manager_ioctl(cmd, data)
+            # reset and fault injection: the daemon's owner only
+            uid, _gid, _pid = _fusepy.fuse_get_context()
+            return self.lib.dvc_manager_ioctl_priv(
+                cmd, data, 1 if uid == self.uid else 0)
         h = ctx._handle
         if not h:
             return -errno.EBADF

@@ -1,0 +1,287 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The manager node: device list, management info, per-process usage, reset,
+fault injection (each fault: its effect, an event, a health change, recovery
+after reset, the other device unaffected) and the event log.
+
+Runs on the current backend (in-process by default, FUSE with
+DAVINCI_DEV_DIR). Fault tests need privilege: the in-process backend and the
+FUSE daemon's owner have it; on the kernel module they need CAP_SYS_ADMIN and
+are skipped when the driver refuses them.
+"""
+
+import errno
+import os
+
+import pytest
+
+import davinci
+from davinci import _uapi
+from davinci.manager import Manager, ManagerPermissionError
+
+from .conftest import wait_quiescent
+
+
+@pytest.fixture
+def mgr():
+    m = Manager()
+    if len(m.devices()) < 2:
+        m.close()
+        pytest.skip("needs two devices")
+    yield m
+    # leave device 0 healthy for the next test
+    try:
+        if m.info(0).health_name != "OK" or m.info(0).faults_armed:
+            m.reset(0)
+    except ManagerPermissionError:
+        pass
+    m.close()
+
+
+def _privileged(m):
+    try:
+        m.inject(0, "throttle", level=0)
+    except ManagerPermissionError:
+        pytest.skip("the driver refuses fault injection to this caller "
+                    "(kernel module without CAP_SYS_ADMIN)")
+
+
+def test_devices_and_info(mgr):
+    devs = mgr.devices()
+    assert devs[:2] == [0, 1]
+    assert sorted(devs) == devs
+    i0, i1 = mgr.info(0), mgr.info(1)
+    assert i0.name.startswith("Ascend910B")
+    assert i0.bus_id == "0000:C1:00.0" and i1.bus_id == "0000:81:00.0"
+    assert i0.serial != i1.serial
+    assert i0.driver_version and i0.firmware_version and i0.board_name
+    assert i0.health_name in ("OK", "Warning", "Alarm", "Critical")
+    assert 0 <= i0.aicore_util <= 100
+    assert i0.power_w > 0 and i0.temp_c > 0
+    assert 0 <= i0.hbm_used <= i0.hbm_total
+    assert i0.huge_total == i0.hbm_total >> 21
+    with davinci.Device(0) as d:
+        info = d.info
+        assert info.serial == i0.serial
+        assert info.hbm_total == i0.hbm_total
+
+
+def test_unknown_device(mgr):
+    with pytest.raises(davinci.InvalidDeviceError) as ei:
+        mgr.info(63)
+    assert "does not exist" in str(ei.value)
+
+
+def test_processes_and_memory(mgr):
+    d = davinci.Device(0)
+    try:
+        wait_quiescent(d)
+        before = mgr.info(0).hbm_used
+        b = d.malloc(4 << 20, policy="huge_only")
+        s = d.stream()
+        procs = [p for p in mgr.processes(0) if p.pid == os.getpid()]
+        assert procs, mgr.processes(0)
+        assert any(p.hbm_bytes >= 4 << 20 for p in procs)
+        assert procs[0].name and procs[0].name != "-"
+        info = mgr.info(0)
+        assert info.hbm_used == before + (4 << 20)
+        assert info.huge_used >= 2
+        assert info.processes >= 1
+        b.free()
+        s.destroy()
+    finally:
+        d.close()
+
+
+def test_idle_values_are_deterministic(mgr):
+    # an idle device: no load, so power and temperature are the idle ones
+    for i in (0, 1):
+        info = mgr.info(i)
+        if info.aicore_util == 0 and info.throttle_pct == 0:
+            assert info.power_w == 72.5
+            assert info.temp_c == 36.0
+
+
+def test_unprivileged_refused():
+    m = Manager()
+    if m.backend.kind != "inproc":
+        m.close()
+        pytest.skip("an unprivileged caller is another user on FUSE and "
+                    "the kernel module (tests/fuse, tests/kmod)")
+    m.close()
+    with Manager(privileged=False) as m:
+        with pytest.raises(ManagerPermissionError) as ei:
+            m.reset(0)
+        assert ei.value.errno == errno.EPERM
+        with pytest.raises(PermissionError):
+            m.inject(0, "lost")
+        assert m.info(0).health_name == "OK"
+
+
+def test_bad_injection(mgr):
+    _privileged(mgr)
+    with pytest.raises(davinci.InvalidArgumentError):
+        mgr.inject(0, "meteor")
+    with pytest.raises(davinci.DavinciError) as ei:
+        mgr.inject(0, "throttle", level=5000)
+    assert ei.value.errno == errno.EINVAL
+
+
+def _events(mgr, since, device):
+    return [e for e in mgr.events(since) if e.device == device]
+
+
+def _other_device_works(mgr):
+    with davinci.Device(1) as o:
+        b = o.malloc(8192)
+        s = o.stream()
+        s.memset(b, 0x5A, 8192)
+        s.synchronize(timeout=10)
+        assert b.read(8192) == b"\x5a" * 8192
+    assert mgr.info(1).health_name == "OK"
+
+
+def _reset_recovers(mgr, since, old_dev):
+    n = mgr.reset(0)
+    assert n >= (1 if old_dev is not None else 0)
+    if old_dev is not None:
+        with pytest.raises(davinci.DeviceLostError):
+            old_dev.malloc(4096)
+        old_dev.close()
+    info = mgr.info(0)
+    assert info.health_name == "OK"
+    assert not info.faults_armed
+    assert info.resets >= 1
+    evs = _events(mgr, since, 0)
+    assert any(e.type == "reset" for e in evs)
+    with davinci.Device(0) as d:
+        b = d.malloc(4096)
+        s = d.stream()
+        s.memset(b, 7, 4096)
+        s.synchronize(timeout=10)
+        assert b.read(16) == b"\x07" * 16
+
+
+def test_fault_ecc(mgr):
+    _privileged(mgr)
+    since = mgr.last_seq()
+    d = davinci.Device(0)
+    a, b = d.malloc(8192), d.malloc(8192)
+    s = d.stream()
+    fired = mgr.info(0).faults_fired["ecc"]
+    mgr.inject(0, "ecc", addr=b.dev_addr + 4096, size=64)
+    assert mgr.info(0).faults_armed == ["ecc"]
+    s.memset(a, 1, 8192)
+    s.synchronize(timeout=10)
+    s.memset(b, 2, 8192)
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        s.synchronize(timeout=10)
+    assert ei.value.status == _uapi.DAVINCI_STATUS_ECC_ERROR
+    assert b.read(8192) == b"\0" * 8192      # touched nothing
+    n = d.wait_notification(timeout=5)
+    assert n is not None and n.status == _uapi.DAVINCI_STATUS_ECC_ERROR
+    info = mgr.info(0)
+    assert info.health_name == "Alarm"
+    assert info.faults_fired["ecc"] == fired + 1
+    evs = _events(mgr, since, 0)
+    assert [e.fault for e in evs if e.type == "fault-injected"] == ["ecc"]
+    fault = [e for e in evs if e.type == "fault"]
+    assert fault and fault[0].status == "ECC_ERROR"
+    assert fault[0].addr == b.dev_addr
+    assert any(e.type == "health" and e.health == "Alarm" for e in evs)
+    _other_device_works(mgr)
+    _reset_recovers(mgr, since, d)
+
+
+def test_fault_hang(mgr):
+    _privileged(mgr)
+    since = mgr.last_seq()
+    d = davinci.Device(0)
+    s = d.stream()
+    mgr.inject(0, "hang", timeout_ms=200)
+    s.nop(1)
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        s.synchronize(timeout=30)
+    assert ei.value.status == _uapi.DAVINCI_STATUS_TIMEOUT
+    info = mgr.info(0)
+    assert info.health_name == "Alarm"
+    assert info.faults_fired["hang"] >= 1
+    evs = _events(mgr, since, 0)
+    assert any(e.type == "fault" and e.fault == "hang" and
+               e.status == "TIMEOUT" for e in evs)
+    # only one task hangs
+    s.reset()
+    s.nop(1)
+    s.synchronize(timeout=10)
+    _other_device_works(mgr)
+    _reset_recovers(mgr, since, d)
+
+
+def test_fault_lost(mgr):
+    _privileged(mgr)
+    since = mgr.last_seq()
+    d = davinci.Device(0)
+    b = d.malloc(4096)
+    mgr.inject(0, "lost")
+    with pytest.raises(davinci.DeviceLostError):
+        d.malloc(4096)
+    with pytest.raises(davinci.DavinciError):
+        davinci.Device(0)
+    info = mgr.info(0)
+    assert info.health_name == "Critical"
+    assert info.faults_fired["lost"] >= 1
+    evs = _events(mgr, since, 0)
+    assert any(e.type == "lost" for e in evs)
+    assert any(e.type == "health" and e.health == "Critical" for e in evs)
+    _other_device_works(mgr)
+    del b
+    _reset_recovers(mgr, since, d)
+
+
+def test_fault_throttle(mgr):
+    _privileged(mgr)
+    since = mgr.last_seq()
+    d = davinci.Device(0)
+    try:
+        b = d.malloc(1 << 20)
+        s = d.stream()
+        fired = mgr.info(0).faults_fired["throttle"]
+        mgr.inject(0, "throttle", level=200)
+        info = mgr.info(0)
+        assert info.health_name == "Warning"
+        assert info.throttle_pct == 200
+        assert info.temp_c >= 95
+        s.memset(b, 3, 1 << 20)
+        s.nop(100)
+        s.synchronize(timeout=30)
+        assert b.read(16) == b"\x03" * 16       # slower, still correct
+        assert mgr.info(0).faults_fired["throttle"] >= fired + 2
+        evs = _events(mgr, since, 0)
+        assert any(e.type == "fault-injected" and e.fault == "throttle" and
+                   e.value == 200 for e in evs)
+        assert any(e.type == "health" and e.health == "Warning"
+                   for e in evs)
+        _other_device_works(mgr)
+        mgr.inject(0, "throttle", level=0)
+        assert mgr.info(0).health_name == "OK"
+        # ending the throttle is not a reset: the context lives on
+        s.memset(b, 4, 4096)
+        s.synchronize(timeout=10)
+    finally:
+        d.close()
+    _reset_recovers(mgr, since, None)
+
+
+def test_event_log_paging(mgr):
+    _privileged(mgr)
+    since = mgr.last_seq()
+    for lvl in (10, 0, 20, 0):
+        mgr.inject(1, "throttle", level=lvl)
+    evs = mgr.events(since)
+    mine = [e for e in evs if e.device == 1]
+    assert [e.type for e in mine] == ["fault-injected", "health"] * 4
+    seqs = [e.seq for e in evs]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert all(e.describe().startswith("seq %d npu 1" % e.seq) for e in mine)
+    assert mgr.events(seqs[-1]) == []
+    only0 = mgr.events(since, device=0)
+    assert all(e.device == 0 for e in only0)

@@ -1,0 +1,429 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Device management over the manager node (``davinci_manager``).
+
+What ``npu-smi`` shows and does, as a Python API::
+
+    from davinci.manager import Manager
+    with Manager() as m:
+        for i in m.devices():
+            info = m.info(i)
+            print(i, info.name, info.health_name, info.power_w, info.temp_c)
+            for p in m.processes(i):
+                print("  ", p.pid, p.name, p.hbm_bytes)
+        m.inject(0, "ecc", addr=buf.dev_addr, size=4096)   # privileged
+        m.reset(0)                                          # privileged
+        for ev in m.events(since=0):
+            print(ev.describe())
+
+Backends: the kernel module's ``/dev/davinci_manager``, the FUSE daemon's
+``<mountpoint>/davinci_manager`` or, with ``DAVINCI_BACKEND=inproc``, the
+in-process core (whose devices are created on first use, as device opens do).
+
+Privilege: reset and fault injection need CAP_SYS_ADMIN on the kernel
+module, the daemon's owner on FUSE; the in-process backend treats its own
+process as privileged unless ``Manager(privileged=False)``. Refused calls
+raise :class:`ManagerPermissionError` (EPERM).
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import time
+from dataclasses import asdict, dataclass, field
+
+from . import _uapi
+from .discovery import Backend, find_backend
+from .errors import DavinciError, InvalidArgumentError, InvalidDeviceError, \
+    from_errno
+from .transport import DeviceNodeTransport
+
+__all__ = ["Manager", "MgmtInfo", "ProcessInfo", "MgmtEvent",
+           "ManagerPermissionError", "HEALTH_NAMES", "FAULT_KINDS",
+           "EVENT_NAMES", "process_name"]
+
+#: Health code -> the word npu-smi prints.
+HEALTH_NAMES = {
+    _uapi.DAVINCI_HEALTH_OK: "OK",
+    _uapi.DAVINCI_HEALTH_WARNING: "Warning",
+    _uapi.DAVINCI_HEALTH_ALARM: "Alarm",
+    _uapi.DAVINCI_HEALTH_CRITICAL: "Critical",
+}
+
+#: Fault name -> DAVINCI_FAULT_*.
+FAULT_KINDS = {
+    "ecc": _uapi.DAVINCI_FAULT_ECC,
+    "hang": _uapi.DAVINCI_FAULT_HANG,
+    "lost": _uapi.DAVINCI_FAULT_LOST,
+    "throttle": _uapi.DAVINCI_FAULT_THROTTLE,
+}
+_FAULT_NAMES = {v: k for k, v in FAULT_KINDS.items()}
+
+#: DAVINCI_MGMT_EV_* -> name.
+EVENT_NAMES = {
+    _uapi.DAVINCI_MGMT_EV_ADD: "add",
+    _uapi.DAVINCI_MGMT_EV_REMOVE: "remove",
+    _uapi.DAVINCI_MGMT_EV_HEALTH: "health",
+    _uapi.DAVINCI_MGMT_EV_FAULT_INJECTED: "fault-injected",
+    _uapi.DAVINCI_MGMT_EV_FAULT: "fault",
+    _uapi.DAVINCI_MGMT_EV_RESET: "reset",
+    _uapi.DAVINCI_MGMT_EV_LOST: "lost",
+}
+
+
+class ManagerPermissionError(DavinciError, PermissionError):
+    """Reset or fault injection by an unprivileged caller (EPERM)."""
+
+
+def health_name(h: int) -> str:
+    return HEALTH_NAMES.get(h, "Unknown(%d)" % h)
+
+
+def process_name(pid: int) -> str:
+    """``/proc/<pid>/comm``, or "-" when the process is gone or hidden."""
+    try:
+        with open("/proc/%d/comm" % pid, encoding="utf-8",
+                  errors="replace") as f:
+            return f.read().strip() or "-"
+    except OSError:
+        return "-"
+
+
+@dataclass
+class MgmtInfo:
+    """One device as the manager reports it (struct davinci_mgmt_info)."""
+    index: int
+    name: str
+    serial: str
+    board_name: str
+    board_id: int
+    firmware_version: str
+    driver_version: str
+    bus_id: str
+    health: int
+    health_name: str
+    aicores: int
+    aicore_util: int
+    power_w: float
+    temp_c: float
+    hbm_total: int
+    hbm_used: int
+    host_total: int
+    host_used: int
+    huge_total: int
+    huge_used: int
+    processes: int
+    task_timeout_ms: int
+    throttle_pct: int
+    faults_armed: list = field(default_factory=list)
+    faults_fired: dict = field(default_factory=dict)
+    resets: int = 0
+    tasks_completed: int = 0
+    busy_ns: int = 0
+
+    @classmethod
+    def from_struct(cls, m: _uapi.davinci_mgmt_info) -> "MgmtInfo":
+        return cls(
+            index=m.index, name=_uapi.cstr(m.name),
+            serial=_uapi.cstr(m.serial),
+            board_name=_uapi.cstr(m.board_name), board_id=m.board_id,
+            firmware_version=_uapi.cstr(m.firmware_version),
+            driver_version=_uapi.cstr(m.driver_version),
+            bus_id=_uapi.cstr(m.bus_id), health=m.health,
+            health_name=health_name(m.health), aicores=m.aicores,
+            aicore_util=m.aicore_util, power_w=m.power_mw / 1000.0,
+            temp_c=m.temp_mc / 1000.0, hbm_total=m.hbm_total,
+            hbm_used=m.hbm_used, host_total=m.host_total,
+            host_used=m.host_used, huge_total=m.huge_total,
+            huge_used=m.huge_used, processes=m.processes,
+            task_timeout_ms=m.task_timeout_ms, throttle_pct=m.throttle_pct,
+            faults_armed=[n for n, k in FAULT_KINDS.items()
+                          if m.fault_armed & (1 << k)],
+            faults_fired={n: m.faults_fired[k]
+                          for n, k in FAULT_KINDS.items()},
+            resets=m.resets, tasks_completed=m.tasks_completed,
+            busy_ns=m.busy_ns)
+
+    @property
+    def hbm_free(self) -> int:
+        return self.hbm_total - self.hbm_used
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ProcessInfo:
+    """One context (open file) on a device."""
+    device: int
+    pid: int
+    name: str
+    hbm_bytes: int
+    host_bytes: int
+    streams: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class MgmtEvent:
+    """One record of the management event log."""
+    seq: int
+    timestamp_ns: int
+    device: int
+    type: str
+    fault: str
+    status: str
+    health: str
+    old_health: str
+    addr: int
+    value: int
+
+    @classmethod
+    def from_struct(cls, e: _uapi.davinci_mgmt_event) -> "MgmtEvent":
+        return cls(
+            seq=e.seq, timestamp_ns=e.timestamp_ns, device=e.device,
+            type=EVENT_NAMES.get(e.type, "type%d" % e.type),
+            fault=_FAULT_NAMES.get(e.fault, "") if e.fault else "",
+            status=_uapi.STATUS_NAMES.get(e.status, str(e.status))
+            if e.status else "",
+            health=health_name(e.health),
+            old_health=health_name(e.old_health), addr=e.addr,
+            value=e.value)
+
+    def describe(self) -> str:
+        """One human-readable line, as ``npu-smi events`` prints it."""
+        what = {
+            "add": "device added",
+            "remove": "device removed",
+            "health": "health %s -> %s" % (self.old_health, self.health),
+            "reset": "reset: %d context(s) failed" % self.value,
+            "lost": "device lost",
+        }.get(self.type)
+        if self.type == "fault-injected":
+            what = "fault injected: %s" % self.fault
+            if self.fault == "ecc":
+                what += " at %#x size %s" % (
+                    self.addr, self.value or "all of HBM")
+            elif self.fault == "hang" and self.value:
+                what += " (watchdog %d ms)" % self.value
+            elif self.fault == "throttle":
+                what += " %d%%" % self.value if self.value else " off"
+        elif self.type == "fault":
+            what = "fault fired: %s, task status %s" % (self.fault,
+                                                       self.status)
+            if self.fault == "ecc":
+                what += " at %#x" % self.addr
+        if what is None:
+            what = self.type
+        return "seq %d npu %d %s (health %s)" % (self.seq, self.device, what,
+                                                self.health)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Manager:
+    """The manager node of the discovered backend.
+
+    Raises :class:`davinci.DeviceNotFoundError` (with both ways to start a
+    driver) when there is none.
+    """
+
+    def __init__(self, backend: Backend | None = None,
+                 privileged: bool = True):
+        self.backend = backend or find_backend()
+        self._t = None
+        self._privileged = privileged
+        if self.backend.kind == "inproc":
+            from .transport import inproc_core_device, inproc_device_count
+            for i in range(inproc_device_count()):
+                inproc_core_device(i)
+            self.description = "in-process manager"
+        else:
+            self._t = DeviceNodeTransport(self.backend.manager_path())
+            self.description = self.backend.manager_path()
+
+    # --- plumbing ---------------------------------------------------------
+    def _ioctl(self, cmd: int, arg, what: str):
+        if self._t is None:
+            from . import _corelib
+            ret = _corelib.manager_ioctl(cmd, arg, self._privileged)
+        else:
+            ret = self._t.try_ioctl(cmd, arg)
+            ret = -ret if ret else 0
+        if ret < 0:
+            raise self._error(-ret, cmd, what)
+        return arg
+
+    def _error(self, err: int, cmd: int, what: str) -> DavinciError:
+        name = _uapi.IOCTL_NAMES.get(cmd, hex(cmd))
+        where = "%s (DAVINCI_IOCTL_%s on %s)" % (what, name,
+                                                  self.description)
+        if err == _errno.EPERM:
+            return ManagerPermissionError(
+                "%s: operation not permitted: device reset and fault "
+                "injection need root (CAP_SYS_ADMIN) on the kernel module, "
+                "or to be the user who runs davinci-fused" % where, err)
+        if err == _errno.ENOTTY:
+            return DavinciError(
+                "%s: the driver does not support management requests (ABI "
+                "< 1.1); update the davinci driver" % where, err)
+        return from_errno(err, where)
+
+    def close(self) -> None:
+        if self._t is not None:
+            self._t.close()
+            self._t = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- queries ------------------------------------------------------------
+    def version(self) -> _uapi.davinci_version:
+        """DAVINCI_IOCTL_GET_VERSION of the manager."""
+        return self._ioctl(_uapi.DAVINCI_IOCTL_GET_VERSION,
+                           _uapi.davinci_version(), "driver version")
+
+    def devices(self) -> "list[int]":
+        """Indices of the live devices, ascending."""
+        lst = self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_LIST,
+                          _uapi.davinci_mgmt_list(), "device list")
+        n = min(lst.count, _uapi.DAVINCI_MGMT_MAX_DEVICES)
+        return [int(lst.index[i]) for i in range(n)]
+
+    def _check_index(self, index: int, err: DavinciError):
+        if err.errno == _errno.ENODEV and not isinstance(err,
+                                                         InvalidDeviceError):
+            try:
+                devs = self.devices()
+            except DavinciError:
+                return err
+            if index not in devs:
+                return InvalidDeviceError(
+                    "NPU %d does not exist (devices: %s)"
+                    % (index, ", ".join(map(str, devs)) or "none"),
+                    _errno.ENODEV)
+        return err
+
+    def info(self, index: int) -> MgmtInfo:
+        """Management information of NPU ``index``."""
+        m = _uapi.davinci_mgmt_info(index=index)
+        try:
+            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_INFO, m,
+                        "information of NPU %d" % index)
+        except DavinciError as e:
+            raise self._check_index(index, e) from None
+        return MgmtInfo.from_struct(m)
+
+    def processes(self, index: int) -> "list[ProcessInfo]":
+        """Contexts open on NPU ``index``: pid, process name, memory."""
+        p = _uapi.davinci_mgmt_procs(index=index)
+        try:
+            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_PROCS, p,
+                        "processes of NPU %d" % index)
+        except DavinciError as e:
+            raise self._check_index(index, e) from None
+        out = []
+        for i in range(min(p.count, _uapi.DAVINCI_MGMT_MAX_PROCS)):
+            e = p.proc[i]
+            out.append(ProcessInfo(index, int(e.pid), process_name(e.pid),
+                                   int(e.hbm_bytes), int(e.host_bytes),
+                                   int(e.streams)))
+        return out
+
+    # --- actions --------------------------------------------------------------
+    def reset(self, index: int) -> int:
+        """Reset NPU ``index`` (privileged): every open context fails with
+        device lost and must reopen; faults are cleared, health is OK.
+        Returns the number of contexts failed."""
+        r = _uapi.davinci_mgmt_reset(index=index)
+        try:
+            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_RESET, r,
+                        "reset of NPU %d" % index)
+        except DavinciError as e:
+            raise self._check_index(index, e) from None
+        return int(r.contexts)
+
+    def inject(self, index: int, kind: str, addr: int = 0, size: int = 0,
+               level: int = 0, timeout_ms: int = 0) -> None:
+        """Inject a fault into NPU ``index`` (privileged).
+
+        kind: "ecc" (the next task touching ``[addr, addr+size)``, or any
+        HBM when size is 0, fails with ECC_ERROR; health Alarm), "hang" (the
+        next AI-core task hangs until the watchdog, or ``timeout_ms``, fails
+        it with TIMEOUT; health Alarm), "lost" (every context sees device
+        lost; health Critical until reset), "throttle" (tasks take
+        ``level`` percent longer, 1..1000; 0 ends it; health Warning).
+        """
+        k = FAULT_KINDS.get(kind)
+        if k is None:
+            raise InvalidArgumentError(
+                "unknown fault %r: use one of %s"
+                % (kind, ", ".join(sorted(FAULT_KINDS))))
+        f = _uapi.davinci_mgmt_fault(index=index, kind=k, addr=addr,
+                                     size=size, level=level,
+                                     timeout_ms=timeout_ms)
+        try:
+            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_INJECT, f,
+                        "%s fault injection into NPU %d" % (kind, index))
+        except DavinciError as e:
+            raise self._check_index(index, e) from None
+
+    # --- events ------------------------------------------------------------
+    def read_events(self, since: int = 0, device: int | None = None):
+        """One DAVINCI_IOCTL_MGMT_EVENTS call: (events, next_seq,
+        overflow)."""
+        e = _uapi.davinci_mgmt_events(
+            since_seq=since,
+            device=_uapi.DAVINCI_MGMT_ALL_DEVICES if device is None
+            else device)
+        self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_EVENTS, e, "event log")
+        evs = [MgmtEvent.from_struct(e.ev[i])
+               for i in range(min(e.count, _uapi.DAVINCI_MGMT_MAX_EVENTS))]
+        return evs, int(e.next_seq), bool(e.overflow)
+
+    def events(self, since: int = 0,
+               device: int | None = None) -> "list[MgmtEvent]":
+        """Every logged event after sequence number ``since``, oldest
+        first (each device keeps its last 64)."""
+        out = []
+        while True:
+            evs, nxt, _ = self.read_events(since, device)
+            if not evs:
+                return out
+            out.extend(evs)
+            since = nxt
+
+    def last_seq(self) -> int:
+        """Sequence number of the latest event (0 when none)."""
+        evs = self.events(0)
+        return evs[-1].seq if evs else 0
+
+    def follow(self, since: int | None = None, device: int | None = None,
+               timeout: float | None = None, count: int | None = None,
+               interval: float = 0.2):
+        """Yield events as they are logged (polling every ``interval`` s),
+        starting after ``since`` (default: now), until ``count`` events or
+        ``timeout`` seconds."""
+        if since is None:
+            since = self.last_seq()
+        end = None if timeout is None else time.monotonic() + timeout
+        n = 0
+        while True:
+            evs, nxt, _ = self.read_events(since, device)
+            for ev in evs:
+                yield ev
+                n += 1
+                if count is not None and n >= count:
+                    return
+            since = nxt
+            if evs:
+                continue
+            if end is not None and time.monotonic() >= end:
+                return
+            time.sleep(interval)
+
