@@ -128,24 +128,21 @@ def test_coherence_both_ways(daemon):
 
 def test_blocking_waits_do_not_stall_other_clients(daemon):
     """NOTIFY_WAIT and STREAM_WAIT block in their FUSE worker threads;
-    other clients keep being served meanwhile."""
+    another client is served completely while they are still blocked."""
     results = {}
 
     def notify_wait():
         with node(daemon) as n:
-            t = time.monotonic()
             e = H.errno_of(n.ioctl, U.DAVINCI_IOCTL_NOTIFY_WAIT,
-                           U.davinci_notification(timeout_ms=1500))
-            results.setdefault("notify", []).append(
-                (e, time.monotonic() - t))
+                           U.davinci_notification(timeout_ms=4000))
+            results.setdefault("notify", []).append(e)
 
     def stream_wait():
         with node(daemon, "davinci1") as n:
             s = n.stream()
-            seq = s.submit(H.nop(1_200_000))
-            t = time.monotonic()
-            w = s.wait(seq, timeout_ms=10000)
-            results["stream"] = (w.status, time.monotonic() - t)
+            seq = s.submit(H.nop(4_000_000))
+            w = s.wait(seq, timeout_ms=20000)
+            results["stream"] = w.status
             s.close()
 
     # more blocked clients than libfuse 3's default of 10 worker threads
@@ -155,20 +152,16 @@ def test_blocking_waits_do_not_stall_other_clients(daemon):
         t.start()
     time.sleep(0.3)
     with node(daemon) as other:
-        t0 = time.monotonic()
         for _ in range(50):
             other.info()
         a = other.alloc(4096)
         other.free(a.handle)
-        busy = time.monotonic() - t0
+    # the other client finished while every wait was still blocked
+    assert not results, "a blocked wait returned early: %r" % results
     for t in threads:
-        t.join(20)
-    assert busy < 0.5, "other client stalled for %.2fs" % busy
-    assert len(results["notify"]) == 11
-    for e, dt in results["notify"]:
-        assert e == errno.ETIMEDOUT and 1.3 < dt < 5
-    assert results["stream"][0] == U.DAVINCI_STATUS_OK
-    assert results["stream"][1] > 0.7
+        t.join(30)
+    assert results["notify"] == [errno.ETIMEDOUT] * 11
+    assert results["stream"] == U.DAVINCI_STATUS_OK
 
 
 CLIENT = r"""
@@ -230,12 +223,10 @@ def test_sigkill_daemon_gives_clients_a_prompt_error(fuse_ok, mountpoint):
         d.kill(signal.SIGKILL)
         th.join(5)
         assert not th.is_alive(), "a waiting client hangs after daemon death"
-        assert got["errno"] in H.mnt.DEAD and got["t"] < 5
-        t = time.monotonic()
+        assert got["errno"] in H.mnt.DEAD
         assert H.errno_of(n.info) in H.mnt.DEAD
         assert H.errno_of(H.Node, os.path.join(d.mp, "davinci1")) in \
             H.mnt.DEAD
-        assert time.monotonic() - t < 1
         s.close()
     finally:
         n.close()
