@@ -239,6 +239,24 @@ fail:
 	return ret;
 }
 
+/* The stream a struct davinci_stream_id names; NULL with *@ret set. */
+static struct dv_stream *dv_stream_arg(struct dv_context *ctx, void *arg,
+				       int *ret)
+{
+	struct davinci_stream_id *a = arg;
+	struct dv_stream *s;
+
+	*ret = 0;
+	if (a->pad) {
+		*ret = -EINVAL;
+		return NULL;
+	}
+	s = dv_stream_find(ctx, a->stream_id);
+	if (!s)
+		*ret = -ENOENT;
+	return s;
+}
+
 /**
  * dv_ioctl_stream_destroy() - DAVINCI_IOCTL_STREAM_DESTROY
  * @ctx: the context (dev->lock held)
@@ -248,14 +266,11 @@ fail:
  */
 int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
 {
-	struct davinci_stream_id *a = arg;
-	struct dv_stream *s;
+	int ret;
+	struct dv_stream *s = dv_stream_arg(ctx, arg, &ret);
 
-	if (a->pad)
-		return -EINVAL;
-	s = dv_stream_find(ctx, a->stream_id);
 	if (!s)
-		return -ENOENT;
+		return ret;
 	dv_stream_destroy_locked(s);
 	return 0;
 }
@@ -409,14 +424,11 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
  */
 int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg)
 {
-	struct davinci_stream_id *a = arg;
-	struct dv_stream *s;
+	int ret;
+	struct dv_stream *s = dv_stream_arg(ctx, arg, &ret);
 
-	if (a->pad)
-		return -EINVAL;
-	s = dv_stream_find(ctx, a->stream_id);
 	if (!s)
-		return -ENOENT;
+		return ret;
 	if (s->error_status) {
 		s->abort_upto = s->submitted_seq;
 		s->error_status = 0;
