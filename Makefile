@@ -19,7 +19,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core deps deps-vm install-py demo test test-core test-fuzz test-py \
+.PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
 	test-fuse vm-test test-digests bench clean
 
 all: core
@@ -97,9 +97,18 @@ test-fuse:
 	DAVINCI_DIGEST_FILE=$(DIGESTS)/fuse scripts/with-fuse.sh $(PY) \
 		$(PYTEST) tests/conformance
 
+# The kernel module in a QEMU guest: the same conformance suite on
+# /dev/davinci*, tests/kmod, the demo's workload, a clean dmesg at rmmod.
 vm-test:
 	@mkdir -p $(DIGESTS)
-	DAVINCI_DIGEST_FILE=$(DIGESTS)/kmod scripts/vm-test.sh $(PY)
+	scripts/vm-test.sh $(PY)
+	cp $(BUILD)/vm-test/digest-kmod.txt $(DIGESTS)/kmod
+
+kmod:
+	$(MAKE) -C kmod
+
+checkpatch:
+	$(MAKE) -C kmod checkpatch-all
 
 test-digests:
 	scripts/compare-digests.sh $(wildcard $(DIGESTS)/*)

@@ -14,7 +14,7 @@ debs="build-essential python3-venv python3-dev fuse libfuse2 clang-14 \
 libclang-rt-14-dev llvm-14 kmod"
 if [ "$want_vm" = vm ]; then
 	debs="$debs qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
-linux-source-6.1"
+linux-source-6.1 busybox-static"
 fi
 
 missing=

@@ -2,11 +2,9 @@
 """pyACL callbacks, the seed's task/interrupt calls, events and the rest of
 the surface real programs use. Ordering, counts and codes only."""
 
-import os
 import threading
 
 import numpy as np
-import pytest
 
 import acl
 

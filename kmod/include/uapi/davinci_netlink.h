@@ -22,6 +22,7 @@ enum davinci_nl_cmd {
 	DAVINCI_NL_CMD_EVENT,	/* multicast: the EV attributes */
 	__DAVINCI_NL_CMD_MAX,
 };
+
 #define DAVINCI_NL_CMD_MAX (__DAVINCI_NL_CMD_MAX - 1)
 
 enum davinci_nl_attr {
@@ -53,6 +54,7 @@ enum davinci_nl_attr {
 	DAVINCI_NL_A_PAD,
 	__DAVINCI_NL_A_MAX,
 };
+
 #define DAVINCI_NL_A_MAX (__DAVINCI_NL_A_MAX - 1)
 
 #endif /* _UAPI_DAVINCI_NETLINK_H */

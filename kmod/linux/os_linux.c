@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The core's OS seam (kmod/core/os.h) for the Linux kernel.
+ */
+#include <linux/err.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/printk.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <asm/fpu/api.h>
+
+#include "dv_linux.h"
+
+void *os_zalloc(size_t size)
+{
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+void os_free(void *ptr)
+{
+	kvfree(ptr);
+}
+
+struct os_mutex {
+	struct mutex lock;	/* the core's lock, as a kernel mutex */
+};
+
+struct os_mutex *os_mutex_create(void)
+{
+	struct os_mutex *m = kzalloc(sizeof(*m), GFP_KERNEL);
+
+	if (m)
+		mutex_init(&m->lock);
+	return m;
+}
+
+void os_mutex_destroy(struct os_mutex *m)
+{
+	if (!m)
+		return;
+	mutex_destroy(&m->lock);
+	kfree(m);
+}
+
+void os_mutex_lock(struct os_mutex *m)
+{
+	mutex_lock(&m->lock);
+}
+
+void os_mutex_unlock(struct os_mutex *m)
+{
+	mutex_unlock(&m->lock);
+}
+
+struct os_waitq {
+	wait_queue_head_t head;
+};
+
+struct os_waitq *os_waitq_create(void)
+{
+	struct os_waitq *wq = kzalloc(sizeof(*wq), GFP_KERNEL);
+
+	if (wq)
+		init_waitqueue_head(&wq->head);
+	return wq;
+}
+
+void os_waitq_destroy(struct os_waitq *wq)
+{
+	kfree(wq);
+}
+
+wait_queue_head_t *os_waitq_head(struct os_waitq *wq)
+{
+	return &wq->head;
+}
+
+/*
+ * The waker changes state and wakes with @m held, and we queue ourselves
+ * before dropping @m, so no wakeup is lost between the caller's check of
+ * its condition and the sleep.
+ *
+ * With a signal already pending (a process killed while its file is being
+ * released, say) an interruptible sleep would return at once and a caller
+ * that waits in a loop for a worker would spin holding @m. Then we sleep
+ * uninterruptibly (TASK_IDLE: no load, no hung-task report) until woken or
+ * for at most DV_SIGNAL_NAP, with @m released, and report -EINTR: callers
+ * that give up on it return promptly, callers that must wait still sleep.
+ */
+#define DV_SIGNAL_NAP_MS 10
+
+int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
+{
+	long timeout = MAX_SCHEDULE_TIMEOUT;
+	bool pending = signal_pending(current);
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	if (deadline_ns != OS_NO_DEADLINE) {
+		u64 now = ktime_get_ns();
+		u64 left;
+
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		left = deadline_ns - now;
+		/* Round up so that we never wake before the deadline. */
+		if (left >= (u64)jiffies_to_nsecs(MAX_SCHEDULE_TIMEOUT - 2))
+			timeout = MAX_SCHEDULE_TIMEOUT - 1;
+		else
+			timeout = nsecs_to_jiffies(left) + 1;
+	}
+	if (pending)
+		timeout = min_t(long, timeout,
+				msecs_to_jiffies(DV_SIGNAL_NAP_MS) + 1);
+
+	prepare_to_wait(&wq->head, &wait,
+			pending ? TASK_IDLE : TASK_INTERRUPTIBLE);
+	mutex_unlock(&m->lock);
+	timeout = schedule_timeout(timeout);
+	finish_wait(&wq->head, &wait);
+	mutex_lock(&m->lock);
+	if (signal_pending(current))
+		ret = -EINTR;
+	else if (!timeout && deadline_ns != OS_NO_DEADLINE &&
+		 ktime_get_ns() >= deadline_ns)
+		ret = -ETIMEDOUT;
+	return ret;
+}
+
+void os_waitq_wake_all(struct os_waitq *wq)
+{
+	wake_up_all(&wq->head);
+}
+
+struct os_thread {
+	struct task_struct *task;
+};
+
+struct os_thread *os_thread_start(int (*fn)(void *arg), void *arg,
+				  const char *name)
+{
+	struct os_thread *t = kzalloc(sizeof(*t), GFP_KERNEL);
+	struct task_struct *task;
+
+	if (!t)
+		return NULL;
+	task = kthread_create(fn, arg, "%s", name);
+	if (IS_ERR(task)) {
+		kfree(t);
+		return NULL;
+	}
+	get_task_struct(task);
+	t->task = task;
+	wake_up_process(task);
+	return t;
+}
+
+/* The core has told the worker to return; wait for that and reap it. */
+void os_thread_join(struct os_thread *t)
+{
+	if (!t)
+		return;
+	kthread_stop(t->task);
+	put_task_struct(t->task);
+	kfree(t);
+}
+
+u64 os_now_ns(void)
+{
+	return ktime_get_ns();
+}
+
+void os_fpu_begin(void)
+{
+	kernel_fpu_begin();
+}
+
+void os_fpu_end(void)
+{
+	kernel_fpu_end();
+}
+
+void os_yield(void)
+{
+	cond_resched();
+}
+
+struct os_arena {
+	void *base;
+	u64 size;
+};
+
+struct os_arena *os_arena_create(u64 size, const char *dir, const char *name)
+{
+	struct os_arena *a;
+
+	if (!size || size > SIZE_MAX - PAGE_SIZE)
+		return NULL;
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return NULL;
+	/* Zeroed, page aligned, and marked as mappable to userspace. */
+	a->base = vmalloc_user(size);
+	if (!a->base) {
+		kfree(a);
+		return NULL;
+	}
+	a->size = size;
+	return a;
+}
+
+void os_arena_destroy(struct os_arena *a)
+{
+	if (!a)
+		return;
+	vfree(a->base);
+	kfree(a);
+}
+
+void *os_arena_base(struct os_arena *a)
+{
+	return a->base;
+}
+
+const char *os_arena_path(struct os_arena *a)
+{
+	return NULL;
+}
+
+void os_log_warn(const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_warn("davinci: %pV", &vaf);
+	va_end(args);
+}

@@ -1,0 +1,149 @@
+#!/bin/bash
+# Build davinci.ko for Debian's 6.1 kernel and test it in a QEMU guest.
+#
+# usage: scripts/vm-test.sh [PYTHON]
+#   PYTHON: interpreter of the venv with pytest, numpy and the davinci
+#           package (default /opt/davinci-venv/bin/python); virtme-ng is
+#           installed into that venv when missing.
+#
+# The guest (virtme-ng, TCG: /dev/kvm hangs Debian's kernel here) shares
+# the host's root read-only with writable overlays, and build/vm-test
+# read-write: scripts/vm-guest.sh installs and modprobes the module, runs
+# the conformance suite on /dev/davinci*, tests/kmod, rmmods and checks
+# dmesg. Its exit status and reports come back in build/vm-test/.
+#
+# Environment: VM_KVER (kernel release to use), VM_MEMORY (default 2G),
+# VM_CPUS (default 2), VM_TIMEOUT (seconds, default 1800), VM_PYTEST_ARGS
+# (extra pytest arguments for both suites in the guest, e.g. -x or -k).
+set -u
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+py=${1:-/opt/davinci-venv/bin/python}
+out=$here/build/vm-test
+memory=${VM_MEMORY:-2G}
+cpus=${VM_CPUS:-2}
+timeout_s=${VM_TIMEOUT:-1800}
+
+log() { echo "vm-test: $*"; }
+die() { echo "vm-test: FAIL: $*" >&2; exit 1; }
+
+# 1. Host packages: QEMU, Debian's kernel and its headers, busybox for the
+# guest's initramfs, a compiler.
+need_debs=
+for pkg in qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
+	   busybox-static build-essential kmod; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
+		need_debs="$need_debs $pkg"
+done
+if [ -n "$need_debs" ]; then
+	[ "$(id -u)" = 0 ] || die "missing Debian packages:$need_debs (run as root)"
+	log "apt-get install$need_debs"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $need_debs >/dev/null ||
+		die "apt-get install failed"
+fi
+
+# 2. virtme-ng in the venv.
+venv_bin=$(dirname "$py")
+if [ ! -x "$py" ]; then
+	log "creating venv $(dirname "$venv_bin")"
+	/usr/bin/python3 -m venv "$(dirname "$venv_bin")" || die "venv"
+fi
+if [ ! -x "$venv_bin/vng" ]; then
+	log "pip install virtme-ng"
+	"$venv_bin/pip" install -q virtme-ng 2>&1 | grep -v "is ignored" || true
+	[ -x "$venv_bin/vng" ] || die "virtme-ng did not install"
+fi
+export PATH="$venv_bin:$PATH"
+
+# 3. The kernel: Debian's (not the host's), with its headers.
+kver=${VM_KVER:-}
+if [ -z "$kver" ]; then
+	for img in $(ls -v /boot/vmlinuz-*-amd64 2>/dev/null); do
+		v=${img#/boot/vmlinuz-}
+		[ -d "/usr/src/linux-headers-$v" ] && [ -d "/lib/modules/$v" ] &&
+			kver=$v
+	done
+fi
+[ -n "$kver" ] || die "no /boot/vmlinuz-*-amd64 with headers"
+kdir=/usr/src/linux-headers-$kver
+[ -r "/boot/vmlinuz-$kver" ] || die "/boot/vmlinuz-$kver not readable"
+
+# 4. Build the module in a copy, so the source tree stays clean.
+rm -rf "$out"
+mkdir -p "$out/kmod"
+cp -a "$here/kmod/." "$out/kmod/"
+find "$out/kmod" \( -name '*.o' -o -name '.*.cmd' -o -name '*.ko' \
+	-o -name '*.mod' -o -name '*.mod.c' \) -delete
+log "building davinci.ko for $kver"
+if ! make -C "$out/kmod" KDIR="$kdir" KVER="$kver" >"$out/build.log" 2>&1; then
+	cat "$out/build.log" >&2
+	die "module build failed (build/vm-test/build.log)"
+fi
+if grep -E "warning:|error:" "$out/build.log" >&2; then
+	die "module build has warnings (build/vm-test/build.log)"
+fi
+modinfo "$out/kmod/davinci.ko" | grep -E "^(version|vermagic|parm):" |
+	sed 's/^/vm-test:   /'
+
+# 5. Boot and run the guest half. The guest sees no host environment:
+# pass what it needs in a file.
+printf 'VM_PYTEST_ARGS=%q\n' "${VM_PYTEST_ARGS:-}" >"$out/guest.env"
+
+log "booting $kver under TCG ($cpus cpus, $memory)"
+start=$(date +%s)
+# timeout signals its whole process group (vng and QEMU); no stdin, so a
+# terminal never stops the background group with SIGTTIN.
+timeout -k 10 "$timeout_s" \
+	vng --disable-kvm --run "/boot/vmlinuz-$kver" \
+	--memory "$memory" --cpus "$cpus" --rwdir "$out" --cwd "$here" \
+	--exec "bash $here/scripts/vm-guest.sh $out $py" \
+	</dev/null 2>&1 | tee "$out/console.log"
+vng_rc=${PIPESTATUS[0]}
+end=$(date +%s)
+log "VM exited with $vng_rc after $((end - start)) s"
+
+rc=$(cat "$out/rc" 2>/dev/null || echo "")
+if [ -z "$rc" ]; then
+	log "the guest wrote no result (vng status $vng_rc)"
+	rc=1
+fi
+# 6. Op results must be bit-identical to the userspace core's: the same
+# seeded workload (tests/conformance/test_digest.py) runs in-process here.
+if [ -f "$out/digest-kmod.txt" ]; then
+	lib=$here/build/libdavinci_core.so
+	if [ ! -f "$lib" ]; then
+		lib=$out/libdavinci_core.so
+		gcc -std=gnu11 -O2 -fPIC -shared -pthread -ffp-contract=off \
+			-fno-fast-math -I"$here/kmod/core" -I"$here/kmod/include" \
+			-I"$here/userspace/libdavinci_core" \
+			"$here"/kmod/core/*.c "$here"/userspace/libdavinci_core/*.c \
+			-o "$lib"
+	fi
+	PYTHONPATH="$here/userspace" DAVINCI_BACKEND=inproc \
+		DAVINCI_CORE_LIB="$lib" DAVINCI_DIGEST_FILE="$out/digest-inproc.txt" \
+		"$py" -m pytest -q -p no:cacheprovider \
+		"$here/tests/conformance/test_digest.py" >"$out/digest-inproc.log" 2>&1
+	k=$(cat "$out/digest-kmod.txt")
+	u=$(cat "$out/digest-inproc.txt" 2>/dev/null)
+	if [ -n "$u" ] && [ "$k" = "$u" ]; then
+		log "op digest kmod == in-process: $k"
+		echo "PASS digest-bit-identical $k" >>"$out/summary.txt"
+	else
+		log "op digest differs: kmod $k, in-process ${u:-none}"
+		echo "FAIL digest-bit-identical kmod=$k inproc=${u:-none}" \
+			>>"$out/summary.txt"
+		rc=1
+	fi
+fi
+if [ -f "$out/summary.txt" ]; then
+	log "guest summary:"
+	sed 's/^/vm-test:   /' "$out/summary.txt"
+fi
+if [ "$rc" != 0 ]; then
+	log "FAILED; artifacts: build/vm-test/dmesg.txt console.log *.xml"
+	exit 1
+fi
+log "PASS"
+exit 0
