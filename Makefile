@@ -60,7 +60,7 @@ install-py: core
 demo: deps install-py
 	scripts/demo.sh $(PY)
 
-test: deps-vm install-py test-core test-fuzz test-py test-fuse vm-test test-digests
+test: deps-vm install-py checkpatch test-core test-fuzz test-py test-fuse vm-test test-digests
 
 test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
