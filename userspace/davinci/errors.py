@@ -14,6 +14,11 @@ import os
 
 from . import _uapi
 
+#: errnos meaning the driver is gone: module unloaded, device removed, or
+#: the FUSE daemon died (ECONNABORTED reaches a client blocked in a wait)
+LOST_ERRNOS = (_errno.ENODEV, _errno.ENOTCONN, _errno.ECONNABORTED,
+               _errno.EIO, _errno.ENXIO, _errno.ESHUTDOWN, _errno.EPIPE)
+
 __all__ = [
     "DavinciError", "DeviceNotFoundError", "InvalidDeviceError",
     "DriverVersionMismatchError", "OutOfMemoryError", "InvalidHandleError",
@@ -163,8 +168,7 @@ def from_errno(err: int, what: str) -> DavinciError:
     if err == _errno.ETIMEDOUT:
         return TimeoutError(text + "; the work is still running, wait longer "
                             "or cancel it", err)
-    if err in (_errno.ENODEV, _errno.ENOTCONN, _errno.EIO, _errno.ENXIO,
-               _errno.ESHUTDOWN, _errno.EPIPE):
+    if err in LOST_ERRNOS:
         return DeviceLostError(
             text + "; the device is gone (module unloaded, device removed or "
             "davinci-fused died): restart the driver and reopen the device",

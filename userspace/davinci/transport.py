@@ -29,15 +29,11 @@ import threading
 import weakref
 
 from . import _uapi
-from .errors import (DavinciError, DeviceLostError, InvalidHandleError,
-                     from_errno)
+from .errors import (LOST_ERRNOS, DavinciError, DeviceLostError,
+                     InvalidHandleError, from_errno)
 
 __all__ = ["Mapping", "Transport", "DeviceNodeTransport", "InProcessTransport",
            "inproc_device_count", "inproc_core_device", "inproc_shutdown"]
-
-_LOST_ERRNOS = (_errno.ENOTCONN, _errno.ENODEV, _errno.EIO, _errno.ENXIO,
-                _errno.ESHUTDOWN)
-
 
 def _ioctl_name(cmd: int) -> str:
     return "ioctl DAVINCI_IOCTL_%s" % _uapi.IOCTL_NAMES.get(cmd, hex(cmd))
@@ -200,7 +196,7 @@ class DeviceNodeTransport(Transport):
                     "cannot open %s: permission denied; add yourself to the "
                     "node's group or use your own davinci-fused" % path,
                     exc.errno) from None
-            if exc.errno in _LOST_ERRNOS:
+            if exc.errno in LOST_ERRNOS:
                 raise DeviceLostError(
                     "cannot open %s: %s; the driver is gone, restart it"
                     % (path, os.strerror(exc.errno)), exc.errno) from None
