@@ -16,7 +16,7 @@ CORE_HDRS := $(wildcard kmod/core/*.h) $(wildcard userspace/libdavinci_core/*.h)
 CORE_CFLAGS := -std=gnu11 -O2 -g -fPIC -pthread -ffp-contract=off -fno-fast-math \
 	-Wall -Wextra -Werror -Ikmod/core -Ikmod/include -Iuserspace/libdavinci_core
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer
+	-fno-omit-frame-pointer -DDV_LOCK_ORDER_CHECK
 FUZZ_SECONDS ?= 60
 
 .PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
@@ -51,7 +51,7 @@ $(BUILD)/asan/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
 $(BUILD)/fuzz_dispatch: tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
+		-fno-sanitize-recover=undefined -DDV_LOCK_ORDER_CHECK tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
 
 install-py: core
 	$(VENV)/bin/pip install -q . 2>&1 | grep -v "is ignored: it is neither" || true

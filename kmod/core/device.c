@@ -85,7 +85,7 @@ int dv_device_create(const struct dv_device_config *cfg,
 	for (i = 0; i < DV_PRIORITIES; i++)
 		dv_list_init(&dev->runq[i]);
 	ret = -ENOMEM;
-	dev->lock = os_mutex_create();
+	dev->lock = os_mutex_create(OS_LOCK_DEVICE);
 	dev->wq = os_waitq_create();
 	dev->work_wq = os_waitq_create();
 	if (!dev->lock || !dev->wq || !dev->work_wq)

@@ -30,14 +30,15 @@ static u64 dv_ev_seq;
 static void (*dv_ev_hook)(const struct davinci_mgmt_event *ev);
 
 /* Create a global mutex once; losers of a race free theirs. */
-static struct os_mutex *dv_global_mutex(struct os_mutex **slot)
+static struct os_mutex *dv_global_mutex(struct os_mutex **slot,
+					enum os_lock_class cls)
 {
 	struct os_mutex *m = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	struct os_mutex *expected = NULL;
 
 	if (m)
 		return m;
-	m = os_mutex_create();
+	m = os_mutex_create(cls);
 	if (!m)
 		return NULL;
 	if (!__atomic_compare_exchange_n(slot, &expected, m, false,
@@ -79,7 +80,7 @@ u32 dv_mgmt_health(const struct dv_device *dev)
 void dv_mgmt_event(struct dv_device *dev, u32 type, u32 fault, u32 status,
 		   u32 old_health, u64 addr, u64 value)
 {
-	struct os_mutex *lock = dv_global_mutex(&dv_ev_lock);
+	struct os_mutex *lock = dv_global_mutex(&dv_ev_lock, OS_LOCK_EVENTS);
 	struct davinci_mgmt_event *ev;
 	struct dv_mgmt *mg = &dev->mg;
 
@@ -127,7 +128,7 @@ void dv_mgmt_health_update(struct dv_device *dev)
  */
 void dv_mgmt_set_event_hook(void (*hook)(const struct davinci_mgmt_event *ev))
 {
-	struct os_mutex *lock = dv_global_mutex(&dv_ev_lock);
+	struct os_mutex *lock = dv_global_mutex(&dv_ev_lock, OS_LOCK_EVENTS);
 
 	if (!lock)
 		return;
@@ -144,9 +145,9 @@ void dv_mgmt_set_event_hook(void (*hook)(const struct davinci_mgmt_event *ev))
  */
 int dv_mgmt_register(struct dv_device *dev)
 {
-	struct os_mutex *lock = dv_global_mutex(&dv_reg_lock);
+	struct os_mutex *lock = dv_global_mutex(&dv_reg_lock, OS_LOCK_REGISTRY);
 
-	if (!lock || !dv_global_mutex(&dv_ev_lock))
+	if (!lock || !dv_global_mutex(&dv_ev_lock, OS_LOCK_EVENTS))
 		return -ENOMEM;
 	dev->mg.util_t[0] = os_now_ns();
 	dev->mg.util_t[1] = dev->mg.util_t[0];
@@ -774,8 +775,8 @@ int dv_manager_ioctl_priv(unsigned int cmd, void *arg, bool privileged)
 		return -ENOTTY;
 	if (d->privileged && !privileged)
 		return -EPERM;
-	lock = dv_global_mutex(&dv_reg_lock);
-	if (!lock || !dv_global_mutex(&dv_ev_lock))
+	lock = dv_global_mutex(&dv_reg_lock, OS_LOCK_REGISTRY);
+	if (!lock || !dv_global_mutex(&dv_ev_lock, OS_LOCK_EVENTS))
 		return -ENOMEM;
 	os_mutex_lock(lock);
 	ret = d->fn(arg);

@@ -27,9 +27,20 @@
 void *os_zalloc(size_t size);
 void os_free(void *ptr);
 
-/* A sleeping lock. */
+/*
+ * A sleeping lock. Its class names the lock's role so that a lock validator
+ * (lockdep) tells nested locks of different roles apart: the registry lock
+ * is taken before a device's, a device's before the event log's.
+ */
+enum os_lock_class {
+	OS_LOCK_REGISTRY,
+	OS_LOCK_DEVICE,
+	OS_LOCK_EVENTS,
+	OS_LOCK_CLASSES,
+};
+
 struct os_mutex;
-struct os_mutex *os_mutex_create(void);
+struct os_mutex *os_mutex_create(enum os_lock_class cls);
 void os_mutex_destroy(struct os_mutex *m);
 void os_mutex_lock(struct os_mutex *m);
 void os_mutex_unlock(struct os_mutex *m);

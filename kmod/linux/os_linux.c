@@ -32,12 +32,19 @@ struct os_mutex {
 	struct mutex lock;	/* the core's lock, as a kernel mutex */
 };
 
-struct os_mutex *os_mutex_create(void)
+static struct lock_class_key os_lock_keys[OS_LOCK_CLASSES];
+static const char * const os_lock_names[OS_LOCK_CLASSES] = {
+	[OS_LOCK_REGISTRY] = "davinci_registry",
+	[OS_LOCK_DEVICE] = "davinci_device",
+	[OS_LOCK_EVENTS] = "davinci_events",
+};
+
+struct os_mutex *os_mutex_create(enum os_lock_class cls)
 {
 	struct os_mutex *m = kzalloc(sizeof(*m), GFP_KERNEL);
 
 	if (m)
-		mutex_init(&m->lock);
+		__mutex_init(&m->lock, os_lock_names[cls], &os_lock_keys[cls]);
 	return m;
 }
 

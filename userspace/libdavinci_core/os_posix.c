@@ -39,9 +39,49 @@ void os_free(void *ptr)
 
 struct os_mutex {
 	pthread_mutex_t m;
+	enum os_lock_class cls;
 };
 
-struct os_mutex *os_mutex_create(void)
+#ifdef DV_LOCK_ORDER_CHECK
+/*
+ * A small lockdep for the sanitizer builds: a thread may only take a lock
+ * of a class greater than every class it holds (the order os.h documents),
+ * so a nesting that could deadlock aborts on the first run that does it,
+ * not on the unlucky run that deadlocks.
+ */
+static const char * const os_lock_names[OS_LOCK_CLASSES] = {
+	[OS_LOCK_REGISTRY] = "registry",
+	[OS_LOCK_DEVICE] = "device",
+	[OS_LOCK_EVENTS] = "events",
+};
+static __thread unsigned int os_locks_held[OS_LOCK_CLASSES];
+
+static void os_lock_order_acquire(enum os_lock_class cls)
+{
+	int held;
+
+	for (held = cls; held < OS_LOCK_CLASSES; held++) {
+		if (!os_locks_held[held])
+			continue;
+		fprintf(stderr, "davinci: lock order violation: taking a %s lock while holding a %s lock\n",
+			os_lock_names[cls], os_lock_names[held]);
+		abort();
+	}
+	os_locks_held[cls]++;
+}
+
+static void os_lock_order_release(enum os_lock_class cls)
+{
+	os_locks_held[cls]--;
+}
+#else
+static inline void os_lock_order_acquire(enum os_lock_class cls
+					 __attribute__((unused))) { }
+static inline void os_lock_order_release(enum os_lock_class cls
+					 __attribute__((unused))) { }
+#endif
+
+struct os_mutex *os_mutex_create(enum os_lock_class cls)
 {
 	struct os_mutex *m = calloc(1, sizeof(*m));
 
@@ -49,6 +89,8 @@ struct os_mutex *os_mutex_create(void)
 		free(m);
 		m = NULL;
 	}
+	if (m)
+		m->cls = cls;
 	return m;
 }
 
@@ -60,12 +102,14 @@ void os_mutex_destroy(struct os_mutex *m)
 
 void os_mutex_lock(struct os_mutex *m)
 {
+	os_lock_order_acquire(m->cls);
 	pthread_mutex_lock(&m->m);
 }
 
 void os_mutex_unlock(struct os_mutex *m)
 {
 	pthread_mutex_unlock(&m->m);
+	os_lock_order_release(m->cls);
 }
 
 struct os_waitq {
