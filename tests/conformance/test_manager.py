@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The manager node: device list, management info, per-process usage, reset,
-fault injection (each fault: its effect, an event, a health change, recovery
-after reset, the other device unaffected) and the event log.
+fault injection (each fault: its effect, an event on the event stream, a
+health change, recovery after reset, the other device unaffected) and the
+event log. The event stream is the kernel module's netlink group (read with
+pyroute2) on the module, the manager's event log elsewhere.
 
 Runs on the current backend (in-process by default, FUSE with
 DAVINCI_DEV_DIR). Fault tests need privilege: the in-process backend and the
@@ -35,6 +37,37 @@ def mgr():
     except ManagerPermissionError:
         pass
     m.close()
+
+
+class EventStream:
+    """What a subscription delivered, searched by predicate."""
+
+    def __init__(self, sub):
+        self.sub = sub
+        self.seen = []
+
+    def expect(self, what, pred, timeout=20.0):
+        for ev in self.seen:
+            if pred(ev):
+                return ev
+        for ev in self.sub.follow(timeout=timeout):
+            self.seen.append(ev)
+            if pred(ev):
+                return ev
+        raise AssertionError("no %s event on the %s stream; it carried: %s" % (
+            what, self.sub.source, [e.describe() for e in self.seen]))
+
+
+@pytest.fixture
+def stream(mgr):
+    sub = mgr.subscribe(device=0)
+    yield EventStream(sub)
+    sub.close()
+
+
+def test_event_stream_source(mgr, stream):
+    assert stream.sub.source == ("netlink" if mgr.is_kernel_module()
+                                 else "log")
 
 
 def _privileged(m):
@@ -140,8 +173,11 @@ def _other_device_works(mgr):
     assert mgr.info(1).health_name == "OK"
 
 
-def _reset_recovers(mgr, since, old_dev):
+def _reset_recovers(mgr, since, old_dev, stream):
     n = mgr.reset(0)
+    stream.expect("reset", lambda e: e.type == "reset")
+    stream.expect("health back to OK",
+                  lambda e: e.type == "health" and e.health == "OK")
     assert n >= (1 if old_dev is not None else 0)
     if old_dev is not None:
         with pytest.raises(davinci.DeviceLostError):
@@ -161,7 +197,7 @@ def _reset_recovers(mgr, since, old_dev):
         assert b.read(16) == b"\x07" * 16
 
 
-def test_fault_ecc(mgr):
+def test_fault_ecc(mgr, stream):
     _privileged(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
@@ -188,11 +224,17 @@ def test_fault_ecc(mgr):
     assert fault and fault[0].status == "ECC_ERROR"
     assert fault[0].addr == b.dev_addr
     assert any(e.type == "health" and e.health == "Alarm" for e in evs)
+    stream.expect("ecc injected", lambda e: e.type == "fault-injected" and
+                  e.fault == "ecc" and e.addr == b.dev_addr + 4096)
+    ev = stream.expect("ecc fired", lambda e: e.type == "fault")
+    assert ev.fault == "ecc" and ev.status == "ECC_ERROR"
+    stream.expect("health Alarm", lambda e: e.type == "health" and
+                  e.health == "Alarm")
     _other_device_works(mgr)
-    _reset_recovers(mgr, since, d)
+    _reset_recovers(mgr, since, d, stream)
 
 
-def test_fault_hang(mgr):
+def test_fault_hang(mgr, stream):
     _privileged(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
@@ -208,15 +250,19 @@ def test_fault_hang(mgr):
     evs = _events(mgr, since, 0)
     assert any(e.type == "fault" and e.fault == "hang" and
                e.status == "TIMEOUT" for e in evs)
+    stream.expect("hang fired", lambda e: e.type == "fault" and
+                  e.fault == "hang" and e.status == "TIMEOUT")
+    stream.expect("health Alarm", lambda e: e.type == "health" and
+                  e.health == "Alarm")
     # only one task hangs
     s.reset()
     s.nop(1)
     s.synchronize(timeout=10)
     _other_device_works(mgr)
-    _reset_recovers(mgr, since, d)
+    _reset_recovers(mgr, since, d, stream)
 
 
-def test_fault_lost(mgr):
+def test_fault_lost(mgr, stream):
     _privileged(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
@@ -232,12 +278,15 @@ def test_fault_lost(mgr):
     evs = _events(mgr, since, 0)
     assert any(e.type == "lost" for e in evs)
     assert any(e.type == "health" and e.health == "Critical" for e in evs)
+    stream.expect("lost", lambda e: e.type == "lost")
+    stream.expect("health Critical", lambda e: e.type == "health" and
+                  e.health == "Critical")
     _other_device_works(mgr)
     del b
-    _reset_recovers(mgr, since, d)
+    _reset_recovers(mgr, since, d, stream)
 
 
-def test_fault_throttle(mgr):
+def test_fault_throttle(mgr, stream):
     _privileged(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
@@ -260,6 +309,10 @@ def test_fault_throttle(mgr):
                    e.value == 200 for e in evs)
         assert any(e.type == "health" and e.health == "Warning"
                    for e in evs)
+        stream.expect("throttle injected", lambda e: e.type == "fault-injected"
+                      and e.fault == "throttle" and e.value == 200)
+        stream.expect("health Warning", lambda e: e.type == "health" and
+                      e.health == "Warning")
         _other_device_works(mgr)
         mgr.inject(0, "throttle", level=0)
         assert mgr.info(0).health_name == "OK"
@@ -268,7 +321,7 @@ def test_fault_throttle(mgr):
         s.synchronize(timeout=10)
     finally:
         d.close()
-    _reset_recovers(mgr, since, None)
+    _reset_recovers(mgr, since, None, stream)
 
 
 def test_event_log_paging(mgr):

@@ -215,3 +215,14 @@ def test_no_driver(tmp_path):
     assert "no davinci device found" in r.stderr
     assert "sudo modprobe davinci" in r.stderr
     assert "davinci-fused" in r.stderr
+
+
+def test_events_from_netlink_need_the_module():
+    with Manager() as m:
+        if m.is_kernel_module():
+            pytest.skip("the kernel module is loaded")
+    r = npu_smi("events", "--source", "netlink", "--timeout", "0.1")
+    assert r.returncode != 0
+    assert "the davinci kernel module is not loaded" in r.stderr
+    r = npu_smi("events", "--source", "log", "--timeout", "0.1")
+    assert r.returncode == 0, r.stderr

@@ -1,118 +1,134 @@
-"""Generic netlink family "davinci": list, info and the events group.
-
-Plain sockets (no pyroute2 needed); include/uapi/davinci_netlink.h has
-the numbers.
-"""
+"""The module's Linux-native surfaces read with pyroute2: the generic netlink
+family "davinci" (list, info, the events group) and the uevents of hot add
+and remove. The fault events themselves are in tests/conformance/
+test_manager.py, which reads them from netlink on the module."""
+import asyncio
+import json
 import os
-import socket
-import struct
+import subprocess
+import sys
 
 import pytest
 
 import dvk
 
-NETLINK_GENERIC, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 16, 270, 1
-GENL_ID_CTRL, CTRL_CMD_GETFAMILY = 0x10, 3
-CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_MCAST_GROUPS = 1, 2, 7
-NLM_F_REQUEST, NLMSG_ERROR = 1, 2
-CMD_LIST, CMD_INFO, CMD_EVENT = 1, 2, 3
-A_DEVICE, A_HEALTH, A_AICORES, A_HBM_TOTAL, A_NAME, A_SERIAL = 1, 2, 3, 7, 10, 11
-A_EV_TYPE = 16
-EV_ADD, EV_REMOVE = 1, 2
+from davinci.manager import Manager
+from davinci.netlink import DavinciNetlink
+
+pytest.importorskip("pyroute2")
+from pyroute2.netlink.uevent import AsyncUeventSocket  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
 
 
-def attr(t, data):
-    n = 4 + len(data)
-    return struct.pack("=HH", n, t) + data + b"\0" * ((4 - n % 4) % 4)
+@pytest.fixture
+def nl():
+    with DavinciNetlink() as sock:
+        yield sock
 
 
-def parse_attrs(data):
-    out = []
-    while len(data) >= 4:
-        n, t = struct.unpack_from("=HH", data)
-        if n < 4:
-            break
-        out.append((t & 0x3FFF, data[4:n]))
-        data = data[(n + 3) & ~3:]
-    return out
-
-
-class Genl:
-    def __init__(self):
-        self.sk = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
-                                NETLINK_GENERIC)
-        self.sk.bind((0, 0))
-        self.sk.settimeout(10)
-        self.seq = 0
-        fam = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
-                           attr(CTRL_ATTR_FAMILY_NAME, b"davinci\0"))[0]
-        a = dict(fam)
-        self.family = struct.unpack("=H", a[CTRL_ATTR_FAMILY_ID][:2])[0]
-        self.groups = {}
-        for _, grp in parse_attrs(a.get(CTRL_ATTR_MCAST_GROUPS, b"")):
-            g = dict(parse_attrs(grp))
-            self.groups[g[1].rstrip(b"\0").decode()] = \
-                struct.unpack("=I", g[2][:4])[0]
-
-    def request(self, typ, cmd, payload=b""):
-        self.seq += 1
-        body = struct.pack("=BBH", cmd, 1, 0) + payload
-        self.sk.send(struct.pack("=IHHII", 16 + len(body), typ,
-                                 NLM_F_REQUEST, self.seq, 0) + body)
-        data = self.sk.recv(65536)
-        n, t = struct.unpack_from("=IH", data)
-        if t == NLMSG_ERROR:
-            err = struct.unpack_from("=i", data, 16)[0]
-            raise OSError(-err, os.strerror(-err))
-        return [parse_attrs(data[20:n])]
-
-    def join(self, name):
-        self.sk.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
-                           self.groups[name])
-
-    def events(self):
-        while True:
-            try:
-                data = self.sk.recv(65536)
-            except socket.timeout:
-                return
-            while len(data) >= 20:
-                n, t = struct.unpack_from("=IH", data)
-                if t == self.family and data[16] == CMD_EVENT:
-                    yield dict((k, v) for k, v in parse_attrs(data[20:n]))
-                data = data[(n + 3) & ~3:]
-
-
-def u32(v):
-    return struct.unpack("=I", v[:4])[0]
-
-
-def test_list_and_info():
-    nl = Genl()
-    assert "events" in nl.groups
-    devs = [u32(v) for t, v in nl.request(nl.family, CMD_LIST)[0]
-            if t == A_DEVICE]
+def test_list_and_info(nl):
     n = int(open("/sys/module/davinci/parameters/num_devices").read())
-    assert devs == list(range(n))
-    info = dict(nl.request(nl.family, CMD_INFO, attr(A_DEVICE,
-                                                     struct.pack("=I", 0)))[0])
-    assert u32(info[A_DEVICE]) == 0
-    assert struct.unpack("=Q", info[A_HBM_TOTAL])[0] == \
-        int(dvk.sysfs(0, "hbm_total"))
-    assert info[A_SERIAL].rstrip(b"\0").decode() == dvk.sysfs(0, "serial")
-    with pytest.raises(OSError):
-        nl.request(nl.family, CMD_INFO, attr(A_DEVICE, struct.pack("=I", 63)))
+    assert nl.devices() == list(range(n))
+    info = nl.info(0)
+    assert info["device"] == 0
+    assert info["hbm_total"] == int(dvk.sysfs(0, "hbm_total"))
+    assert info["serial"] == dvk.sysfs(0, "serial")
+    with Manager() as m:
+        mi = m.info(0)
+    assert info["bus_id"] == mi.bus_id and info["name"] == mi.name
+    assert info["driver_version"] == mi.driver_version
+    assert info["aicores"] == mi.aicores
 
 
-def test_events_on_hot_add_remove():
-    nl = Genl()
-    nl.join("events")
+def test_info_of_a_missing_device(nl):
+    import davinci
+    with pytest.raises(davinci.DavinciError) as ei:
+        nl.info(63)
+    assert ei.value.errno == 19      # ENODEV
+
+
+def test_events_on_hot_add_remove(nl):
+    nl.subscribe()
     dvk.bus_write("new_device", "12 16 1")
     dvk.bus_write("del_device", "12")
     seen = []
-    for ev in nl.events():
-        if u32(ev[A_DEVICE]) == 12:
-            seen.append(u32(ev[A_EV_TYPE]))
-        if EV_ADD in seen and EV_REMOVE in seen:
+    for ev in nl.follow(timeout=20, device=12):
+        seen.append(ev.type)
+        if ev.type == "remove":
             break
-    assert EV_ADD in seen and EV_REMOVE in seen, seen
+    # removing a device with no user: added, lost, removed
+    assert seen[0] == "add" and seen[-1] == "remove", seen
+
+
+def test_events_carry_the_log_sequence(nl):
+    nl.subscribe()
+    with Manager() as m:
+        m.inject(1, "throttle", level=30)
+        m.inject(1, "throttle", level=0)
+        evs = list(nl.follow(timeout=20, count=4, device=1))
+        logged = [e for e in m.events(evs[0].seq - 1, device=1)][:4]
+    assert [e.type for e in evs] == ["fault-injected", "health"] * 2
+    assert evs == logged
+
+
+def _uevents(sock, want, timeout=20.0):
+    """Collect uevents until every (ACTION, DEVNAME) in ``want`` arrived."""
+    got = []
+
+    async def collect():
+        while not want <= {(m.get("ACTION"), m.get("DEVNAME")) for m in got}:
+            got.extend([m async for m in sock.get()])
+    try:
+        asyncio.get_event_loop().run_until_complete(
+            asyncio.wait_for(collect(), timeout))
+    except asyncio.TimeoutError:
+        pass
+    return got
+
+
+def test_uevents_on_hot_add_remove():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    sock = AsyncUeventSocket()
+    try:
+        loop.run_until_complete(sock.bind())
+        dvk.bus_write("new_device", "13 16 1")
+        dvk.bus_write("del_device", "13")
+        want = {("add", "davinci13"), ("remove", "davinci13")}
+        got = _uevents(sock, want)
+    finally:
+        sock.close()
+        loop.close()
+        asyncio.set_event_loop(None)
+    mine = [m for m in got if m.get("DEVNAME") == "davinci13"]
+    assert want <= {(m.get("ACTION"), m.get("DEVNAME")) for m in mine}, got
+    assert all(m.get("SUBSYSTEM") == "davinci" for m in mine)
+    assert all(m.get("MAJOR") for m in mine)
+
+
+def test_npu_smi_events_follows_netlink():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(REPO, "userspace")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "davinci.npu_smi", "events", "-i", "1",
+         "--source", "netlink", "--count", "2", "--json", "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # inject until the follower (which subscribes at some point after its
+    # start) has seen two events
+    with Manager() as m:
+        level = 10
+        while p.poll() is None and level < 1000:
+            m.inject(1, "throttle", level=level)
+            level += 10
+            try:
+                p.wait(0.2)
+            except subprocess.TimeoutExpired:
+                pass
+        m.inject(1, "throttle", level=0)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    evs = [json.loads(line) for line in out.splitlines()]
+    assert len(evs) == 2 and all(e["device"] == 1 for e in evs), out
+    assert {e["type"] for e in evs} <= {"fault-injected", "health"}

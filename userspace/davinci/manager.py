@@ -180,16 +180,25 @@ class MgmtEvent:
     value: int
 
     @classmethod
-    def from_struct(cls, e: _uapi.davinci_mgmt_event) -> "MgmtEvent":
+    def from_fields(cls, seq: int, timestamp_ns: int, device: int, type: int,
+                    fault: int, status: int, health: int, old_health: int,
+                    addr: int, value: int) -> "MgmtEvent":
+        """From the numbers of struct davinci_mgmt_event (or the netlink
+        attributes that carry them)."""
         return cls(
-            seq=e.seq, timestamp_ns=e.timestamp_ns, device=e.device,
-            type=EVENT_NAMES.get(e.type, "type%d" % e.type),
-            fault=_FAULT_NAMES.get(e.fault, "") if e.fault else "",
-            status=_uapi.STATUS_NAMES.get(e.status, str(e.status))
-            if e.status else "",
-            health=health_name(e.health),
-            old_health=health_name(e.old_health), addr=e.addr,
-            value=e.value)
+            seq=seq, timestamp_ns=timestamp_ns, device=device,
+            type=EVENT_NAMES.get(type, "type%d" % type),
+            fault=_FAULT_NAMES.get(fault, "") if fault else "",
+            status=_uapi.STATUS_NAMES.get(status, str(status))
+            if status else "",
+            health=health_name(health), old_health=health_name(old_health),
+            addr=addr, value=value)
+
+    @classmethod
+    def from_struct(cls, e: _uapi.davinci_mgmt_event) -> "MgmtEvent":
+        return cls.from_fields(e.seq, e.timestamp_ns, e.device, e.type,
+                               e.fault, e.status, e.health, e.old_health,
+                               e.addr, e.value)
 
     def describe(self) -> str:
         """One human-readable line, as ``npu-smi events`` prints it."""
@@ -403,27 +412,118 @@ class Manager:
         evs = self.events(0)
         return evs[-1].seq if evs else 0
 
+    def is_kernel_module(self) -> bool:
+        """True when the driver behind the manager is davinci.ko."""
+        return self._t is not None and \
+            _uapi.cstr(self.version().backend) == "kmod"
+
+    def subscribe(self, device: int | None = None, source: str = "auto",
+                  interval: float = 0.2):
+        """Start receiving events; returns a subscription with
+        ``follow(timeout, count)``, ``close()`` and ``source``.
+
+        source: "netlink" (the kernel module's multicast group, read with
+        pyroute2), "log" (polls the manager's event log every ``interval``
+        s: FUSE and in-process) or "auto" (netlink on the kernel module
+        when pyroute2 is installed, else the log)."""
+        if source not in ("auto", "netlink", "log"):
+            raise InvalidArgumentError(
+                "event source %r: use auto, netlink or log" % source)
+        if source == "netlink" or (source == "auto" and
+                                   self.is_kernel_module()):
+            from . import netlink
+            if source == "netlink" or netlink.available():
+                return _NetlinkSubscription(netlink.DavinciNetlink(), device)
+        return _LogSubscription(self, device, interval)
+
     def follow(self, since: int | None = None, device: int | None = None,
                timeout: float | None = None, count: int | None = None,
-               interval: float = 0.2):
-        """Yield events as they are logged (polling every ``interval`` s),
-        starting after ``since`` (default: now), until ``count`` events or
-        ``timeout`` seconds."""
-        if since is None:
-            since = self.last_seq()
+               interval: float = 0.2, source: str = "auto"):
+        """Yield events as they happen, until ``count`` events or
+        ``timeout`` seconds. With ``since``, first the logged events after
+        that sequence number; nothing is lost or repeated between the two
+        because the subscription starts before the log is read."""
+        end = None if timeout is None else time.monotonic() + timeout
+        n = 0
+        last = 0
+        with self.subscribe(device, source, interval) as sub:
+            replay = self.events(since, device) if since is not None else []
+            for ev in replay:
+                yield ev
+                last = ev.seq
+                n += 1
+                if count is not None and n >= count:
+                    return
+            while count is None or n < count:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    return
+                for ev in sub.follow(timeout=left, count=None if count is None
+                                     else count - n):
+                    if ev.seq <= last:
+                        continue
+                    yield ev
+                    last = ev.seq
+                    n += 1
+
+
+class _LogSubscription:
+    """Events by polling DAVINCI_IOCTL_MGMT_EVENTS from the current end of
+    the log."""
+    source = "log"
+
+    def __init__(self, mgr: Manager, device: int | None, interval: float):
+        self._mgr = mgr
+        self._device = device
+        self._interval = interval
+        self._since = mgr.last_seq()
+
+    def follow(self, timeout: float | None = None, count: int | None = None):
         end = None if timeout is None else time.monotonic() + timeout
         n = 0
         while True:
-            evs, nxt, _ = self.read_events(since, device)
+            evs, _, _ = self._mgr.read_events(self._since, self._device)
             for ev in evs:
+                self._since = ev.seq
                 yield ev
                 n += 1
                 if count is not None and n >= count:
                     return
-            since = nxt
             if evs:
                 continue
             if end is not None and time.monotonic() >= end:
                 return
-            time.sleep(interval)
+            time.sleep(self._interval)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _NetlinkSubscription:
+    """Events from the kernel module's netlink multicast group."""
+    source = "netlink"
+
+    def __init__(self, nl, device: int | None):
+        self._nl = nl
+        self._device = device
+        nl.subscribe()
+
+    def follow(self, timeout: float | None = None, count: int | None = None):
+        return self._nl.follow(timeout=timeout, count=count,
+                               device=self._device)
+
+    def close(self) -> None:
+        self._nl.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 

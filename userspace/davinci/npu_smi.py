@@ -9,7 +9,8 @@
     npu-smi set -t reset -i N            reset NPU N (privileged)
     npu-smi set -t fault-inject -i N --fault ecc|hang|lost|throttle
             [--addr A --size S] [--timeout-ms T] [--level P]
-    npu-smi events [-i N] [--since SEQ] [--count K] [--timeout S]
+    npu-smi events [-i N] [--since SEQ | --all] [--count K] [--timeout S]
+            [--source auto|netlink|log]
 
 Every query takes ``--json``. Reset and fault injection need root
 (CAP_SYS_ADMIN) on the kernel module, or to be the daemon's owner on FUSE.
@@ -324,12 +325,10 @@ def cmd_set(args) -> int:
 def cmd_events(args) -> int:
     mgr = _manager()
     try:
-        since = args.since
-        if since is None and not args.all:
-            since = mgr.last_seq()
-        for ev in mgr.follow(since=since or 0, device=args.id,
+        since = 0 if args.all else args.since
+        for ev in mgr.follow(since=since, device=args.id,
                              timeout=args.timeout, count=args.count,
-                             interval=args.interval):
+                             interval=args.interval, source=args.source):
             if args.json:
                 print(json.dumps(ev.to_dict(), sort_keys=True))
             else:
@@ -421,7 +420,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="hang: watchdog of the hung task (default: the "
                          "device's)")
 
-    pe = sub.add_parser("events", help="follow the management event log")
+    pe = sub.add_parser(
+        "events", help="follow health changes, faults, resets, hot add and "
+        "remove (netlink on the kernel module, the event log elsewhere)")
     common(pe)
     pe.add_argument("--since", type=int,
                     help="start after this sequence number (default: now)")
@@ -431,7 +432,12 @@ def _parser() -> argparse.ArgumentParser:
     pe.add_argument("--timeout", type=float,
                     help="stop after this many seconds")
     pe.add_argument("--interval", type=float, default=0.2,
-                    help="poll interval in seconds")
+                    help="poll interval of the event log in seconds")
+    pe.add_argument("--source", choices=("auto", "netlink", "log"),
+                    default="auto",
+                    help="netlink: the kernel module's multicast group "
+                         "(needs pyroute2); log: poll the manager's event "
+                         "log; auto (default): netlink on the kernel module")
     return p
 
 
