@@ -14,7 +14,9 @@
 #
 # Environment: VM_KVER (kernel release to use), VM_MEMORY (default 2G),
 # VM_CPUS (default 2), VM_TIMEOUT (seconds, default 1800), VM_PYTEST_ARGS
-# (extra pytest arguments for both suites in the guest, e.g. -x or -k).
+# (extra pytest arguments for both suites in the guest, e.g. -x or -k),
+# VM_SKIP (guest steps to leave out while iterating, e.g. "demo
+# conformance"; a full run skips none).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,7 +91,8 @@ modinfo "$out/kmod/davinci.ko" | grep -E "^(version|vermagic|parm):" |
 
 # 5. Boot and run the guest half. The guest sees no host environment:
 # pass what it needs in a file.
-printf 'VM_PYTEST_ARGS=%q\n' "${VM_PYTEST_ARGS:-}" >"$out/guest.env"
+printf 'VM_PYTEST_ARGS=%q\nVM_SKIP=%q\n' "${VM_PYTEST_ARGS:-}" \
+	"${VM_SKIP:-}" >"$out/guest.env"
 
 log "booting $kver under TCG ($cpus cpus, $memory)"
 start=$(date +%s)

@@ -1,6 +1,6 @@
 """Tests that only make sense on the kernel module (run in the QEMU guest).
 
-scripts/vm-guest.sh loads davinci.ko with num_devices=2 hbm_mb=192 and runs
+scripts/vm-guest.sh loads davinci.ko with num_devices=2 hbm_mb=256 and runs
 them as root. Anywhere the module is not loaded they are skipped.
 """
 import os
