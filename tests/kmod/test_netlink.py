@@ -132,3 +132,10 @@ def test_npu_smi_events_follows_netlink():
     evs = [json.loads(line) for line in out.splitlines()]
     assert len(evs) == 2 and all(e["device"] == 1 for e in evs), out
     assert {e["type"] for e in evs} <= {"fault-injected", "health"}
+
+
+def test_doctor_checks_the_event_group():
+    from davinci.doctor import OK, run_checks
+    events = [f for f in run_checks() if f.check == "events"]
+    assert len(events) == 1 and events[0].status == OK, events
+    assert "netlink family 'davinci', group 'events'" in events[0].summary

@@ -11,6 +11,7 @@ reported with its evidence and the fix:
    installed ``version.info`` against the running driver)?
 4. devices healthy (health, armed or fired faults)?
 5. device memory free (and who holds it)?
+6. on the kernel module, the netlink event group reachable with pyroute2?
 
 Exit status: 0 when nothing failed, 1 otherwise.
 """
@@ -258,6 +259,35 @@ def check_devices(mgr) -> "list[Finding]":
     return out
 
 
+def check_events(mgr) -> "list[Finding]":
+    """On the kernel module: can npu-smi events read the netlink group?"""
+    if not mgr.is_kernel_module():
+        return []
+    from . import netlink
+    if not netlink.available():
+        return [Finding(
+            "events", WARN, "pyroute2 is not installed",
+            "npu-smi events polls the manager's event log instead of "
+            "following the netlink group %r" % netlink.EVENTS_GROUP,
+            "pip install 'davinci[netlink]' (or pip install pyroute2)")]
+    try:
+        with netlink.DavinciNetlink() as nl:
+            groups = nl.groups
+    except DavinciError as exc:
+        return [Finding("events", FAIL, "the module's netlink family does "
+                        "not answer", str(exc),
+                        "reload the module (sudo rmmod davinci; sudo "
+                        "modprobe davinci) and look at dmesg")]
+    if netlink.EVENTS_GROUP not in groups:
+        return [Finding("events", FAIL, "no multicast group %r" %
+                        netlink.EVENTS_GROUP, "groups: %s" % groups,
+                        "the module and the runtime come from different "
+                        "releases: install matching ones")]
+    return [Finding("events", OK, "netlink family %r, group %r" % (
+        netlink.FAMILY, netlink.EVENTS_GROUP), "group id %d" %
+        groups[netlink.EVENTS_GROUP])]
+
+
 def run_checks() -> "list[Finding]":
     out = []
     inproc = os.environ.get("DAVINCI_BACKEND", "").lower() == "inproc"
@@ -302,6 +332,7 @@ def run_checks() -> "list[Finding]":
         if any(f.status == FAIL for f in vers):
             return out
         out += check_devices(mgr)
+        out += check_events(mgr)
     finally:
         mgr.close()
     return out

@@ -130,6 +130,11 @@ class DavinciNetlink:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def groups(self) -> "dict[str, int]":
+        """The family's multicast groups: name -> group id."""
+        return dict(self._sock.mcast_groups)
+
     # --- requests -----------------------------------------------------------
     def _request(self, cmd: int, device: int | None = None) -> list:
         msg = davinci_nlmsg()
