@@ -55,10 +55,16 @@ void dv_context_close(struct dv_context *ctx);
 
 /*
  * Size of the argument struct of @cmd, matched on its type and number
- * only, or -ENOTTY. The OS layer copies min(user size, this) bytes in,
- * zero-fills the rest, calls dv_ioctl(), and copies back (drm_ioctl).
+ * only, or -ENOTTY.
  */
 int dv_ioctl_size(unsigned int cmd);
+/*
+ * The ioctl entry of both bindings: a size-tolerant copy of the caller's
+ * argument (see ioctl.c), then dv_ioctl() on @ctx or, when @ctx is NULL,
+ * dv_manager_ioctl_priv().
+ */
+int dv_ioctl_from_caller(struct dv_context *ctx, unsigned int cmd,
+			 void *uarg, bool privileged);
 /* @arg points at dv_ioctl_size(cmd) bytes the core may read and write. */
 int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg);
 

@@ -70,6 +70,59 @@ int dv_ioctl_size(unsigned int cmd)
 }
 
 /**
+ * dv_ioctl_from_caller() - size-tolerant dispatch, as drm_ioctl() does it
+ * @ctx: the context, or NULL for the manager node
+ * @cmd: the ioctl number the caller passed
+ * @uarg: the caller's argument, reached through os_copy_*_caller()
+ * @privileged: manager node only: the caller may reset and inject faults
+ *
+ * Copies in min(_IOC_SIZE(@cmd), the core's size) bytes when the command
+ * writes, zero-extending an older, shorter struct; dispatches; on success
+ * copies the same bytes back when the command reads. Out fields are valid
+ * on success only, on every backend.
+ *
+ * Return: 0 or a negative errno.
+ */
+int dv_ioctl_from_caller(struct dv_context *ctx, unsigned int cmd,
+			 void *uarg, bool privileged)
+{
+	u64 stack_buf[16];
+	void *kbuf = stack_buf;
+	unsigned int copy;
+	int ksize;
+	int ret;
+
+	ksize = dv_ioctl_size(cmd);
+	if (ksize < 0)
+		return ksize;
+	if ((size_t)ksize > sizeof(stack_buf)) {
+		kbuf = os_zalloc(ksize);
+		if (!kbuf)
+			return -ENOMEM;
+	} else {
+		memset(stack_buf, 0, sizeof(stack_buf));
+	}
+	copy = _IOC_SIZE(cmd);
+	if (copy > (unsigned int)ksize)
+		copy = ksize;
+
+	ret = 0;
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy)
+		ret = os_copy_from_caller(kbuf, uarg, copy);
+	if (!ret) {
+		if (ctx)
+			ret = dv_ioctl(ctx, cmd, kbuf);
+		else
+			ret = dv_manager_ioctl_priv(cmd, kbuf, privileged);
+	}
+	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) && copy)
+		ret = os_copy_to_caller(uarg, kbuf, copy);
+	if (kbuf != stack_buf)
+		os_free(kbuf);
+	return ret;
+}
+
+/**
  * dv_ioctl() - dispatch one ioctl
  * @ctx: the context
  * @cmd: ioctl number; its direction must match the ABI's

@@ -72,6 +72,14 @@ struct os_thread *os_thread_start(int (*fn)(void *arg), void *arg,
 				  const char *name);
 void os_thread_join(struct os_thread *t);
 
+/*
+ * Copies between an ioctl's caller and the core. @uptr is the caller's
+ * address: a user pointer in the kernel, plain memory in userspace.
+ * Return 0, or -EFAULT when @uptr is not readable or writable.
+ */
+int os_copy_from_caller(void *dst, const void *uptr, size_t n);
+int os_copy_to_caller(void *uptr, const void *src, size_t n);
+
 /* Monotonic device clock in nanoseconds. */
 u64 os_now_ns(void);
 

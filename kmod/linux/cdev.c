@@ -15,7 +15,6 @@
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "dv_linux.h"
 
@@ -174,60 +173,16 @@ static int dv_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-/*
- * Size-tolerant dispatch, as drm_ioctl() does it: copy in what userspace
- * gave (zero-extending a shorter, older struct), call the core, copy back
- * at most what userspace has room for.
- */
-static long dv_ioctl_common(struct dv_file *df, unsigned int cmd,
-			    unsigned long arg)
-{
-	void __user *uarg = (void __user *)arg;
-	u64 stack_buf[16];
-	unsigned int usize = _IOC_SIZE(cmd);
-	unsigned int copy;
-	void *kbuf = stack_buf;
-	int ksize;
-	long ret;
-
-	ksize = dv_ioctl_size(cmd);
-	if (ksize < 0)
-		return -ENOTTY;
-	if (ksize > sizeof(stack_buf)) {
-		kbuf = kzalloc(ksize, GFP_KERNEL);
-		if (!kbuf)
-			return -ENOMEM;
-	} else {
-		memset(stack_buf, 0, sizeof(stack_buf));
-	}
-	copy = min_t(unsigned int, usize, ksize);
-
-	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy &&
-	    copy_from_user(kbuf, uarg, copy)) {
-		ret = -EFAULT;
-		goto out;
-	}
-
-	if (df)
-		ret = dv_ioctl(df->ctx, cmd, kbuf);
-	else	/* reset and fault injection need CAP_SYS_ADMIN */
-		ret = dv_manager_ioctl_priv(cmd, kbuf,
-					    capable(CAP_SYS_ADMIN));
-
-	/* Out fields are valid on success only. */
-	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) && copy &&
-	    copy_to_user(uarg, kbuf, copy))
-		ret = -EFAULT;
-out:
-	if (kbuf != stack_buf)
-		kfree(kbuf);
-	return ret;
-}
-
 static long dv_unlocked_ioctl(struct file *filp, unsigned int cmd,
 			      unsigned long arg)
 {
-	return dv_ioctl_common(filp->private_data, cmd, arg);
+	struct dv_file *df = filp->private_data;
+
+	if (df)
+		return dv_ioctl_from_caller(df->ctx, cmd, (void *)arg, false);
+	/* the manager node: reset and fault injection need CAP_SYS_ADMIN */
+	return dv_ioctl_from_caller(NULL, cmd, (void *)arg,
+				    capable(CAP_SYS_ADMIN));
 }
 
 static __poll_t dv_poll(struct file *filp, struct poll_table_struct *wait)

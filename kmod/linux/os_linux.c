@@ -12,6 +12,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <asm/fpu/api.h>
@@ -177,6 +178,17 @@ void os_thread_join(struct os_thread *t)
 	kthread_stop(t->task);
 	put_task_struct(t->task);
 	kfree(t);
+}
+
+int os_copy_from_caller(void *dst, const void *uptr, size_t n)
+{
+	return copy_from_user(dst, (const void __user __force *)uptr, n) ?
+		-EFAULT : 0;
+}
+
+int os_copy_to_caller(void *uptr, const void *src, size_t n)
+{
+	return copy_to_user((void __user __force *)uptr, src, n) ? -EFAULT : 0;
 }
 
 u64 os_now_ns(void)

@@ -101,6 +101,8 @@ def test_out_of_range_operand_touches_nothing(dev):
 
 def test_timeout_and_cancel(dev, gate):
     s = dev.stream()
+    s.nop(1)
+    s.synchronize(timeout=30)
     gate.block(s)
     with dev.malloc(4096) as b:
         b.numpy()[:] = 0
@@ -109,6 +111,8 @@ def test_timeout_and_cancel(dev, gate):
         with pytest.raises(davinci.TimeoutError) as ei:
             s.synchronize(timeout=0.05)
         assert isinstance(ei.value, TimeoutError)
+        # the wait block and two memsets remain of four tasks
+        assert "(1 of 4 tasks done)" in str(ei.value)
         assert s.task(s2).state == _uapi.DAVINCI_TASK_QUEUED
         assert s.cancel(s2) is True
         assert not s.query().idle

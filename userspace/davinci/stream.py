@@ -337,12 +337,14 @@ class Stream:
             if ms is not None:
                 ms -= slice_ms
                 if ms <= 0:
+                    # a failed ioctl returns no out fields: ask the stream
+                    q = self.query()
                     raise TimeoutError(
                         "stream %d: task %s not complete after %.3f s "
                         "(%d of %d tasks done); wait longer, or cancel or "
                         "reset the stream"
                         % (self.stream_id, seq or "(last)", timeout,
-                           int(w.completed_seq), self._submitted_seq))
+                           q.completed_seq, q.submitted_seq))
 
     def wait(self, seq: int = 0, timeout: float | None = None) -> None:
         """Wait until task ``seq`` (0: the last submitted) completed.

@@ -68,47 +68,14 @@ void dvc_context_close(struct dv_context *ctx)
 		dv_context_close(ctx);
 }
 
-/* Large enough for every argument struct; checked against dv_ioctl_size. */
-#define DVC_ARG_MAX 4096
-
 /*
- * The size-tolerant copy of the kernel's ioctl path (drm_ioctl): copy
- * min(_IOC_SIZE(cmd), core size) bytes in when the command writes, zero
- * the rest, dispatch, copy the same bytes back when it reads.
+ * Only the low 32 bits are the command, as in the kernel; callers such as
+ * ctypes may pass a sign-extended value.
  */
 static int dvc_dispatch(struct dv_context *ctx, unsigned long cmd, void *arg,
 			bool privileged)
 {
-	union {
-		uint64_t align;
-		unsigned char b[DVC_ARG_MAX];
-	} kbuf;
-	/*
-	 * Only the low 32 bits are the command, as in the kernel; callers
-	 * such as ctypes may pass a sign-extended value.
-	 */
-	unsigned int c = (unsigned int)cmd;
-	size_t usize = _IOC_SIZE(c), n;
-	int ksize, ret;
-
-	ksize = dv_ioctl_size(c);
-	if (ksize < 0)
-		return ksize;
-	if (ksize > DVC_ARG_MAX)
-		return -ENOTTY;
-	n = usize < (size_t)ksize ? usize : (size_t)ksize;
-	if (n && !arg)
-		return -EFAULT;
-	memset(kbuf.b, 0, (size_t)ksize);
-	if ((_IOC_DIR(c) & _IOC_WRITE) && n)
-		memcpy(kbuf.b, arg, n);
-	if (ctx)
-		ret = dv_ioctl(ctx, c, kbuf.b);
-	else
-		ret = dv_manager_ioctl_priv(c, kbuf.b, privileged);
-	if ((_IOC_DIR(c) & _IOC_READ) && n)
-		memcpy(arg, kbuf.b, n);
-	return ret;
+	return dv_ioctl_from_caller(ctx, (unsigned int)cmd, arg, privileged);
 }
 
 int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg)

@@ -201,6 +201,23 @@ void os_thread_join(struct os_thread *t)
 	free(t);
 }
 
+/* ioctl arguments are plain memory; NULL is the only address known bad. */
+int os_copy_from_caller(void *dst, const void *uptr, size_t n)
+{
+	if (!uptr)
+		return -EFAULT;
+	memcpy(dst, uptr, n);
+	return 0;
+}
+
+int os_copy_to_caller(void *uptr, const void *src, size_t n)
+{
+	if (!uptr)
+		return -EFAULT;
+	memcpy(uptr, src, n);
+	return 0;
+}
+
 u64 os_now_ns(void)
 {
 	struct timespec ts;
