@@ -125,6 +125,22 @@ def test_processes_and_memory(mgr):
         d.close()
 
 
+def test_process_of_a_thread(mgr):
+    # a device opened by a worker thread belongs to the process, not the
+    # thread (the kernel module records the tgid; FUSE names the thread)
+    import threading
+    opened = {}
+    t = threading.Thread(target=lambda: opened.update(d=davinci.Device(1)))
+    t.start()
+    t.join()
+    try:
+        pids = {p.pid for p in mgr.processes(1)}
+        assert os.getpid() in pids, pids
+        assert t.native_id not in pids
+    finally:
+        opened["d"].close()
+
+
 def test_idle_values_are_deterministic(mgr):
     # an idle device: no load, so power and temperature are the idle ones
     for i in (0, 1):

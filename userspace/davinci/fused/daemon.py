@@ -65,6 +65,19 @@ _IOC_READ = 2
 _Base = _fusepy.Operations if _fusepy else object
 
 
+
+def _process_of(tid: int) -> int:
+    """The process (thread group) of the thread FUSE names as the caller:
+    per-process usage is per process, as on the kernel module (tgid)."""
+    try:
+        with open("/proc/%d/status" % tid) as f:
+            for line in f:
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return tid
+
 class DavinciFS(_Base):
     """fusepy operations (raw_fi=True) over a list of CoreDevice."""
 
@@ -131,7 +144,8 @@ class DavinciFS(_Base):
         dev = self.nodes[path]
         ctx = None
         if dev is not None:
-            _uid, _gid, pid = _fusepy.fuse_get_context()
+            _uid, _gid, tid = _fusepy.fuse_get_context()
+            pid = _process_of(tid)
             try:
                 ctx = dev.open_context(pid)
             except OSError as e:
