@@ -80,7 +80,7 @@ step sysfs check_sysfs
 if [ -d "$here/tests/conformance" ]; then
 	step conformance env DAVINCI_DEV_DIR=/dev \
 		DAVINCI_DIGEST_FILE="$out/digest-kmod.txt" \
-		timeout 1000 "$py" -m pytest "${pytest_args[@]}" --durations=10 \
+		timeout 1200 "$py" -m pytest "${pytest_args[@]}" --durations=10 \
 		--junitxml="$out/conformance.xml" "$here/tests/conformance"
 else
 	echo "SKIP conformance (tests/conformance not present)" |
