@@ -467,7 +467,21 @@ class Manager:
                     n += 1
 
 
-class _LogSubscription:
+class _Subscription:
+    """What Manager.subscribe() returns: follow(timeout, count), close()."""
+    source = ""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _LogSubscription(_Subscription):
     """Events by polling DAVINCI_IOCTL_MGMT_EVENTS from the current end of
     the log."""
     source = "log"
@@ -495,17 +509,8 @@ class _LogSubscription:
                 return
             time.sleep(self._interval)
 
-    def close(self) -> None:
-        pass
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class _NetlinkSubscription:
+class _NetlinkSubscription(_Subscription):
     """Events from the kernel module's netlink multicast group."""
     source = "netlink"
 
@@ -520,10 +525,4 @@ class _NetlinkSubscription:
 
     def close(self) -> None:
         self._nl.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
