@@ -90,6 +90,7 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 	dv_minors[bdev->id] = kdev;
 	mutex_unlock(&dv_minor_lock);
 
+	dv_debugfs_add(kdev);
 	dev_set_drvdata(&bdev->dev, kdev);
 	return 0;
 }
@@ -105,6 +106,7 @@ void dv_kdev_remove(struct dv_bus_dev *bdev)
 
 	if (!kdev)
 		return;
+	dv_debugfs_remove(kdev);
 	mutex_lock(&dv_minor_lock);
 	if (dv_minors[kdev->id] == kdev)
 		dv_minors[kdev->id] = NULL;

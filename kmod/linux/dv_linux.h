@@ -4,7 +4,8 @@
  *
  * The module binds the OS-agnostic device core (kmod/core/) to the Linux
  * driver model: a "davinci" bus with hot add and remove, a driver that
- * binds its devices, character devices, mmap, poll and sysfs.
+ * binds its devices, character devices, mmap, poll, sysfs, generic
+ * netlink and debugfs fault-injection knobs.
  */
 #ifndef _DV_LINUX_H
 #define _DV_LINUX_H
@@ -52,6 +53,7 @@ struct dv_bus_dev {
  * @ref: held by the binding and by each open file
  * @core: the core's device; destroyed on the last reference
  * @node: the class device behind /dev/davinciN, NULL once removed
+ * @debugfs: the fault-injection knobs' directory (debugfs.c)
  * @id: N
  * @removed: set when the driver let go of the device
  */
@@ -59,6 +61,7 @@ struct dv_kdev {
 	struct kref ref;
 	struct dv_device *core;
 	struct device *node;
+	struct dentry *debugfs;
 	u32 id;
 	bool removed;
 };
@@ -88,6 +91,12 @@ struct dv_file {
 
 /* mmap.c */
 int dv_mmap(struct file *filp, struct vm_area_struct *vma);
+
+/* debugfs.c */
+void dv_debugfs_init(void);
+void dv_debugfs_exit(void);
+void dv_debugfs_add(struct dv_kdev *kdev);
+void dv_debugfs_remove(struct dv_kdev *kdev);
 
 /* netlink.c */
 int dv_netlink_init(void);

@@ -73,6 +73,7 @@ static int __init dv_init(void)
 	ret = dv_netlink_init();
 	if (ret)
 		return ret;
+	dv_debugfs_init();
 	ret = dv_cdev_init();
 	if (ret)
 		goto err_netlink;
@@ -97,6 +98,7 @@ err_bus:
 err_cdev:
 	dv_cdev_exit();
 err_netlink:
+	dv_debugfs_exit();
 	dv_netlink_exit();
 	dv_core_exit();
 	return ret;
@@ -106,6 +108,7 @@ static void __exit dv_exit(void)
 {
 	dv_bus_exit();
 	dv_cdev_exit();
+	dv_debugfs_exit();
 	dv_netlink_exit();
 	dv_core_exit();
 	dv_leak_report();

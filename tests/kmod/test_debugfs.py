@@ -1,0 +1,167 @@
+"""Fault-injection knobs in debugfs (kmod/linux/debugfs.c): each knob has
+the manager's effect, health change and netlink event; bad input is EINVAL;
+the directory follows hot add and remove."""
+import errno
+import os
+import subprocess
+
+import pytest
+
+import davinci
+import dvk
+from conftest import wait_for
+from davinci import _uapi
+from davinci.manager import Manager
+from davinci.netlink import DavinciNetlink
+
+DEBUGFS = "/sys/kernel/debug"
+ROOT = os.path.join(DEBUGFS, "davinci")
+
+
+def _debugfs_mounted():
+    with open("/proc/mounts") as f:
+        return any(line.split()[1:3] == [DEBUGFS, "debugfs"] for line in f)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def debugfs():
+    if not _debugfs_mounted():
+        subprocess.run(["mount", "-t", "debugfs", "debugfs", DEBUGFS],
+                       check=False)
+    if not _debugfs_mounted():
+        pytest.skip("debugfs cannot be mounted")
+    assert os.path.isdir(ROOT), "the module made no %s" % ROOT
+
+
+def knob(dev, name, text):
+    # one write(2), even of nothing
+    fd = os.open(os.path.join(ROOT, "davinci%d" % dev, name), os.O_WRONLY)
+    try:
+        assert os.write(fd, text.encode()) == len(text)
+    finally:
+        os.close(fd)
+
+
+def faults(dev):
+    out = {}
+    with open(os.path.join(ROOT, "davinci%d" % dev, "faults")) as f:
+        for line in f:
+            kind, _, armed, _, fired = line.split()
+            out[kind] = (int(armed), int(fired))
+    return out
+
+
+@pytest.fixture
+def mgr():
+    with Manager() as m:
+        yield m
+        if m.info(1).health_name != "OK" or m.info(1).faults_armed:
+            m.reset(1)
+
+
+@pytest.fixture
+def events():
+    with DavinciNetlink() as nl:
+        nl.subscribe()
+        yield nl
+
+
+def next_of(nl, pred, what):
+    for ev in nl.follow(timeout=20, device=1):
+        if pred(ev):
+            return ev
+    raise AssertionError("no %s event on netlink" % what)
+
+
+def test_layout():
+    names = sorted(os.listdir(os.path.join(ROOT, "davinci0")))
+    assert names == ["faults", "inject_ecc", "inject_hang", "inject_lost",
+                     "reset", "throttle"]
+    assert set(faults(0)) == {"ecc", "hang", "lost", "throttle"}
+
+
+def test_throttle(mgr, events):
+    knob(1, "throttle", "150\n")
+    info = mgr.info(1)
+    assert info.throttle_pct == 150 and info.health_name == "Warning"
+    ev = next_of(events, lambda e: e.type == "fault-injected", "injected")
+    assert ev.fault == "throttle" and ev.value == 150
+    next_of(events, lambda e: e.type == "health" and e.health == "Warning",
+            "health")
+    with davinci.Device(0) as d:          # the other device is unaffected
+        assert d.info.health == _uapi.DAVINCI_HEALTH_OK
+    knob(1, "throttle", "0")
+    assert mgr.info(1).health_name == "OK"
+
+
+def test_ecc_then_reset(mgr, events):
+    fired = faults(1)["ecc"][1]
+    with davinci.Device(1) as d:
+        b = d.malloc(8192)
+        knob(1, "inject_ecc", "%#x 64" % (b.dev_addr + 4096))
+        assert faults(1)["ecc"][0] == 1
+        ev = next_of(events, lambda e: e.type == "fault-injected", "ecc")
+        assert ev.fault == "ecc" and ev.addr == b.dev_addr + 4096
+        s = d.stream()
+        s.memset(b, 1, 8192)
+        with pytest.raises(davinci.TaskFailedError) as ei:
+            s.synchronize(timeout=10)
+        assert ei.value.status == _uapi.DAVINCI_STATUS_ECC_ERROR
+        assert faults(1)["ecc"][1] == fired + 1
+        assert mgr.info(1).health_name == "Alarm"
+        knob(1, "reset", "1")
+    next_of(events, lambda e: e.type == "reset", "reset")
+    info = mgr.info(1)
+    assert info.health_name == "OK" and not info.faults_armed
+
+
+def test_hang(mgr, events):
+    with davinci.Device(1) as d:
+        s = d.stream()
+        knob(1, "inject_hang", "200")
+        s.nop(1)
+        with pytest.raises(davinci.TaskFailedError) as ei:
+            s.synchronize(timeout=30)
+        assert ei.value.status == _uapi.DAVINCI_STATUS_TIMEOUT
+        next_of(events, lambda e: e.type == "fault" and e.fault == "hang",
+                "hang fired")
+    knob(1, "reset", "1")
+    assert mgr.info(1).health_name == "OK"
+
+
+def test_lost_then_reset(mgr, events):
+    d = davinci.Device(1)
+    knob(1, "inject_lost", "1")
+    with pytest.raises(davinci.DeviceLostError):
+        d.malloc(4096)
+    next_of(events, lambda e: e.type == "lost", "lost")
+    assert mgr.info(1).health_name == "Critical"
+    knob(1, "reset", "1")
+    d.close()
+    with davinci.Device(1) as again:
+        again.malloc(4096).free()
+    assert mgr.info(1).health_name == "OK"
+
+
+@pytest.mark.parametrize("name,text", [
+    ("throttle", "lots"), ("throttle", "5000"), ("inject_ecc", ""),
+    ("inject_ecc", "0x100000000 big"), ("inject_hang", "-1"),
+    ("inject_lost", "0"), ("reset", "no"), ("throttle", "1" * 80)])
+def test_bad_input(mgr, name, text):
+    with pytest.raises(OSError) as ei:
+        knob(1, name, text)
+    assert ei.value.errno == errno.EINVAL
+    info = mgr.info(1)
+    assert info.health_name == "OK" and not info.faults_armed
+
+
+def test_follows_hot_add_and_remove():
+    dvk.bus_write("new_device", "14 16 1")
+    try:
+        assert wait_for(lambda: os.path.isdir(os.path.join(ROOT, "davinci14")))
+        knob(14, "throttle", "20")
+        assert faults(14)["throttle"][0] == 1
+    finally:
+        dvk.bus_write("del_device", "14")
+    assert wait_for(lambda: not os.path.exists(os.path.join(ROOT,
+                                                            "davinci14")))
