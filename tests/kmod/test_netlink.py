@@ -73,7 +73,7 @@ def test_events_carry_the_log_sequence(nl):
     assert evs == logged
 
 
-def _uevents(sock, want, timeout=20.0):
+def _uevents(loop, sock, want, timeout=20.0):
     """Collect uevents until every (ACTION, DEVNAME) in ``want`` arrived."""
     got = []
 
@@ -81,8 +81,7 @@ def _uevents(sock, want, timeout=20.0):
         while not want <= {(m.get("ACTION"), m.get("DEVNAME")) for m in got}:
             got.extend([m async for m in sock.get()])
     try:
-        asyncio.get_event_loop().run_until_complete(
-            asyncio.wait_for(collect(), timeout))
+        loop.run_until_complete(asyncio.wait_for(collect(), timeout))
     except asyncio.TimeoutError:
         pass
     return got
@@ -97,7 +96,7 @@ def test_uevents_on_hot_add_remove():
         dvk.bus_write("new_device", "13 16 1")
         dvk.bus_write("del_device", "13")
         want = {("add", "davinci13"), ("remove", "davinci13")}
-        got = _uevents(sock, want)
+        got = _uevents(loop, sock, want)
     finally:
         sock.close()
         loop.close()

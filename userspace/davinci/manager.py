@@ -12,8 +12,11 @@ What ``npu-smi`` shows and does, as a Python API::
                 print("  ", p.pid, p.name, p.hbm_bytes)
         m.inject(0, "ecc", addr=buf.dev_addr, size=4096)   # privileged
         m.reset(0)                                          # privileged
-        for ev in m.events(since=0):
+        for ev in m.events(since=0):                        # the log
             print(ev.describe())
+        with m.subscribe() as sub:      # live: netlink on the kernel module
+            for ev in sub.follow(timeout=10):
+                print(ev.describe())
 
 Backends: the kernel module's ``/dev/davinci_manager``, the FUSE daemon's
 ``<mountpoint>/davinci_manager`` or, with ``DAVINCI_BACKEND=inproc``, the
