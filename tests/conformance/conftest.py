@@ -12,6 +12,17 @@ def backend():
     return davinci.find_backend()
 
 
+def require_fault_privilege(mgr, index=0):
+    """Skip unless this caller may inject faults (a throttle of 0 on
+    ``index`` is the harmless probe)."""
+    from davinci.manager import ManagerPermissionError
+    try:
+        mgr.inject(index, "throttle", level=0)
+    except ManagerPermissionError:
+        pytest.skip("the driver refuses fault injection to this caller "
+                    "(kernel module without CAP_SYS_ADMIN)")
+
+
 def wait_quiescent(d, timeout=10.0):
     """Wait until no other context holds memory on the device.
 

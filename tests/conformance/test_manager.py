@@ -20,7 +20,7 @@ import davinci
 from davinci import _uapi
 from davinci.manager import Manager, ManagerPermissionError
 
-from .conftest import wait_quiescent
+from .conftest import require_fault_privilege, wait_quiescent
 
 
 @pytest.fixture
@@ -57,6 +57,10 @@ class EventStream:
         raise AssertionError("no %s event on the %s stream; it carried: %s" % (
             what, self.sub.source, [e.describe() for e in self.seen]))
 
+    def expect_health(self, health):
+        return self.expect("health " + health, lambda e: e.type == "health"
+                           and e.health == health)
+
 
 @pytest.fixture
 def stream(mgr):
@@ -68,14 +72,6 @@ def stream(mgr):
 def test_event_stream_source(mgr, stream):
     assert stream.sub.source == ("netlink" if mgr.is_kernel_module()
                                  else "log")
-
-
-def _privileged(m):
-    try:
-        m.inject(0, "throttle", level=0)
-    except ManagerPermissionError:
-        pytest.skip("the driver refuses fault injection to this caller "
-                    "(kernel module without CAP_SYS_ADMIN)")
 
 
 def test_devices_and_info(mgr):
@@ -167,7 +163,7 @@ def test_unprivileged_refused():
 
 
 def test_bad_injection(mgr):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     with pytest.raises(davinci.InvalidArgumentError):
         mgr.inject(0, "meteor")
     with pytest.raises(davinci.DavinciError) as ei:
@@ -192,8 +188,7 @@ def _other_device_works(mgr):
 def _reset_recovers(mgr, since, old_dev, stream):
     n = mgr.reset(0)
     stream.expect("reset", lambda e: e.type == "reset")
-    stream.expect("health back to OK",
-                  lambda e: e.type == "health" and e.health == "OK")
+    stream.expect_health("OK")
     assert n >= (1 if old_dev is not None else 0)
     if old_dev is not None:
         with pytest.raises(davinci.DeviceLostError):
@@ -214,7 +209,7 @@ def _reset_recovers(mgr, since, old_dev, stream):
 
 
 def test_fault_ecc(mgr, stream):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
     a, b = d.malloc(8192), d.malloc(8192)
@@ -244,14 +239,13 @@ def test_fault_ecc(mgr, stream):
                   e.fault == "ecc" and e.addr == b.dev_addr + 4096)
     ev = stream.expect("ecc fired", lambda e: e.type == "fault")
     assert ev.fault == "ecc" and ev.status == "ECC_ERROR"
-    stream.expect("health Alarm", lambda e: e.type == "health" and
-                  e.health == "Alarm")
+    stream.expect_health("Alarm")
     _other_device_works(mgr)
     _reset_recovers(mgr, since, d, stream)
 
 
 def test_fault_hang(mgr, stream):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
     s = d.stream()
@@ -268,8 +262,7 @@ def test_fault_hang(mgr, stream):
                e.status == "TIMEOUT" for e in evs)
     stream.expect("hang fired", lambda e: e.type == "fault" and
                   e.fault == "hang" and e.status == "TIMEOUT")
-    stream.expect("health Alarm", lambda e: e.type == "health" and
-                  e.health == "Alarm")
+    stream.expect_health("Alarm")
     # only one task hangs
     s.reset()
     s.nop(1)
@@ -279,7 +272,7 @@ def test_fault_hang(mgr, stream):
 
 
 def test_fault_lost(mgr, stream):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
     b = d.malloc(4096)
@@ -295,15 +288,14 @@ def test_fault_lost(mgr, stream):
     assert any(e.type == "lost" for e in evs)
     assert any(e.type == "health" and e.health == "Critical" for e in evs)
     stream.expect("lost", lambda e: e.type == "lost")
-    stream.expect("health Critical", lambda e: e.type == "health" and
-                  e.health == "Critical")
+    stream.expect_health("Critical")
     _other_device_works(mgr)
     del b
     _reset_recovers(mgr, since, d, stream)
 
 
 def test_fault_throttle(mgr, stream):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     since = mgr.last_seq()
     d = davinci.Device(0)
     try:
@@ -327,8 +319,7 @@ def test_fault_throttle(mgr, stream):
                    for e in evs)
         stream.expect("throttle injected", lambda e: e.type == "fault-injected"
                       and e.fault == "throttle" and e.value == 200)
-        stream.expect("health Warning", lambda e: e.type == "health" and
-                      e.health == "Warning")
+        stream.expect_health("Warning")
         _other_device_works(mgr)
         mgr.inject(0, "throttle", level=0)
         assert mgr.info(0).health_name == "OK"
@@ -341,7 +332,7 @@ def test_fault_throttle(mgr, stream):
 
 
 def test_event_log_paging(mgr):
-    _privileged(mgr)
+    require_fault_privilege(mgr)
     since = mgr.last_seq()
     for lvl in (10, 0, 20, 0):
         mgr.inject(1, "throttle", level=lvl)

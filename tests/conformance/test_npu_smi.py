@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from davinci.manager import Manager, ManagerPermissionError
+from davinci.manager import Manager
+
+from .conftest import require_fault_privilege
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
@@ -166,10 +168,7 @@ def test_version(tmp_path):
 
 def test_set_and_events():
     with Manager() as m:
-        try:
-            m.inject(1, "throttle", level=0)
-        except ManagerPermissionError:
-            pytest.skip("fault injection needs privilege")
+        require_fault_privilege(m, 1)
         if m.backend.kind == "inproc":
             pytest.skip("npu-smi runs in another process: another core")
         since = m.last_seq()
@@ -190,10 +189,7 @@ def test_set_and_events():
 
 def test_set_fault_then_reset():
     with Manager() as m:
-        try:
-            m.inject(0, "throttle", level=0)
-        except ManagerPermissionError:
-            pytest.skip("fault injection needs privilege")
+        require_fault_privilege(m)
     r = npu_smi("set", "-t", "fault-inject", "-i", "0", "--fault", "ecc",
                 "--addr", "0x100000000", "--size", "4096")
     assert r.returncode == 0, r.stderr

@@ -157,6 +157,19 @@ static struct davinci_completion *cq_slot(struct stream *s, uint32_t idx)
 		sizeof(struct davinci_completion));
 }
 
+/* Wait (at most 10 s after @t0) until the core holds no task at all. */
+static void wait_tasks_gone(double t0)
+{
+	struct dv_stats st;
+
+	for (;;) {
+		dvc_stats(&st);
+		if (!st.tasks || th_now() - t0 > 10)
+			return;
+		usleep(1000);
+	}
+}
+
 /* Write @n tasks and ring the doorbell; returns the doorbell's result. */
 static int submit(struct dv_context *ctx, struct stream *s,
 		  const struct davinci_task *t, uint32_t n, uint64_t *last)
@@ -1463,14 +1476,7 @@ static void test_device_lost(void)
 	t0 = th_now();
 	dvc_device_lost(dev);
 	/* The running task stopped at a chunk boundary. */
-	for (;;) {
-		struct dv_stats st;
-
-		dvc_stats(&st);
-		if (!st.tasks || th_now() - t0 > 10)
-			break;
-		usleep(1000);
-	}
+	wait_tasks_gone(t0);
 	CHECK_EQ(__atomic_load_n(&s.cq->tail, __ATOMIC_ACQUIRE), 2);
 	CHECK_EQ(cq_slot(&s, 0)->status, DAVINCI_STATUS_DEVICE_LOST);
 	CHECK_EQ(cq_slot(&s, 1)->status, DAVINCI_STATUS_DEVICE_LOST);
@@ -2633,14 +2639,7 @@ static void test_mgmt_reset_in_flight(void)
 	t0 = th_now();
 	CHECK_EQ(mgmt_reset(0, NULL), 0);
 	CHECK_EQ(swait(ctx, &s, 0, 5000, &w), -ENODEV);
-	for (;;) {
-		struct dv_stats st;
-
-		dvc_stats(&st);
-		if (!st.tasks || th_now() - t0 > 10)
-			break;
-		usleep(1000);
-	}
+	wait_tasks_gone(t0);
 	CHECK_EQ(__atomic_load_n(&s.cq->tail, __ATOMIC_ACQUIRE), 3);
 	CHECK_EQ(cq_slot(&s, 0)->status, DAVINCI_STATUS_DEVICE_LOST);
 	CHECK_EQ(cq_slot(&s, 2)->status, DAVINCI_STATUS_DEVICE_LOST);
