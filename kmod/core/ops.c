@@ -244,6 +244,39 @@ int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
 }
 
 /**
+ * dv_op_misaligned() - operands not aligned to their element size
+ * @task: a task that passed dv_op_validate()
+ *
+ * The op kernels load and store whole elements through typed pointers, so
+ * every operand the op uses must be aligned to its element size: dst to
+ * that of @task->dst_dtype for CAST and of @task->dtype otherwise, src0
+ * and src1 to that of @task->dtype. Memory is allocated page aligned, so
+ * an aligned device address is an aligned host address too. An operand
+ * the op does not use is zero (dv_op_validate()), hence aligned.
+ *
+ * Return: 0 when all are aligned, else a mask of DV_OP_MISALIGNED_DST,
+ * DV_OP_MISALIGNED_SRC0 and DV_OP_MISALIGNED_SRC1.
+ */
+u32 dv_op_misaligned(const struct davinci_task *task)
+{
+	u64 es = dv_dtype_size(task->dtype);
+	u64 dst_es = es;
+	u32 bad = 0;
+
+	if (task->opcode == DAVINCI_OP_CAST)
+		dst_es = dv_dtype_size(task->dst_dtype);
+	if (!es || !dst_es)
+		return 0;	/* dv_op_extent() refuses the dtype */
+	if (task->dst & (dst_es - 1))
+		bad |= DV_OP_MISALIGNED_DST;
+	if (task->src0 & (es - 1))
+		bad |= DV_OP_MISALIGNED_SRC0;
+	if (task->src1 & (es - 1))
+		bad |= DV_OP_MISALIGNED_SRC1;
+	return bad;
+}
+
+/**
  * dv_op_units() - work units of a compute task
  * @task: a validated task
  *

@@ -41,6 +41,15 @@ int dv_op_validate(const struct davinci_task *task);
  */
 int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext);
 
+/*
+ * Before the task runs: operands whose address is not a multiple of their
+ * element size (0: none), which the kernels must not touch.
+ */
+#define DV_OP_MISALIGNED_DST	(1U << 0)
+#define DV_OP_MISALIGNED_SRC0	(1U << 1)
+#define DV_OP_MISALIGNED_SRC1	(1U << 2)
+u32 dv_op_misaligned(const struct davinci_task *task);
+
 /* Work units of the task (elements or rows) and a chunk size for them. */
 u64 dv_op_units(const struct davinci_task *task);
 u64 dv_op_chunk_units(const struct davinci_task *task);

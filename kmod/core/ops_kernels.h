@@ -2,7 +2,8 @@
 /*
  * ops_kernels.h - entry points of the float op kernels (ops_*.c) for the
  * dispatcher in ops.c. Only pointers cross this boundary, so ops.c needs
- * no FPU. The task has passed dv_op_validate() and dv_op_extent(), and
+ * no FPU. The task has passed dv_op_validate(), dv_op_extent() and
+ * dv_op_misaligned() (every operand is aligned to its element size), and
  * 0 <= @begin < @end <= dv_op_units(task).
  */
 #ifndef _DAVINCI_OPS_KERNELS_H

@@ -47,8 +47,9 @@ static int dv_task_operand(struct dv_context *ctx, struct dv_task *t, int i,
  *
  * Done at the doorbell, so a buffer the host frees while the task is
  * queued stays allocated until the task is freed. A task whose operands
- * do not lie inside live allocations of @ctx gets an operand_status and
- * fails when it reaches the head of its stream, touching nothing.
+ * do not lie inside live allocations of @ctx, or a compute task whose
+ * operands are not aligned to their element size, gets an operand_status
+ * and fails when it reaches the head of its stream, touching nothing.
  */
 void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 {
@@ -72,6 +73,10 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 	default:
 		if (dv_op_extent(d, &ext)) {
 			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
+			return;
+		}
+		if (dv_op_misaligned(d)) {
+			t->operand_status = DAVINCI_STATUS_MISALIGNED;
 			return;
 		}
 		break;

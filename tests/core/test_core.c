@@ -1561,6 +1561,174 @@ static void test_compute_smoke(void)
 	CHECK(stats_zero());
 }
 
+/*
+ * Every compute opcode, every operand it uses: an address that is not a
+ * multiple of the operand's element size (dst of CAST: dst_dtype's) fails
+ * the task with MISALIGNED at the head of its stream, writing nothing; the
+ * aligned neighbour (one element further) runs.
+ */
+struct align_case {
+	const char *what;
+	uint16_t opcode;
+	uint8_t dtype;
+	uint8_t dst_dtype;
+	uint32_t flags;
+	uint64_t count;
+	uint32_t m, n, k, imm;
+	int src1;	/* uses src1 */
+};
+
+static uint64_t dt_size(uint8_t dt)
+{
+	return dt == DAVINCI_DTYPE_FLOAT16 || dt == DAVINCI_DTYPE_BFLOAT16 ?
+	       2 : 4;
+}
+
+static void test_misaligned_operands(void)
+{
+	enum { F32 = DAVINCI_DTYPE_FLOAT32, F16 = DAVINCI_DTYPE_FLOAT16,
+	       BF16 = DAVINCI_DTYPE_BFLOAT16, I32 = DAVINCI_DTYPE_INT32 };
+	static const struct align_case cases[] = {
+		{ "add f16", DAVINCI_OP_ADD, F16, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "sub f32", DAVINCI_OP_SUB, F32, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "mul bf16", DAVINCI_OP_MUL, BF16, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "div i32", DAVINCI_OP_DIV, I32, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "max f16", DAVINCI_OP_MAX, F16, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "min i32", DAVINCI_OP_MIN, I32, 0, 0, 64, 0, 0, 0, 0, 1 },
+		{ "relu i32", DAVINCI_OP_RELU, I32, 0, 0, 64, 0, 0, 0, 0, 0 },
+		{ "exp bf16", DAVINCI_OP_EXP, BF16, 0, 0, 64, 0, 0, 0, 0, 0 },
+		{ "axpy f32", DAVINCI_OP_AXPY, F32, 0, 0, 64, 0, 0, 0,
+		  0x3f800000, 1 },
+		{ "matmul f16", DAVINCI_OP_MATMUL, F16, 0, DAVINCI_TASK_F_TRANS_B,
+		  0, 8, 8, 8, 0, 1 },
+		{ "matmul f32", DAVINCI_OP_MATMUL, F32, 0, 0, 0, 8, 8, 8, 0, 1 },
+		{ "softmax f32", DAVINCI_OP_SOFTMAX, F32, 0, 0, 0, 4, 16, 0, 0,
+		  0 },
+		{ "softmax bf16", DAVINCI_OP_SOFTMAX, BF16, 0, 0, 0, 4, 16, 0, 0,
+		  0 },
+		{ "reduce_sum f16", DAVINCI_OP_REDUCE_SUM, F16, 0, 0, 0, 4, 16,
+		  0, 0, 0 },
+		{ "reduce_sum f32", DAVINCI_OP_REDUCE_SUM, F32, 0, 0, 0, 4, 16,
+		  0, 0, 0 },
+		{ "cast f16->f32", DAVINCI_OP_CAST, F16, F32, 0, 64, 0, 0, 0, 0,
+		  0 },
+		{ "cast f32->f16", DAVINCI_OP_CAST, F32, F16, 0, 64, 0, 0, 0, 0,
+		  0 },
+		{ "cast i32->bf16", DAVINCI_OP_CAST, I32, BF16, 0, 64, 0, 0, 0,
+		  0, 0 },
+		{ "cast bf16->i32", DAVINCI_OP_CAST, BF16, I32, 0, 64, 0, 0, 0,
+		  0, 0 },
+	};
+	static const char *const opnd[3] = { "dst", "src0", "src1" };
+	struct dv_device *dev = mkdev(0);
+	struct dv_context *ctx = dvc_context_open(dev, 1);
+	struct stream s;
+	struct buf bd, b0, b1;
+	size_t c, nbad = 0;
+	const size_t sz = 65536;
+	uint64_t seq;
+	int i;
+
+	REQUIRE(ctx);
+	REQUIRE(buf_alloc(ctx, sz, 0, &bd) == 0);
+	REQUIRE(buf_alloc(ctx, sz, 0, &b0) == 0);
+	REQUIRE(buf_alloc(ctx, sz, DAVINCI_MEM_HOST, &b1) == 0);
+	REQUIRE(stream_create(ctx, 0, 16, 16, &s) == 0);
+	/* finite, non-zero in every dtype: 0x3c3c... */
+	memset(b0.p, 0x3c, sz);
+	memset(b1.p, 0x3c, sz);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const struct align_case *k = &cases[c];
+
+		for (i = 0; i < (k->src1 ? 3 : 2); i++) {
+			uint64_t es = dt_size(i == 0 && k->opcode ==
+					      DAVINCI_OP_CAST ?
+					      k->dst_dtype : k->dtype);
+			uint64_t off;
+
+			/* every misaligned offset, then the aligned one */
+			for (off = 1; off <= es; off++) {
+				struct davinci_task t = {
+					.opcode = k->opcode,
+					.dtype = k->dtype,
+					.dst_dtype = k->dst_dtype,
+					.flags = k->flags,
+					.count = k->count,
+					.m = k->m, .n = k->n, .k = k->k,
+					.imm = k->imm,
+					.dst = bd.a.dev_addr + 64,
+					.src0 = b0.a.dev_addr + 64,
+					.src1 = k->src1 ? b1.a.dev_addr + 64 : 0,
+				};
+				__u64 *addr[3] = { &t.dst, &t.src0, &t.src1 };
+				uint32_t want = off == es ? DAVINCI_STATUS_OK :
+					DAVINCI_STATUS_MISALIGNED;
+				uint32_t got;
+
+				*addr[i] += off;
+				memset(bd.p, 0xee, sz);
+				CHECK_EQ(submit(ctx, &s, &t, 1, &seq), 0);
+				CHECK_EQ(swait(ctx, &s, seq, 5000, NULL), 0);
+				got = tstatus(ctx, &s, seq);
+				if (got != want) {
+					fprintf(stdout, "  case %s, %s + %llu\n",
+						k->what, opnd[i],
+						(unsigned long long)off);
+					CHECK_EQ(got, want);
+				}
+				if (want == DAVINCI_STATUS_OK) {
+					CHECK(!all_set(bd.p, 0xee, sz));
+				} else {
+					nbad++;
+					if (!all_set(bd.p, 0xee, sz)) {
+						fprintf(stdout, "  case %s, %s + "
+							"%llu wrote dst\n",
+							k->what, opnd[i],
+							(unsigned long long)off);
+						CHECK(0 && "dst untouched");
+					}
+					CHECK_EQ(stream_reset(ctx, &s), 0);
+				}
+				CHECK(all_set(b0.p, 0x3c, sz));
+				CHECK(all_set(b1.p, 0x3c, sz));
+			}
+		}
+	}
+	/* one misaligned offset per 2-byte operand, three per 4-byte one */
+	CHECK_EQ(nbad, 97);
+	/*
+	 * A misaligned task queued behind good ones fails at the head of its
+	 * stream only; the ones before it complete.
+	 */
+	{
+		struct davinci_task tt[3] = {
+			t_memset(bd.a.dev_addr, 1, 16),
+			{ .opcode = DAVINCI_OP_REDUCE_SUM,
+			  .dtype = DAVINCI_DTYPE_FLOAT16,
+			  .dst = bd.a.dev_addr + 1024,
+			  .src0 = b0.a.dev_addr + 1, .m = 4, .n = 16 },
+			t_memset(bd.a.dev_addr + 16, 2, 16),
+		};
+
+		memset(bd.p, 0xee, sz);
+		CHECK_EQ(submit(ctx, &s, tt, 3, &seq), 0);
+		CHECK_EQ(swait(ctx, &s, seq, 5000, NULL), 0);
+		CHECK_EQ(tstatus(ctx, &s, seq - 2), DAVINCI_STATUS_OK);
+		CHECK_EQ(tstatus(ctx, &s, seq - 1), DAVINCI_STATUS_MISALIGNED);
+		CHECK_EQ(tstatus(ctx, &s, seq), DAVINCI_STATUS_ABORTED);
+		CHECK(all_set(bd.p, 1, 16));
+		CHECK(all_set(bd.p + 16, 0xee, sz - 16));
+		CHECK_EQ(stream_reset(ctx, &s), 0);
+	}
+	stream_destroy(ctx, &s);
+	buf_free(ctx, &bd);
+	buf_free(ctx, &b0);
+	buf_free(ctx, &b1);
+	dvc_context_close(ctx);
+	dvc_device_destroy(dev);
+	CHECK(stats_zero());
+}
+
 static void test_mmap(void)
 {
 	struct dv_device *dev = mkdev(0);
@@ -2779,6 +2947,7 @@ int main(int argc, char **argv)
 	th_run("notifications", test_notifications, filter);
 	th_run("device_lost", test_device_lost, filter);
 	th_run("compute_smoke", test_compute_smoke, filter);
+	th_run("misaligned_operands", test_misaligned_operands, filter);
 	th_run("mmap", test_mmap, filter);
 	th_run("malformed", test_malformed, filter);
 	th_run("blocking_waits", test_blocking_waits, filter);

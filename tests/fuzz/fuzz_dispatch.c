@@ -272,13 +272,21 @@ static void op_manager(struct input *in)
 	dvc_manager_ioctl_priv(cmd, arg.b, mode & 1);
 }
 
+/*
+ * An operand address: any 8 bytes, or a live buffer's address plus a
+ * multiple of 64 and, when the offset byte's top two bits are set, 1 or 2
+ * bytes more: misaligned for 2- and 4-byte elements, which a compute task
+ * must refuse (DAVINCI_STATUS_MISALIGNED) without touching memory.
+ */
 static uint64_t pick_addr(struct fctx *f, struct input *in)
 {
-	uint8_t sel = in_u8(in);
+	uint8_t sel = in_u8(in), off;
 
 	if (!f->nh || sel == 0xff)
 		return in_u64(in, 8);
-	return f->addrs[sel % f->nh] + (in_u8(in) & 0x3f) * 64ULL;
+	off = in_u8(in);
+	return f->addrs[sel % f->nh] + (off & 0x3f) * 64ULL +
+	       ((off & 0xc0) == 0xc0 ? 1 + (off & 1) : 0);
 }
 
 static void op_doorbell(struct fctx *f, struct input *in)

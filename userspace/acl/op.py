@@ -20,8 +20,10 @@ outputs that do not match what the op produces
 ACL_ERROR_OP_OUTPUT_NOT_MATCH (100022); an attribute of the wrong type or
 an unsupported value ACL_ERROR_OP_ATTR_NOT_MATCH (100023); a data type the
 op does not take ACL_ERROR_UNSUPPORTED_DATA_TYPE (100026); a data buffer
-smaller than its description, a bad handle or pointer
-ACL_ERROR_INVALID_PARAM (100000).
+smaller than its description, a bad handle or pointer, or an operand whose
+address is not a multiple of its element size (4 bytes for ACL_FLOAT and
+ACL_INT32, 2 for ACL_FLOAT16 and ACL_BF16) ACL_ERROR_INVALID_PARAM
+(100000).
 """
 
 from __future__ import annotations
@@ -368,6 +370,13 @@ def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr,
     ins = _operands(input_desc, inputs, "input")
     outs = _operands(output_desc, outputs, "output")
     task = _task(op_type, ins, outs, attrs)
+    names = {"dst": outs[0].what, "src0": ins[0].what}
+    if len(ins) > 1:
+        names["src1"] = ins[1].what
+    try:
+        davinci.ops.check_alignment(task, op_type, names)
+    except davinci.errors.MisalignedOperandError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, exc.message) from None
     s.stream.launch(task)
 
 

@@ -81,7 +81,7 @@ def _IOC_SIZE(nr: int) -> int:
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 1
+DAVINCI_ABI_MINOR = 2      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -193,6 +193,7 @@ DAVINCI_STATUS_TIMEOUT = 5
 DAVINCI_STATUS_ECC_ERROR = 6
 DAVINCI_STATUS_DEVICE_LOST = 7
 DAVINCI_STATUS_INVALID_EVENT = 8
+DAVINCI_STATUS_MISALIGNED = 9    # operand not aligned to its element size
 
 DAVINCI_IOCTL_BASE = 0xDA
 

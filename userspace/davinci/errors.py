@@ -24,7 +24,7 @@ __all__ = [
     "DriverVersionMismatchError", "OutOfMemoryError", "InvalidHandleError",
     "InvalidArgumentError", "DeviceLostError", "TaskFailedError",
     "TimeoutError", "ShapeError", "DTypeError", "BusyError",
-    "status_name", "from_errno",
+    "MisalignedOperandError", "status_name", "from_errno",
 ]
 
 
@@ -82,6 +82,23 @@ class InvalidHandleError(DavinciError):
 
 class InvalidArgumentError(DavinciError, ValueError):
     """The driver or the runtime rejected an argument."""
+
+
+class MisalignedOperandError(InvalidArgumentError):
+    """An op operand's device address is not a multiple of its element
+    size; nothing was submitted.
+
+    Attributes: operand (its name), address (device address), dtype (name)
+    and alignment (bytes the address must be a multiple of).
+    """
+
+    def __init__(self, message: str, operand: str = "", address: int = 0,
+                 dtype: str = "", alignment: int = 1):
+        InvalidArgumentError.__init__(self, message, _errno.EINVAL)
+        self.operand = operand
+        self.address = address
+        self.dtype = dtype
+        self.alignment = alignment
 
 
 class BusyError(DavinciError):
@@ -148,10 +165,15 @@ _STATUS_HINTS = {
         "the device is gone; reopen it once it is back",
     _uapi.DAVINCI_STATUS_INVALID_EVENT:
         "the event the task used was destroyed before it ran",
+    _uapi.DAVINCI_STATUS_MISALIGNED:
+        "an operand is not aligned to its element size; its device address "
+        "must be a multiple of the element size (4 bytes for float32 and "
+        "int32, 2 for float16 and bfloat16)",
 }
 
 
 def status_hint(status: int) -> str:
+    """What a ``DAVINCI_STATUS_*`` of a failed task means and what to do."""
     return _STATUS_HINTS.get(status, "see the driver log")
 
 

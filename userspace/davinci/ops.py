@@ -10,6 +10,12 @@ before anything is submitted and raises :class:`ShapeError` or
 Ops take ``out=`` (a tensor to write, else one is allocated) and ``stream=``:
 with a stream the op is enqueued and returns at once; without one it runs on
 the device's default stream and returns when done.
+
+Every operand's device address must be a multiple of its element size (4
+bytes for float32 and int32, 2 for float16 and bfloat16): a tensor made at
+a misaligned ``offset`` raises :class:`MisalignedOperandError` (an
+:class:`InvalidArgumentError`) before anything is submitted; the device
+itself fails such a task with ``DAVINCI_STATUS_MISALIGNED``.
 """
 
 from __future__ import annotations
@@ -20,14 +26,16 @@ from typing import Sequence
 import numpy as np
 
 from . import _uapi
-from .errors import DTypeError, InvalidArgumentError, ShapeError
+from .errors import (DTypeError, InvalidArgumentError,
+                     MisalignedOperandError, ShapeError)
 from .memory import Buffer
 from .stream import Stream, make_task
 
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32",
            "add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
-           "axpy", "matmul", "softmax", "reduce_sum", "cast"]
+           "axpy", "matmul", "softmax", "reduce_sum", "cast",
+           "check_alignment"]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
 DTYPES = {
@@ -260,8 +268,58 @@ def _out(op: str, out, device, shape, dtype) -> DeviceTensor:
     return out
 
 
+#: compute opcodes that read src1
+_USES_SRC1 = frozenset((
+    _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
+    _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
+    _uapi.DAVINCI_OP_AXPY, _uapi.DAVINCI_OP_MATMUL))
+
+
+def check_alignment(task, op: str | None = None,
+                    names: "dict[str, str] | None" = None) -> None:
+    """Raise :class:`MisalignedOperandError` unless every operand of the
+    compute task descriptor ``task`` is aligned to its element size, the
+    rule the device enforces with ``DAVINCI_STATUS_MISALIGNED``: ``dst`` to
+    that of ``dst_dtype`` for CAST and of ``dtype`` otherwise, ``src0`` and
+    ``src1`` to that of ``dtype``.
+
+    ``op`` names the op in the message (default: the opcode's name);
+    ``names`` maps ``"dst"``, ``"src0"``, ``"src1"`` to the names the
+    caller gave those operands. Other opcodes pass unchecked.
+    """
+    opcode = int(task.opcode)
+    if not _uapi.DAVINCI_OP_ADD <= opcode <= _uapi.DAVINCI_OP_CAST:
+        return
+    src = _CODE_TO_NAME.get(int(task.dtype))
+    dst = _CODE_TO_NAME.get(int(task.dst_dtype)) \
+        if opcode == _uapi.DAVINCI_OP_CAST else src
+    if src is None or dst is None:
+        return                      # the driver refuses the dtype
+    fields = [("dst", dst), ("src0", src)]
+    if opcode in _USES_SRC1:
+        fields.append(("src1", src))
+    for field, dtype in fields:
+        addr = int(getattr(task, field))
+        align = DTYPES[dtype][1].itemsize
+        if addr % align == 0:
+            continue
+        name = (names or {}).get(field)
+        what = "%s (%s)" % (name, field) if name and name != field \
+            else field
+        raise MisalignedOperandError(
+            "%s: operand %s at device address %#x is not aligned to its "
+            "element size: %s needs an address that is a multiple of %d "
+            "bytes; use an offset that is a multiple of %d bytes (nothing "
+            "was submitted)"
+            % (op or _uapi.OP_NAMES.get(opcode, "opcode %d" % opcode),
+               what, addr, dtype, align, align),
+            what, addr, dtype, align)
+
+
 def _run(task, out: DeviceTensor, stream: Stream | None,
-         inputs: Sequence[DeviceTensor]) -> DeviceTensor:
+         inputs: Sequence[DeviceTensor], op: str,
+         names: "dict[str, str]") -> DeviceTensor:
+    check_alignment(task, op, names)
     dev = out.device
     for t in inputs:
         # results of other streams must be complete before this one reads
@@ -297,7 +355,8 @@ def _binary(opcode: int, name: str, a, b, out, stream) -> DeviceTensor:
     out = _out(name, out, a.device, a.shape, a.dtype)
     t = make_task(opcode, dtype=a.code, dst=out.dev_addr, src0=a.dev_addr,
                   src1=b.dev_addr, count=a.size)
-    return _run(t, out, stream, (a, b))
+    return _run(t, out, stream, (a, b), name,
+                {"dst": "out", "src0": "a", "src1": "b"})
 
 
 def add(a, b, out=None, stream=None) -> DeviceTensor:
@@ -336,7 +395,7 @@ def _unary(opcode: int, name: str, x, out, stream, allowed) -> DeviceTensor:
     out = _out(name, out, x.device, x.shape, x.dtype)
     t = make_task(opcode, dtype=x.code, dst=out.dev_addr, src0=x.dev_addr,
                   count=x.size)
-    return _run(t, out, stream, (x,))
+    return _run(t, out, stream, (x,), name, {"dst": "out", "src0": "x"})
 
 
 def relu(x, out=None, stream=None) -> DeviceTensor:
@@ -363,7 +422,8 @@ def axpy(alpha: float, x, y, out=None, stream=None) -> DeviceTensor:
     imm = struct.unpack("<I", struct.pack("<f", float(alpha)))[0]
     t = make_task(_uapi.DAVINCI_OP_AXPY, dtype=x.code, dst=out.dev_addr,
                   src0=x.dev_addr, src1=y.dev_addr, count=x.size, imm=imm)
-    return _run(t, out, stream, (x, y))
+    return _run(t, out, stream, (x, y), "axpy",
+                {"dst": "out", "src0": "x", "src1": "y"})
 
 
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
@@ -397,7 +457,8 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
         (_uapi.DAVINCI_TASK_F_TRANS_B if transpose_b else 0)
     t = make_task(_uapi.DAVINCI_OP_MATMUL, dtype=a.code, dst=out.dev_addr,
                   src0=a.dev_addr, src1=b.dev_addr, m=m, n=n, k=k, flags=flags)
-    return _run(t, out, stream, (a, b))
+    return _run(t, out, stream, (a, b), "matmul",
+                {"dst": "out", "src0": "a", "src1": "b"})
 
 
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
@@ -421,7 +482,7 @@ def softmax(x, out=None, stream=None) -> DeviceTensor:
         raise InvalidArgumentError("softmax cannot write over its input")
     t = make_task(_uapi.DAVINCI_OP_SOFTMAX, dtype=x.code, dst=out.dev_addr,
                   src0=x.dev_addr, m=m, n=n)
-    return _run(t, out, stream, (x,))
+    return _run(t, out, stream, (x,), "softmax", {"dst": "out", "src0": "x"})
 
 
 def reduce_sum(x, out=None, stream=None) -> DeviceTensor:
@@ -435,7 +496,8 @@ def reduce_sum(x, out=None, stream=None) -> DeviceTensor:
         raise InvalidArgumentError("reduce_sum cannot write over its input")
     t = make_task(_uapi.DAVINCI_OP_REDUCE_SUM, dtype=x.code, dst=out.dev_addr,
                   src0=x.dev_addr, m=m, n=n)
-    return _run(t, out, stream, (x,))
+    return _run(t, out, stream, (x,), "reduce_sum",
+                {"dst": "out", "src0": "x"})
 
 
 def cast(x, dtype, out=None, stream=None) -> DeviceTensor:
@@ -448,4 +510,4 @@ def cast(x, dtype, out=None, stream=None) -> DeviceTensor:
     t = make_task(_uapi.DAVINCI_OP_CAST, dtype=x.code,
                   dst_dtype=DTYPES[name][0], dst=out.dev_addr,
                   src0=x.dev_addr, count=x.size)
-    return _run(t, out, stream, (x,))
+    return _run(t, out, stream, (x,), "cast", {"dst": "out", "src0": "x"})

@@ -23,7 +23,11 @@
 #include <linux/types.h>
 
 #define DAVINCI_ABI_MAJOR 1
-#define DAVINCI_ABI_MINOR 1	/* 1: management ioctls */
+/*
+ * Minors only add. 1: management ioctls. 2: DAVINCI_STATUS_MISALIGNED,
+ * for a compute operand not aligned to its element size.
+ */
+#define DAVINCI_ABI_MINOR 2
 
 /* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
@@ -531,9 +535,14 @@ enum davinci_dtype {
  * touches must lie inside one live allocation of the submitting context
  * (HBM or pinned host) when the doorbell takes it in, else the task fails
  * with DAVINCI_STATUS_INVALID_ADDRESS when it reaches the head of its
- * stream, touching nothing. The task holds those allocations from the
- * doorbell until it completes: memory freed meanwhile stays in place for
- * it and returns to the pool afterwards.
+ * stream, touching nothing. The operands of a compute task (DAVINCI_OP_ADD
+ * .. DAVINCI_OP_CAST) must be aligned to their element size: @dst to that
+ * of @dst_dtype for CAST and of @dtype otherwise, @src0 and @src1 to that
+ * of @dtype (4 bytes for FLOAT32 and INT32, 2 for FLOAT16 and BFLOAT16),
+ * else the task fails the same way with DAVINCI_STATUS_MISALIGNED. The
+ * task holds those allocations from the doorbell until it completes:
+ * memory freed meanwhile stays in place for it and returns to the pool
+ * afterwards.
  */
 struct davinci_task {
 	__u16 opcode;
@@ -564,6 +573,7 @@ struct davinci_task {
 #define DAVINCI_STATUS_ECC_ERROR	6	/* memory error */
 #define DAVINCI_STATUS_DEVICE_LOST	7	/* device removed or failed */
 #define DAVINCI_STATUS_INVALID_EVENT	8	/* event destroyed */
+#define DAVINCI_STATUS_MISALIGNED	9	/* operand not element aligned */
 
 /**
  * struct davinci_completion - a completion ring entry (64 bytes)
