@@ -12,6 +12,7 @@
 #define _DAVINCI_OS_H
 
 #ifdef __KERNEL__
+#include <linux/kernel.h>
 #include <linux/types.h>
 #include <linux/errno.h>
 #include <linux/string.h>
