@@ -75,10 +75,10 @@ int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
 
 	pool = &dev->pools[(flags & DAVINCI_MEM_HOST) ? DV_ARENA_HOST :
 			   DV_ARENA_HBM];
-	buf = dv_zalloc(sizeof(*buf));
-	spare = dv_zalloc(sizeof(*spare));
+	buf = dv_zalloc_account(sizeof(*buf));
+	spare = dv_zalloc_account(sizeof(*spare));
 	if (buf)
-		buf->spare = dv_zalloc(sizeof(*buf->spare));
+		buf->spare = dv_zalloc_account(sizeof(*buf->spare));
 	if (!buf || !spare || !buf->spare) {
 		ret = -ENOMEM;
 		goto fail;

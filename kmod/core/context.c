@@ -4,32 +4,164 @@
  */
 #include "dv_internal.h"
 
+/*
+ * Limits on open contexts (dv_core_set_limits()), and every open context
+ * of every device on one list to count them against: a context reserves
+ * about 50 KiB (its notification queue) before it allocates anything,
+ * and each can hold streams, queued tasks and buffers. The owners lock is
+ * taken with no other lock held.
+ */
+static u32 dv_lim_ctx_process = DV_CTX_PER_PROCESS_DEFAULT;
+static u32 dv_lim_ctx_user = DV_CTX_PER_USER_DEFAULT;
+static struct os_mutex *dv_owners_lock;
+static struct dv_list dv_owners = { &dv_owners, &dv_owners };
+
+/**
+ * dv_core_set_limits() - set the limits on open contexts
+ * @ctx_per_process: contexts one process may hold over all devices, 0 for
+ *	no limit
+ * @ctx_per_user: contexts one user may hold over all devices, 0 for no
+ *	limit
+ *
+ * Opens from then on are checked against them; contexts already open stay
+ * open even when they are over a lowered limit.
+ */
+void dv_core_set_limits(u32 ctx_per_process, u32 ctx_per_user)
+{
+	__atomic_store_n(&dv_lim_ctx_process, ctx_per_process,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&dv_lim_ctx_user, ctx_per_user, __ATOMIC_RELAXED);
+}
+
+/**
+ * dv_limits_fill() - the limits, as DAVINCI_IOCTL_GET_LIMITS reports them
+ * @l: filled in; reserved fields zero
+ */
+void dv_limits_fill(struct davinci_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->contexts_per_process = __atomic_load_n(&dv_lim_ctx_process,
+						  __ATOMIC_RELAXED);
+	l->contexts_per_user = __atomic_load_n(&dv_lim_ctx_user,
+					       __ATOMIC_RELAXED);
+	l->streams_per_context = DV_MAX_STREAMS;
+	l->events_per_context = DV_MAX_EVENTS;
+	l->tasks_per_stream = DV_MAX_QUEUED;
+	l->notifications_per_context = DV_NOTIFY_CAPACITY;
+}
+
+/**
+ * dv_ioctl_get_limits() - DAVINCI_IOCTL_GET_LIMITS on a device node
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_limits
+ *
+ * Return: 0.
+ */
+int dv_ioctl_get_limits(struct dv_context *ctx, void *arg)
+{
+	(void)ctx;
+	dv_limits_fill(arg);
+	return 0;
+}
+
+/*
+ * Count @ctx against the limits and put it on the owners list: -EMFILE
+ * when its process, -EUSERS when its user holds the most contexts allowed.
+ */
+static int dv_owner_charge(struct dv_context *ctx)
+{
+	struct os_mutex *lock = dv_global_mutex(&dv_owners_lock,
+						OS_LOCK_OWNERS);
+	u32 lim_p = __atomic_load_n(&dv_lim_ctx_process, __ATOMIC_RELAXED);
+	u32 lim_u = __atomic_load_n(&dv_lim_ctx_user, __ATOMIC_RELAXED);
+	u32 np = 0, nu = 0;
+	struct dv_list *pos;
+	int ret = 0;
+
+	if (!lock)
+		return -ENOMEM;
+	os_mutex_lock(lock);
+	for (pos = dv_owners.next; pos != &dv_owners; pos = pos->next) {
+		const struct dv_context *c = DV_CONTAINER_OF(pos,
+						struct dv_context, owner_node);
+
+		if (ctx->pid && c->pid == ctx->pid)
+			np++;
+		if (ctx->uid != DV_UID_NONE && c->uid == ctx->uid)
+			nu++;
+	}
+	if (lim_p && ctx->pid && np >= lim_p)
+		ret = -EMFILE;
+	else if (lim_u && ctx->uid != DV_UID_NONE && nu >= lim_u)
+		ret = -EUSERS;
+	else
+		dv_list_add_tail(&ctx->owner_node, &dv_owners);
+	os_mutex_unlock(lock);
+	return ret;
+}
+
+static void dv_owner_uncharge(struct dv_context *ctx)
+{
+	os_mutex_lock(dv_owners_lock);
+	dv_list_del(&ctx->owner_node);
+	os_mutex_unlock(dv_owners_lock);
+}
+
+/**
+ * dv_owners_exit() - free the owners lock (dv_core_exit(), no contexts)
+ */
+void dv_owners_exit(void)
+{
+	struct os_mutex *m;
+
+	if (!dv_list_empty(&dv_owners))
+		return;
+	m = __atomic_exchange_n(&dv_owners_lock, NULL, __ATOMIC_ACQ_REL);
+	if (m)
+		os_mutex_destroy(m);
+}
+
 /**
  * dv_context_open() - open a context on @dev
  * @dev: the device
- * @pid: the opener
+ * @pid: the opener's process (tgid), 0 when unknown: not counted per
+ *	process
+ * @uid: the opener's user, DV_UID_NONE: not counted per user
  * @out: the new context
  *
- * Return: 0, -ENODEV when the device is lost, or -ENOMEM.
+ * Its memory is charged to the caller's memory cgroup.
+ *
+ * Return: 0, -EMFILE when process @pid holds the most contexts allowed
+ * (ctx_per_process), -EUSERS when user @uid does (ctx_per_user), -ENODEV
+ * when the device is lost, or -ENOMEM.
  */
-int dv_context_open(struct dv_device *dev, u32 pid, struct dv_context **out)
+int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,
+		    struct dv_context **out)
 {
 	struct dv_context *ctx;
+	int ret;
 
-	ctx = dv_zalloc(sizeof(*ctx));
+	ctx = dv_zalloc_account(sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
-	ctx->nq = dv_zalloc(sizeof(*ctx->nq) * DV_NOTIFY_CAPACITY);
+	ctx->pid = pid;
+	ctx->uid = uid;
+	ret = dv_owner_charge(ctx);
+	if (ret) {
+		dv_free(ctx);
+		return ret;
+	}
+	ctx->nq = dv_zalloc_account(sizeof(*ctx->nq) * DV_NOTIFY_CAPACITY);
 	ctx->wq = os_waitq_create();
 	if (!ctx->nq || !ctx->wq) {
 		if (ctx->wq)
 			os_waitq_destroy(ctx->wq);
+		dv_owner_uncharge(ctx);
 		dv_free(ctx->nq);
 		dv_free(ctx);
 		return -ENOMEM;
 	}
 	ctx->dev = dev;
-	ctx->pid = pid;
 	dv_list_init(&ctx->buffers);
 	dv_list_init(&ctx->streams);
 	dv_list_init(&ctx->events);
@@ -41,6 +173,7 @@ int dv_context_open(struct dv_device *dev, u32 pid, struct dv_context **out)
 	if (dev->lost) {
 		os_mutex_unlock(dev->lock);
 		os_waitq_destroy(ctx->wq);
+		dv_owner_uncharge(ctx);
 		dv_free(ctx->nq);
 		dv_free(ctx);
 		return -ENODEV;
@@ -132,6 +265,7 @@ void dv_context_close(struct dv_context *ctx)
 	dv_stat_add(DV_STAT_CONTEXTS, -1);
 	os_waitq_wake_all(dev->wq);
 	os_mutex_unlock(dev->lock);
+	dv_owner_uncharge(ctx);
 	os_waitq_destroy(ctx->wq);
 	dv_free(ctx->nq);
 	dv_free(ctx);

@@ -48,8 +48,18 @@ void dv_device_destroy(struct dv_device *dev);
  */
 void dv_device_lost(struct dv_device *dev);
 
-/* A context is one open file. @pid is recorded for per-process usage. */
-int dv_context_open(struct dv_device *dev, u32 pid, struct dv_context **out);
+/*
+ * A context is one open file. @pid (a process: the tgid) and @uid (its
+ * user) are recorded for per-process usage and count against the limits
+ * of dv_core_set_limits(), over all devices: -EMFILE when process @pid
+ * holds ctx_per_process contexts already, -EUSERS when user @uid holds
+ * ctx_per_user. @pid 0 (unknown, e.g. a FUSE caller in another pid
+ * namespace) is not counted per process, @uid DV_UID_NONE (the OS layer's
+ * own short-lived contexts) not per user.
+ */
+#define DV_UID_NONE		0xFFFFFFFFU
+int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,
+		    struct dv_context **out);
 /* Frees everything the context owns; waits for its running tasks to stop. */
 void dv_context_close(struct dv_context *ctx);
 
@@ -89,6 +99,19 @@ void dv_mgmt_set_event_hook(void (*hook)(const struct davinci_mgmt_event *ev));
 
 /* Frees the core's global state; call after the last device is destroyed. */
 void dv_core_exit(void);
+
+/*
+ * Limits on open contexts, global to the core (all devices): at most
+ * @ctx_per_process per process and @ctx_per_user per user; 0 means no
+ * limit. Applies to opens from then on: contexts already open stay.
+ * DAVINCI_IOCTL_GET_LIMITS reports them. A context reserves about 50 KiB
+ * (its notification queue) before it makes anything: the
+ * defaults allow one context per device on the largest configuration (64
+ * devices) for a process, and four such processes per user.
+ */
+#define DV_CTX_PER_PROCESS_DEFAULT	64
+#define DV_CTX_PER_USER_DEFAULT		256
+void dv_core_set_limits(u32 ctx_per_process, u32 ctx_per_user);
 
 /* True when a notification is waiting (poll() reports POLLIN). */
 bool dv_context_pollable(struct dv_context *ctx);

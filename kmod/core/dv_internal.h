@@ -294,7 +294,10 @@ struct dv_event {
  * struct dv_context - one open file
  * @node: in dev->contexts
  * @dev: the device
- * @pid: opener
+ * @pid: opener (its tgid), 0 when unknown
+ * @uid: opener's user, DV_UID_NONE for the OS layer's own contexts
+ * @owner_node: in the list of all contexts, for the per-process and
+ *	per-user limits (context.c, under its owners lock)
  * @wq: notification waiters
  * @buffers: live buffers and rings
  * @streams: streams
@@ -315,6 +318,8 @@ struct dv_context {
 	struct dv_list node;
 	struct dv_device *dev;
 	u32 pid;
+	u32 uid;
+	struct dv_list owner_node;
 	struct os_waitq *wq;
 	struct dv_list buffers;
 	struct dv_list streams;
@@ -435,6 +440,7 @@ enum dv_stat {
 };
 
 void *dv_zalloc(size_t size);
+void *dv_zalloc_account(size_t size);
 void dv_free(void *ptr);
 void dv_stat_add(enum dv_stat s, s64 delta);
 
@@ -503,6 +509,9 @@ int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg);
 /* context.c */
 void dv_context_reset_locked(struct dv_context *ctx);
 int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg);
+void dv_limits_fill(struct davinci_limits *l);
+int dv_ioctl_get_limits(struct dv_context *ctx, void *arg);
+void dv_owners_exit(void);
 
 /* device.c */
 const char *dv_manager_backend(void);
@@ -515,6 +524,8 @@ bool dv_device_lost_locked(struct dv_device *dev);
 void dv_context_fail_locked(struct dv_context *ctx);
 
 /* manager.c */
+struct os_mutex *dv_global_mutex(struct os_mutex **slot,
+				 enum os_lock_class cls);
 int dv_mgmt_ioctl_size(unsigned int cmd);
 int dv_mgmt_register(struct dv_device *dev);
 void dv_mgmt_unregister(struct dv_device *dev);

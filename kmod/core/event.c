@@ -84,7 +84,7 @@ int dv_ioctl_event_create(struct dv_context *ctx, void *arg)
 		return -EINVAL;
 	if (ctx->event_ids.n >= DV_MAX_EVENTS)
 		return -ENOSPC;
-	ev = dv_zalloc(sizeof(*ev));
+	ev = dv_zalloc_account(sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
 	ret = dv_id_reserve(&ctx->event_ids);

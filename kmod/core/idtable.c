@@ -42,7 +42,7 @@ int dv_id_reserve(struct dv_idtable *t)
 	if (t->cap > (1U << 24))
 		return -ENOSPC;
 	cap = t->cap ? t->cap * 2 : 16;
-	e = dv_zalloc((size_t)cap * sizeof(*e));
+	e = dv_zalloc_account((size_t)cap * sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	if (t->n)

@@ -19,6 +19,7 @@ static const struct dv_ioctl_desc dv_ioctls[] = {
 	DV_IOCTL(DAVINCI_IOCTL_GET_VERSION, dv_ioctl_get_version),
 	DV_IOCTL(DAVINCI_IOCTL_DEVICE_INFO, dv_ioctl_device_info),
 	DV_IOCTL(DAVINCI_IOCTL_MMAP_INFO, dv_ioctl_mmap_info),
+	DV_IOCTL(DAVINCI_IOCTL_GET_LIMITS, dv_ioctl_get_limits),
 	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_ALLOC, dv_ioctl_mem_alloc),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_FREE, dv_ioctl_mem_free),

@@ -29,9 +29,17 @@ static struct dv_list dv_reg_list = { &dv_reg_list, &dv_reg_list };
 static u64 dv_ev_seq;
 static void (*dv_ev_hook)(const struct davinci_mgmt_event *ev);
 
-/* Create a global mutex once; losers of a race free theirs. */
-static struct os_mutex *dv_global_mutex(struct os_mutex **slot,
-					enum os_lock_class cls)
+/**
+ * dv_global_mutex() - create a global mutex once
+ * @slot: where it lives
+ * @cls: its lock class
+ *
+ * Losers of a race free theirs.
+ *
+ * Return: the mutex, or NULL when out of memory.
+ */
+struct os_mutex *dv_global_mutex(struct os_mutex **slot,
+				 enum os_lock_class cls)
 {
 	struct os_mutex *m = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	struct os_mutex *expected = NULL;
@@ -193,6 +201,7 @@ void dv_core_exit(void)
 	m = __atomic_exchange_n(&dv_ev_lock, NULL, __ATOMIC_ACQ_REL);
 	if (m)
 		os_mutex_destroy(m);
+	dv_owners_exit();
 }
 
 /* The live device of @index (dv_reg_lock held), or NULL. */
@@ -748,8 +757,8 @@ int dv_mgmt_ioctl_size(unsigned int cmd)
 
 /**
  * dv_manager_ioctl_priv() - dispatch one ioctl of the manager node
- * @cmd: DAVINCI_IOCTL_GET_VERSION or a DAVINCI_IOCTL_MGMT_* command; its
- *	direction must match the ABI's
+ * @cmd: DAVINCI_IOCTL_GET_VERSION, DAVINCI_IOCTL_GET_LIMITS or a
+ *	DAVINCI_IOCTL_MGMT_* command; its direction must match the ABI's
  * @arg: dv_ioctl_size(@cmd) bytes, copied in and out by the OS layer
  * @privileged: the caller may reset devices and inject faults
  *
@@ -768,6 +777,12 @@ int dv_manager_ioctl_priv(unsigned int cmd, void *arg, bool privileged)
 	    _IOC_NR(cmd) == _IOC_NR(DAVINCI_IOCTL_GET_VERSION) &&
 	    _IOC_DIR(cmd) == _IOC_DIR(DAVINCI_IOCTL_GET_VERSION)) {
 		dv_version_fill(arg, dv_manager_backend());
+		return 0;
+	}
+	if (_IOC_TYPE(cmd) == DAVINCI_IOCTL_BASE &&
+	    _IOC_NR(cmd) == _IOC_NR(DAVINCI_IOCTL_GET_LIMITS) &&
+	    _IOC_DIR(cmd) == _IOC_DIR(DAVINCI_IOCTL_GET_LIMITS)) {
+		dv_limits_fill(arg);
 		return 0;
 	}
 	d = dv_mgmt_find_cmd(cmd);

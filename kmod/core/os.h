@@ -26,17 +26,28 @@
 
 /* Memory for core objects. os_zalloc may sleep; NULL when out of memory. */
 void *os_zalloc(size_t size);
+/*
+ * As os_zalloc, for memory a user makes the core allocate and can multiply
+ * (contexts, streams, queued tasks, buffers, events): the kernel charges it
+ * to the calling task's memory cgroup (GFP_KERNEL_ACCOUNT), so call it in
+ * the context of the process on whose behalf it is made. Freed with
+ * os_free().
+ */
+void *os_zalloc_account(size_t size);
 void os_free(void *ptr);
 
 /*
  * A sleeping lock. Its class names the lock's role so that a lock validator
  * (lockdep) tells nested locks of different roles apart: the registry lock
- * is taken before a device's, a device's before the event log's.
+ * is taken before a device's, a device's before the event log's. The owners
+ * lock (contexts per process and per user) is taken with no other lock
+ * held and takes none.
  */
 enum os_lock_class {
 	OS_LOCK_REGISTRY,
 	OS_LOCK_DEVICE,
 	OS_LOCK_EVENTS,
+	OS_LOCK_OWNERS,
 	OS_LOCK_CLASSES,
 };
 

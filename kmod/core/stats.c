@@ -26,7 +26,27 @@ void *dv_zalloc(size_t size)
 }
 
 /**
- * dv_free() - free memory from dv_zalloc()
+ * dv_zalloc_account() - dv_zalloc() charged to the caller's memory cgroup
+ * @size: bytes
+ *
+ * For memory a user makes the core allocate and can multiply: contexts,
+ * streams, queued tasks, buffers, events, id tables. Call it in the
+ * context of the process it is allocated for (an ioctl or open), never in
+ * an AI-core worker.
+ *
+ * Return: the memory, or NULL when out of memory.
+ */
+void *dv_zalloc_account(size_t size)
+{
+	void *p = os_zalloc_account(size);
+
+	if (p)
+		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+/**
+ * dv_free() - free memory from dv_zalloc() or dv_zalloc_account()
  * @ptr: the memory, or NULL
  */
 void dv_free(void *ptr)

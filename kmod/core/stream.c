@@ -182,10 +182,10 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 		return -EINVAL;
 	if (ctx->stream_ids.n >= DV_MAX_STREAMS)
 		return -ENOSPC;
-	s = dv_zalloc(sizeof(*s));
+	s = dv_zalloc_account(sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->hist = dv_zalloc(sizeof(*s->hist) * DV_TASK_HISTORY);
+	s->hist = dv_zalloc_account(sizeof(*s->hist) * DV_TASK_HISTORY);
 	if (!s->hist) {
 		ret = -ENOMEM;
 		goto fail;
@@ -310,7 +310,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 	ring = (const u8 *)s->sq + DAVINCI_RING_ENTRIES_OFFSET;
 	dv_list_init(&batch);
 	for (i = 0; i < n; i++) {
-		struct dv_task *t = dv_zalloc(sizeof(*t));
+		struct dv_task *t = dv_zalloc_account(sizeof(*t));
 		u32 slot = (s->sq_head + i) & (s->sq_entries - 1);
 
 		if (!t) {

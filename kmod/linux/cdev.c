@@ -15,6 +15,7 @@
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/uidgid.h>
 
 #include "dv_linux.h"
 
@@ -148,7 +149,9 @@ static int dv_open(struct inode *inode, struct file *filp)
 		goto err_put;
 	}
 	df->kdev = kdev;
-	ret = dv_context_open(kdev->core, task_tgid_nr(current), &df->ctx);
+	ret = dv_context_open(kdev->core, task_tgid_nr(current),
+			      from_kuid(&init_user_ns, current_uid()),
+			      &df->ctx);
 	if (ret)
 		goto err_free;
 	filp->private_data = df;

@@ -31,6 +31,37 @@ module_param_named(host_mb, dv_param_host_mb, uint, 0444);
 MODULE_PARM_DESC(host_mb,
 		 "Pinned host memory and stream rings per device in MiB (default 64)");
 
+/*
+ * Limits on open device files (contexts), over all devices: writable at
+ * runtime by root, for opens from then on.
+ */
+static unsigned int dv_param_ctx_process = DV_CTX_PER_PROCESS_DEFAULT;
+static unsigned int dv_param_ctx_user = DV_CTX_PER_USER_DEFAULT;
+
+static int dv_param_set_limit(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint(val, kp);
+
+	if (!ret)
+		dv_core_set_limits(READ_ONCE(dv_param_ctx_process),
+				   READ_ONCE(dv_param_ctx_user));
+	return ret;
+}
+
+static const struct kernel_param_ops dv_limit_ops = {
+	.set = dv_param_set_limit,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_contexts_per_process, &dv_limit_ops,
+		&dv_param_ctx_process, 0644);
+MODULE_PARM_DESC(max_contexts_per_process,
+		 "Open device files one process may hold, all devices; 0: no limit; beyond: EMFILE (default 64)");
+module_param_cb(max_contexts_per_user, &dv_limit_ops, &dv_param_ctx_user,
+		0644);
+MODULE_PARM_DESC(max_contexts_per_user,
+		 "Open device files one user may hold, all devices; 0: no limit; beyond: EUSERS (default 256)");
+
 atomic_long_t dv_live_files = ATOMIC_LONG_INIT(0);
 atomic_long_t dv_live_vmas = ATOMIC_LONG_INIT(0);
 atomic_long_t dv_live_kdevs = ATOMIC_LONG_INIT(0);
@@ -70,6 +101,7 @@ static int __init dv_init(void)
 		return -EINVAL;
 	}
 
+	dv_core_set_limits(dv_param_ctx_process, dv_param_ctx_user);
 	ret = dv_netlink_init();
 	if (ret)
 		return ret;

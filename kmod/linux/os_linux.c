@@ -24,6 +24,12 @@ void *os_zalloc(size_t size)
 	return kvzalloc(size, GFP_KERNEL);
 }
 
+/* Charged to the caller's memory cgroup: the user who makes us allocate. */
+void *os_zalloc_account(size_t size)
+{
+	return kvzalloc(size, GFP_KERNEL_ACCOUNT);
+}
+
 void os_free(void *ptr)
 {
 	kvfree(ptr);
@@ -38,6 +44,7 @@ static const char * const os_lock_names[OS_LOCK_CLASSES] = {
 	[OS_LOCK_REGISTRY] = "davinci_registry",
 	[OS_LOCK_DEVICE] = "davinci_device",
 	[OS_LOCK_EVENTS] = "davinci_events",
+	[OS_LOCK_OWNERS] = "davinci_owners",
 };
 
 struct os_mutex *os_mutex_create(enum os_lock_class cls)

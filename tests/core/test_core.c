@@ -2920,6 +2920,108 @@ static void test_lock_order(void)
 #endif
 }
 
+/*
+ * Limits on open contexts, over all devices: per process (-EMFILE) and
+ * per user (-EUSERS); pid 0 and DV_UID_NONE are not counted; a refused or
+ * failed open leaves no slot taken; GET_LIMITS reports the values on the
+ * manager and on a device node.
+ */
+static void test_context_limits(void)
+{
+	struct dv_device *d0 = mkdev_idx(0, 0), *d1 = mkdev_idx(1, 0);
+	struct dv_context *c[16], *x;
+	struct davinci_limits l;
+	int i, n = 0;
+
+	REQUIRE(d0 && d1);
+	memset(&l, 0xff, sizeof(l));
+	CHECK_EQ(dvc_manager_ioctl(DAVINCI_IOCTL_GET_LIMITS, &l), 0);
+	CHECK_EQ(l.contexts_per_process, 64);
+	CHECK_EQ(l.contexts_per_user, 256);
+	CHECK_EQ(l.streams_per_context, 256);
+	CHECK_EQ(l.events_per_context, 4096);
+	CHECK_EQ(l.tasks_per_stream, 16384);
+	CHECK_EQ(l.notifications_per_context, 1024);
+	for (i = 0; i < 5; i++)
+		CHECK_EQ(l.reserved[i], 0);
+
+	CHECK_EQ(dvc_set_limits(3, 5), 0);
+	CHECK_EQ(dvc_set_limits(1LL << 32, 5), -EINVAL);
+	CHECK_EQ(dvc_set_limits(3, -2), -EINVAL);
+	/* Per process, over both devices. */
+	c[n++] = dvc_context_open_as(d0, 100, 1000);
+	c[n++] = dvc_context_open_as(d1, 100, 1000);
+	c[n++] = dvc_context_open_as(d0, 100, 1000);
+	for (i = 0; i < n; i++)
+		REQUIRE(c[i]);
+	memset(&l, 0, sizeof(l));
+	CHECK_EQ(dvc_ioctl(c[0], DAVINCI_IOCTL_GET_LIMITS, &l), 0);
+	CHECK_EQ(l.contexts_per_process, 3);
+	CHECK_EQ(l.contexts_per_user, 5);
+	errno = 0;
+	CHECK(dvc_context_open_as(d1, 100, 1000) == NULL);
+	CHECK_EQ(errno, EMFILE);
+	CHECK(dvc_context_open(d1, 100) == NULL);
+	CHECK_EQ(errno, EMFILE);
+	/* Per user: another process of the same user gets two more. */
+	c[n++] = dvc_context_open_as(d1, 101, 1000);
+	c[n++] = dvc_context_open_as(d0, 101, 1000);
+	REQUIRE(c[3] && c[4]);
+	errno = 0;
+	CHECK(dvc_context_open_as(d0, 102, 1000) == NULL);
+	CHECK_EQ(errno, EUSERS);
+	/* The process limit is reported first when both apply. */
+	CHECK(dvc_context_open_as(d0, 100, 1000) == NULL);
+	CHECK_EQ(errno, EMFILE);
+	/* Other users, uncounted users and unknown processes go on. */
+	c[n++] = dvc_context_open_as(d0, 102, 1001);
+	c[n++] = dvc_context_open(d0, 103);
+	c[n++] = dvc_context_open_as(d0, 0, 1002);
+	c[n++] = dvc_context_open_as(d0, 0, 1002);
+	c[n++] = dvc_context_open_as(d0, 0, 1002);
+	c[n++] = dvc_context_open_as(d0, 0, 1002);
+	for (i = 5; i < n; i++)
+		REQUIRE(c[i]);
+	/* Closing one lets the user open one again, on any device. */
+	dvc_context_close(c[3]);
+	c[3] = dvc_context_open_as(d1, 102, 1000);
+	CHECK(c[3] != NULL);
+	CHECK(dvc_context_open_as(d1, 102, 1000) == NULL);
+	CHECK_EQ(errno, EUSERS);
+	/* A failed open leaves no slot taken. */
+	dvc_context_close(c[4]);
+	dvc_fault_zalloc_countdown = 2;		/* the notification queue */
+	CHECK(dvc_context_open_as(d0, 101, 1000) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	dvc_fault_zalloc_countdown = 0;
+	dvc_device_lost(d1);
+	CHECK(dvc_context_open_as(d1, 101, 1000) == NULL);
+	CHECK_EQ(errno, ENODEV);
+	c[4] = dvc_context_open_as(d0, 101, 1000);
+	CHECK(c[4] != NULL);
+	/* Lowering a limit keeps what is open; 0 lifts it. */
+	CHECK_EQ(dvc_set_limits(1, 0), 0);
+	CHECK(dvc_context_open_as(d0, 101, 1000) == NULL);
+	CHECK_EQ(errno, EMFILE);
+	x = dvc_context_open_as(d0, 104, 1000);
+	CHECK(x != NULL);
+	dvc_context_close(x);
+	CHECK_EQ(dvc_set_limits(0, 0), 0);
+	x = dvc_context_open_as(d0, 100, 1000);
+	CHECK(x != NULL);
+	dvc_context_close(x);
+
+	CHECK_EQ(dvc_set_limits(-1, -1), 0);
+	CHECK_EQ(dvc_manager_ioctl(DAVINCI_IOCTL_GET_LIMITS, &l), 0);
+	CHECK_EQ(l.contexts_per_process, 64);
+	CHECK_EQ(l.contexts_per_user, 256);
+	for (i = 0; i < n; i++)
+		dvc_context_close(c[i]);
+	dvc_device_destroy(d0);
+	dvc_device_destroy(d1);
+	CHECK(stats_zero());
+}
+
 int main(int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : NULL;
@@ -2961,6 +3063,7 @@ int main(int argc, char **argv)
 	th_run("mgmt_events", test_mgmt_events, filter);
 	th_run("mgmt_reset_in_flight", test_mgmt_reset_in_flight, filter);
 	th_run("ioctl_copy_rules", test_ioctl_copy_rules, filter);
+	th_run("context_limits", test_context_limits, filter);
 	th_run("lock_order", test_lock_order, filter);
 	printf("%d passed, %d failed\n", th_passed, th_failed);
 	return th_failed ? 1 : 0;

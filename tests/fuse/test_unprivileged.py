@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """davinci-fused run by an ordinary user: it mounts through the setuid
 fusermount, that user's client allocates, copies and runs tasks with correct
-results, and a second user cannot open the first user's nodes.
+results, and a second user cannot open the first user's nodes and is told
+so: permission denied, whose daemon it is, start your own.
 
 Runs when the tests run as root (to create the users and switch to them);
 skipped otherwise.
@@ -56,11 +57,24 @@ except OSError as e:
 """
 
 
-def _run_as(user, py, args, env, timeout=60):
+OPEN_RUNTIME = r"""
+import davinci
+try:
+    davinci.Device(0)
+    print("opened")
+except davinci.DevicePermissionError as e:
+    print("DENIED", e)
+except davinci.DavinciError as e:
+    print("OTHER", type(e).__name__, e)
+"""
+
+
+def _run_as(user, py, args, env, timeout=60, extra=()):
     cmd = ["runuser", "-u", user, "--", "env", "-u", "XDG_RUNTIME_DIR",
            "HOME=/tmp",
            "PYTHONPATH=" + env["PYTHONPATH"],
-           "DAVINCI_CORE_LIB=" + env["DAVINCI_CORE_LIB"], py] + args
+           "DAVINCI_CORE_LIB=" + env["DAVINCI_CORE_LIB"]] + list(extra) + \
+        [py] + args
     return subprocess.run(cmd, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -149,6 +163,28 @@ def test_unprivileged_daemon_client_and_isolation(fuse_ok, users, shared):
         # another user is refused by the kernel: the mount is u1's only
         r = _run_as(u2, py, ["-c", PROBE, mp], env)
         assert r.stdout.strip() == "errno 13", r.stdout + r.stderr
+        # ... and the runtime, davinci info and npu-smi say permission
+        # denied, whose daemon it is and what to do, not "no device found"
+        at = ["DAVINCI_DEV_DIR=" + mp]
+        r = _run_as(u2, py, ["-c", OPEN_RUNTIME], env, extra=at)
+        out = r.stdout + r.stderr
+        assert r.stdout.startswith("DENIED"), out
+        assert "permission denied" in out and "davinci-fused run by %s" \
+            % u1 in out and "start your own" in out, out
+        assert "no davinci device found" not in out, out
+        for tool in (["-m", "davinci.cli", "info"],
+                     ["-m", "davinci.npu_smi", "info"]):
+            r = _run_as(u2, py, tool, env, extra=at)
+            assert r.returncode != 0, r.stdout + r.stderr
+            assert "permission denied" in r.stderr, r.stdout + r.stderr
+            assert "davinci-fused run by %s" % u1 in r.stderr, r.stderr
+            assert "no davinci device found" not in r.stderr, r.stderr
+        # without DAVINCI_DEV_DIR u2 has no daemon: not found, but told
+        # whose daemon there is and that it is private
+        r = _run_as(u2, py, ["-m", "davinci.cli", "info"], env)
+        assert "no davinci device found" in r.stderr, r.stdout + r.stderr
+        assert "other users' davinci-fused serve" in r.stderr, r.stderr
+        assert "%s (%s)" % (mp, u1) in r.stderr, r.stderr
         # root too, unless fuse's allow_sys_admin_access is set
         r = subprocess.run([sys.executable, "-c", PROBE, mp],
                            capture_output=True, text=True)

@@ -1,4 +1,6 @@
-"""Group HwHiAiUser: outsiders get EACCES, members can use the device."""
+"""Group HwHiAiUser: outsiders get EACCES, members can use the device;
+the runtime, davinci info and npu-smi tell an outsider permission denied,
+the node, its group and how to join it."""
 import grp
 import os
 import pwd
@@ -67,3 +69,43 @@ def manager_reset_denied():
 def test_manager_privileged_ops_need_cap_sys_admin():
     gid = grp.getgrnam(dvk.GROUP).gr_gid
     assert run_as([gid], manager_reset_denied) == 0
+
+
+def outsider_told_permission_denied():
+    """As an outsider: davinci.Device, davinci info and npu-smi all say
+    permission denied, name the node and HwHiAiUser and give the fix."""
+    import contextlib
+    import io
+
+    import davinci
+    from davinci import cli, npu_smi
+    try:
+        davinci.Device(0)
+        return 2
+    except davinci.DevicePermissionError as e:
+        msg = str(e)
+        print("child:", msg)
+        if e.group != dvk.GROUP or "permission denied" not in msg or \
+                dvk.node(0) not in msg or \
+                "sudo usermod -aG %s $USER" % dvk.GROUP not in msg:
+            return 3
+    for main, args in ((cli.main, ["info"]), (npu_smi.main, ["info"])):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(io.StringIO()):
+            rc = main(args)
+        text = err.getvalue()
+        print("child:", text)
+        if rc == 0 or "permission denied" not in text or \
+                dvk.GROUP not in text or "no davinci device" in text:
+            return 4
+    return 0
+
+
+def test_outsider_told_permission_denied():
+    # imported here: the tree may not be readable by nobody
+    import davinci.access  # noqa: F401
+    import davinci.cli  # noqa: F401
+    import davinci.limits  # noqa: F401
+    import davinci.npu_smi  # noqa: F401
+    assert run_as([], outsider_told_permission_denied) == 0

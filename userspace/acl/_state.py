@@ -22,10 +22,11 @@ import threading
 import davinci
 from davinci import _uapi
 from davinci.errors import (DavinciError, DeviceLostError, DeviceNotFoundError,
+                            DevicePermissionError,
                             DriverVersionMismatchError, DTypeError,
                             InvalidArgumentError, InvalidDeviceError,
-                            InvalidHandleError, OutOfMemoryError, ShapeError,
-                            TaskFailedError, TimeoutError)
+                            InvalidHandleError, LimitError, OutOfMemoryError,
+                            ShapeError, TaskFailedError, TimeoutError)
 
 from . import constants as C
 
@@ -199,6 +200,12 @@ def error_code(exc: BaseException) -> int:
         return C.ACL_ERROR_RT_NO_DEVICE
     if isinstance(exc, DriverVersionMismatchError):
         return C.ACL_ERROR_RT_DRV_INTERNAL_ERROR
+    if isinstance(exc, DevicePermissionError):
+        return C.ACL_ERROR_RT_NO_PERMISSION
+    if isinstance(exc, LimitError):
+        return {"streams_per_context": C.ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                "events_per_context": C.ACL_ERROR_RT_NO_EVENT_RESOURCE}.get(
+                    exc.limit, C.ACL_ERROR_RT_RESOURCE_ALLOC_FAIL)
     if isinstance(exc, OutOfMemoryError):
         return C.ACL_ERROR_RT_MEMORY_ALLOCATION
     if isinstance(exc, InvalidHandleError):

@@ -14,11 +14,13 @@ or an in-process device core (``DAVINCI_BACKEND=inproc``).
 
 from . import _uapi
 from .discovery import Backend, find_backend, fuse_default_mountpoint
-from .errors import (BusyError, DavinciError, DeviceLostError,
-                     DeviceNotFoundError, DriverVersionMismatchError,
+from .errors import (BusyError, ContextLimitError, DavinciError,
+                     DeviceLostError, DeviceNotFoundError,
+                     DevicePermissionError, DriverVersionMismatchError,
                      DTypeError, InvalidArgumentError, InvalidDeviceError,
-                     InvalidHandleError, OutOfMemoryError, ShapeError,
-                     TaskFailedError, TimeoutError)
+                     InvalidHandleError, LimitError, OutOfMemoryError,
+                     QueueFullError, ShapeError, TaskFailedError,
+                     TimeoutError)
 from .device import Device, DeviceInfo, Notification, Version
 from .memory import Buffer, MemInfo
 from .stream import Completion, Stream, StreamState, TaskInfo, make_task
@@ -56,6 +58,7 @@ __all__ = [
     "DavinciError", "DeviceNotFoundError", "InvalidDeviceError",
     "DriverVersionMismatchError", "OutOfMemoryError", "InvalidHandleError",
     "InvalidArgumentError", "BusyError", "DeviceLostError", "TaskFailedError",
-    "TimeoutError", "ShapeError", "DTypeError",
+    "TimeoutError", "ShapeError", "DTypeError", "LimitError",
+    "ContextLimitError", "QueueFullError", "DevicePermissionError",
     "float32", "float16", "bfloat16", "int32", "ABI_VERSION",
 ]

@@ -13,12 +13,13 @@ Contract (other modules code against it):
     load() -> ctypes.CDLL
     CoreDevice(index, aicores=2, hbm_bytes=256 << 20, host_bytes=64 << 20,
                task_timeout_ms=30000, backing_dir=None, backend="lib")
-        .lost(), .close(), .open_context(pid=0) -> CoreContext
+        .lost(), .close(), .open_context(pid=0, uid=None) -> CoreContext
     CoreContext.ioctl(cmd, buf) -> 0 or -errno (never raises for driver
         errors), .pollable() -> bool, .mmap(offset, length) -> CoreMapping
         (OSError on failure), .close()
     CoreMapping.address, .length, .close()
     manager_ioctl(cmd, buf, privileged=False) -> 0 or -errno
+    set_limits(per_process=-1, per_user=-1) -> 0 or -errno
     stats() -> dict of struct dv_stats fields
 """
 
@@ -29,7 +30,8 @@ import os
 import threading
 
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
-           "manager_ioctl", "stats", "STATS_FIELDS", "ioc_size", "ioc_dir"]
+           "manager_ioctl", "set_limits", "stats", "STATS_FIELDS",
+           "ioc_size", "ioc_dir"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")
@@ -81,6 +83,8 @@ def _declare(lib):
         "dvc_device_destroy": (None, [vp]),
         "dvc_device_lost": (None, [vp]),
         "dvc_context_open": (vp, [vp, c.c_uint32]),
+        "dvc_context_open_as": (vp, [vp, c.c_uint32, c.c_uint32]),
+        "dvc_set_limits": (c.c_int, [c.c_int64, c.c_int64]),
         "dvc_context_close": (None, [vp]),
         "dvc_ioctl": (c.c_int, [vp, c.c_ulong, vp]),
         "dvc_manager_ioctl": (c.c_int, [c.c_ulong, vp]),
@@ -107,6 +111,8 @@ def _declare(lib):
 _OPTIONAL = {
     "dvc_manager_ioctl": lambda cmd, arg: -_errno.ENOTTY,
     "dvc_manager_ioctl_priv": lambda cmd, arg, priv: -_errno.ENOTTY,
+    "dvc_context_open_as": None,
+    "dvc_set_limits": lambda per_process, per_user: -_errno.ENOTTY,
 }
 
 
@@ -295,12 +301,20 @@ class CoreDevice:
         if self._handle:
             load().dvc_device_lost(self._handle)
 
-    def open_context(self, pid: int = 0) -> CoreContext:
+    def open_context(self, pid: int = 0, uid: "int | None" = None
+                     ) -> CoreContext:
+        """Open a context for process ``pid``, counted against the limits
+        on open contexts per process and, when ``uid`` is given, per user:
+        OSError EMFILE or EUSERS past them."""
         if not self._handle:
             raise OSError(_errno.ENODEV, "device is closed")
         lib = load()
         ctypes.set_errno(0)
-        c = lib.dvc_context_open(self._handle, pid & 0xFFFFFFFF)
+        if uid is None or lib.dvc_context_open_as is None:
+            c = lib.dvc_context_open(self._handle, pid & 0xFFFFFFFF)
+        else:
+            c = lib.dvc_context_open_as(self._handle, pid & 0xFFFFFFFF,
+                                        uid & 0xFFFFFFFF)
         if not c:
             raise _oserror("cannot open a context on device %d" % self.index)
         ctx = CoreContext(self, c, pid)
@@ -338,6 +352,13 @@ def manager_ioctl(cmd: int, buf, privileged: bool = False) -> int:
     return _call_sized(
         lambda a: lib.dvc_manager_ioctl_priv(cmd, a, 1 if privileged else 0),
         cmd, buf)
+
+
+def set_limits(per_process: int = -1, per_user: int = -1) -> int:
+    """dvc_set_limits: the most contexts one process and one user may hold
+    open over all devices of this library (0: no limit, -1: the default,
+    64 and 256); 0 or -errno."""
+    return load().dvc_set_limits(per_process, per_user)
 
 
 def stats() -> "dict[str, int]":

@@ -91,6 +91,7 @@ DAVINCI_FEAT_BF16 = 1 << 4
 DAVINCI_FEAT_PINNED_HOST = 1 << 5
 DAVINCI_FEAT_POLL = 1 << 6
 DAVINCI_FEAT_MGMT = 1 << 7
+DAVINCI_FEAT_LIMITS = 1 << 9
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -265,6 +266,18 @@ class davinci_device_info(_Struct):
         ("health", _u32),
         ("name", ctypes.c_char * DAVINCI_NAME_LEN),
         ("serial", ctypes.c_char * DAVINCI_NAME_LEN),
+    ]
+
+
+class davinci_limits(_Struct):
+    _fields_ = [
+        ("contexts_per_process", _u32),
+        ("contexts_per_user", _u32),
+        ("streams_per_context", _u32),
+        ("events_per_context", _u32),
+        ("tasks_per_stream", _u32),
+        ("notifications_per_context", _u32),
+        ("reserved", _u64 * 5),
     ]
 
 
@@ -590,7 +603,8 @@ class davinci_mgmt_events(_Struct):
 
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
-    davinci_version, davinci_device_info, davinci_mem_alloc, davinci_mem_free,
+    davinci_version, davinci_device_info, davinci_limits,
+    davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
@@ -609,6 +623,7 @@ DAVINCI_IOCTL_GET_VERSION = _IOR(_B, 0x00, davinci_version)
 DAVINCI_IOCTL_DEVICE_INFO = _IOR(_B, 0x01, davinci_device_info)
 DAVINCI_IOCTL_MMAP_INFO = _IOR(_B, 0x02, davinci_mmap_info)
 DAVINCI_IOCTL_CTX_RESET = _IO(_B, 0x03)
+DAVINCI_IOCTL_GET_LIMITS = _IOR(_B, 0x06, davinci_limits)
 DAVINCI_IOCTL_MEM_ALLOC = _IOWR(_B, 0x10, davinci_mem_alloc)
 DAVINCI_IOCTL_MEM_FREE = _IOW(_B, 0x11, davinci_mem_free)
 DAVINCI_IOCTL_MEM_QUERY = _IOWR(_B, 0x12, davinci_mem_query)
@@ -646,6 +661,7 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_DEVICE_INFO: davinci_device_info,
     DAVINCI_IOCTL_MMAP_INFO: davinci_mmap_info,
     DAVINCI_IOCTL_CTX_RESET: None,
+    DAVINCI_IOCTL_GET_LIMITS: davinci_limits,
     DAVINCI_IOCTL_MEM_ALLOC: davinci_mem_alloc,
     DAVINCI_IOCTL_MEM_FREE: davinci_mem_free,
     DAVINCI_IOCTL_MEM_QUERY: davinci_mem_query,

@@ -15,9 +15,10 @@ def _mib(n: int) -> str:
 def cmd_info(args) -> int:
     import davinci
     from davinci import discovery
+    from davinci.errors import DevicePermissionError
     try:
         backend = discovery.find_backend()
-    except davinci.DeviceNotFoundError as exc:
+    except davinci.DavinciError as exc:
         print("davinci: %s" % exc, file=sys.stderr)
         return 1
     print("runtime   : davinci %s (ABI %d.%d)" % (
@@ -27,6 +28,9 @@ def cmd_info(args) -> int:
     try:
         v = davinci.Version.from_struct(discovery.manager_version(backend))
         print("driver    : %s" % v)
+    except DevicePermissionError as exc:
+        print("davinci: %s" % exc, file=sys.stderr)
+        return 1
     except davinci.DavinciError as exc:
         v = None
         if indices:

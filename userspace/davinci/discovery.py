@@ -9,7 +9,12 @@ Order:
    module).
 4. The FUSE daemon's default mountpoint (``$XDG_RUNTIME_DIR/davinci``, else
    ``/tmp/davinci-<uid>``) when ``<mountpoint>/davinci_manager`` exists.
-5. Otherwise :class:`DeviceNotFoundError` saying how to start either.
+5. Otherwise :class:`DeviceNotFoundError` saying how to start either (and
+   naming other users' daemons, whose nodes only they can open).
+
+Nodes that exist but that this user may not open (not in the module's
+group, another user's FUSE mount) give :class:`DevicePermissionError`
+naming the node, its group or owner and the fix, never "not found".
 """
 
 from __future__ import annotations
@@ -109,12 +114,31 @@ def _stale_error(path: str) -> DeviceNotFoundError:
         errno.ENOTCONN)
 
 
+def _permission_denied(dev_dir: str):
+    """A DevicePermissionError when ``dev_dir`` or its manager node exists
+    but this user may not look at it (another user's FUSE mount), else
+    None."""
+    for path in (dev_dir, os.path.join(dev_dir, "davinci_manager")):
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                from .access import node_permission_error
+                return node_permission_error(path, exc.errno)
+            return None
+    return None
+
+
 def find_backend() -> Backend:
-    """Discover the backend; raises :class:`DeviceNotFoundError`."""
+    """Discover the backend; raises :class:`DeviceNotFoundError`, or
+    :class:`DevicePermissionError` for nodes this user may not open."""
     if os.environ.get("DAVINCI_BACKEND", "").lower() == "inproc":
         return Backend("inproc", None)
     env_dir = os.environ.get("DAVINCI_DEV_DIR")
     if env_dir:
+        denied = _permission_denied(env_dir)
+        if denied is not None:
+            raise denied
         if _stale(env_dir):
             raise _stale_error(env_dir)
         if not os.path.exists(os.path.join(env_dir, "davinci_manager")) and \
@@ -131,7 +155,8 @@ def find_backend() -> Backend:
         return Backend("fuse", mnt)
     if _stale(mnt):
         raise _stale_error(mnt)
-    raise DeviceNotFoundError(NOT_FOUND_MESSAGE)
+    from .access import foreign_mounts_hint
+    raise DeviceNotFoundError(NOT_FOUND_MESSAGE + foreign_mounts_hint())
 
 
 def _listdir(path: str) -> list[str]:

@@ -5,7 +5,9 @@ The seed article's three classic failures and what leads to them, each
 reported with its evidence and the fix:
 
 1. a driver at all: kernel module loaded (``/proc/modules``, what ``lsmod``
-   reads)? FUSE daemon mounted (and not stale)?
+   reads)? FUSE daemon mounted (and not stale)? Leftovers of a crashed
+   daemon (stale mounts, device memory in ``/dev/shm``), each with its size
+   and the command that clears it?
 2. device nodes present and accessible (mode, group, your groups)?
 3. versions compatible (the driver's ABI in the runtime's range; the
    installed ``version.info`` against the running driver)?
@@ -28,7 +30,8 @@ from dataclasses import asdict, dataclass
 from . import _uapi, version_info
 from .discovery import (NOT_FOUND_MESSAGE, check_version, find_backend,
                         fuse_default_mountpoint, runtime_abi_range)
-from .errors import DavinciError, DriverVersionMismatchError
+from .errors import (DavinciError, DevicePermissionError,
+                     DriverVersionMismatchError)
 
 __all__ = ["Finding", "run_checks", "main"]
 
@@ -82,7 +85,7 @@ def check_module() -> Finding:
 
 
 def check_fuse(mp: str) -> Finding:
-    from .fused import mount as mnt
+    from . import fuse_layout as mnt
     try:
         state = mnt.mount_state(mp)
     except OSError as exc:
@@ -95,11 +98,35 @@ def check_fuse(mp: str) -> Finding:
         return Finding("FUSE daemon", FAIL,
                        "the mount at %s is stale: its daemon died" % mp,
                        "stat(%s) fails with ENOTCONN" % mp,
-                       "fusermount -u %s, then start davinci-fused again"
-                       % mp)
+                       "davinci-fused --cleanup (or fusermount -u -z %s), "
+                       "then start davinci-fused again" % mp)
     return Finding("FUSE daemon", WARN, "not mounted at %s" % mp,
                    "no FUSE mount at %s (%s)" % (mp, state),
                    "davinci-fused (or load the kernel module)")
+
+
+def check_leftovers() -> "list[Finding]":
+    """What crashed davinci-fused daemons of this user left: stale mounts
+    and device memory directories (in /dev/shm) whose daemon is dead."""
+    from . import fuse_layout
+    try:
+        found = fuse_layout.find_leftovers()
+    except OSError as exc:
+        return [Finding("daemon leftovers", WARN, "cannot look for them",
+                        str(exc))]
+    if not found:
+        return [Finding("daemon leftovers", OK, "no stale mount and no "
+                        "device memory of a dead davinci-fused of yours")]
+    out = []
+    for lo in found:
+        ev = "%s: %s" % (lo.path, "stat and statfs fail with ENOTCONN"
+                         if lo.kind == "mount" else
+                         "%d bytes in use, daemon pid %d not running"
+                         % (lo.size, lo.pid))
+        out.append(Finding("daemon leftovers", WARN, lo.describe(), ev,
+                           "%s (or davinci-fused --cleanup to clear all)"
+                           % lo.command))
+    return out
 
 
 def _groups_text() -> str:
@@ -300,6 +327,7 @@ def run_checks() -> "list[Finding]":
         mod = check_module()
         fuse = check_fuse(env_dir or fuse_default_mountpoint())
         out += [mod, fuse]
+        out += check_leftovers()
         if mod.status != OK and fuse.status != OK and \
                 not os.path.exists("/dev/davinci_manager"):
             out.append(Finding(
@@ -310,6 +338,10 @@ def run_checks() -> "list[Finding]":
             return out
     try:
         backend = find_backend()
+    except DevicePermissionError as exc:
+        out.append(Finding("device nodes", FAIL, "permission denied",
+                           str(exc), str(exc).split("; ", 1)[-1]))
+        return out
     except DavinciError as exc:
         out.append(Finding("driver", FAIL, "device not found", str(exc),
                            "load the kernel module (sudo modprobe davinci) "

@@ -24,6 +24,8 @@ __all__ = [
     "DriverVersionMismatchError", "OutOfMemoryError", "InvalidHandleError",
     "InvalidArgumentError", "DeviceLostError", "TaskFailedError",
     "TimeoutError", "ShapeError", "DTypeError", "BusyError",
+    "LimitError", "ContextLimitError", "QueueFullError",
+    "DevicePermissionError",
     "MisalignedOperandError", "status_name", "from_errno",
 ]
 
@@ -103,6 +105,54 @@ class MisalignedOperandError(InvalidArgumentError):
 
 class BusyError(DavinciError):
     """The object is in use (EBUSY / EALREADY)."""
+
+
+class LimitError(DavinciError):
+    """A driver limit was reached (see :mod:`davinci.limits`).
+
+    Attributes: limit (its name as :class:`davinci.limits.Limits` spells
+    it, e.g. ``"contexts_per_process"``) and value (the limit, or None when
+    the driver could not say). The message names both and what to do.
+    """
+
+    def __init__(self, message: str, errno: int | None = None,
+                 limit: str = "", value: int | None = None):
+        DavinciError.__init__(self, message, errno)
+        self.limit = limit
+        self.value = value
+
+
+class ContextLimitError(LimitError):
+    """Opening a device was refused: this process (EMFILE,
+    ``contexts_per_process``) or this user (EUSERS, ``contexts_per_user``)
+    holds the most open contexts the driver allows."""
+
+
+class QueueFullError(BusyError, LimitError):
+    """A doorbell would queue more tasks on one stream than the driver
+    allows (EBUSY, ``tasks_per_stream``); nothing of the batch was taken
+    in."""
+
+    def __init__(self, message: str, errno: int | None = _errno.EBUSY,
+                 limit: str = "tasks_per_stream", value: int | None = None):
+        LimitError.__init__(self, message, errno, limit, value)
+
+
+class DevicePermissionError(DavinciError, PermissionError):
+    """A device node exists but this user may not open it (EACCES/EPERM).
+
+    Attributes: path (the node or mount), group (the group that may open
+    it, for the kernel module), owner (the user whose davinci-fused serves
+    it, for FUSE). The message says how to get access.
+    """
+
+    def __init__(self, message: str, errno: int | None = _errno.EACCES,
+                 path: str = "", group: str | None = None,
+                 owner: str | None = None):
+        DavinciError.__init__(self, message, errno)
+        self.path = path
+        self.group = group
+        self.owner = owner
 
 
 class DeviceLostError(DavinciError):

@@ -108,7 +108,7 @@ class Transport:
         self._check_open(cmd)
         ret = self._ioctl(cmd, arg)
         if ret < 0:
-            raise self._error(-ret, cmd)
+            raise self._error(-ret, cmd, arg)
         return arg
 
     def _check_open(self, cmd: int) -> None:
@@ -124,8 +124,13 @@ class Transport:
         ret = self._ioctl(cmd, arg)
         return -ret if ret < 0 else 0
 
-    def _error(self, err: int, cmd: int) -> DavinciError:
+    def _error(self, err: int, cmd: int, arg=None) -> DavinciError:
         what = "%s on %s" % (_ioctl_name(cmd), self.description)
+        # a limit or a pool that ran out: say which, its value, what to do
+        from .limits import ioctl_limit_error
+        exc = ioctl_limit_error(self, err, cmd, arg, what)
+        if exc is not None:
+            return exc
         return from_errno(err, what)
 
     def map(self, offset: int, length: int) -> Mapping:
@@ -192,10 +197,11 @@ class DeviceNodeTransport(Transport):
                     "davinci) or start the FUSE daemon (davinci-fused)"
                     % (path, os.strerror(exc.errno)), exc.errno) from None
             if exc.errno in (_errno.EACCES, _errno.EPERM):
-                raise DavinciError(
-                    "cannot open %s: permission denied; add yourself to the "
-                    "node's group or use your own davinci-fused" % path,
-                    exc.errno) from None
+                from .access import node_permission_error
+                raise node_permission_error(path, exc.errno) from None
+            if exc.errno in (_errno.EMFILE, _errno.EUSERS):
+                from .limits import open_limit_error
+                raise open_limit_error(exc.errno, path, path) from None
             if exc.errno in LOST_ERRNOS:
                 raise DeviceLostError(
                     "cannot open %s: %s; the driver is gone, restart it"
@@ -221,13 +227,13 @@ class DeviceNodeTransport(Transport):
             return -(exc.errno or _errno.EIO)
         return 0
 
-    def _error(self, err: int, cmd: int) -> DavinciError:
+    def _error(self, err: int, cmd: int, arg=None) -> DavinciError:
         if err in (_errno.ENOTCONN, _errno.ECONNABORTED):
             return DeviceLostError(
                 "%s on %s failed: the FUSE daemon is gone (%s); restart "
                 "davinci-fused and reopen the device"
                 % (_ioctl_name(cmd), self.path, os.strerror(err)), err)
-        return super()._error(err, cmd)
+        return super()._error(err, cmd, arg)
 
     def pollable(self) -> bool:
         import select
@@ -323,14 +329,27 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
+def apply_inproc_limits() -> None:
+    """Set the in-process core's limits on open contexts from
+    ``DAVINCI_INPROC_MAX_CONTEXTS_PER_PROCESS`` and
+    ``DAVINCI_INPROC_MAX_CONTEXTS_PER_USER`` (unset: the defaults, 64 and
+    256; 0: no limit), as they are now."""
+    from . import _corelib
+    _corelib.set_limits(
+        _env_int("DAVINCI_INPROC_MAX_CONTEXTS_PER_PROCESS", -1),
+        _env_int("DAVINCI_INPROC_MAX_CONTEXTS_PER_USER", -1))
+
+
 def inproc_core_device(index: int):
     """The process-local ``_corelib.CoreDevice`` of ``index``, created lazily.
 
     Configured by ``DAVINCI_INPROC_AICORES`` (2), ``DAVINCI_INPROC_HBM_MB``
     (256), ``DAVINCI_INPROC_HOST_MB`` (64), ``DAVINCI_INPROC_TIMEOUT_MS``
-    (30000).
+    (30000); the limits on open contexts by the variables of
+    :func:`apply_inproc_limits`, read at every call (every open).
     """
     from . import _corelib
+    apply_inproc_limits()
     with _inproc_lock:
         dev = _inproc_devices.get(index)
         if dev is None:
@@ -374,9 +393,13 @@ class InProcessTransport(Transport):
         self.description = "in-process davinci%d" % index
         self._lock = threading.Lock()
         try:
-            self._ctx = inproc_core_device(index).open_context(os.getpid())
+            self._ctx = inproc_core_device(index).open_context(
+                os.getpid(), uid=os.getuid())
         except OSError as exc:
             err = exc.errno or _errno.EIO
+            if err in (_errno.EMFILE, _errno.EUSERS):
+                from .limits import open_limit_error
+                raise open_limit_error(err, self.description) from None
             if err == _errno.ENODEV:
                 raise DeviceLostError(
                     "cannot open %s: the device is lost (removed, failed or "

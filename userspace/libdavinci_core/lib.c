@@ -45,7 +45,8 @@ void dvc_device_lost(struct dv_device *dev)
 		dv_device_lost(dev);
 }
 
-struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid)
+struct dv_context *dvc_context_open_as(struct dv_device *dev, uint32_t pid,
+				       uint32_t uid)
 {
 	struct dv_context *ctx = NULL;
 	int ret;
@@ -54,12 +55,29 @@ struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid)
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = dv_context_open(dev, pid, &ctx);
+	ret = dv_context_open(dev, pid, uid, &ctx);
 	if (ret) {
 		errno = -ret;
 		return NULL;
 	}
 	return ctx;
+}
+
+struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid)
+{
+	return dvc_context_open_as(dev, pid, DV_UID_NONE);
+}
+
+int dvc_set_limits(int64_t ctx_per_process, int64_t ctx_per_user)
+{
+	if (ctx_per_process > UINT32_MAX || ctx_per_user > UINT32_MAX ||
+	    ctx_per_process < -1 || ctx_per_user < -1)
+		return -EINVAL;
+	dv_core_set_limits(ctx_per_process < 0 ? DV_CTX_PER_PROCESS_DEFAULT :
+			   (u32)ctx_per_process,
+			   ctx_per_user < 0 ? DV_CTX_PER_USER_DEFAULT :
+			   (u32)ctx_per_user);
+	return 0;
 }
 
 void dvc_context_close(struct dv_context *ctx)

@@ -25,7 +25,20 @@ struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 void dvc_device_destroy(struct dv_device *dev);
 void dvc_device_lost(struct dv_device *dev);
 
+/*
+ * Open a context for process @pid. dvc_context_open() does not count it
+ * per user; dvc_context_open_as() counts it for user @uid too (the FUSE
+ * daemon passes its caller's). NULL with errno EMFILE or EUSERS past the
+ * limits of dvc_set_limits().
+ */
 struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid);
+struct dv_context *dvc_context_open_as(struct dv_device *dev, uint32_t pid,
+				       uint32_t uid);
+/*
+ * Limits on open contexts per process and per user, over all devices of
+ * this library: 0 no limit, -1 the default (64 and 256). 0 or -EINVAL.
+ */
+int dvc_set_limits(int64_t ctx_per_process, int64_t ctx_per_user);
 void dvc_context_close(struct dv_context *ctx);
 
 /*

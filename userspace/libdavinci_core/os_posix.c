@@ -32,6 +32,12 @@ void *os_zalloc(size_t size)
 	return calloc(1, size ? size : 1);
 }
 
+/* No memory cgroup to charge in userspace: as os_zalloc(). */
+void *os_zalloc_account(size_t size)
+{
+	return os_zalloc(size);
+}
+
 void os_free(void *ptr)
 {
 	free(ptr);
@@ -53,6 +59,7 @@ static const char * const os_lock_names[OS_LOCK_CLASSES] = {
 	[OS_LOCK_REGISTRY] = "registry",
 	[OS_LOCK_DEVICE] = "device",
 	[OS_LOCK_EVENTS] = "events",
+	[OS_LOCK_OWNERS] = "owners",
 };
 static __thread unsigned int os_locks_held[OS_LOCK_CLASSES];
 

@@ -38,6 +38,7 @@
 #define DAVINCI_FEAT_PINNED_HOST	(1ULL << 5)
 #define DAVINCI_FEAT_POLL		(1ULL << 6)
 #define DAVINCI_FEAT_MGMT		(1ULL << 7)	/* DAVINCI_IOCTL_MGMT_* */
+#define DAVINCI_FEAT_LIMITS		(1ULL << 9)	/* DAVINCI_IOCTL_GET_LIMITS */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -91,6 +92,37 @@ struct davinci_device_info {
 	__u32 health;
 	char name[DAVINCI_NAME_LEN];
 	char serial[DAVINCI_NAME_LEN];
+};
+
+/**
+ * struct davinci_limits - the driver's limits (DAVINCI_IOCTL_GET_LIMITS)
+ * @contexts_per_process: open device files (contexts) one process may hold
+ *	over all devices; opening another fails with EMFILE. 0: no limit.
+ *	Module parameter max_contexts_per_process, davinci-fused
+ *	--max-contexts-per-process
+ * @contexts_per_user: the same for all processes of one user; opening
+ *	another fails with EUSERS. 0: no limit. Module parameter
+ *	max_contexts_per_user, davinci-fused --max-contexts-per-user
+ * @streams_per_context: DAVINCI_IOCTL_STREAM_CREATE beyond: ENOSPC
+ * @events_per_context: DAVINCI_IOCTL_EVENT_CREATE beyond: ENOSPC
+ * @tasks_per_stream: tasks queued or running on one stream; a doorbell
+ *	that would take in more fails with EBUSY, taking none
+ * @notifications_per_context: notifications queued before the oldest
+ *	are dropped (reported in &struct davinci_notification.dropped)
+ * @reserved: zero
+ *
+ * Answered by device nodes and the manager node alike (feature
+ * DAVINCI_FEAT_LIMITS), so that a runtime refused an open can say which
+ * limit it hit and its value.
+ */
+struct davinci_limits {
+	__u32 contexts_per_process;
+	__u32 contexts_per_user;
+	__u32 streams_per_context;
+	__u32 events_per_context;
+	__u32 tasks_per_stream;
+	__u32 notifications_per_context;
+	__u64 reserved[5];
 };
 
 /* Allocation policy, after pyACL's aclrtMemMallocPolicy. */
@@ -609,6 +641,9 @@ struct davinci_completion {
 /* Free everything this open file owns: memory, streams, events. */
 #define DAVINCI_IOCTL_CTX_RESET \
 	_IO(DAVINCI_IOCTL_BASE, 0x03)
+/* Limits; answered by device nodes and the manager node. */
+#define DAVINCI_IOCTL_GET_LIMITS \
+	_IOR(DAVINCI_IOCTL_BASE, 0x06, struct davinci_limits)
 #define DAVINCI_IOCTL_MEM_ALLOC \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x10, struct davinci_mem_alloc)
 #define DAVINCI_IOCTL_MEM_FREE \

@@ -34,6 +34,20 @@ def _parser():
                    help="AI cores (worker threads) per device (default 2)")
     p.add_argument("--task-timeout-ms", type=int, default=30000, metavar="T",
                    help="task watchdog in ms, 0 disables (default 30000)")
+    p.add_argument("--max-contexts-per-process", type=int, default=64,
+                   metavar="N",
+                   help="open device files (contexts) one process may hold "
+                   "over all devices, 0 for no limit; beyond, open fails "
+                   "with EMFILE (default 64)")
+    p.add_argument("--max-contexts-per-user", type=int, default=256,
+                   metavar="N",
+                   help="the same for all processes of one user; beyond, "
+                   "open fails with EUSERS (default 256)")
+    p.add_argument("--cleanup", action="store_true",
+                   help="remove what crashed daemons of yours left behind "
+                   "(stale mounts, device memory directories in /dev/shm) "
+                   "or, with a mountpoint, what the daemon of that "
+                   "mountpoint left; say what was removed, and exit")
     p.add_argument("--foreground", "-f", action="store_true",
                    help="stay in the foreground, log to stderr")
     p.add_argument("--pidfile", default=None,
@@ -99,9 +113,43 @@ def _setup_logging(debug, stream):
         logging.DEBUG if debug else logging.WARNING)
 
 
+def _cleanup(mountpoint, pidfile):
+    """davinci-fused --cleanup [MOUNTPOINT]: remove what crashed daemons of
+    the caller left (of the one that served MOUNTPOINT only, when given:
+    its stale mount and, by its pid file, its memory directory); returns
+    the exit code."""
+    pid = None
+    if mountpoint:
+        pid = mnt.read_pidfile(pidfile)
+        found = mnt.find_leftovers(mountpoints=[mountpoint],
+                                   pids={pid} if pid else set())
+        what = "of the davinci-fused that served %s" % mountpoint
+    else:
+        found = mnt.find_leftovers()
+        what = "of a dead davinci-fused of yours"
+    if not found:
+        print("davinci-fused: nothing to clean: no stale mount and no "
+              "device memory directory %s" % what)
+        return 0
+    done = mnt.clear_leftovers(found, log=lambda m: print(
+        "davinci-fused: %s" % m))
+    if mountpoint and pid and not mnt.pid_alive(pid):
+        mnt.remove_pidfile(pidfile, pid)
+    freed = sum(lo.size for lo in done)
+    print("davinci-fused: removed %d of %d leftover(s), %.1f MiB of memory "
+          "freed" % (len(done), len(found), freed / (1 << 20)))
+    return 0 if len(done) == len(found) else 1
+
+
 def _serve(args, mp, pidfile, ready_fd=None):
     """Run the daemon in this process; returns the exit code."""
+    from .. import _corelib
     from .daemon import Server
+    ret = _corelib.set_limits(args.max_contexts_per_process,
+                              args.max_contexts_per_user)
+    if ret < 0:
+        log.warning("the core library cannot set the limits on open "
+                    "contexts (%s): its defaults apply", os.strerror(-ret))
     srv = Server(mp, devices=args.devices, hbm_mb=args.hbm_mb,
                  host_mb=args.host_mb, aicores=args.aicores,
                  task_timeout_ms=args.task_timeout_ms, pidfile=pidfile,
@@ -132,6 +180,17 @@ def _serve(args, mp, pidfile, ready_fd=None):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if args.cleanup:
+        if not args.mountpoint:
+            return _cleanup(None, None)
+        mp = os.path.abspath(args.mountpoint)
+        pidfile = os.path.abspath(args.pidfile) if args.pidfile else \
+            mnt.state_paths(mp)[0]
+        return _cleanup(mp, pidfile)
+    if not 0 <= args.max_contexts_per_process < 1 << 32 or \
+            not 0 <= args.max_contexts_per_user < 1 << 32:
+        return _fail("--max-contexts-per-process and --max-contexts-per-user"
+                     " must be 0 (no limit) .. 4294967295")
     if not 1 <= args.devices <= 64:
         return _fail("--devices must be 1..64")
     if args.hbm_mb < 2 or args.host_mb < 1 or not 1 <= args.aicores <= 64 \

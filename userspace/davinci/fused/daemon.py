@@ -6,7 +6,9 @@ The mount holds davinci0..N-1 and davinci_manager, regular files of mode
 reach the mount at all (the kernel refuses everyone else, root included),
 so another user cannot open the nodes.
 
-  open(davinciN)      -> dvc_context_open(caller's pid)
+  open(davinciN)      -> dvc_context_open_as(caller's pid, caller's uid):
+                         EMFILE / EUSERS past the limits on open contexts
+                         per process / per user (--max-contexts-per-*)
   release             -> dvc_context_close (the kernel sends RELEASE when the
                          last fd closes, also when the client was SIGKILLed)
   ioctl               -> dvc_ioctl / dvc_manager_ioctl_priv on the _IOC_SIZE
@@ -144,10 +146,10 @@ class DavinciFS(_Base):
         dev = self.nodes[path]
         ctx = None
         if dev is not None:
-            _uid, _gid, tid = _fusepy.fuse_get_context()
+            uid, _gid, tid = _fusepy.fuse_get_context()
             pid = _process_of(tid)
             try:
-                ctx = dev.open_context(pid)
+                ctx = dev.open_context(pid, uid=uid)
             except OSError as e:
                 log.warning("open %s by pid %d: %s", path, pid, e)
                 raise _fusepy.FuseOSError(e.errno or errno.EIO)

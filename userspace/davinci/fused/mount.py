@@ -1,19 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """Mountpoint housekeeping for davinci-fused: default locations, busy and
-stale mount detection, unmount, pid and backing directories."""
+stale mount detection, unmount, pid and backing directories.
+
+The layout itself (mountpoints, memory directories, what a crashed daemon
+leaves) lives in :mod:`davinci.fuse_layout`, shared with the runtime and
+``davinci doctor``; its names are re-exported here."""
 
 import errno
 import fcntl
-import glob
 import os
-import shutil
 import struct
-import subprocess
 
-MANAGER = "davinci_manager"
-
-# What a FUSE mount whose daemon died answers (the kernel aborted it).
-DEAD = (errno.ENOTCONN, errno.ECONNABORTED)
+from ..fuse_layout import (BACKING_PREFIX, DEAD, MANAGER,  # noqa: F401
+                           backing_candidates, clear_leftovers,
+                           default_mountpoint, find_leftovers,
+                           fusermount_unmount, mount_entry, mount_state,
+                           pid_alive)
 
 # _IOR(0xDA, 0x00, struct davinci_version): 4 + 4 + 8 + 32 + 32 = 80 bytes.
 VERSION_SIZE = 80
@@ -34,93 +36,6 @@ def runtime_dir() -> str:
     if st.st_uid != os.getuid() or not os.path.isdir(d) or os.path.islink(d):
         raise OSError(errno.EPERM, "%s is not a directory owned by you" % d)
     return d
-
-
-def default_mountpoint() -> str:
-    """$XDG_RUNTIME_DIR/davinci, or /tmp/davinci-<uid> when it is unset."""
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "davinci")
-    return "/tmp/davinci-%d" % os.getuid()
-
-
-def _unescape(field: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as \ooo
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
-def mount_entry(mp: str):
-    """(fstype, source) of the mount at @mp from /proc/self/mountinfo, or
-    None when @mp is not a mountpoint."""
-    mp = os.path.abspath(mp)
-    found = None
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) < 10 or _unescape(parts[4]) != mp:
-                    continue
-                sep = parts.index("-")
-                found = (parts[sep + 1], parts[sep + 2])
-    except OSError:
-        return None
-    return found
-
-
-def mount_state(mp: str) -> str:
-    """One of: missing, notdir, stale, mounted, empty, nonempty."""
-    try:
-        os.stat(mp)
-    except FileNotFoundError:
-        return "missing"
-    except OSError as e:
-        if e.errno in DEAD:
-            return "stale"
-        if e.errno == errno.EACCES and mount_entry(mp):
-            return "mounted"    # someone else's FUSE mount
-        raise
-    if mount_entry(mp):
-        # stat of the root may be answered from cached attributes; statfs
-        # always reaches the daemon
-        try:
-            os.statvfs(mp)
-        except OSError as e:
-            if e.errno in DEAD:
-                return "stale"
-        return "mounted"
-    if not os.path.isdir(mp):
-        return "notdir"
-    try:
-        if os.listdir(mp):
-            return "nonempty"
-    except OSError as e:
-        if e.errno in DEAD:
-            return "stale"
-        raise
-    return "empty"
-
-
-def fusermount_unmount(mp: str, lazy: bool = True) -> bool:
-    """Unmount @mp with fusermount -u [-z]; True when it is gone."""
-    cmd = ["fusermount", "-u", "-q"] + (["-z"] if lazy else []) + [mp]
-    try:
-        subprocess.run(cmd, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    if mount_entry(mp) and os.getuid() == 0:
-        subprocess.run(["umount", "-l", mp], stderr=subprocess.DEVNULL,
-                       check=False)
-    return mount_entry(mp) is None
 
 
 def nodes_answer(mp: str) -> bool:
@@ -199,33 +114,6 @@ def open_log(path: str) -> int:
                    | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
 
-def pid_alive(pid: int) -> bool:
-    """True when @pid runs (a zombie, not yet reaped, counts as dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-BACKING_PREFIX = "davinci-%d-"
-
-
-def backing_candidates(mp: str):
-    rd = os.environ.get("XDG_RUNTIME_DIR")
-    out = ["/dev/shm"]
-    if rd:
-        out.append(rd)
-    out.append(os.path.dirname(os.path.abspath(mp)))
-    return out
-
-
 def make_backing_dir(mp: str) -> str:
     """A private (0700) directory for the arena files: in /dev/shm when
     possible, so clients' MAP_SHARED mappings are plain shared memory."""
@@ -244,20 +132,9 @@ def make_backing_dir(mp: str) -> str:
                   "(tried %s)" % ", ".join(backing_candidates(mp)))
 
 
-def clean_stale_backing(mp: str, log=None) -> None:
-    """Remove backing directories of our uid whose daemon is dead."""
-    me = os.getuid()
-    for d in backing_candidates(mp):
-        for path in glob.glob(os.path.join(d, BACKING_PREFIX % me + "*")):
-            name = os.path.basename(path)
-            try:
-                pid = int(name.split("-")[2])
-                st = os.lstat(path)
-            except (ValueError, IndexError, OSError):
-                continue
-            if st.st_uid != me or not os.path.isdir(path) or pid_alive(pid):
-                continue
-            shutil.rmtree(path, ignore_errors=True)
-            if log:
-                log("removed stale device memory directory %s (daemon pid %d "
-                    "is gone)" % (path, pid))
+def clean_stale_backing(mp: str, log=None) -> "list":
+    """Remove memory directories of our uid whose daemon is dead (where a
+    daemon serving @mp would have made them); returns the Leftovers."""
+    mem = [lo for lo in find_leftovers(mountpoints=[mp])
+           if lo.kind == "memory"]
+    return clear_leftovers(mem, log)
