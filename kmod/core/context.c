@@ -168,6 +168,7 @@ int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,
 	dv_id_init(&ctx->buf_ids, U64_MAX - 1);
 	dv_id_init(&ctx->stream_ids, 0x7fffffff);
 	dv_id_init(&ctx->event_ids, 0x7fffffff);
+	dv_id_init(&ctx->map_ids, U64_MAX - 1);
 
 	os_mutex_lock(dev->lock);
 	if (dev->lost) {
@@ -198,6 +199,7 @@ void dv_context_reset_locked(struct dv_context *ctx)
 	struct dv_device *dev = ctx->dev;
 	struct dv_list *pos, *tmp;
 
+	os_mutex_assert_held(dev->lock);
 	for (;;) {
 		struct dv_stream *victim = NULL;
 
@@ -258,6 +260,7 @@ void dv_context_close(struct dv_context *ctx)
 	os_mutex_lock(dev->lock);
 	ctx->closing = true;
 	dv_context_reset_locked(ctx);
+	dv_context_release_holds(ctx);
 	dv_list_del(&ctx->node);
 	dv_id_destroy(&ctx->buf_ids);
 	dv_id_destroy(&ctx->stream_ids);

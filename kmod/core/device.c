@@ -259,6 +259,7 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
 		      DAVINCI_FEAT_NOTIFICATIONS | DAVINCI_FEAT_FP16 |
 		      DAVINCI_FEAT_BF16 | DAVINCI_FEAT_PINNED_HOST |
 		      DAVINCI_FEAT_POLL | DAVINCI_FEAT_MGMT |
+		      DAVINCI_FEAT_MAP_HOLD |
 		      DAVINCI_FEAT_LIMITS;
 	dv_strscpy(v->driver_version, DV_DRIVER_VERSION,
 		   sizeof(v->driver_version));

@@ -305,6 +305,7 @@ struct dv_event {
  * @buf_ids: buffer handles
  * @stream_ids: stream ids
  * @event_ids: event ids
+ * @map_ids: holds of mappings the driver cannot see (DAVINCI_IOCTL_MAP_HOLD)
  * @used: bytes held per pool (HBM, host), rings excluded
  * @allocs: allocations per pool, rings excluded
  * @nq: notification queue (ring of DV_NOTIFY_CAPACITY)
@@ -327,6 +328,7 @@ struct dv_context {
 	struct dv_idtable buf_ids;
 	struct dv_idtable stream_ids;
 	struct dv_idtable event_ids;
+	struct dv_idtable map_ids;
 	u64 used[DAVINCI_ARENAS];
 	u64 allocs[DAVINCI_ARENAS];
 	struct davinci_notification *nq;
@@ -519,6 +521,9 @@ void dv_version_fill(struct davinci_version *v, const char *backend);
 int dv_ioctl_get_version(struct dv_context *ctx, void *arg);
 int dv_ioctl_device_info(struct dv_context *ctx, void *arg);
 int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg);
+int dv_ioctl_map_hold(struct dv_context *ctx, void *arg);
+int dv_ioctl_map_release(struct dv_context *ctx, void *arg);
+void dv_context_release_holds(struct dv_context *ctx);
 u64 dv_deadline(u32 timeout_ms);
 bool dv_device_lost_locked(struct dv_device *dev);
 void dv_context_fail_locked(struct dv_context *ctx);

@@ -21,6 +21,8 @@ static const struct dv_ioctl_desc dv_ioctls[] = {
 	DV_IOCTL(DAVINCI_IOCTL_MMAP_INFO, dv_ioctl_mmap_info),
 	DV_IOCTL(DAVINCI_IOCTL_GET_LIMITS, dv_ioctl_get_limits),
 	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
+	DV_IOCTL(DAVINCI_IOCTL_MAP_HOLD, dv_ioctl_map_hold),
+	DV_IOCTL(DAVINCI_IOCTL_MAP_RELEASE, dv_ioctl_map_release),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_ALLOC, dv_ioctl_mem_alloc),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_FREE, dv_ioctl_mem_free),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_QUERY, dv_ioctl_mem_query),

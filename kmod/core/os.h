@@ -56,6 +56,12 @@ struct os_mutex *os_mutex_create(enum os_lock_class cls);
 void os_mutex_destroy(struct os_mutex *m);
 void os_mutex_lock(struct os_mutex *m);
 void os_mutex_unlock(struct os_mutex *m);
+/*
+ * Assert that the calling thread holds @m (lockdep_assert_held in the
+ * kernel, an owner check in userspace): every function documented as
+ * running with a lock held calls it.
+ */
+void os_mutex_assert_held(struct os_mutex *m);
 
 /*
  * A wait queue used like a condition variable with an os_mutex: the waker
@@ -70,7 +76,10 @@ void os_waitq_destroy(struct os_waitq *wq);
 /*
  * Release @m, sleep until woken or until os_now_ns() >= @deadline_ns,
  * take @m again. Returns 0 when woken (perhaps spuriously), -ETIMEDOUT
- * past the deadline, -EINTR when a signal is pending (kernel only).
+ * past the deadline, -EINTR when the caller was interrupted: a signal is
+ * pending (kernel), or the FUSE request being served was interrupted
+ * (userspace, see libdavinci_core.h). An interrupted wait still sleeps a
+ * short while, so loops that ignore -EINTR do not spin.
  */
 int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns);
 void os_waitq_wake_all(struct os_waitq *wq);

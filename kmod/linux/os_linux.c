@@ -74,6 +74,11 @@ void os_mutex_unlock(struct os_mutex *m)
 	mutex_unlock(&m->lock);
 }
 
+void os_mutex_assert_held(struct os_mutex *m)
+{
+	lockdep_assert_held(&m->lock);
+}
+
 struct os_waitq {
 	wait_queue_head_t head;
 };

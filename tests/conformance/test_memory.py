@@ -7,6 +7,8 @@ import pytest
 import davinci
 from davinci import _uapi
 
+from .conftest import wait_quiescent
+
 KiB, MiB = 1 << 10, 1 << 20
 
 
@@ -218,13 +220,83 @@ def test_coherence_task_result_through_existing_mapping(dev):
             assert bytes(b.read(4)) == b"\x09" * 4
 
 
-def test_views_survive_free_without_crash(dev):
-    b = dev.malloc(4096)
+_FILL_OTHERS = """
+import sys
+import davinci
+size, out = int(sys.argv[1]), []
+with davinci.Device(0) as d:
+    while True:
+        try:
+            b = d.malloc(size)
+        except davinci.OutOfMemoryError:
+            break
+        b.write(b"\\x3c" * size)
+        out.append(b)
+    print(" ".join("%d:%d" % (b.dev_addr, b.alloc_size) for b in out))
+    sys.stdout.flush()
+    sys.stdin.read()           # hold them until told to go
+"""
+
+
+def _overlaps(a, alen, b, blen):
+    return a < b + blen and b < a + alen
+
+
+def test_view_outliving_its_buffer_never_sees_another_allocation(dev, backend):
+    """A view kept after free() keeps its memory out of the pool: no later
+    allocation (this context, another context, another process) shares a
+    byte with it, in either direction, until the view is gone; then the
+    memory comes back."""
+    import gc
+    import subprocess
+    import sys
+    size = MiB
+    free0 = dev.mem_info().free
+    b = dev.malloc(size)
+    addr, alen = b.dev_addr, b.alloc_size
     v = b.numpy()
-    v[:] = 5
+    v[:] = 0xA5
     b.free()
-    assert v[0] == 5       # the driver keeps mapped memory from reuse
+    others = []
+    with davinci.Device(0) as other:
+        for d in (dev, other):          # take every MiB the pool has left
+            while True:
+                try:
+                    nb = d.malloc(size)
+                except davinci.OutOfMemoryError:
+                    break
+                nb.write(b"\x5a" * size)
+                others.append(nb)
+        assert others, "the pool had no room left to test reuse"
+        assert not [hex(o.dev_addr) for o in others
+                    if _overlaps(o.dev_addr, o.alloc_size, addr, alen)]
+        assert (v == 0xA5).all()
+        v[:] = 0x11
+        for o in others:
+            assert (o.numpy() == 0x5A).all()
+        if backend.kind != "inproc":
+            # free them and let another process take all it can
+            for o in others:
+                o.free()
+            others.clear()
+            p = subprocess.Popen([sys.executable, "-c", _FILL_OTHERS,
+                                  str(size)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+            try:
+                line = p.stdout.readline().split()
+                assert line, "the other process allocated nothing"
+                for item in line:
+                    a, n = map(int, item.split(":"))
+                    assert not _overlaps(a, n, addr, alen), hex(a)
+                assert (v == 0x11).all()
+            finally:
+                p.communicate("", timeout=60)
+        for o in others:
+            o.free()
     del v
+    gc.collect()
+    wait_quiescent(dev)
+    assert dev.mem_info().free == free0    # the view's memory came back
 
 
 def test_mem_query_by_address(dev):

@@ -225,3 +225,38 @@ def test_large_copies(dev, rng):
         out = np.empty_like(data)
         s.copy_to_host(b, out)
         assert np.array_equal(out, data)
+
+
+def test_device_synchronize_while_other_threads_destroy_streams(dev):
+    """Device.synchronize() settles every stream of the device; a stream
+    another thread destroys meanwhile is no error (8 threads share it)."""
+    import threading
+    errors = []
+    stop = threading.Event()
+
+    def churn():
+        try:
+            while not stop.is_set():
+                s = dev.stream()
+                s.nop()
+                s.destroy()
+        except Exception as e:      # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def sync():
+        try:
+            for _ in range(200):
+                dev.synchronize(timeout=60)
+        except Exception as e:      # noqa: BLE001 - reported below
+            errors.append(e)
+
+    churners = [threading.Thread(target=churn) for _ in range(4)]
+    syncers = [threading.Thread(target=sync) for _ in range(4)]
+    for t in churners + syncers:
+        t.start()
+    for t in syncers:
+        t.join()
+    stop.set()
+    for t in churners:
+        t.join()
+    assert errors == []

@@ -2887,6 +2887,136 @@ static void test_ioctl_copy_rules(void)
  * documents passes, taking the registry lock inside a device lock aborts.
  * Every other test of that build runs under the same check.
  */
+/*
+ * Holds (DAVINCI_IOCTL_MAP_HOLD) keep memory from reuse as a mapping of
+ * the node does: after MEM_FREE and CTX_RESET, until released or the
+ * context closes; bad ranges and handles are refused.
+ */
+static void test_map_holds(void)
+{
+	struct dv_device *dev = mkdev(0);
+	struct dv_context *ctx = dvc_context_open(dev, 1);
+	struct davinci_mem_alloc a = { .size = MiB }, again = { .size = MiB };
+	struct davinci_map_hold h = { 0 }, bad;
+	struct davinci_map_release r = { 0 };
+	struct davinci_mem_free f = { 0 };
+	struct davinci_mem_info mi;
+
+	REQUIRE(ctx);
+	REQUIRE(dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_ALLOC, &a) == 0);
+	h.mmap_offset = a.mmap_offset;
+	h.length = a.alloc_size;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_HOLD, &h), 0);
+	CHECK(h.handle != 0);
+	bad = h;
+	bad.length = a.alloc_size + 4096;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_HOLD, &bad), -EINVAL);
+	bad = h;
+	bad.mmap_offset += 1;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_HOLD, &bad), -EINVAL);
+	bad.mmap_offset = a.mmap_offset + a.alloc_size;
+	bad.length = 4096;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_HOLD, &bad), -EINVAL);
+	/* Freed but held: the next allocation lands elsewhere. */
+	f.handle = a.handle;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_FREE, &f), 0);
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_ALLOC, &again), 0);
+	CHECK(again.dev_addr != a.dev_addr);
+	CHECK_EQ(mem_info(ctx, 0, &mi), 0);
+	CHECK_EQ(mi.free, HBM_BYTES - a.alloc_size - again.alloc_size);
+	/* Released: the memory is back. */
+	r.handle = h.handle;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_RELEASE, &r), 0);
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_RELEASE, &r), -ENOENT);
+	CHECK_EQ(mem_info(ctx, 0, &mi), 0);
+	CHECK_EQ(mi.free, HBM_BYTES - again.alloc_size);
+	/* A hold survives CTX_RESET and goes with the context. */
+	h.mmap_offset = again.mmap_offset;
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_MAP_HOLD, &h), 0);
+	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_CTX_RESET, NULL), 0);
+	CHECK_EQ(mem_info(ctx, 0, &mi), 0);
+	CHECK_EQ(mi.free, HBM_BYTES - again.alloc_size);
+	dvc_context_close(ctx);
+	dvc_device_destroy(dev);
+	CHECK(stats_zero());
+}
+
+static volatile int interrupt_flag;
+
+static int interrupted(void)
+{
+	return interrupt_flag;
+}
+
+static void *interrupt_later(void *arg)
+{
+	(void)arg;
+	usleep(50000);
+	interrupt_flag = 1;
+	return NULL;
+}
+
+/*
+ * A wait made through dvc_ioctl_interruptible() ends with -EINTR once its
+ * caller is interrupted (the FUSE daemon passes fuse_interrupted()), long
+ * before its timeout; without an interrupt it times out as before.
+ */
+static void test_interruptible_waits(void)
+{
+	struct dv_device *dev = mkdev(0);
+	struct dv_context *ctx = dvc_context_open(dev, 1);
+	struct davinci_notification n = { .timeout_ms = 30000 };
+	pthread_t th;
+
+	REQUIRE(ctx);
+	interrupt_flag = 0;
+	pthread_create(&th, NULL, interrupt_later, NULL);
+	CHECK_EQ(dvc_ioctl_interruptible(ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n,
+					 interrupted), -EINTR);
+	pthread_join(th, NULL);
+	/* Already interrupted: still -EINTR, at once. */
+	CHECK_EQ(dvc_ioctl_interruptible(ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n,
+					 interrupted), -EINTR);
+	interrupt_flag = 0;
+	n.timeout_ms = 20;
+	CHECK_EQ(dvc_ioctl_interruptible(ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n,
+					 interrupted), -ETIMEDOUT);
+	dvc_context_close(ctx);
+	dvc_device_destroy(dev);
+	CHECK(stats_zero());
+}
+
+void dv_context_reset_locked(struct dv_context *ctx);
+
+/*
+ * A function documented to run with a lock held asserts it: called
+ * without the lock, it aborts (os_mutex_assert_held()).
+ */
+static void test_lock_assertions(void)
+{
+	struct dv_device *dev = mkdev(0);
+	struct dv_context *ctx = dvc_context_open(dev, 1);
+	int status = 0;
+	pid_t pid;
+
+	REQUIRE(ctx);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, STDERR_FILENO);
+		dv_context_reset_locked(ctx);
+		_exit(0);
+	}
+	REQUIRE(pid > 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	dvc_context_close(ctx);
+	dvc_device_destroy(dev);
+	CHECK(stats_zero());
+}
+
 static void test_lock_order(void)
 {
 #ifdef DV_LOCK_ORDER_CHECK
@@ -3065,6 +3195,9 @@ int main(int argc, char **argv)
 	th_run("ioctl_copy_rules", test_ioctl_copy_rules, filter);
 	th_run("context_limits", test_context_limits, filter);
 	th_run("lock_order", test_lock_order, filter);
+	th_run("map_holds", test_map_holds, filter);
+	th_run("interruptible_waits", test_interruptible_waits, filter);
+	th_run("lock_assertions", test_lock_assertions, filter);
 	printf("%d passed, %d failed\n", th_passed, th_failed);
 	return th_failed ? 1 : 0;
 }

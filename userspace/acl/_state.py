@@ -20,6 +20,8 @@ import logging
 import threading
 
 import davinci
+# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
+# ABI's status codes; davinci names it no other way.
 from davinci import _uapi
 from davinci.errors import (DavinciError, DeviceLostError, DeviceNotFoundError,
                             DevicePermissionError,
@@ -49,18 +51,16 @@ class AclDevice:
         self.dev = dev
         self.refs = 0
         self.default_ctx: "AclContext | None" = None
-        self.buffers: dict[int, davinci.Buffer] = {}     # dev_addr -> Buffer
+        # Device memory is found through the Device (find_buffer, by device
+        # address). Pinned host memory is kept here too: pyACL's host
+        # pointers are process addresses of the mapping, which the Device
+        # does not index, and only malloc_host's buffers count (not the
+        # staging buffers the runtime makes on the same Device).
         self.host_buffers: dict[int, davinci.Buffer] = {}  # address -> Buffer
         self.host_starts: list[int] = []
-        self._internal: davinci.Stream | None = None
-
-    @property
-    def internal_stream(self) -> davinci.Stream:
-        if self._internal is None or self._internal.destroyed:
-            self._internal = self.dev.stream()
-        return self._internal
 
     def find_device_ptr(self, ptr: int):
+        """(Buffer, offset) of device memory containing ``ptr``, or None."""
         hit = self.dev.find_buffer(ptr)
         if hit is None or hit[0].host:
             return None
@@ -187,6 +187,7 @@ _STATUS_CODES = {
     _uapi.DAVINCI_STATUS_ECC_ERROR: C.ACL_ERROR_RT_DEVICE_MEM_ERROR,
     _uapi.DAVINCI_STATUS_DEVICE_LOST: C.ACL_ERROR_RT_LOST_HEARTBEAT,
     _uapi.DAVINCI_STATUS_INVALID_EVENT: C.ACL_ERROR_RT_INVALID_HANDLE,
+    _uapi.DAVINCI_STATUS_MISALIGNED: C.ACL_ERROR_RT_AICORE_EXCEPTION,
 }
 
 
@@ -253,8 +254,8 @@ def api(nvalues: int = 0, defaults=None, locked: bool = True):
         defaults = (None,) * nvalues
 
     def deco(fn):
-        name = "acl.%s.%s" % (fn.__module__.rsplit(".", 1)[-1], fn.__name__) \
-            if fn.__module__ != "acl" else "acl.%s" % fn.__name__
+        # the public module: acl.rt.malloc, defined in acl.rt.memory
+        name = ".".join(fn.__module__.split(".")[:2] + [fn.__name__])
 
         def wrapper(*args, **kwargs):
             try:
@@ -306,7 +307,6 @@ def release_device(d: AclDevice) -> None:
     for h, e in list(events.items()):
         if e.device is d:
             del events[h]
-    d.buffers.clear()
     d.host_buffers.clear()
     d.host_starts.clear()
     devices.pop(d.id, None)

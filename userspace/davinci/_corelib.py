@@ -87,6 +87,7 @@ def _declare(lib):
         "dvc_set_limits": (c.c_int, [c.c_int64, c.c_int64]),
         "dvc_context_close": (None, [vp]),
         "dvc_ioctl": (c.c_int, [vp, c.c_ulong, vp]),
+        "dvc_ioctl_interruptible": (c.c_int, [vp, c.c_ulong, vp, vp]),
         "dvc_manager_ioctl": (c.c_int, [c.c_ulong, vp]),
         "dvc_manager_ioctl_priv": (c.c_int, [c.c_ulong, vp, c.c_int]),
         "dvc_pollable": (c.c_int, [vp]),

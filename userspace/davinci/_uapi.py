@@ -91,6 +91,7 @@ DAVINCI_FEAT_BF16 = 1 << 4
 DAVINCI_FEAT_PINNED_HOST = 1 << 5
 DAVINCI_FEAT_POLL = 1 << 6
 DAVINCI_FEAT_MGMT = 1 << 7
+DAVINCI_FEAT_MAP_HOLD = 1 << 8
 DAVINCI_FEAT_LIMITS = 1 << 9
 
 DAVINCI_NAME_LEN = 32
@@ -458,6 +459,23 @@ class davinci_mmap_info(_Struct):
     ]
 
 
+class davinci_map_hold(_Struct):
+    _fields_ = [
+        ("mmap_offset", _u64),
+        ("length", _u64),
+        ("handle", _u64),
+    ]
+
+
+DAVINCI_MAX_MAP_HOLDS = 65536
+
+
+class davinci_map_release(_Struct):
+    _fields_ = [
+        ("handle", _u64),
+    ]
+
+
 class davinci_task(_Struct):
     _fields_ = [
         ("opcode", _u16),
@@ -610,8 +628,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
     davinci_sync, davinci_event_create, davinci_event_id,
     davinci_event_query, davinci_event_wait, davinci_notification,
-    davinci_mmap_info, davinci_task, davinci_completion,
-    davinci_mgmt_list, davinci_mgmt_info, davinci_mgmt_proc,
+    davinci_mmap_info, davinci_map_hold, davinci_map_release, davinci_task,
+    davinci_completion, davinci_mgmt_list, davinci_mgmt_info, davinci_mgmt_proc,
     davinci_mgmt_procs, davinci_mgmt_reset, davinci_mgmt_fault,
     davinci_mgmt_event, davinci_mgmt_events)}
 
@@ -623,6 +641,8 @@ DAVINCI_IOCTL_GET_VERSION = _IOR(_B, 0x00, davinci_version)
 DAVINCI_IOCTL_DEVICE_INFO = _IOR(_B, 0x01, davinci_device_info)
 DAVINCI_IOCTL_MMAP_INFO = _IOR(_B, 0x02, davinci_mmap_info)
 DAVINCI_IOCTL_CTX_RESET = _IO(_B, 0x03)
+DAVINCI_IOCTL_MAP_HOLD = _IOWR(_B, 0x04, davinci_map_hold)
+DAVINCI_IOCTL_MAP_RELEASE = _IOW(_B, 0x05, davinci_map_release)
 DAVINCI_IOCTL_GET_LIMITS = _IOR(_B, 0x06, davinci_limits)
 DAVINCI_IOCTL_MEM_ALLOC = _IOWR(_B, 0x10, davinci_mem_alloc)
 DAVINCI_IOCTL_MEM_FREE = _IOW(_B, 0x11, davinci_mem_free)
@@ -661,6 +681,8 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_DEVICE_INFO: davinci_device_info,
     DAVINCI_IOCTL_MMAP_INFO: davinci_mmap_info,
     DAVINCI_IOCTL_CTX_RESET: None,
+    DAVINCI_IOCTL_MAP_HOLD: davinci_map_hold,
+    DAVINCI_IOCTL_MAP_RELEASE: davinci_map_release,
     DAVINCI_IOCTL_GET_LIMITS: davinci_limits,
     DAVINCI_IOCTL_MEM_ALLOC: davinci_mem_alloc,
     DAVINCI_IOCTL_MEM_FREE: davinci_mem_free,

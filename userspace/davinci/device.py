@@ -19,8 +19,6 @@ from .stream import Stream
 
 __all__ = ["Device", "DeviceInfo", "Version", "Notification"]
 
-_WAIT_SLICE_MS = 1000
-
 _HEALTH = {0: "OK", 1: "Warning", 2: "Alarm", 3: "Critical"}
 
 
@@ -257,26 +255,15 @@ class Device:
 
         Raises :class:`TaskFailedError` if a stream is in the error state.
         """
-        t = self._transport
-        ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
-        while True:
-            slice_ms = _WAIT_SLICE_MS if ms is None else min(ms, _WAIT_SLICE_MS)
-            s = _uapi.davinci_sync(timeout_ms=slice_ms)
-            err = t.try_ioctl(_uapi.DAVINCI_IOCTL_SYNC, s)
-            if err == 0:
-                break
-            if err != _errno.ETIMEDOUT:
-                raise t._error(err, _uapi.DAVINCI_IOCTL_SYNC)
-            if ms is not None:
-                ms -= slice_ms
-                if ms <= 0:
-                    raise TimeoutError(
-                        "davinci%d: streams still busy after %.3f s; wait "
-                        "longer or cancel work" % (self.index, timeout))
+        s = self._transport.wait_ioctl(
+            _uapi.DAVINCI_IOCTL_SYNC,
+            lambda ms: _uapi.davinci_sync(timeout_ms=ms), timeout)
+        if s is None:
+            raise TimeoutError(
+                "davinci%d: streams still busy after %.3f s; wait longer or "
+                "cancel work" % (self.index, timeout))
         for st in list(self._streams):
-            if not st.destroyed:
-                st.drain()
-                st._run_after(st.query().completed_seq)
+            st.settle()
         if s.status:
             raise TaskFailedError(
                 "davinci%d: a stream is in the error state (%s: %s); find it "
@@ -330,14 +317,11 @@ class Device:
         return dispatcher(self)
 
     def _notify_wait(self, timeout: float | None = 0) -> Notification | None:
-        ms = 0 if timeout == 0 else (
-            0xFFFFFFFF if timeout is None else max(1, int(timeout * 1000)))
-        n = _uapi.davinci_notification(timeout_ms=ms)
-        err = self._transport.try_ioctl(_uapi.DAVINCI_IOCTL_NOTIFY_WAIT, n)
-        if err == _errno.ETIMEDOUT:
+        n = self._transport.wait_ioctl(
+            _uapi.DAVINCI_IOCTL_NOTIFY_WAIT,
+            lambda ms: _uapi.davinci_notification(timeout_ms=ms), timeout)
+        if n is None:
             return None
-        if err:
-            raise self._transport._error(err, _uapi.DAVINCI_IOCTL_NOTIFY_WAIT)
         return Notification(int(n.type), int(n.stream_id), int(n.status),
                             int(n.seq), int(n.user_data), int(n.timestamp_ns),
                             int(n.dropped))

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Event", "EventState"]
 
-_WAIT_SLICE_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -106,24 +105,15 @@ class Event:
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait on the host until every record submitted so far completed."""
         self._check()
-        t = self.device._transport
-        ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
-        while True:
-            slice_ms = _WAIT_SLICE_MS if ms is None else min(ms, _WAIT_SLICE_MS)
-            w = _uapi.davinci_event_wait(event_id=self.event_id,
-                                         timeout_ms=slice_ms)
-            err = t.try_ioctl(_uapi.DAVINCI_IOCTL_EVENT_WAIT, w)
-            if err == 0:
-                return
-            if err != _errno.ETIMEDOUT:
-                raise t._error(err, _uapi.DAVINCI_IOCTL_EVENT_WAIT)
-            if ms is not None:
-                ms -= slice_ms
-                if ms <= 0:
-                    raise TimeoutError(
-                        "event %d not reached after %.3f s; the stream that "
-                        "records it is still busy or blocked"
-                        % (self.event_id, timeout))
+        done = self.device.transport.wait_ioctl(
+            _uapi.DAVINCI_IOCTL_EVENT_WAIT,
+            lambda ms: _uapi.davinci_event_wait(event_id=self.event_id,
+                                                timeout_ms=ms),
+            timeout)
+        if done is None:
+            raise TimeoutError(
+                "event %d not reached after %.3f s; the stream that records "
+                "it is still busy or blocked" % (self.event_id, timeout))
 
     wait = synchronize
 

@@ -49,7 +49,6 @@ _TASK_SIZE = ctypes.sizeof(_uapi.davinci_task)
 _CPL_SIZE = ctypes.sizeof(_uapi.davinci_completion)
 _ENTRIES = _uapi.DAVINCI_RING_ENTRIES_OFFSET
 _M32 = 0xFFFFFFFF
-_WAIT_SLICE_MS = 1000
 _MAX_KEPT_COMPLETIONS = 65536
 
 
@@ -301,6 +300,19 @@ class Stream:
                 self._completions.popitem(last=False)
         return out
 
+    def settle(self) -> None:
+        """Read new completions and run the host work (callbacks, staged
+        copies) of every task that completed. A stream another thread
+        destroys meanwhile has nothing left to settle: checked and used
+        under the stream's lock, so this never fails for that."""
+        with self._lock:
+            if self._destroyed:
+                return
+            self.drain()
+            q = _uapi.davinci_stream_query(stream_id=self.stream_id)
+            self.device.transport.ioctl(_uapi.DAVINCI_IOCTL_STREAM_QUERY, q)
+        self._run_after(int(q.completed_seq))
+
     def _run_after(self, completed_seq: int) -> None:
         with self._lock:
             ready = [(s, fn) for s, fn in self._after if s <= completed_seq]
@@ -322,29 +334,20 @@ class Stream:
         return int(self._cqh.overflow)
 
     def _wait(self, seq: int, timeout: float | None) -> _uapi.davinci_stream_wait:
-        ms = _to_ms(timeout)
-        t = self.device._transport
-        while True:
-            slice_ms = _WAIT_SLICE_MS if ms is None else min(ms, _WAIT_SLICE_MS)
-            w = _uapi.davinci_stream_wait(stream_id=self.stream_id,
-                                          timeout_ms=slice_ms, seq=seq)
-            err = t.try_ioctl(_uapi.DAVINCI_IOCTL_STREAM_WAIT, w)
-            if err == 0:
-                return w
-            import errno as _errno
-            if err != _errno.ETIMEDOUT:
-                raise t._error(err, _uapi.DAVINCI_IOCTL_STREAM_WAIT)
-            if ms is not None:
-                ms -= slice_ms
-                if ms <= 0:
-                    # a failed ioctl returns no out fields: ask the stream
-                    q = self.query()
-                    raise TimeoutError(
-                        "stream %d: task %s not complete after %.3f s "
-                        "(%d of %d tasks done); wait longer, or cancel or "
-                        "reset the stream"
-                        % (self.stream_id, seq or "(last)", timeout,
-                           q.completed_seq, q.submitted_seq))
+        w = self.device.transport.wait_ioctl(
+            _uapi.DAVINCI_IOCTL_STREAM_WAIT,
+            lambda ms: _uapi.davinci_stream_wait(stream_id=self.stream_id,
+                                                 timeout_ms=ms, seq=seq),
+            timeout)
+        if w is None:
+            # a failed ioctl returns no out fields: ask the stream
+            q = self.query()
+            raise TimeoutError(
+                "stream %d: task %s not complete after %.3f s (%d of %d tasks "
+                "done); wait longer, or cancel or reset the stream"
+                % (self.stream_id, seq or "(last)", timeout, q.completed_seq,
+                   q.submitted_seq))
+        return w
 
     def wait(self, seq: int = 0, timeout: float | None = None) -> None:
         """Wait until task ``seq`` (0: the last submitted) completed.
@@ -531,7 +534,7 @@ class Stream:
         staging = self.device.malloc_host(n)
         staging.write(mv)
         seq = self.memcpy(dst, staging, n, dst_offset=offset)
-        self._after_task(seq, lambda ok: staging.free())
+        self.after_task(seq, lambda ok: staging.free())
         return seq
 
     def copy_to_host(self, src: Buffer, out: np.ndarray | None = None,
@@ -579,10 +582,13 @@ class Stream:
                         staging.numpy(np.uint8, (n,))
             finally:
                 staging.free()
-        self._after_task(seq, done)
+        self.after_task(seq, done)
         return seq
 
-    def _after_task(self, seq: int, fn: Callable[[bool], None]) -> None:
+    def after_task(self, seq: int, fn: Callable[[bool], None]) -> None:
+        """Run ``fn(ok)`` on the host once task ``seq`` has completed (when
+        the stream is next waited for or settled); ``ok`` False when the
+        task failed."""
         with self._lock:
             self._after.append((seq, fn))
 

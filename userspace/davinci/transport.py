@@ -26,14 +26,21 @@ import errno as _errno
 import mmap
 import os
 import threading
+import time
 import weakref
+from typing import Callable
 
 from . import _uapi
 from .errors import (LOST_ERRNOS, DavinciError, DeviceLostError,
-                     InvalidHandleError, from_errno)
+                     InvalidArgumentError, InvalidHandleError, from_errno)
 
 __all__ = ["Mapping", "Transport", "DeviceNodeTransport", "InProcessTransport",
            "inproc_device_count", "inproc_core_device", "inproc_shutdown"]
+
+#: Longest single wait ioctl (ms): a blocked program handles signals in
+#: this time at the latest.
+WAIT_SLICE_MS = 200
+
 
 def _ioctl_name(cmd: int) -> str:
     return "ioctl DAVINCI_IOCTL_%s" % _uapi.IOCTL_NAMES.get(cmd, hex(cmd))
@@ -133,6 +140,35 @@ class Transport:
             return exc
         return from_errno(err, what)
 
+    def error(self, err: int, cmd: int) -> DavinciError:
+        """The exception for positive errno ``err`` returned by ``cmd``."""
+        return self._error(err, cmd)
+
+    def wait_ioctl(self, cmd: int, make_arg: Callable[[int], object],
+                   timeout: float | None):
+        """Issue the wait ioctl ``cmd`` until it succeeds; return its arg.
+
+        ``make_arg(ms)`` builds the argument for one wait of at most ``ms``
+        milliseconds. Waits are made in slices of :data:`WAIT_SLICE_MS`,
+        whatever the timeout (``None``: forever), so that the program
+        handles signals (Ctrl-C raises KeyboardInterrupt) within a slice on
+        every backend. Returns None once ``timeout`` seconds passed.
+        """
+        if timeout is not None and timeout < 0:
+            raise InvalidArgumentError("timeout must be >= 0 seconds")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left_ms = WAIT_SLICE_MS if deadline is None else \
+                int((deadline - time.monotonic()) * 1000 + 0.999)
+            arg = make_arg(max(0, min(left_ms, WAIT_SLICE_MS)))
+            err = self.try_ioctl(cmd, arg)
+            if err == 0:
+                return arg
+            if err not in (_errno.ETIMEDOUT, _errno.EINTR):
+                raise self._error(err, cmd)
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+
     def map(self, offset: int, length: int) -> Mapping:
         """Map ``length`` bytes at the mmap ``offset`` an ioctl returned."""
         if self.closed:
@@ -186,6 +222,8 @@ class DeviceNodeTransport(Transport):
         self._lock = threading.Lock()
         self._mmap_info = None
         self._arena_fds: dict[int, int] = {}
+        self._maps: dict[int, mmap.mmap] = {}   # hold handle -> file mapping
+        self._closing = False
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except OSError as exc:
@@ -211,7 +249,7 @@ class DeviceNodeTransport(Transport):
 
     @property
     def closed(self) -> bool:
-        return self._fd < 0
+        return self._closing or self._fd < 0
 
     def fileno(self) -> int:
         return self._fd
@@ -275,29 +313,72 @@ class DeviceNodeTransport(Transport):
         info = self.mmap_info()
         prot = mmap.PROT_READ | mmap.PROT_WRITE
         if info.method == _uapi.DAVINCI_MMAP_NODE:
+            # the vma holds the memory (and this file) until munmap
             mm = mmap.mmap(self._fd, length, mmap.MAP_SHARED, prot,
                            offset=offset)
-        elif info.method == _uapi.DAVINCI_MMAP_FILE:
-            arena = _uapi.DAVINCI_MMAP_ARENA(offset)
-            if arena >= _uapi.DAVINCI_ARENAS:
-                raise OSError(_errno.EINVAL, "bad arena")
-            fd = self._arena_fd(arena)
-            mm = mmap.mmap(fd, length, mmap.MAP_SHARED, prot,
-                           offset=_uapi.DAVINCI_MMAP_ARENA_OFFSET(offset))
-        else:
+            return Mapping(mm, _mmap_address(mm), length, _close_mmap)
+        if info.method != _uapi.DAVINCI_MMAP_FILE:
             raise DavinciError("unknown mmap method %d from the driver; update "
                                "the runtime" % info.method)
-        return Mapping(mm, _mmap_address(mm), length, _close_mmap)
+        arena = _uapi.DAVINCI_MMAP_ARENA(offset)
+        if arena >= _uapi.DAVINCI_ARENAS:
+            raise OSError(_errno.EINVAL, "bad arena")
+        fd = self._arena_fd(arena)
+        # The driver never sees a mapping of its backing file: a hold keeps
+        # the memory from reuse until the last view of the mapping is gone.
+        hold = _uapi.davinci_map_hold(mmap_offset=offset, length=length)
+        self.ioctl(_uapi.DAVINCI_IOCTL_MAP_HOLD, hold)
+        try:
+            mm = mmap.mmap(fd, length, mmap.MAP_SHARED, prot,
+                           offset=_uapi.DAVINCI_MMAP_ARENA_OFFSET(offset))
+        except BaseException:
+            self._release_hold(int(hold.handle))
+            raise
+        address = _mmap_address(mm)
+        arr = (ctypes.c_char * length).from_address(address)
+        with self._lock:
+            self._maps[int(hold.handle)] = mm
+        weakref.finalize(arr, self._unmap, int(hold.handle))
+        return Mapping(arr, address, length, None)
+
+    def _release_hold(self, handle: int) -> None:
+        if self._fd >= 0:
+            self._ioctl(_uapi.DAVINCI_IOCTL_MAP_RELEASE,
+                        _uapi.davinci_map_release(handle=handle))
+
+    def _unmap(self, handle: int) -> None:
+        with self._lock:
+            mm = self._maps.pop(handle, None)
+            last = self._closing and not self._maps
+        if mm is not None:
+            mm.close()
+            self._release_hold(handle)
+        if last:
+            self._close_files()
 
     def close(self) -> None:
+        """Close the node. While file mappings are still viewed, the node
+        stays open (as a vma keeps a kernel file open), so that the driver
+        keeps their memory; the last view closes it. Never raises: a gone
+        daemon has freed everything already."""
+        with self._lock:
+            self._closing = True
+            busy = bool(self._maps)
+        if not busy:
+            self._close_files()
+
+    def _close_files(self) -> None:
         with self._lock:
             fds = list(self._arena_fds.values())
             self._arena_fds.clear()
             fd, self._fd = self._fd, -1
-        for f in fds:
-            os.close(f)
         if fd >= 0:
-            os.close(fd)
+            fds.append(fd)
+        for f in fds:
+            try:
+                os.close(f)
+            except OSError:
+                pass    # the descriptor is released even so (close(2))
 
     def __del__(self):
         try:

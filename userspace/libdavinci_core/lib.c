@@ -7,6 +7,7 @@
 
 #include "dv_internal.h"
 #include "libdavinci_core.h"
+#include "os_posix.h"
 
 struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 				    uint64_t hbm_bytes, uint64_t host_bytes,
@@ -101,6 +102,19 @@ int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg)
 	if (!ctx)
 		return -EINVAL;
 	return dvc_dispatch(ctx, cmd, arg, false);
+}
+
+int dvc_ioctl_interruptible(struct dv_context *ctx, unsigned long cmd,
+			    void *arg, int (*interrupted)(void))
+{
+	int ret;
+
+	if (!ctx)
+		return -EINVAL;
+	os_posix_set_interrupt_check(interrupted);
+	ret = dvc_dispatch(ctx, cmd, arg, false);
+	os_posix_set_interrupt_check(NULL);
+	return ret;
 }
 
 int dvc_manager_ioctl(unsigned long cmd, void *arg)

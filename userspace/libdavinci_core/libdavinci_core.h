@@ -48,6 +48,15 @@ void dvc_context_close(struct dv_context *ctx);
 int dvc_ioctl(struct dv_context *ctx, unsigned long cmd, void *arg);
 
 /*
+ * dvc_ioctl() on behalf of a caller that can be interrupted: a wait it
+ * makes polls @interrupted (the FUSE daemon passes libfuse's
+ * fuse_interrupted()) and fails with -EINTR once it returns nonzero, so a
+ * client killed or interrupted while the daemon waits for it is let go.
+ */
+int dvc_ioctl_interruptible(struct dv_context *ctx, unsigned long cmd,
+			    void *arg, int (*interrupted)(void));
+
+/*
  * The manager node's ioctls (no context), as dvc_ioctl. dvc_manager_ioctl
  * is an unprivileged caller (reset and fault injection: -EPERM);
  * dvc_manager_ioctl_priv passes @privileged (nonzero: allowed).

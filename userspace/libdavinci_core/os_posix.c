@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "os.h"
+#include "os_posix.h"
 
 /*
  * Fault injection for tests (not in libdavinci_core.h): when set to N > 0,
@@ -43,9 +44,22 @@ void os_free(void *ptr)
 	free(ptr);
 }
 
+/*
+ * @owner and @owned say which thread holds @m, for os_mutex_assert_held():
+ * set by the holder, read atomically by any thread.
+ */
 struct os_mutex {
 	pthread_mutex_t m;
 	enum os_lock_class cls;
+	pthread_t owner;
+	bool owned;
+};
+
+static const char * const os_lock_names[OS_LOCK_CLASSES] = {
+	[OS_LOCK_REGISTRY] = "registry",
+	[OS_LOCK_DEVICE] = "device",
+	[OS_LOCK_EVENTS] = "events",
+	[OS_LOCK_OWNERS] = "owners",
 };
 
 #ifdef DV_LOCK_ORDER_CHECK
@@ -55,12 +69,6 @@ struct os_mutex {
  * so a nesting that could deadlock aborts on the first run that does it,
  * not on the unlucky run that deadlocks.
  */
-static const char * const os_lock_names[OS_LOCK_CLASSES] = {
-	[OS_LOCK_REGISTRY] = "registry",
-	[OS_LOCK_DEVICE] = "device",
-	[OS_LOCK_EVENTS] = "events",
-	[OS_LOCK_OWNERS] = "owners",
-};
 static __thread unsigned int os_locks_held[OS_LOCK_CLASSES];
 
 static void os_lock_order_acquire(enum os_lock_class cls)
@@ -107,17 +115,54 @@ void os_mutex_destroy(struct os_mutex *m)
 	free(m);
 }
 
+static void os_mutex_owned(struct os_mutex *m)
+{
+	__atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&m->owned, true, __ATOMIC_RELAXED);
+}
+
 void os_mutex_lock(struct os_mutex *m)
 {
 	os_lock_order_acquire(m->cls);
 	pthread_mutex_lock(&m->m);
+	os_mutex_owned(m);
 }
 
 void os_mutex_unlock(struct os_mutex *m)
 {
+	__atomic_store_n(&m->owned, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&m->m);
 	os_lock_order_release(m->cls);
 }
+
+void os_mutex_assert_held(struct os_mutex *m)
+{
+	if (__atomic_load_n(&m->owned, __ATOMIC_RELAXED) &&
+	    pthread_equal(__atomic_load_n(&m->owner, __ATOMIC_RELAXED),
+			  pthread_self()))
+		return;
+	fprintf(stderr, "davinci: %s lock not held by this thread\n",
+		os_lock_names[m->cls]);
+	abort();
+}
+
+/*
+ * The FUSE daemon serves each request on a thread of its own; while it
+ * serves one, the request's interrupted() is set here (see
+ * dvc_ioctl_interruptible()), so that waits end when the caller was
+ * interrupted (a signal, SIGKILL) instead of holding it in the kernel.
+ */
+static __thread int (*os_interrupted)(void);
+
+void os_posix_set_interrupt_check(int (*interrupted)(void))
+{
+	os_interrupted = interrupted;
+}
+
+/* How often an interruptible wait looks at os_interrupted(). */
+#define OS_INTERRUPT_POLL_NS	50000000ULL
+/* How long an interrupted wait still sleeps (the kernel's signal nap). */
+#define OS_INTERRUPT_NAP_NS	10000000ULL
 
 struct os_waitq {
 	pthread_cond_t c;
@@ -148,17 +193,29 @@ void os_waitq_destroy(struct os_waitq *wq)
 
 int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
 {
+	bool interrupted = os_interrupted && os_interrupted();
+	u64 now = os_now_ns(), until = deadline_ns;
 	struct timespec ts;
 
-	if (deadline_ns == OS_NO_DEADLINE) {
-		pthread_cond_wait(&wq->c, &m->m);
-		return 0;
-	}
-	if (os_now_ns() >= deadline_ns)
+	if (deadline_ns != OS_NO_DEADLINE && now >= deadline_ns)
 		return -ETIMEDOUT;
-	ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-	ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
-	pthread_cond_timedwait(&wq->c, &m->m, &ts);
+	if (os_interrupted) {
+		u64 poll = now + (interrupted ? OS_INTERRUPT_NAP_NS :
+				  OS_INTERRUPT_POLL_NS);
+
+		if (poll < until)
+			until = poll;
+	}
+	if (until == OS_NO_DEADLINE) {
+		pthread_cond_wait(&wq->c, &m->m);
+	} else {
+		ts.tv_sec = (time_t)(until / 1000000000ULL);
+		ts.tv_nsec = (long)(until % 1000000000ULL);
+		pthread_cond_timedwait(&wq->c, &m->m, &ts);
+	}
+	os_mutex_owned(m);
+	if (interrupted || (os_interrupted && os_interrupted()))
+		return -EINTR;
 	return os_now_ns() >= deadline_ns ? -ETIMEDOUT : 0;
 }
 

@@ -25,7 +25,9 @@
 #define DAVINCI_ABI_MAJOR 1
 /*
  * Minors only add. 1: management ioctls. 2: DAVINCI_STATUS_MISALIGNED,
- * for a compute operand not aligned to its element size.
+ * for a compute operand not aligned to its element size; map holds
+ * (DAVINCI_IOCTL_MAP_HOLD/RELEASE) and DAVINCI_IOCTL_GET_LIMITS, each
+ * also announced by its feature bit.
  */
 #define DAVINCI_ABI_MINOR 2
 
@@ -38,6 +40,7 @@
 #define DAVINCI_FEAT_PINNED_HOST	(1ULL << 5)
 #define DAVINCI_FEAT_POLL		(1ULL << 6)
 #define DAVINCI_FEAT_MGMT		(1ULL << 7)	/* DAVINCI_IOCTL_MGMT_* */
+#define DAVINCI_FEAT_MAP_HOLD		(1ULL << 8)	/* DAVINCI_IOCTL_MAP_* */
 #define DAVINCI_FEAT_LIMITS		(1ULL << 9)	/* DAVINCI_IOCTL_GET_LIMITS */
 
 #define DAVINCI_NAME_LEN	32
@@ -490,6 +493,40 @@ struct davinci_mmap_info {
 	char arena_path[DAVINCI_ARENAS][DAVINCI_PATH_LEN];
 };
 
+/**
+ * struct davinci_map_hold - hold memory a client maps (DAVINCI_IOCTL_MAP_HOLD)
+ * @mmap_offset: in: page aligned mmap offset inside one live buffer or
+ *	ring of this context, as DAVINCI_IOCTL_MEM_ALLOC returned it
+ * @length: in: bytes mapped from there, > 0, within that buffer
+ * @handle: out: the hold, for DAVINCI_IOCTL_MAP_RELEASE
+ *
+ * With DAVINCI_MMAP_FILE the client maps a backing file and the driver
+ * never sees the mapping. A hold does for it what a vma does for a
+ * mapping of the node: the buffer's memory stays out of the pool, after
+ * DAVINCI_IOCTL_MEM_FREE and DAVINCI_IOCTL_CTX_RESET too, until the hold
+ * is released or the context is closed, so a view that outlives its
+ * buffer never sees another allocation's bytes. Take a hold before
+ * mapping and release it once the mapping is gone; keep the node open
+ * meanwhile. Works with DAVINCI_MMAP_NODE too, where it is not needed.
+ * -EINVAL for a range outside this context's buffers, -ENOSPC past
+ * DAVINCI_MAX_MAP_HOLDS holds.
+ */
+struct davinci_map_hold {
+	__u64 mmap_offset;
+	__u64 length;
+	__u64 handle;
+};
+
+#define DAVINCI_MAX_MAP_HOLDS	65536	/* per context */
+
+/**
+ * struct davinci_map_release - drop a hold (DAVINCI_IOCTL_MAP_RELEASE)
+ * @handle: from &struct davinci_map_hold; -ENOENT when not held
+ */
+struct davinci_map_release {
+	__u64 handle;
+};
+
 #define DAVINCI_MMAP_ARENA_SHIFT	40
 #define DAVINCI_MMAP_ARENA(off)		((off) >> DAVINCI_MMAP_ARENA_SHIFT)
 #define DAVINCI_MMAP_ARENA_OFFSET(off)	\
@@ -641,6 +678,10 @@ struct davinci_completion {
 /* Free everything this open file owns: memory, streams, events. */
 #define DAVINCI_IOCTL_CTX_RESET \
 	_IO(DAVINCI_IOCTL_BASE, 0x03)
+#define DAVINCI_IOCTL_MAP_HOLD \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x04, struct davinci_map_hold)
+#define DAVINCI_IOCTL_MAP_RELEASE \
+	_IOW(DAVINCI_IOCTL_BASE, 0x05, struct davinci_map_release)
 /* Limits; answered by device nodes and the manager node. */
 #define DAVINCI_IOCTL_GET_LIMITS \
 	_IOR(DAVINCI_IOCTL_BASE, 0x06, struct davinci_limits)

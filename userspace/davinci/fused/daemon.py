@@ -11,8 +11,11 @@ so another user cannot open the nodes.
                          per process / per user (--max-contexts-per-*)
   release             -> dvc_context_close (the kernel sends RELEASE when the
                          last fd closes, also when the client was SIGKILLed)
-  ioctl               -> dvc_ioctl / dvc_manager_ioctl_priv on the _IOC_SIZE
-                         bytes FUSE passes (restricted ioctl); -errno back.
+  ioctl               -> dvc_ioctl_interruptible / dvc_manager_ioctl_priv on
+                         the _IOC_SIZE bytes FUSE passes (restricted
+                         ioctl); -errno back. A wait ends with -EINTR once
+                         FUSE says its caller was interrupted (a signal or
+                         SIGKILL), as the module's waits do.
                          The manager's reset and fault injection are
                          privileged: allowed for the daemon's owner only
   read/write          -> -EINVAL; mmap of a node is refused by the kernel
@@ -65,6 +68,11 @@ FUSE_IOCTL_DIR = 1 << 4
 _IOC_READ = 2
 
 _Base = _fusepy.Operations if _fusepy else object
+# libfuse's fuse_interrupted(): true once the kernel sent FUSE_INTERRUPT for
+# the request the calling worker thread serves. Passed to the core as a C
+# function pointer, so the core polls it without the GIL.
+_fuse_interrupted = (ctypes.cast(_fusepy._libfuse.fuse_interrupted,
+                                 ctypes.c_void_p) if _fusepy else None)
 
 
 
@@ -206,7 +214,10 @@ class DavinciFS(_Base):
         h = ctx._handle
         if not h:
             return -errno.EBADF
-        return self.lib.dvc_ioctl(h, cmd, data)
+        # A caller interrupted while we wait for it (Ctrl-C, SIGKILL) waits
+        # in the kernel for our answer: waits poll libfuse's flag and end.
+        return self.lib.dvc_ioctl_interruptible(h, cmd, data,
+                                                _fuse_interrupted)
 
 
 class Server:
