@@ -415,7 +415,7 @@ def memcpy_async(dst, dest_max, src, count, kind, stream):
         staging = s.device.malloc_host(count)
         ctypes.memmove(staging.address, _host_ptr(src, "source"), count)
         seq = s.memcpy(dst, staging, count)
-        s._after_task(seq, lambda ok, b=staging: b.free())
+        s.after_task(seq, lambda ok, b=staging: b.free())
         return
     if kind == C.ACL_MEMCPY_DEVICE_TO_HOST:
         _dev_ptr(src, count, "source")
@@ -433,7 +433,7 @@ def memcpy_async(dst, dest_max, src, count, kind, stream):
                     ctypes.memmove(dst, b.address, n)
             finally:
                 b.free()
-        s._after_task(seq, done)
+        s.after_task(seq, done)
         return
     _dev_ptr(dst, count, "destination")
     _dev_ptr(src, count, "source")
