@@ -85,9 +85,7 @@ def finalize():
     """Release every device still set and finish ACL."""
     for d in list(_S.devices.values()):
         _S.release_device(d)
-    rt._subscribed.clear()
-    rt._thread_streams.clear()
-    rt._reports.clear()
+    rt.callback.reset()
     _S.set_current_context(None)
     _S.initialized = False
 
@@ -101,4 +99,4 @@ def get_recent_err_msg() -> str:
 def get_device_count():
     """(count, ret): the seed article's top-level spelling of
     acl.rt.get_device_count."""
-    return rt._device_count()
+    return rt.device.device_count()

@@ -51,11 +51,15 @@ class AclDevice:
         self.dev = dev
         self.refs = 0
         self.default_ctx: "AclContext | None" = None
-        # Device memory is found through the Device (find_buffer, by device
-        # address). Pinned host memory is kept here too: pyACL's host
-        # pointers are process addresses of the mapping, which the Device
-        # does not index, and only malloc_host's buffers count (not the
-        # staging buffers the runtime makes on the same Device).
+        # acl.rt.malloc's buffers, found through the Device (find_buffer,
+        # by device address) and kept alive here: pyACL hands out bare
+        # addresses, and the Device holds its Buffers weakly (a
+        # davinci.Buffer is freed when it is collected).
+        self.held: set[davinci.Buffer] = set()
+        # malloc_host's buffers, indexed here by their process address:
+        # pyACL's host pointers are addresses of the mapping, which the
+        # Device does not index, and only these count as the user's pinned
+        # memory (not the staging buffers the runtime makes on the Device).
         self.host_buffers: dict[int, davinci.Buffer] = {}  # address -> Buffer
         self.host_starts: list[int] = []
 
@@ -65,6 +69,18 @@ class AclDevice:
         if hit is None or hit[0].host:
             return None
         return hit
+
+    def add_device(self, buf: davinci.Buffer) -> int:
+        self.held.add(buf)
+        return buf.dev_addr
+
+    def remove_device(self, ptr: int) -> davinci.Buffer | None:
+        """The buffer acl.rt.malloc returned as ``ptr``, no longer held."""
+        hit = self.find_device_ptr(ptr) if isinstance(ptr, int) else None
+        if hit is None or hit[1] != 0 or hit[0] not in self.held:
+            return None
+        self.held.discard(hit[0])
+        return hit[0]
 
     def find_host_ptr(self, ptr: int):
         i = bisect.bisect_right(self.host_starts, ptr) - 1
@@ -307,6 +323,7 @@ def release_device(d: AclDevice) -> None:
     for h, e in list(events.items()):
         if e.device is d:
             del events[h]
+    d.held.clear()
     d.host_buffers.clear()
     d.host_starts.clear()
     devices.pop(d.id, None)

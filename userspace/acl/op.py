@@ -33,12 +33,15 @@ import os
 import struct
 
 import davinci
+# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
+# ABI's op codes, data types and task flags; davinci names it no other way.
 from davinci import _uapi as U
 
 from . import _desc as D
 from . import _state as S
 from . import constants as C
 from ._state import AclFail, api
+from .rt.memory import operand
 
 __all__ = ["create_attr", "destroy_attr", "set_attr_bool", "set_attr_int",
            "set_attr_float", "set_attr_string", "set_attr_list_bool",
@@ -147,7 +150,6 @@ def _operands(descs, bufs, what):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                       "%s descriptions and data buffers must be lists of one "
                       "length" % what)
-    from .rt import _operand
     out = []
     for i, (dh, bh) in enumerate(zip(descs, bufs)):
         d = D.descs.get(dh)
@@ -163,7 +165,7 @@ def _operands(descs, bufs, what):
                           "shape %s needs %d"
                           % (what, i, b.size, _DT_NAME.get(d.dtype, d.dtype),
                              list(d.shape), d.nbytes))
-        addr = _operand(b.ptr, max(d.nbytes, 1), "%s %d" % (what, i)) \
+        addr = operand(b.ptr, max(d.nbytes, 1), "%s %d" % (what, i)) \
             if d.nbytes else b.ptr
         out.append(_T(d, addr, "%s %d" % (what, i)))
     return out

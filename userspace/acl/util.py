@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import ctypes
+import logging
+import threading
 
 import numpy as np
 
 __all__ = ["numpy_to_ptr", "ptr_to_numpy", "bytes_to_ptr", "ptr_to_bytes",
-           "numpy_contiguous_to_ptr"]
+           "numpy_contiguous_to_ptr", "start_thread", "stop_thread"]
+
+_log = logging.getLogger("acl")
 
 _NUM_TO_DTYPE = {}
 for _t in set(np.sctypeDict.values()):
@@ -82,11 +86,7 @@ def ptr_to_bytes(ptr: int, size: int) -> bytes:
 # ---------------------------------------------------------------------------
 # threads for acl.rt.process_report
 # ---------------------------------------------------------------------------
-import logging as _logging
-import threading as _threading
-
-_threads: "dict[int, _threading.Thread]" = {}
-_log = _logging.getLogger("acl")
+_threads: "dict[int, threading.Thread]" = {}
 
 
 def _run_thread(func, args):
@@ -103,8 +103,8 @@ def start_thread(func, args_list=None):
     acl.rt.subscribe_report and acl.util.stop_thread."""
     if not callable(func):
         return 0, 100000            # ACL_ERROR_INVALID_PARAM
-    t = _threading.Thread(target=_run_thread, args=(func, args_list),
-                          name="acl-thread", daemon=True)
+    t = threading.Thread(target=_run_thread, args=(func, args_list),
+                         name="acl-thread", daemon=True)
     t.start()
     tid = t.ident
     _threads[tid] = t
@@ -117,9 +117,7 @@ def stop_thread(thread_id):
     t = _threads.pop(thread_id, None)
     if t is None:
         return 100000               # ACL_ERROR_INVALID_PARAM
-    if t is not _threading.current_thread():
+    if t is not threading.current_thread():
         t.join()
     return 0
 
-
-__all__ += ["start_thread", "stop_thread"]

@@ -93,7 +93,7 @@ class _PyCallback(Entry):
     def deliver(self, n) -> bool:
         if n.type != _uapi.DAVINCI_NOTIFY_COMPLETION:
             return False
-        self.disp._execute(self._run, n)
+        self.disp.execute(self._run, n)
         return True
 
     def _run(self, n) -> None:
@@ -113,7 +113,7 @@ class _PyCallback(Entry):
             else:
                 self.future.set_result(out)
         finally:
-            self.disp._release(self.event)
+            self.disp.release(self.event)
 
     def abandon(self, why: str) -> None:
         if not self.future.done():
@@ -225,7 +225,7 @@ class Dispatcher:
             self._cond.notify_all()
             listeners = list(self._listeners)
         for fn in listeners:
-            self._execute(fn, n)
+            self.execute(fn, n)
 
     def wait_unclaimed(self, timeout: float | None) -> "Notification | None":
         """Next notification no callback claimed (Device.wait_notification
@@ -239,7 +239,8 @@ class Dispatcher:
             return self._unclaimed.popleft() if self._unclaimed else None
 
     # -- executing ------------------------------------------------------------
-    def _execute(self, fn, *args) -> None:
+    def execute(self, fn, *args) -> None:
+        """Run ``fn(*args)`` on the callback thread (in order)."""
         self._exec_q.put((fn, args))
 
     def _exec_loop(self) -> None:
@@ -272,7 +273,9 @@ class Dispatcher:
             ev = self._events.pop() if self._events else None
         return ev if ev is not None else self.device.event(timing=False)
 
-    def _release(self, ev: "Event | None") -> None:
+    def release(self, ev: "Event | None") -> None:
+        """Let the stream waiting on ``ev`` (from :meth:`idle_event`) go on
+        and keep ``ev`` for the next blocking callback."""
         if ev is None:
             return
         try:
@@ -304,7 +307,7 @@ class Dispatcher:
         except BaseException:
             self.unregister(ud)
             if event is not None:
-                self._release(event)
+                self.release(event)
             raise
         return ud
 

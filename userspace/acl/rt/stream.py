@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+"""acl.rt streams: create, destroy, synchronize and query them."""
+
+from __future__ import annotations
+
+import davinci
+
+from .. import _state as S
+from .. import constants as C
+from .._state import AclFail, api
+from .callback import forget_subscription
+
+__all__ = ["create_stream", "create_stream_with_config", "destroy_stream",
+           "synchronize_stream", "synchronize_stream_with_timeout",
+           "stream_synchronize", "query_stream_status"]
+
+
+def _new_stream(priority=0) -> int:
+    ctx = S.require_context()
+    s = S.AclStream(ctx, int(priority))
+    S.streams[s.handle] = s
+    return s.handle
+
+
+@api(1, (0,))
+def create_stream():
+    """(stream, ret) in the current context."""
+    return _new_stream()
+
+
+@api(1, (0,))
+def create_stream_with_config(priority=0, flag=0):
+    """(stream, ret) with a priority (0 highest .. 7 lowest)."""
+    return _new_stream(priority)
+
+
+@api()
+def destroy_stream(stream):
+    """Destroy a stream (queued tasks are cancelled)."""
+    s = S.streams.pop(stream, None)
+    if s is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "stream %r does not exist or is already destroyed"
+                      % (stream,))
+    forget_subscription(s)
+    s.stream.destroy()
+
+
+def _sync_stream(stream, timeout):
+    with S.lock:
+        s = S.get_stream(stream)
+    s.stream.synchronize(timeout)
+
+
+@api(locked=False)
+def synchronize_stream(stream):
+    """Wait for every task of ``stream`` (0: the default stream)."""
+    _sync_stream(stream, None)
+
+
+@api(locked=False)
+def synchronize_stream_with_timeout(stream, timeout):
+    """As synchronize_stream; ``timeout`` in ms (-1: forever);
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it runs out."""
+    t = None if timeout is None or timeout < 0 else timeout / 1000.0
+    try:
+        _sync_stream(stream, t)
+    except davinci.TimeoutError as exc:
+        raise AclFail(C.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, str(exc)) from None
+
+
+#: the seed article's spelling
+stream_synchronize = synchronize_stream
+
+
+@api(1, (1,))
+def query_stream_status(stream):
+    """(status, ret): 0 complete, 1 not ready (aclrtStreamStatus)."""
+    s = S.get_stream(stream)
+    st = s.stream.query()
+    return 0 if st.completed_seq >= st.submitted_seq else 1
