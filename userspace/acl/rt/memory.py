@@ -38,14 +38,9 @@ def malloc(size, policy=C.ACL_MEM_MALLOC_HUGE_FIRST):
 @api()
 def free(dev_ptr):
     """Free device memory from malloc."""
-    for d in _devices_first():
-        buf = d.remove_device(dev_ptr)
-        if buf is not None:
-            buf.free()
-            return
-    raise AclFail(C.ACL_ERROR_RT_MEMORY_FREE,
-                  "%s is not device memory from acl.rt.malloc (already freed, "
-                  "or its device was reset)" % _hex(dev_ptr))
+    _free(dev_ptr, S.AclDevice.remove_device,
+          "device memory from acl.rt.malloc (already freed, or its device "
+          "was reset)")
 
 
 @api(1, (0,))
@@ -59,14 +54,20 @@ def malloc_host(size):
 @api()
 def free_host(host_ptr):
     """Free pinned host memory from malloc_host."""
+    _free(host_ptr, S.AclDevice.remove_host,
+          "pinned host memory from acl.rt.malloc_host")
+
+
+def _free(ptr, remove, what: str) -> None:
+    """Free the buffer ``remove(device, ptr)`` gives up, looking on the
+    current device first."""
     for d in _devices_first():
-        buf = d.remove_host(host_ptr)
+        buf = remove(d, ptr)
         if buf is not None:
             buf.free()
             return
     raise AclFail(C.ACL_ERROR_RT_MEMORY_FREE,
-                  "%s is not pinned host memory from acl.rt.malloc_host"
-                  % _hex(host_ptr))
+                  "%s is not %s" % (_hex(ptr), what))
 
 
 def _hex(p) -> str:
