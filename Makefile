@@ -20,7 +20,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_SECONDS ?= 60
 
 .PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
-	test-fuse vm-test test-digests bench clean
+	test-fuse vm-test test-digests bench clean test-debug-kernel vm-test-debug-cached
 
 all: core
 
@@ -60,7 +60,8 @@ install-py: core
 demo: deps install-py
 	scripts/demo.sh $(PY)
 
-test: deps-vm install-py checkpatch test-core test-fuzz test-py test-fuse vm-test test-digests
+test: deps-vm install-py checkpatch test-core test-fuzz test-py test-fuse vm-test test-digests \
+	vm-test-debug-cached
 
 test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
@@ -103,6 +104,23 @@ vm-test:
 	@mkdir -p $(DIGESTS)
 	scripts/vm-test.sh $(PY)
 	cp $(BUILD)/vm-test/digest-kmod.txt $(DIGESTS)/kmod
+
+# The module under the debug kernel (scripts/debug-kernel.sh: KASAN,
+# lockdep, UBSAN, kmemleak, failslab): tests/kmod, a million fuzzed ioctls
+# with hot add/remove, kills and failslab, rmmod, a kmemleak scan; any
+# report fails. Builds and caches the kernel first (15-20 min on 2 cores).
+test-debug-kernel: deps-vm
+	scripts/debug-kernel.sh
+	VM_DEBUG=1 scripts/vm-test.sh $(PY)
+
+# make test runs the debug guest only when the kernel is cached already.
+vm-test-debug-cached:
+	@if scripts/debug-kernel.sh --path >/dev/null; then \
+		VM_DEBUG=1 scripts/vm-test.sh $(PY); \
+	else \
+		echo "vm-test-debug: skipped, no debug kernel cached" \
+			"(make test-debug-kernel builds it)"; \
+	fi
 
 kmod:
 	$(MAKE) -C kmod

@@ -5,6 +5,13 @@
 #   OUT: build/vm-test (shared read-write with the host); the module is
 #        in OUT/kmod/davinci.ko; results go to OUT/rc, OUT/summary.txt,
 #        OUT/*.xml, OUT/dmesg.txt
+#
+# With VM_DEBUG=1 (in OUT/guest.env; the debug kernel of
+# scripts/debug-kernel.sh) the guest also takes a kmemleak baseline before
+# loading, runs OUT/fuzz_ioctl with failslab after tests/kmod, scans for
+# leaks after the last unload (OUT/kmemleak.txt) and fails on any KASAN,
+# UBSAN, lockdep, kmemleak, BUG or WARNING line in dmesg. The conformance
+# suite and the demo are left out unless VM_DEBUG_CONFORMANCE=1.
 set -u
 out=$1
 py=$2
@@ -14,6 +21,15 @@ fail=0
 : >"$summary"
 
 [ -f "$out/guest.env" ] && . "$out/guest.env"
+debug=${VM_DEBUG:-0}
+# Timeouts of the pytest steps; KASAN and lockdep under TCG run several
+# times slower.
+slow=1
+if [ "$debug" = 1 ]; then
+	slow=4
+	[ "${VM_DEBUG_CONFORMANCE:-0}" = 1 ] ||
+		VM_SKIP="${VM_SKIP:-} conformance demo"
+fi
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH="$here/userspace${PYTHONPATH:+:$PYTHONPATH}"
 # VM_PYTEST_ARGS is shell-quoted (-k 'a or b' stays one argument)
@@ -64,6 +80,18 @@ echo "=== guest: $(uname -r), $(nproc) cpus, python $py"
 dmesg >"$out/dmesg-boot.txt"
 dmesg -C
 
+dbgfs=/sys/kernel/debug
+if [ "$debug" = 1 ]; then
+	mountpoint -q $dbgfs || mount -t debugfs none $dbgfs
+	# What leaked before the module was loaded is not the module's:
+	# report only what is found unreferenced from now on.
+	kmemleak_baseline() {
+		[ -w $dbgfs/kmemleak ] || { echo "kmemleak missing"; return 1; }
+		echo scan >$dbgfs/kmemleak && echo clear >$dbgfs/kmemleak
+	}
+	step kmemleak-baseline kmemleak_baseline
+fi
+
 kver=$(uname -r)
 step install make -s -C "$out/kmod" install-files KVER="$kver" \
 	DEPMOD_ONLY="/lib/modules/$kver/updates/davinci.ko"
@@ -80,20 +108,60 @@ step sysfs check_sysfs
 if [ -d "$here/tests/conformance" ]; then
 	step conformance env DAVINCI_DEV_DIR=/dev \
 		DAVINCI_DIGEST_FILE="$out/digest-kmod.txt" \
-		timeout 1200 "$py" -m pytest "${pytest_args[@]}" --durations=10 \
+		timeout $((1200 * slow)) "$py" -m pytest "${pytest_args[@]}" \
+		--durations=10 \
 		--junitxml="$out/conformance.xml" "$here/tests/conformance"
 else
 	echo "SKIP conformance (tests/conformance not present)" |
 		tee -a "$summary"
 fi
 
-step kmod-tests env DAVINCI_DEV_DIR=/dev timeout 400 \
+step kmod-tests env DAVINCI_DEV_DIR=/dev timeout $((400 * slow)) \
 	"$py" -m pytest "${pytest_args[@]}" --junitxml="$out/kmod.xml" \
 	"$here/tests/kmod"
 
 # The demo's workload on the kernel module.
-step demo env DAVINCI_DEV_DIR=/dev timeout 300 \
+step demo env DAVINCI_DEV_DIR=/dev timeout $((300 * slow)) \
 	"$here/scripts/demo-run.sh" "$py"
+
+# The random-ioctl fuzzer (tests/kmod/fuzz_ioctl.c, built by vm-test.sh)
+# with failslab: VM_FAILSLAB_PCT percent of its calls into the module fail
+# one of their first slab allocations (sleeping ones included), through
+# each worker's /proc/thread-self/fail-nth; the random probability stays 0
+# so that nothing else fails (the guest's 9p root does not survive it).
+# Failures injected: counted by the fuzzer, and failslab's times before -
+# times after.
+fuzz() {
+	local fs=$dbgfs/failslab times0=1000000000 rc left pct
+	pct=${VM_FAILSLAB_PCT:-10}
+	[ -x "$out/fuzz_ioctl" ] || { echo "no $out/fuzz_ioctl"; return 1; }
+	if [ "$pct" != 0 ]; then
+		[ -d $fs ] || { echo "no $fs (CONFIG_FAILSLAB)"; return 1; }
+		echo 0 >$fs/probability
+		echo Y >$fs/task-filter
+		echo N >$fs/ignore-gfp-wait
+		echo 0 >$fs/verbose
+		echo $times0 >$fs/times
+	fi
+	timeout $((${VM_FUZZ_SECONDS:-4200} + 300)) "$out/fuzz_ioctl" \
+		-n "${VM_FUZZ_IOCTLS:-1000000}" -p "${VM_FUZZ_WORKERS:-4}" \
+		-f "$pct" -u -t "${VM_FUZZ_SECONDS:-4200}" -o "$out/fuzz.txt"
+	rc=$?
+	[ "$pct" = 0 ] && return $rc
+	left=$(cat $fs/times)
+	echo "failslab_injections=$((times0 - left))" | tee -a "$out/fuzz.txt"
+	echo "failslab_calls_pct=$pct" >>"$out/fuzz.txt"
+	# With every fuzzing process gone the module holds no context: a scan
+	# now names its frames in any report (the last one runs after rmmod).
+	[ -w $dbgfs/kmemleak ] && echo scan >$dbgfs/kmemleak
+	[ "$rc" = 0 ] && [ "$((times0 - left))" -gt 0 ]
+}
+if [ "$debug" = 1 ]; then
+	step fuzz fuzz
+	[ -f "$out/fuzz.txt" ] && echo "FUZZ $(grep -E \
+		'^(seconds|ioctls|calls|kills|hotplug_adds|hotplug_dels|fail_nth_injected|failslab_injections|errno_[A-Za-z0-9]+)=' \
+		"$out/fuzz.txt" | tr '\n' ' ')" | tee -a "$summary"
+fi
 
 step rmmod rmmod davinci
 step unloaded sh -c '! lsmod | grep -q "^davinci "'
@@ -112,8 +180,25 @@ reload_params() {
 }
 step modprobe-params reload_params
 
+# kmemleak wants two scans some seconds apart: an object is reported once
+# it was found unreferenced and is old enough.
+kmemleak_scan() {
+	[ -w $dbgfs/kmemleak ] || { echo "kmemleak missing or off"; return 1; }
+	echo scan >$dbgfs/kmemleak || return 1
+	sleep 6
+	echo scan >$dbgfs/kmemleak || return 1
+	cat $dbgfs/kmemleak >"$out/kmemleak.txt"
+	echo "kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.txt") suspected leaks"
+	head -n 60 "$out/kmemleak.txt"
+	[ ! -s "$out/kmemleak.txt" ]
+}
+[ "$debug" = 1 ] && step kmemleak kmemleak_scan
+
 dmesg >"$out/dmesg.txt"
-step dmesg-clean sh -c "! grep -E 'WARNING|BUG|Oops|lockdep|leak|KASAN|UBSAN|Call Trace|general protection' '$out/dmesg.txt'"
+# KASAN, UBSAN, lockdep (circular locking, "INFO: ...", "... lock held"),
+# DEBUG_ATOMIC_SLEEP ("BUG: sleeping function"), hung tasks, debugobjects
+# and kmemleak all print one of these.
+step dmesg-clean sh -c "! grep -E 'WARNING|BUG|Oops|lockdep|leak|KASAN|UBSAN|Call Trace|general protection|INFO: |possible circular locking|lock held|ODEBUG|kmemleak' '$out/dmesg.txt'"
 # one clean-unload line per unload that ran
 unloads=$(grep -c '^PASS \(rmmod\|modprobe-params\) ' "$summary")
 step accounting sh -c "[ \$(grep -c 'davinci: unloaded, all allocations returned' '$out/dmesg.txt') = $unloads ]"

@@ -17,14 +17,34 @@
 # (extra pytest arguments for both suites in the guest, e.g. -x or -k),
 # VM_SKIP (guest steps to leave out while iterating, e.g. "demo
 # conformance"; a full run skips none).
+#
+# Another kernel: VM_KERNEL_IMAGE (a bzImage) with VM_KDIR (its build tree,
+# for the module). VM_DEBUG=1 boots the debug kernel of
+# scripts/debug-kernel.sh (KASAN, lockdep, UBSAN, kmemleak, failslab; it
+# must be built already) and runs the debug guest instead: tests/kmod, the
+# random-ioctl fuzzer tests/kmod/fuzz_ioctl.c with hot add/remove, kills
+# and failslab, rmmod and a kmemleak scan; any sanitizer, lockdep,
+# kmemleak, BUG or WARNING report fails the run. Its results go to
+# build/vm-test-debug/. VM_FUZZ_IOCTLS (default 1000000), VM_FUZZ_WORKERS
+# (default 4) and VM_FAILSLAB_PCT (default 10: percent of its calls that
+# fail an allocation) tune the fuzzer; VM_SKIP
+# names "fuzz" and "kmemleak" too; VM_DEBUG_CONFORMANCE=1 adds the
+# conformance suite and the demo (skipped in the debug guest by default:
+# they take most of an hour under TCG with KASAN).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 py=${1:-/opt/davinci-venv/bin/python}
+debug=${VM_DEBUG:-0}
 out=$here/build/vm-test
+[ "$debug" = 1 ] && out=$here/build/vm-test-debug
 memory=${VM_MEMORY:-2G}
 cpus=${VM_CPUS:-2}
-timeout_s=${VM_TIMEOUT:-1800}
+if [ "$debug" = 1 ]; then
+	timeout_s=${VM_TIMEOUT:-7200}
+else
+	timeout_s=${VM_TIMEOUT:-1800}
+fi
 
 log() { echo "vm-test: $*"; }
 die() { echo "vm-test: FAIL: $*" >&2; exit 1; }
@@ -59,18 +79,36 @@ if [ ! -x "$venv_bin/vng" ]; then
 fi
 export PATH="$venv_bin:$PATH"
 
-# 3. The kernel: Debian's (not the host's), with its headers.
-kver=${VM_KVER:-}
-if [ -z "$kver" ]; then
-	for img in $(ls -v /boot/vmlinuz-*-amd64 2>/dev/null); do
-		v=${img#/boot/vmlinuz-}
-		[ -d "/usr/src/linux-headers-$v" ] && [ -d "/lib/modules/$v" ] &&
-			kver=$v
-	done
+# 3. The kernel: Debian's (not the host's), with its headers; or the
+# debug kernel; or any image with its build tree.
+if [ "$debug" = 1 ] && [ -z "${VM_KERNEL_IMAGE:-}" ]; then
+	dk=$("$here/scripts/debug-kernel.sh" --path) ||
+		die "the debug kernel is not built: scripts/debug-kernel.sh" \
+		    "(make test-debug-kernel builds it)"
+	VM_KERNEL_IMAGE=$dk/bzImage
+	VM_KDIR=$dk/build
 fi
-[ -n "$kver" ] || die "no /boot/vmlinuz-*-amd64 with headers"
-kdir=/usr/src/linux-headers-$kver
-[ -r "/boot/vmlinuz-$kver" ] || die "/boot/vmlinuz-$kver not readable"
+if [ -n "${VM_KERNEL_IMAGE:-}" ]; then
+	image=$VM_KERNEL_IMAGE
+	kdir=${VM_KDIR:-}
+	[ -r "$image" ] || die "VM_KERNEL_IMAGE $image not readable"
+	[ -f "$kdir/include/config/kernel.release" ] ||
+		die "VM_KDIR ${kdir:-(unset)} is no prepared kernel build tree"
+	kver=$(cat "$kdir/include/config/kernel.release")
+else
+	kver=${VM_KVER:-}
+	if [ -z "$kver" ]; then
+		for img in $(ls -v /boot/vmlinuz-*-amd64 2>/dev/null); do
+			v=${img#/boot/vmlinuz-}
+			[ -d "/usr/src/linux-headers-$v" ] &&
+				[ -d "/lib/modules/$v" ] && kver=$v
+		done
+	fi
+	[ -n "$kver" ] || die "no /boot/vmlinuz-*-amd64 with headers"
+	kdir=/usr/src/linux-headers-$kver
+	image=/boot/vmlinuz-$kver
+	[ -r "$image" ] || die "$image not readable"
+fi
 
 # 4. Build the module in a copy, so the source tree stays clean.
 rm -rf "$out"
@@ -86,6 +124,11 @@ fi
 if grep -E "warning:|error:" "$out/build.log" >&2; then
 	die "module build has warnings (build/vm-test/build.log)"
 fi
+if [ "$debug" = 1 ]; then
+	gcc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror \
+		-I"$here/kmod/include" "$here/tests/kmod/fuzz_ioctl.c" \
+		-o "$out/fuzz_ioctl" || die "fuzz_ioctl does not build"
+fi
 modinfo "$out/kmod/davinci.ko" | grep -E "^(version|vermagic|parm):" |
 	sed 's/^/vm-test:   /'
 
@@ -93,13 +136,19 @@ modinfo "$out/kmod/davinci.ko" | grep -E "^(version|vermagic|parm):" |
 # pass what it needs in a file.
 printf 'VM_PYTEST_ARGS=%q\nVM_SKIP=%q\n' "${VM_PYTEST_ARGS:-}" \
 	"${VM_SKIP:-}" >"$out/guest.env"
+printf '%s=%q\n' VM_DEBUG "$debug" \
+	VM_DEBUG_CONFORMANCE "${VM_DEBUG_CONFORMANCE:-0}" \
+	VM_FUZZ_IOCTLS "${VM_FUZZ_IOCTLS:-1000000}" \
+	VM_FUZZ_WORKERS "${VM_FUZZ_WORKERS:-4}" \
+	VM_FUZZ_SECONDS "${VM_FUZZ_SECONDS:-4200}" \
+	VM_FAILSLAB_PCT "${VM_FAILSLAB_PCT:-10}" >>"$out/guest.env"
 
 log "booting $kver under TCG ($cpus cpus, $memory)"
 start=$(date +%s)
 # timeout signals its whole process group (vng and QEMU); no stdin, so a
 # terminal never stops the background group with SIGTTIN.
 timeout -k 10 "$timeout_s" \
-	vng --disable-kvm --run "/boot/vmlinuz-$kver" \
+	vng --disable-kvm --run "$image" \
 	--memory "$memory" --cpus "$cpus" --rwdir "$out" --cwd "$here" \
 	--exec "bash $here/scripts/vm-guest.sh $out $py" \
 	</dev/null 2>&1 | tee "$out/console.log"
@@ -145,7 +194,7 @@ if [ -f "$out/summary.txt" ]; then
 	sed 's/^/vm-test:   /' "$out/summary.txt"
 fi
 if [ "$rc" != 0 ]; then
-	log "FAILED; artifacts: build/vm-test/dmesg.txt console.log *.xml"
+	log "FAILED; artifacts: ${out#$here/}/dmesg.txt console.log *.xml"
 	exit 1
 fi
 log "PASS"
