@@ -134,14 +134,14 @@ def test_close_stops_dispatcher(dev):
 
 
 def test_device_lost_fails_pending_callbacks():
-    from davinci import transport
+    from davinci import inproc
     if davinci.find_backend().kind != "inproc":
         pytest.skip("needs the in-process backend (DAVINCI_BACKEND=inproc)")
     d = davinci.Device(1)
     s = d.stream()
     seq = s.nop(20_000_000)
     fut = s.add_callback(lambda: "never")
-    transport.inproc_core_device(1).lost()
+    inproc.inproc_core_device(1).lost()
     with pytest.raises((davinci.DavinciError, davinci.TaskFailedError)):
         fut.result(60)
     with pytest.raises(davinci.DeviceLostError):
@@ -150,4 +150,4 @@ def test_device_lost_fails_pending_callbacks():
             d.wait_notification(0.1)
     del seq
     d.close()
-    transport.inproc_shutdown()          # fresh devices for later tests
+    inproc.inproc_shutdown()          # fresh devices for later tests

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import davinci
-from davinci import transport
+from davinci import inproc
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +19,7 @@ def test_device_lost_gives_clear_error():
     s = d.stream()
     b = d.malloc(4096)
     seq = s.nop(20_000_000)
-    transport.inproc_core_device(1).lost()
+    inproc.inproc_core_device(1).lost()
     with pytest.raises(davinci.DeviceLostError) as ei:
         d.malloc(4096)
     assert "gone" in str(ei.value)
@@ -29,7 +29,7 @@ def test_device_lost_gives_clear_error():
         d.info
     del b, seq
     d.close()
-    transport.inproc_shutdown()          # fresh devices for later tests
+    inproc.inproc_shutdown()          # fresh devices for later tests
     with davinci.Device(1) as d2:
         assert d2.info.health == 0
 
@@ -48,6 +48,6 @@ def test_core_accounting_returns_to_zero():
         t = d.tensor(np.ones(100, np.float32))
         davinci.ops.exp(t)
         del v
-    transport.inproc_shutdown()
+    inproc.inproc_shutdown()
     st = _corelib.stats()
     assert all(v == 0 for v in st.values()), st

@@ -29,9 +29,10 @@ import glob
 import os
 import threading
 
+from . import _uapi
+
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
-           "manager_ioctl", "set_limits", "stats", "STATS_FIELDS",
-           "ioc_size", "ioc_dir"]
+           "manager_ioctl", "set_limits", "stats", "STATS_FIELDS"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")
@@ -39,23 +40,6 @@ STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
 
 class _DvStats(ctypes.Structure):
     _fields_ = [(name, ctypes.c_uint64) for name in STATS_FIELDS]
-
-
-# _IOC encoding of asm-generic/ioctl.h (x86, arm64, riscv).
-_IOC_NRBITS, _IOC_TYPEBITS, _IOC_SIZEBITS = 8, 8, 14
-_IOC_SIZESHIFT = _IOC_NRBITS + _IOC_TYPEBITS
-_IOC_DIRSHIFT = _IOC_SIZESHIFT + _IOC_SIZEBITS
-_IOC_WRITE, _IOC_READ = 1, 2
-
-
-def ioc_size(cmd: int) -> int:
-    """_IOC_SIZE(cmd): bytes of the ioctl's argument."""
-    return (cmd >> _IOC_SIZESHIFT) & ((1 << _IOC_SIZEBITS) - 1)
-
-
-def ioc_dir(cmd: int) -> int:
-    """_IOC_DIR(cmd): _IOC_WRITE (1) | _IOC_READ (2)."""
-    return (cmd >> _IOC_DIRSHIFT) & 3
 
 
 _lib = None
@@ -181,7 +165,7 @@ def _buffer_address(buf, size):
 def _call_sized(fn, cmd, buf):
     """Call fn(addr) with a buffer of at least _IOC_SIZE(cmd) bytes; a
     shorter caller buffer is zero-extended and copied back (drm_ioctl)."""
-    size = ioc_size(cmd)
+    size = _uapi.ioc_size(cmd)
     addr, n, keep = _buffer_address(buf, size)
     if addr is not None and (n is None or n >= size):
         return fn(addr)
@@ -241,6 +225,15 @@ class CoreContext:
         lib = load()
         return _call_sized(lambda a: lib.dvc_ioctl(h, cmd, a), cmd, buf)
 
+    def ioctl_interruptible(self, cmd: int, data: int, interrupted) -> int:
+        """dvc_ioctl_interruptible on ``data``, the address of _IOC_SIZE(cmd)
+        bytes: waits end with -EINTR once the C function ``interrupted``
+        returns nonzero. 0 or -errno; -EBADF after close."""
+        h = self._handle
+        if not h:
+            return -_errno.EBADF
+        return load().dvc_ioctl_interruptible(h, cmd, data, interrupted)
+
     def pollable(self) -> bool:
         h = self._handle
         return bool(h) and bool(load().dvc_pollable(h))
@@ -259,7 +252,7 @@ class CoreContext:
     def close(self) -> None:
         h, self._handle = self._handle, None
         if h:
-            self.device._contexts.discard(self)
+            self.device.forget(self)
             load().dvc_context_close(h)
 
     def __enter__(self):
@@ -321,6 +314,10 @@ class CoreDevice:
         ctx = CoreContext(self, c, pid)
         self._contexts.add(ctx)
         return ctx
+
+    def forget(self, ctx: CoreContext) -> None:
+        """Drop a context that closed itself."""
+        self._contexts.discard(ctx)
 
     def close(self) -> None:
         """Destroy the device; contexts still open are closed first."""

@@ -77,6 +77,11 @@ def _IOC_SIZE(nr: int) -> int:
     return (nr >> _IOC_SIZESHIFT) & _IOC_SIZEMASK
 
 
+# The same, by names other modules may use.
+IOC_READ, IOC_WRITE = _IOC_READ, _IOC_WRITE
+ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
+
+
 # ---------------------------------------------------------------------------
 # Constants
 # ---------------------------------------------------------------------------

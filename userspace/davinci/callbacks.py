@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .event import Event
     from .stream import Stream
 
-__all__ = ["Dispatcher", "dispatcher", "CALLBACK_TAG", "Future"]
+__all__ = ["Dispatcher", "CALLBACK_TAG", "Future"]
 
 log = logging.getLogger("davinci.callbacks")
 
@@ -108,7 +108,7 @@ class _PyCallback(Entry):
             try:
                 out = self.fn(*self.args)
             except BaseException as exc:  # noqa: BLE001 - reported, counted
-                self.disp._callback_failed(self.fn, exc)
+                self.disp.callback_failed(self.fn, exc)
                 self.future.set_exception(exc)
             else:
                 self.future.set_result(out)
@@ -136,6 +136,7 @@ class Dispatcher:
         self._listeners: list[Callable] = []
         self._events: list["Event"] = []       # idle blocking-callback events
         self._stop = False
+        _all.add(self)
         #: callbacks that raised
         self.errors = 0
         #: callbacks run (successfully or not)
@@ -187,7 +188,7 @@ class Dispatcher:
         dev = self.device
         while not self._stop:
             try:
-                n = dev._notify_wait(_SLICE_S)
+                n = dev.read_notification(_SLICE_S)
             except DavinciError as exc:
                 if self._stop or dev.closed:
                     break
@@ -252,9 +253,10 @@ class Dispatcher:
             try:
                 fn(*args)
             except BaseException as exc:  # noqa: BLE001
-                self._callback_failed(fn, exc)
+                self.callback_failed(fn, exc)
 
-    def _callback_failed(self, fn, exc: BaseException) -> None:
+    def callback_failed(self, fn, exc: BaseException) -> None:
+        """Count and log a callback that raised (its Future has it too)."""
         self.errors += 1
         log.error("davinci%d: callback %r raised %s: %s (the callback thread "
                   "carries on; %d callback error(s) so far)",
@@ -377,19 +379,3 @@ def _stop_all() -> None:
             d.stop()
         except Exception:   # noqa: BLE001
             pass
-
-
-def dispatcher(device: "Device") -> Dispatcher:
-    """The device's dispatcher, started on first use."""
-    d = getattr(device, "_dispatcher", None)
-    if d is not None and d.running:
-        return d
-    with device._lock:
-        d = getattr(device, "_dispatcher", None)
-        if d is None or not d.running:
-            if device.closed:
-                raise DavinciError("davinci%d is closed" % device.index)
-            d = Dispatcher(device)
-            device._dispatcher = d
-            _all.add(d)
-        return d

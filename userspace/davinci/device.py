@@ -152,7 +152,7 @@ class Device:
         if err == _errno.ENOMEM:
             raise self._oom(size, host) from None
         if err:
-            raise self._transport._error(err, _uapi.DAVINCI_IOCTL_MEM_ALLOC)
+            raise self._transport.error(err, _uapi.DAVINCI_IOCTL_MEM_ALLOC)
         buf = Buffer(self, a, host)
         with self._lock:
             self._buffers[buf.dev_addr] = buf
@@ -190,13 +190,25 @@ class Device:
         """Allocate ``size`` bytes of pinned host memory tasks can DMA to."""
         return self._alloc(size, _uapi.DAVINCI_MEM_HOST)
 
-    def _forget_buffer(self, buf: Buffer) -> None:
+    def forget(self, obj: "Buffer | Stream | Event") -> None:
+        """Drop a buffer, stream or event its owner freed or destroyed from
+        this device's registry (they call it; nothing else needs to)."""
         with self._lock:
-            if self._buffers.get(buf.dev_addr) is buf:
-                del self._buffers[buf.dev_addr]
-            i = bisect.bisect_left(self._starts, buf.dev_addr)
-            if i < len(self._starts) and self._starts[i] == buf.dev_addr:
-                del self._starts[i]
+            if isinstance(obj, Buffer):
+                if self._buffers.get(obj.dev_addr) is obj:
+                    del self._buffers[obj.dev_addr]
+                i = bisect.bisect_left(self._starts, obj.dev_addr)
+                if i < len(self._starts) and self._starts[i] == obj.dev_addr:
+                    del self._starts[i]
+            elif isinstance(obj, Stream):
+                self._streams.discard(obj)
+                if self._default_stream is obj:
+                    self._default_stream = None
+            else:
+                self._events.discard(obj)
+            d = self._dispatcher
+        if isinstance(obj, Stream) and d is not None:
+            d.stream_destroyed(obj.stream_id)
 
     def find_buffer(self, dev_addr: int) -> tuple[Buffer, int] | None:
         """The live buffer containing ``dev_addr`` and the offset in it."""
@@ -235,19 +247,11 @@ class Device:
                 self._default_stream = self.stream()
             return self._default_stream
 
-    def _forget_stream(self, s: Stream) -> None:
-        self._streams.discard(s)
-        if self._default_stream is s:
-            self._default_stream = None
-
     def event(self, timing: bool = True) -> Event:
         """Create an event (``timing``: record device timestamps)."""
         e = Event(self, timing)
         self._events.add(e)
         return e
-
-    def _forget_event(self, e: Event) -> None:
-        self._events.discard(e)
 
     # -- device-wide ----------------------------------------------------------------
     def synchronize(self, timeout: float | None = None) -> None:
@@ -291,11 +295,11 @@ class Device:
             self._events = weakref.WeakSet()
             self._default_stream = None
         for s in streams:
-            s._invalidate(why)
+            s.invalidate(why)
         for e in events:
-            e._invalidate(why)
+            e.invalidate(why)
         for b in bufs:
-            b._invalidate(why)
+            b.invalidate(why)
 
     def wait_notification(self, timeout: float | None = 0) -> Notification | None:
         """Take the next notification (the interrupt path), or None when
@@ -307,16 +311,25 @@ class Device:
         d = self._dispatcher
         if d is not None and d.running:
             return d.wait_unclaimed(timeout)
-        return self._notify_wait(timeout)
+        return self.read_notification(timeout)
 
     @property
     def callbacks(self):
         """The :class:`davinci.callbacks.Dispatcher` of this device (its
         notification thread), started on first use."""
-        from .callbacks import dispatcher
-        return dispatcher(self)
+        from .callbacks import Dispatcher
+        with self._lock:
+            if self._dispatcher is None or not self._dispatcher.running:
+                if self.closed:
+                    raise DavinciError("davinci%d is closed" % self.index)
+                self._dispatcher = Dispatcher(self)
+            return self._dispatcher
 
-    def _notify_wait(self, timeout: float | None = 0) -> Notification | None:
+    def read_notification(self, timeout: float | None = 0
+                          ) -> Notification | None:
+        """Take the next notification from the driver's queue itself, or
+        None after ``timeout`` seconds: what the dispatcher's reader thread
+        does. Programs call :meth:`wait_notification`."""
         n = self._transport.wait_ioctl(
             _uapi.DAVINCI_IOCTL_NOTIFY_WAIT,
             lambda ms: _uapi.davinci_notification(timeout_ms=ms), timeout)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from . import _uapi
 from .errors import (DeviceNotFoundError,
                      DriverVersionMismatchError, InvalidDeviceError, from_errno)
-from .transport import (DeviceNodeTransport, InProcessTransport, Transport,
-                        inproc_device_count)
+from .inproc import InProcessTransport, inproc_device_count
+from .transport import DeviceNodeTransport, Transport
 
 __all__ = ["Backend", "find_backend", "device_count", "open_device",
            "fuse_default_mountpoint", "manager_version", "check_version",

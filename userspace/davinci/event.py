@@ -13,7 +13,6 @@ tasks that record or wait for a destroyed event fail with INVALID_EVENT.
 
 from __future__ import annotations
 
-import errno as _errno
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,21 +51,25 @@ class Event:
 
     def __init__(self, device: "Device", timing: bool = True):
         self.device = device
+        self._transport = device.transport
         self.timing = bool(timing)
         c = _uapi.davinci_event_create(
             flags=_uapi.DAVINCI_EVENT_TIMING if timing else 0)
-        device._transport.ioctl(_uapi.DAVINCI_IOCTL_EVENT_CREATE, c)
+        self._transport.ioctl(_uapi.DAVINCI_IOCTL_EVENT_CREATE, c)
         self.event_id = int(c.event_id)
         self._destroyed = False
         self._dead_why = ""
 
-    def _check(self) -> None:
+    def check(self) -> None:
+        """Raise :class:`InvalidHandleError` when destroyed."""
         if self._destroyed:
             raise InvalidHandleError("event %d %s; create a new event"
                                      % (self.event_id,
                                         self._dead_why or "was destroyed"))
 
-    def _invalidate(self, why: str) -> None:
+    def invalidate(self, why: str) -> None:
+        """Mark dead without telling the driver (the device's reset or close
+        freed it already)."""
         self._destroyed = True
         self._dead_why = why
 
@@ -80,16 +83,16 @@ class Event:
 
     def signal(self) -> None:
         """Record the event from the host, completing now."""
-        self._check()
-        self.device._transport.ioctl(
+        self.check()
+        self._transport.ioctl(
             _uapi.DAVINCI_IOCTL_EVENT_SIGNAL,
             _uapi.davinci_event_id(event_id=self.event_id))
 
     def query(self) -> EventState:
         """EVENT_QUERY: state, timestamp and record counts."""
-        self._check()
+        self.check()
         q = _uapi.davinci_event_query(event_id=self.event_id)
-        self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_EVENT_QUERY, q)
+        self._transport.ioctl(_uapi.DAVINCI_IOCTL_EVENT_QUERY, q)
         return EventState(int(q.state), int(q.timestamp_ns),
                           int(q.records_submitted), int(q.records_completed))
 
@@ -104,7 +107,7 @@ class Event:
 
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait on the host until every record submitted so far completed."""
-        self._check()
+        self.check()
         done = self.device.transport.wait_ioctl(
             _uapi.DAVINCI_IOCTL_EVENT_WAIT,
             lambda ms: _uapi.davinci_event_wait(event_id=self.event_id,
@@ -143,10 +146,10 @@ class Event:
         """Destroy the event."""
         if self._destroyed:
             return
-        self._invalidate("was destroyed")
-        self.device._forget_event(self)
-        if not self.device._transport.closed:
-            self.device._transport.ioctl(
+        self.invalidate("was destroyed")
+        self.device.forget(self)
+        if not self._transport.closed:
+            self._transport.ioctl(
                 _uapi.DAVINCI_IOCTL_EVENT_DESTROY,
                 _uapi.davinci_event_id(event_id=self.event_id))
 

@@ -81,7 +81,7 @@ def _read_path(path: str) -> "Limits | None":
 
 def _read_inproc() -> "Limits | None":
     from . import _corelib
-    from .transport import apply_inproc_limits
+    from .inproc import apply_inproc_limits
     apply_inproc_limits()
     s = _uapi.davinci_limits()
     if _corelib.manager_ioctl(_uapi.DAVINCI_IOCTL_GET_LIMITS, s) < 0:

@@ -248,7 +248,7 @@ class Manager:
         self._t = None
         self._privileged = privileged
         if self.backend.kind == "inproc":
-            from .transport import inproc_core_device, inproc_device_count
+            from .inproc import inproc_core_device, inproc_device_count
             for i in range(inproc_device_count()):
                 inproc_core_device(i)
             self.description = "in-process manager"

@@ -85,6 +85,7 @@ class Buffer:
     def __init__(self, device: "Device", alloc: _uapi.davinci_mem_alloc,
                  host: bool):
         self.device = device
+        self._transport = device.transport
         self.size = int(alloc.size)
         self.alloc_size = int(alloc.alloc_size)
         self.handle = int(alloc.handle)
@@ -101,7 +102,8 @@ class Buffer:
     def freed(self) -> bool:
         return self._freed
 
-    def _check(self) -> None:
+    def check(self) -> None:
+        """Raise :class:`InvalidHandleError` when freed."""
         if self._freed:
             raise InvalidHandleError(
                 "%s buffer at device address %#x (%d bytes) %s; allocate a new "
@@ -109,8 +111,9 @@ class Buffer:
                          self.dev_addr, self.size,
                          self._freed_why or "was freed"))
 
-    def _invalidate(self, why: str) -> None:
-        """Mark dead without telling the driver (context reset or close)."""
+    def invalidate(self, why: str) -> None:
+        """Mark dead without telling the driver (the device's reset or close
+        freed it already)."""
         with self._lock:
             self._freed = True
             self._freed_why = why
@@ -122,10 +125,10 @@ class Buffer:
     @property
     def mapping(self) -> "Mapping":
         """The buffer's mapping into this process (mapped on first use)."""
-        self._check()
+        self.check()
         with self._lock:
             if self._mapping is None:
-                self._mapping = self.device._transport.map(self.mmap_offset,
+                self._mapping = self._transport.map(self.mmap_offset,
                                                            self.alloc_size)
             return self._mapping
 
@@ -169,7 +172,7 @@ class Buffer:
         Zero-copy: one host memcpy straight into the mapped memory. Not
         ordered with tasks: synchronize streams that use the buffer first.
         """
-        self._check()
+        self.check()
         src = np.ascontiguousarray(data) if not isinstance(
             data, (bytes, bytearray, memoryview)) else data
         mv = memoryview(src).cast("B")
@@ -182,7 +185,7 @@ class Buffer:
 
     def read(self, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Copy ``nbytes`` from the buffer to a new bytes object now."""
-        self._check()
+        self.check()
         if nbytes is None:
             nbytes = self.size - offset
         if offset < 0 or nbytes < 0 or offset + nbytes > self.size:
@@ -193,22 +196,22 @@ class Buffer:
 
     def query(self) -> _uapi.davinci_mem_query:
         """DAVINCI_IOCTL_MEM_QUERY of this buffer."""
-        self._check()
+        self.check()
         q = _uapi.davinci_mem_query(handle=self.handle)
-        return self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_MEM_QUERY, q)
+        return self._transport.ioctl(_uapi.DAVINCI_IOCTL_MEM_QUERY, q)
 
     # -- lifetime ---------------------------------------------------------------
     def free(self) -> None:
         """Free the allocation. Tasks still using it keep it until they end."""
-        self._check()
+        self.check()
         with self._lock:
             self._freed = True
             self._freed_why = "was freed"
             mapping, self._mapping = self._mapping, None
         if mapping is not None:
             mapping.close()
-        self.device._forget_buffer(self)
-        self.device._transport.ioctl(
+        self.device.forget(self)
+        self._transport.ioctl(
             _uapi.DAVINCI_IOCTL_MEM_FREE,
             _uapi.davinci_mem_free(handle=self.handle))
 
@@ -221,7 +224,7 @@ class Buffer:
 
     def __del__(self):
         try:
-            if not self._freed and not self.device._transport.closed:
+            if not self._freed and not self._transport.closed:
                 self.free()
         except Exception:
             pass

@@ -118,7 +118,8 @@ class DeviceTensor:
             raise ShapeError(
                 "a %s tensor of shape %s needs %d bytes; the buffer has %d"
                 % (self.dtype, self.shape, self.nbytes, buffer.size - offset))
-        self._stream: Stream | None = None   # last stream writing it
+        #: the stream that last wrote it, until someone synchronized
+        self.writer: Stream | None = None
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -173,7 +174,7 @@ class DeviceTensor:
     # -- host access --------------------------------------------------------------
     def sync(self) -> None:
         """Wait for the stream that last wrote the tensor."""
-        s, self._stream = self._stream, None
+        s, self.writer = self.writer, None
         if s is not None and not s.destroyed:
             s.synchronize()
 
@@ -199,7 +200,7 @@ class DeviceTensor:
             raise ShapeError("cannot reshape %s (%d elements) to %s"
                              % (self.shape, self.size, shape))
         t = DeviceTensor(self.buffer, shape, self.dtype, self.offset)
-        t._stream = self._stream
+        t.writer = self.writer
         return t
 
     def free(self) -> None:
@@ -225,7 +226,7 @@ def _tensor(x, what: str) -> DeviceTensor:
         raise InvalidArgumentError(
             "%s must be a davinci DeviceTensor (upload numpy arrays with "
             "device.tensor(array)), not %s" % (what, type(x).__name__))
-    x.buffer._check()
+    x.buffer.check()
     return x
 
 
@@ -323,9 +324,9 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     dev = out.device
     for t in inputs:
         # results of other streams must be complete before this one reads
-        if t._stream is not None and t._stream is not stream:
+        if t.writer is not None and t.writer is not stream:
             t.sync()
-    if out._stream is not None and out._stream is not stream:
+    if out.writer is not None and out.writer is not stream:
         out.sync()
     s = stream if stream is not None else dev.default_stream
     if s.device is not dev:
@@ -334,9 +335,9 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     s.launch(task)
     if stream is None:
         s.synchronize()
-        out._stream = None
+        out.writer = None
     else:
-        out._stream = stream
+        out.writer = stream
     return out
 
 

@@ -141,7 +141,7 @@ class Stream:
             raise InvalidArgumentError("stream priority must be 0 (highest) "
                                        "to 7 (lowest), not %r" % (priority,))
         self.device = device
-        t = device._transport
+        self._transport = t = device.transport
         c = _uapi.davinci_stream_create(sq_entries=sq_entries,
                                         cq_entries=cq_entries,
                                         priority=priority)
@@ -172,7 +172,8 @@ class Stream:
         self._completed_seq = 0
 
     # -- state ------------------------------------------------------------------
-    def _check(self) -> None:
+    def check(self) -> None:
+        """Raise :class:`InvalidHandleError` when destroyed."""
         if self._destroyed:
             raise InvalidHandleError(
                 "stream %d %s; create a new stream"
@@ -182,7 +183,9 @@ class Stream:
     def destroyed(self) -> bool:
         return self._destroyed
 
-    def _invalidate(self, why: str) -> None:
+    def invalidate(self, why: str) -> None:
+        """Mark dead without telling the driver (the device's reset or close
+        freed it already); host work waiting on its tasks runs as failed."""
         with self._lock:
             if self._destroyed:
                 return
@@ -212,7 +215,7 @@ class Stream:
             return []
         seqs: list[int] = []
         with self._lock:
-            self._check()
+            self.check()
             self.drain()        # keep the completion ring from overflowing
             i = 0
             while i < len(tasks):
@@ -241,7 +244,7 @@ class Stream:
                 db = _uapi.davinci_doorbell(stream_id=self.stream_id,
                                             sq_tail=new_tail)
                 try:
-                    self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_DOORBELL,
+                    self._transport.ioctl(_uapi.DAVINCI_IOCTL_DOORBELL,
                                                  db)
                 except InvalidArgumentError as exc:
                     self._sqh.tail = old_tail
@@ -330,7 +333,7 @@ class Stream:
     @property
     def overflow(self) -> int:
         """Completions the driver dropped because the ring was full."""
-        self._check()
+        self.check()
         return int(self._cqh.overflow)
 
     def _wait(self, seq: int, timeout: float | None) -> _uapi.davinci_stream_wait:
@@ -355,7 +358,7 @@ class Stream:
         Raises :class:`TaskFailedError` when the stream is in the error
         state, :class:`TimeoutError` when ``timeout`` seconds ran out.
         """
-        self._check()
+        self.check()
         w = self._wait(seq, timeout)
         self.drain()
         self._run_after(int(w.completed_seq))
@@ -382,38 +385,38 @@ class Stream:
 
     def query(self) -> StreamState:
         """STREAM_QUERY: state, submitted and completed counts, error."""
-        self._check()
+        self.check()
         q = _uapi.davinci_stream_query(stream_id=self.stream_id)
-        self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_STREAM_QUERY, q)
+        self._transport.ioctl(_uapi.DAVINCI_IOCTL_STREAM_QUERY, q)
         return StreamState(int(q.state), int(q.submitted_seq),
                            int(q.completed_seq), int(q.error_status),
                            int(q.priority))
 
     def task(self, seq: int) -> TaskInfo:
         """TASK_QUERY of task ``seq``."""
-        self._check()
+        self.check()
         q = _uapi.davinci_task_query(stream_id=self.stream_id, seq=seq)
-        self.device._transport.ioctl(_uapi.DAVINCI_IOCTL_TASK_QUERY, q)
+        self._transport.ioctl(_uapi.DAVINCI_IOCTL_TASK_QUERY, q)
         return TaskInfo(seq, int(q.state), int(q.status), int(q.start_ns),
                         int(q.end_ns))
 
     def cancel(self, seq: int) -> bool:
         """Cancel task ``seq``: False when it had already completed."""
-        self._check()
+        self.check()
         q = _uapi.davinci_task_query(stream_id=self.stream_id, seq=seq)
-        t = self.device._transport
+        t = self._transport
         import errno as _errno
         err = t.try_ioctl(_uapi.DAVINCI_IOCTL_TASK_CANCEL, q)
         if err == _errno.EALREADY:
             return False
         if err:
-            raise t._error(err, _uapi.DAVINCI_IOCTL_TASK_CANCEL)
+            raise t.error(err, _uapi.DAVINCI_IOCTL_TASK_CANCEL)
         return True
 
     def reset(self) -> None:
         """Leave the error state (STREAM_RESET)."""
-        self._check()
-        self.device._transport.ioctl(
+        self.check()
+        self._transport.ioctl(
             _uapi.DAVINCI_IOCTL_STREAM_RESET,
             _uapi.davinci_stream_id(stream_id=self.stream_id))
         self.drain()
@@ -424,13 +427,10 @@ class Stream:
         if self._destroyed:
             return
         sid = self.stream_id
-        self._invalidate("was destroyed")
-        self.device._forget_stream(self)
-        d = getattr(self.device, "_dispatcher", None)
-        if d is not None:
-            d.stream_destroyed(sid)
-        if not self.device._transport.closed:
-            self.device._transport.ioctl(
+        self.invalidate("was destroyed")
+        self.device.forget(self)
+        if not self._transport.closed:
+            self._transport.ioctl(
                 _uapi.DAVINCI_IOCTL_STREAM_DESTROY,
                 _uapi.davinci_stream_id(stream_id=sid))
 
@@ -441,7 +441,7 @@ class Stream:
         # queued is left to the driver until the device closes (destroying
         # would cancel that work)
         try:
-            if not self._destroyed and not self.device._transport.closed \
+            if not self._destroyed and not self._transport.closed \
                     and not self._after and self.query().idle:
                 self.destroy()
         except Exception:
@@ -521,7 +521,7 @@ class Stream:
         caller may reuse it at once) and enqueues a device MEMCPY; returns
         its sequence number.
         """
-        dst._check()
+        dst.check()
         mv = _host_bytes(data)
         n = mv.nbytes
         _check_range(dst, offset, n, "destination")
@@ -548,7 +548,7 @@ class Stream:
         MEMCPY into a pinned staging buffer, copied into ``out`` when the
         stream is synchronized; returns the task's sequence number.
         """
-        src._check()
+        src.check()
         if out is not None:
             if not isinstance(out, np.ndarray) or not out.flags.c_contiguous \
                     or not out.flags.writeable:
@@ -594,13 +594,13 @@ class Stream:
 
     def record(self, event: "Event") -> int:
         """Record ``event`` when the stream reaches this point."""
-        event._check()
+        event.check()
         t = make_task(_uapi.DAVINCI_OP_EVENT_RECORD, event_id=event.event_id)
         return self.launch(t)
 
     def wait_event(self, event: "Event") -> int:
         """Make later tasks of this stream wait for ``event``'s last record."""
-        event._check()
+        event.check()
         t = make_task(_uapi.DAVINCI_OP_EVENT_WAIT, event_id=event.event_id)
         return self.launch(t)
 
@@ -610,7 +610,7 @@ class Stream:
         result (its exception if it raised, TaskFailedError if the stream
         failed before). ``blocking=True``: later tasks of the stream wait
         until ``fn`` has returned. See :mod:`davinci.callbacks`."""
-        self._check()
+        self.check()
         return self.device.callbacks.add_callback(self, fn, args, blocking)
 
     def future(self):
@@ -632,7 +632,7 @@ def _nothing() -> None:
 
 def _addr(obj, offset: int) -> int:
     if isinstance(obj, Buffer):
-        obj._check()
+        obj.check()
         if offset < 0 or offset > obj.size:
             raise InvalidArgumentError("offset %d outside the %d-byte buffer"
                                        % (offset, obj.size))

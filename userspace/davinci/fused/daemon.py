@@ -49,7 +49,7 @@ import stat
 import threading
 import time
 
-from .. import _corelib
+from .. import _corelib, _uapi
 from . import mount as mnt
 
 log = logging.getLogger("davinci-fused")
@@ -65,7 +65,6 @@ else:
 FUSE_IOCTL_COMPAT = 1 << 0
 FUSE_IOCTL_DIR = 1 << 4
 
-_IOC_READ = 2
 
 _Base = _fusepy.Operations if _fusepy else object
 # libfuse's fuse_interrupted(): true once the kernel sent FUSE_INTERRUPT for
@@ -197,11 +196,11 @@ class DavinciFS(_Base):
         if entry is None:
             return -errno.EBADF
         self.ioctls += 1
-        size = _corelib.ioc_size(cmd)
+        size = _uapi.ioc_size(cmd)
         if size == 0 or not data:
             scratch = ctypes.create_string_buffer(max(size, 8))
             data = ctypes.addressof(scratch)
-        elif _corelib.ioc_dir(cmd) == _IOC_READ:
+        elif _uapi.ioc_dir(cmd) == _uapi.IOC_READ:
             # libfuse hands an uninitialised out buffer for _IOR: the
             # kernel zero-fills, so do we
             ctypes.memset(data, 0, size)
@@ -211,13 +210,16 @@ class DavinciFS(_Base):
             uid, _gid, _pid = _fusepy.fuse_get_context()
             return self.lib.dvc_manager_ioctl_priv(
                 cmd, data, 1 if uid == self.uid else 0)
-        h = ctx._handle
-        if not h:
-            return -errno.EBADF
         # A caller interrupted while we wait for it (Ctrl-C, SIGKILL) waits
         # in the kernel for our answer: waits poll libfuse's flag and end.
-        return self.lib.dvc_ioctl_interruptible(h, cmd, data,
-                                                _fuse_interrupted)
+        return ctx.ioctl_interruptible(cmd, data, _fuse_interrupted)
+
+    def take_handles(self) -> list:
+        """Every (path, context) still open, forgotten by the mount."""
+        with self._lock:
+            left = list(self.handles.values())
+            self.handles.clear()
+        return left
 
 
 class Server:
@@ -350,9 +352,7 @@ class Server:
         if mnt.mount_entry(self.mountpoint):
             mnt.fusermount_unmount(self.mountpoint, lazy=True)
         if fs is not None:
-            with fs._lock:
-                left = list(fs.handles.values())
-                fs.handles.clear()
+            left = fs.take_handles()
             if left:
                 log.info("closing %d context(s) still open", len(left))
             for _path, ctx in left:
