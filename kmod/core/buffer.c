@@ -73,6 +73,7 @@ int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
 	u64 off = 0, rounded = 0;
 	int ret;
 
+	os_mutex_assert_held(dev->lock);
 	pool = &dev->pools[(flags & DAVINCI_MEM_HOST) ? DV_ARENA_HOST :
 			   DV_ARENA_HBM];
 	buf = dv_zalloc_account(sizeof(*buf));
@@ -139,6 +140,7 @@ fail:
  */
 void dv_buffer_get(struct dv_buffer *buf)
 {
+	os_mutex_assert_held(buf->dev->lock);
 	buf->refs++;
 }
 
@@ -150,6 +152,7 @@ void dv_buffer_put(struct dv_buffer *buf)
 {
 	struct dv_pool *pool = buf->pool;
 
+	os_mutex_assert_held(buf->dev->lock);
 	if (--buf->refs)
 		return;
 	dv_pool_free(pool, buf->off, buf->alloc_size, buf->spare);
@@ -168,6 +171,7 @@ void dv_buffer_release(struct dv_buffer *buf)
 {
 	struct dv_context *ctx = buf->ctx;
 
+	os_mutex_assert_held(buf->dev->lock);
 	dv_list_del(&buf->node);
 	if (!buf->is_ring) {
 		dv_id_remove(&ctx->buf_ids, buf->handle);
@@ -193,6 +197,7 @@ struct dv_buffer *dv_buffer_lookup(struct dv_context *ctx, u64 addr,
 	struct dv_list *pos;
 	u64 end;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!len || dv_add_overflows(addr, len, &end))
 		return NULL;
 	for (pos = ctx->buffers.next; pos != &ctx->buffers; pos = pos->next) {
@@ -221,6 +226,7 @@ int dv_ioctl_mem_alloc(struct dv_context *ctx, void *arg)
 	struct dv_buffer *buf;
 	int ret;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!a->size || a->pad || (a->flags & ~DAVINCI_MEM_FLAGS_ALL) ||
 	    (a->flags & DAVINCI_MEM_POLICY_MASK) == DAVINCI_MEM_POLICY_MASK)
 		return -EINVAL;
@@ -246,6 +252,7 @@ int dv_ioctl_mem_free(struct dv_context *ctx, void *arg)
 	struct davinci_mem_free *f = arg;
 	struct dv_buffer *buf = dv_id_find(&ctx->buf_ids, f->handle);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!buf)
 		return -ENOENT;
 	dv_buffer_release(buf);
@@ -264,6 +271,7 @@ int dv_ioctl_mem_query(struct dv_context *ctx, void *arg)
 	struct davinci_mem_query *q = arg;
 	struct dv_buffer *buf;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (q->pad)
 		return -EINVAL;
 	if (q->handle)
@@ -294,6 +302,7 @@ int dv_ioctl_mem_info(struct dv_context *ctx, void *arg)
 	struct dv_pool *pool;
 	u32 i;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (m->pad || (m->flags & ~DAVINCI_MEM_HOST))
 		return -EINVAL;
 	i = (m->flags & DAVINCI_MEM_HOST) ? DV_ARENA_HOST : DV_ARENA_HBM;

@@ -8,8 +8,9 @@
  * Limits on open contexts (dv_core_set_limits()), and every open context
  * of every device on one list to count them against: a context reserves
  * about 50 KiB (its notification queue) before it allocates anything,
- * and each can hold streams, queued tasks and buffers. The owners lock is
- * taken with no other lock held.
+ * and each can hold streams, queued tasks and buffers. dv_owners_lock
+ * protects dv_owners and every context's owner_node; it is taken with no
+ * other lock held and takes none. The limits are atomics, read unlocked.
  */
 static u32 dv_lim_ctx_process = DV_CTX_PER_PROCESS_DEFAULT;
 static u32 dv_lim_ctx_user = DV_CTX_PER_USER_DEFAULT;
@@ -59,7 +60,7 @@ void dv_limits_fill(struct davinci_limits *l)
  */
 int dv_ioctl_get_limits(struct dv_context *ctx, void *arg)
 {
-	(void)ctx;
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_limits_fill(arg);
 	return 0;
 }
@@ -241,6 +242,7 @@ void dv_context_reset_locked(struct dv_context *ctx)
  */
 int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	(void)arg;
 	dv_context_reset_locked(ctx);
 	return 0;

@@ -171,6 +171,7 @@ void dv_context_fail_locked(struct dv_context *ctx)
 {
 	struct dv_list *sp;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	for (sp = ctx->streams.next; sp != &ctx->streams; sp = sp->next) {
 		struct dv_stream *s = DV_CONTAINER_OF(sp, struct dv_stream,
 						      node);
@@ -203,6 +204,7 @@ bool dv_device_lost_locked(struct dv_device *dev)
 	struct dv_list *cp;
 	u32 old = dv_mgmt_health(dev);
 
+	os_mutex_assert_held(dev->lock);
 	if (dev->lost)
 		return false;
 	dev->lost = true;
@@ -275,6 +277,7 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
  */
 int dv_ioctl_get_version(struct dv_context *ctx, void *arg)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_version_fill(arg, ctx->dev->backend);
 	return 0;
 }
@@ -325,6 +328,7 @@ void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
 void dv_device_query_locked(struct dv_device *dev,
 			    struct davinci_device_info *info)
 {
+	os_mutex_assert_held(dev->lock);
 	dv_device_fill_info(dev, info);
 }
 
@@ -337,6 +341,7 @@ void dv_device_query_locked(struct dv_device *dev,
  */
 int dv_ioctl_device_info(struct dv_context *ctx, void *arg)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_device_fill_info(ctx->dev, arg);
 	return 0;
 }
@@ -354,6 +359,7 @@ int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg)
 	struct dv_device *dev = ctx->dev;
 	u32 i;
 
+	os_mutex_assert_held(dev->lock);
 	memset(m, 0, sizeof(*m));
 	m->method = DAVINCI_MMAP_NODE;
 	for (i = 0; i < DAVINCI_ARENAS; i++) {

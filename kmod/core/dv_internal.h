@@ -7,6 +7,10 @@
  * chunk of an op runs. Waiters use os_waitq_wait() with dev->lock held:
  * dev->work_wq wakes AI-core workers, dev->wq wakes host waiters (stream,
  * sync, event and close waits), ctx->wq wakes notification waiters.
+ * Beside it: the registry lock and the event-log lock (manager.c) and the
+ * owners lock (context.c); os.h gives their order. Every function
+ * documented as running with a lock held asserts it with
+ * os_mutex_assert_held() (lockdep_assert_held() in the kernel).
  */
 #ifndef _DAVINCI_INTERNAL_H
 #define _DAVINCI_INTERNAL_H
@@ -297,7 +301,8 @@ struct dv_event {
  * @pid: opener (its tgid), 0 when unknown
  * @uid: opener's user, DV_UID_NONE for the OS layer's own contexts
  * @owner_node: in the list of all contexts, for the per-process and
- *	per-user limits (context.c, under its owners lock)
+ *	per-user limits (context.c: protected by the owners lock, not by
+ *	dev->lock)
  * @wq: notification waiters
  * @buffers: live buffers and rings
  * @streams: streams
@@ -343,7 +348,7 @@ struct dv_context {
 #define DV_UTIL_WINDOW_NS	1000000000ULL
 
 /**
- * struct dv_mgmt - management state of a device (dev->lock held)
+ * struct dv_mgmt - management state of a device
  * @health: last health computed, for change events
  * @alarm: an ECC error or a hang fired since the last reset
  * @ecc_armed: an ECC fault waits for a task touching the region
@@ -360,6 +365,9 @@ struct dv_context {
  * @ev: the event log, a ring
  * @ev_count: events ever written to @ev
  * @ev_lost_seq: highest sequence number overwritten in @ev
+ *
+ * Protected by dev->lock, but for @ev, @ev_count and @ev_lost_seq: by the
+ * event-log lock (manager.c), which dv_mgmt_event() takes inside dev->lock.
  */
 struct dv_mgmt {
 	u32 health;
@@ -384,7 +392,10 @@ struct dv_mgmt {
 /**
  * struct dv_device - one simulated device
  * @cfg: configuration (strings copied)
- * @lock: the device mutex
+ * @lock: the device mutex: protects every field here but @cfg (set at
+ *	creation), @reg_node (the registry lock) and @mg's event log (the
+ *	event-log lock), and all state of the device's contexts, buffers,
+ *	streams, tasks, events and notification queues
  * @wq: host waiters
  * @work_wq: idle workers
  * @pools: HBM and pinned host pools
@@ -491,7 +502,7 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 /* sched.c */
 int dv_worker_main(void *arg);
 void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
-void dv_task_release(struct dv_task *t);
+void dv_task_release(struct dv_device *dev, struct dv_task *t);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

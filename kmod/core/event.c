@@ -13,14 +13,19 @@
  */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	return dv_id_find(&ctx->event_ids, id);
 }
 
-/* Streams parked on an EVENT_WAIT for @id get back on the run queue. */
+/*
+ * Streams parked on an EVENT_WAIT for @id get back on the run queue
+ * (dev->lock held).
+ */
 static void dv_event_unpark(struct dv_context *ctx, u32 id)
 {
 	struct dv_list *pos;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next) {
 		struct dv_stream *s = DV_CONTAINER_OF(pos, struct dv_stream,
 						      node);
@@ -43,6 +48,7 @@ static void dv_event_unpark(struct dv_context *ctx, u32 id)
  */
 void dv_event_completed(struct dv_context *ctx, struct dv_event *ev)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_event_unpark(ctx, ev->id);
 	os_waitq_wake_all(ctx->dev->wq);
 }
@@ -58,6 +64,7 @@ void dv_event_destroy_locked(struct dv_context *ctx, struct dv_event *ev)
 {
 	u32 id = ev->id;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_id_remove(&ctx->event_ids, id);
 	dv_list_del(&ev->node);
 	dv_free(ev);
@@ -80,6 +87,7 @@ int dv_ioctl_event_create(struct dv_context *ctx, void *arg)
 	u64 id;
 	int ret;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (c->flags & ~DAVINCI_EVENT_FLAGS_ALL)
 		return -EINVAL;
 	if (ctx->event_ids.n >= DV_MAX_EVENTS)
@@ -130,6 +138,7 @@ int dv_ioctl_event_destroy(struct dv_context *ctx, void *arg)
 	int ret;
 	struct dv_event *ev = dv_event_arg(ctx, arg, &ret);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (ev)
 		dv_event_destroy_locked(ctx, ev);
 	return ret;
@@ -147,6 +156,7 @@ int dv_ioctl_event_signal(struct dv_context *ctx, void *arg)
 	int ret;
 	struct dv_event *ev = dv_event_arg(ctx, arg, &ret);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!ev)
 		return ret;
 	ev->submitted++;
@@ -168,6 +178,7 @@ int dv_ioctl_event_query(struct dv_context *ctx, void *arg)
 	struct davinci_event_query *q = arg;
 	struct dv_event *ev = dv_event_find(ctx, q->event_id);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!ev)
 		return -ENOENT;
 	if (!ev->submitted)
@@ -198,6 +209,7 @@ int dv_ioctl_event_wait(struct dv_context *ctx, void *arg)
 	u64 target;
 	int ret = 0;
 
+	os_mutex_assert_held(dev->lock);
 	if (!ev)
 		return -ENOENT;
 	target = ev->submitted;

@@ -23,6 +23,12 @@
 #define DV_TEMP_THROTTLE_MC	95000U
 #define DV_THROTTLE_MAX		1000U
 
+/*
+ * dv_reg_lock protects dv_reg_list (the live devices and their reg_node)
+ * and keeps every registered device alive while held; taken before any
+ * dev->lock. dv_ev_lock protects every device's event log (dev->mg.ev,
+ * ev_count, ev_lost_seq), dv_ev_seq and dv_ev_hook; a leaf.
+ */
 static struct os_mutex *dv_reg_lock;
 static struct os_mutex *dv_ev_lock;
 static struct dv_list dv_reg_list = { &dv_reg_list, &dv_reg_list };
@@ -66,6 +72,7 @@ struct os_mutex *dv_global_mutex(struct os_mutex **slot,
  */
 u32 dv_mgmt_health(const struct dv_device *dev)
 {
+	os_mutex_assert_held(dev->lock);
 	if (dev->lost)
 		return DAVINCI_HEALTH_CRITICAL;
 	if (dev->mg.alarm)
@@ -92,6 +99,7 @@ void dv_mgmt_event(struct dv_device *dev, u32 type, u32 fault, u32 status,
 	struct davinci_mgmt_event *ev;
 	struct dv_mgmt *mg = &dev->mg;
 
+	os_mutex_assert_held(dev->lock);
 	if (!lock)
 		return;
 	os_mutex_lock(lock);
@@ -124,6 +132,7 @@ void dv_mgmt_health_update(struct dv_device *dev)
 	u32 h = dv_mgmt_health(dev);
 	u32 old = dev->mg.health;
 
+	os_mutex_assert_held(dev->lock);
 	if (h == old)
 		return;
 	dev->mg.health = h;
@@ -209,6 +218,7 @@ static struct dv_device *dv_mgmt_find(u32 index)
 {
 	struct dv_list *pos;
 
+	os_mutex_assert_held(dv_reg_lock);
 	for (pos = dv_reg_list.next; pos != &dv_reg_list; pos = pos->next) {
 		struct dv_device *dev = DV_CONTAINER_OF(pos, struct dv_device,
 							reg_node);
@@ -240,6 +250,7 @@ u32 dv_mgmt_task_start(struct dv_device *dev, struct dv_task *t)
 	struct dv_mgmt *mg = &dev->mg;
 	int i;
 
+	os_mutex_assert_held(dev->lock);
 	if (mg->ecc_armed) {
 		for (i = 0; i < 3; i++) {
 			struct dv_buffer *b = t->buf[i];
@@ -287,6 +298,7 @@ void dv_mgmt_task_failed(struct dv_device *dev, struct dv_task *t, u32 st)
 {
 	struct dv_mgmt *mg = &dev->mg;
 
+	os_mutex_assert_held(dev->lock);
 	mg->fired[DAVINCI_FAULT_HANG]++;
 	if (st == DAVINCI_STATUS_TIMEOUT)
 		mg->alarm = true;
@@ -301,6 +313,7 @@ static u64 dv_mgmt_busy_now(struct dv_device *dev, u64 now)
 	u64 busy = dev->busy_ns;
 	struct dv_list *cp, *sp;
 
+	os_mutex_assert_held(dev->lock);
 	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
 		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
 							 node);
@@ -334,6 +347,7 @@ static u32 dv_mgmt_util(struct dv_device *dev, u64 *busy_out)
 	u64 busy = dv_mgmt_busy_now(dev, now);
 	u64 span, delta, util;
 
+	os_mutex_assert_held(dev->lock);
 	if (now - mg->util_t[1] >= DV_UTIL_WINDOW_NS) {
 		mg->util_t[0] = mg->util_t[1];
 		mg->util_b[0] = mg->util_b[1];
@@ -369,6 +383,7 @@ static u32 dv_mgmt_huge_used(struct dv_device *dev)
 	struct dv_list *cp, *bp;
 	u64 pages = 0;
 
+	os_mutex_assert_held(dev->lock);
 	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
 		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
 							 node);
@@ -396,6 +411,7 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 	u32 i, util;
 	u64 busy;
 
+	os_mutex_assert_held(dev->lock);
 	dv_device_query_locked(dev, &d);
 	util = dv_mgmt_util(dev, &busy);
 	memset(m, 0, sizeof(*m));
@@ -452,6 +468,7 @@ static int dv_mgmt_list(void *arg)
 	struct dv_list *pos;
 	u32 n = 0, i, j;
 
+	os_mutex_assert_held(dv_reg_lock);
 	memset(l, 0, sizeof(*l));
 	for (pos = dv_reg_list.next; pos != &dv_reg_list; pos = pos->next) {
 		struct dv_device *dev = DV_CONTAINER_OF(pos, struct dv_device,
@@ -480,6 +497,7 @@ static int dv_mgmt_info(void *arg)
 	struct davinci_mgmt_info *m = arg;
 	struct dv_device *dev = dv_mgmt_find(m->index);
 
+	os_mutex_assert_held(dv_reg_lock);
 	if (!dev)
 		return -ENODEV;
 	os_mutex_lock(dev->lock);
@@ -495,6 +513,7 @@ static int dv_mgmt_procs(void *arg)
 	u32 index = p->index;
 	struct dv_list *cp;
 
+	os_mutex_assert_held(dv_reg_lock);
 	if (!dev)
 		return -ENODEV;
 	memset(p, 0, sizeof(*p));
@@ -544,6 +563,7 @@ static int dv_mgmt_reset(void *arg)
 	u64 deadline = dv_deadline(10000);
 	u32 old, n = 0;
 
+	os_mutex_assert_held(dv_reg_lock);
 	if (r->flags || r->pad)
 		return -EINVAL;
 	dev = dv_mgmt_find(r->index);
@@ -594,6 +614,7 @@ static int dv_mgmt_inject(void *arg)
 	u64 value = 0;
 	u32 old;
 
+	os_mutex_assert_held(dv_reg_lock);
 	if (f->flags || f->pad)
 		return -EINVAL;
 	switch (f->kind) {
@@ -681,6 +702,7 @@ static int dv_mgmt_events(void *arg)
 	struct dv_list *pos;
 	bool found = device == DAVINCI_MGMT_ALL_DEVICES;
 
+	os_mutex_assert_held(dv_reg_lock);
 	memset(e, 0, sizeof(*e));
 	e->since_seq = since;
 	e->device = device;
@@ -715,6 +737,7 @@ static int dv_mgmt_events(void *arg)
 	return 0;
 }
 
+/* A manager ioctl: its handler runs with dv_reg_lock held. */
 struct dv_mgmt_desc {
 	unsigned int cmd;
 	bool privileged;

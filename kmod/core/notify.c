@@ -20,6 +20,7 @@ void dv_notify(struct dv_context *ctx, u32 type, u32 stream_id, u32 status,
 {
 	struct davinci_notification *n;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (ctx->nq_count >= DV_NOTIFY_CAPACITY) {
 		ctx->nq_dropped++;
 		return;
@@ -51,6 +52,7 @@ int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg)
 	u64 deadline = dv_deadline(timeout_ms);
 	int ret = 0;
 
+	os_mutex_assert_held(dev->lock);
 	if (w->pad)
 		return -EINVAL;
 	for (;;) {

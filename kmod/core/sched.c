@@ -11,10 +11,12 @@
  */
 #include "dv_internal.h"
 
+/* Take the first ready stream of the highest priority (dev->lock held). */
 static struct dv_stream *dv_sched_pick(struct dv_device *dev)
 {
 	u32 p;
 
+	os_mutex_assert_held(dev->lock);
 	for (p = 0; p < DV_PRIORITIES; p++) {
 		struct dv_stream *s;
 
@@ -57,6 +59,7 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 	struct dv_op_extent ext = { 0, 0, 0 };
 	int i, ret = 0;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	switch (d->opcode) {
 	case DAVINCI_OP_NOP:
 	case DAVINCI_OP_EVENT_RECORD:
@@ -97,12 +100,14 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 
 /**
  * dv_task_release() - drop the references dv_task_resolve() took
- * @t: the task being freed (dev->lock held)
+ * @dev: the device (dev->lock held)
+ * @t: the task being freed
  */
-void dv_task_release(struct dv_task *t)
+void dv_task_release(struct dv_device *dev, struct dv_task *t)
 {
 	int i;
 
+	os_mutex_assert_held(dev->lock);
 	for (i = 0; i < 3; i++) {
 		if (t->buf[i])
 			dv_buffer_put(t->buf[i]);
@@ -246,6 +251,7 @@ static void dv_exec_task(struct dv_device *dev, struct dv_stream *s,
 {
 	u32 st;
 
+	os_mutex_assert_held(dev->lock);
 	t->start_ns = os_now_ns();
 	t->ctx = s->ctx;
 	if (t->operand_status) {
@@ -296,6 +302,7 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 	struct dv_task *t;
 	u64 now;
 
+	os_mutex_assert_held(dev->lock);
 	if (dv_list_empty(&s->tasks))
 		return;
 	t = DV_CONTAINER_OF(s->tasks.next, struct dv_task, node);

@@ -19,6 +19,7 @@ struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id)
 {
 	struct dv_stream *s = dv_id_find(&ctx->stream_ids, id);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	return (s && !s->dead) ? s : NULL;
 }
 
@@ -30,6 +31,7 @@ void dv_stream_make_ready(struct dv_stream *s)
 {
 	struct dv_device *dev = s->ctx->dev;
 
+	os_mutex_assert_held(dev->lock);
 	if (s->queued || s->busy || s->parked || s->dead ||
 	    dv_list_empty(&s->tasks))
 		return;
@@ -38,6 +40,7 @@ void dv_stream_make_ready(struct dv_stream *s)
 	os_waitq_wake_all(dev->work_wq);
 }
 
+/* Write the completion entry of @t, or count an overflow (dev->lock held). */
 static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 			       u32 status, u64 start_ns, u64 end_ns)
 {
@@ -45,6 +48,7 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 	u32 head, used;
 	u8 *slot;
 
+	os_mutex_assert_held(s->ctx->dev->lock);
 	head = __atomic_load_n(&s->cq->head, __ATOMIC_ACQUIRE);
 	used = s->cq_tail - head;
 	if (used >= s->cq_entries) {
@@ -65,9 +69,10 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 	__atomic_store_n(&s->cq->tail, s->cq_tail, __ATOMIC_RELEASE);
 }
 
+/* Unlink and free a task of @s (dev->lock held). */
 static void dv_task_free(struct dv_stream *s, struct dv_task *t)
 {
-	dv_task_release(t);
+	dv_task_release(s->ctx->dev, t);
 	dv_list_del(&t->node);
 	s->nqueued--;
 	dv_stat_add(DV_STAT_TASKS, -1);
@@ -92,6 +97,7 @@ void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	u64 end_ns = os_now_ns();
 	bool failed;
 
+	os_mutex_assert_held(s->ctx->dev->lock);
 	h->seq = t->seq;
 	h->start_ns = start_ns;
 	h->end_ns = end_ns;
@@ -127,6 +133,7 @@ void dv_stream_destroy_locked(struct dv_stream *s)
 	struct dv_device *dev = ctx->dev;
 	struct dv_list *pos, *tmp;
 
+	os_mutex_assert_held(dev->lock);
 	s->dead = true;
 	dv_list_for_each_safe(pos, tmp, &s->tasks) {
 		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
@@ -176,6 +183,7 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	u64 id;
 	int ret;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (c->flags || c->pad || c->priority >= DV_PRIORITIES)
 		return -EINVAL;
 	if (dv_ring_entries(&sqe) || dv_ring_entries(&cqe))
@@ -269,6 +277,7 @@ int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
 	int ret;
 	struct dv_stream *s = dv_stream_arg(ctx, arg, &ret);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return ret;
 	dv_stream_destroy_locked(s);
@@ -294,6 +303,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 	u32 n, i;
 	int ret = 0;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return -ENOENT;
 	n = d->sq_tail - s->sq_head;
@@ -387,6 +397,7 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	u64 seq;
 	int ret = 0;
 
+	os_mutex_assert_held(dev->lock);
 	if (w->pad)
 		return -EINVAL;
 	s = dv_stream_find(ctx, id);
@@ -427,6 +438,7 @@ int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg)
 	int ret;
 	struct dv_stream *s = dv_stream_arg(ctx, arg, &ret);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return ret;
 	if (s->error_status) {
@@ -448,6 +460,7 @@ int dv_ioctl_stream_query(struct dv_context *ctx, void *arg)
 	struct davinci_stream_query *q = arg;
 	struct dv_stream *s = dv_stream_find(ctx, q->stream_id);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return -ENOENT;
 	if (s->error_status)
@@ -526,6 +539,7 @@ int dv_ioctl_task_query(struct dv_context *ctx, void *arg)
 	struct dv_stream *s;
 	struct dv_task *t;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	return dv_task_lookup(ctx, arg, &s, &t);
 }
 
@@ -542,6 +556,7 @@ int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg)
 	struct dv_task *t;
 	int ret = dv_task_lookup(ctx, arg, &s, &t);
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (ret)
 		return ret;
 	if (!t)
@@ -568,6 +583,7 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg)
 	u64 deadline = dv_deadline(y->timeout_ms);
 	int ret = 0;
 
+	os_mutex_assert_held(dev->lock);
 	for (;;) {
 		struct dv_list *pos;
 		bool idle = true;
