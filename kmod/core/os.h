@@ -7,20 +7,18 @@
  * userspace/libdavinci_core/os_posix.c for the userspace library that the
  * FUSE daemon, the tests and the fuzzer run. Nothing else in the core may
  * include an OS header.
+ *
+ * As OpenZFS's zfs_context.h: the core includes "os_types.h" by that one
+ * name, and each binding supplies its own on the include path (the basic
+ * types u8..u64, s32, s64, bool, size_t, U64_MAX, the errno values,
+ * memset/memcpy/memmove, __printf): kmod/linux/os_types.h for the kernel
+ * (kmod/Kbuild), userspace/libdavinci_core/os_types.h for the userspace
+ * library (the Makefile, setup.py). The core never names a binding's file.
  */
 #ifndef _DAVINCI_OS_H
 #define _DAVINCI_OS_H
 
-#ifdef __KERNEL__
-#include <linux/kernel.h>
-#include <linux/types.h>
-#include <linux/errno.h>
-#include <linux/string.h>
-#include <linux/limits.h>
-#else
-/* The POSIX build's kernel types; userspace/libdavinci_core is on -I. */
-#include "os_posix_types.h"
-#endif
+#include "os_types.h"
 
 #include "../include/uapi/davinci.h"
 
