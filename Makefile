@@ -32,13 +32,17 @@ deps-vm:
 
 core: $(BUILD)/libdavinci_core.so $(BUILD)/asan/libdavinci_core.so
 
-$(BUILD)/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS)
-	@mkdir -p $(@D)
-	gcc $(CORE_CFLAGS) -shared $(CORE_SRCS) -o $@
+# The shared library exports the dvc_* API of libdavinci_core.h only.
+CORE_MAP := userspace/libdavinci_core/libdavinci_core.map
+CORE_SO_LDFLAGS := -shared -Wl,--version-script=$(CORE_MAP)
 
-$(BUILD)/asan/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS) $(CORE_MAP)
 	@mkdir -p $(@D)
-	gcc $(CORE_CFLAGS) $(SAN_FLAGS) -shared $(CORE_SRCS) -o $@
+	gcc $(CORE_CFLAGS) $(CORE_SO_LDFLAGS) $(CORE_SRCS) -o $@
+
+$(BUILD)/asan/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS) $(CORE_MAP)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) $(SAN_FLAGS) $(CORE_SO_LDFLAGS) $(CORE_SRCS) -o $@
 
 $(BUILD)/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

@@ -17,7 +17,9 @@ setup(
             sources=CORE_SOURCES,
             include_dirs=["kmod/core", "kmod/include", "userspace/libdavinci_core"],
             extra_compile_args=["-std=gnu11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
-            extra_link_args=["-pthread"],
+            # Export the dvc_* API only (libdavinci_core.h).
+            extra_link_args=["-pthread", "-Wl,--version-script="
+                             "userspace/libdavinci_core/libdavinci_core.map"],
         )
     ],
 )

@@ -307,8 +307,9 @@ static void dv_device_fill_info(struct dv_device *dev,
  * @busy_ns: if not NULL, total nanoseconds AI cores spent running tasks
  *	(for a utilization figure: its growth over time x aicores)
  *
- * For the manager node, sysfs and netlink. Works after device loss too
- * (health then reads DAVINCI_HEALTH_CRITICAL).
+ * Declared in dv_core.h, for the OS layers: sysfs and the userspace
+ * library's dvc_device_info(). Works after device loss too (health then
+ * reads DAVINCI_HEALTH_CRITICAL).
  */
 void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
 		     u64 *busy_ns)

@@ -42,6 +42,15 @@ int dv_device_create(const struct dv_device_config *cfg,
 /* Only after every context of the device is closed. */
 void dv_device_destroy(struct dv_device *dev);
 /*
+ * Device information without a context (sysfs, the FUSE daemon): @info is
+ * filled in as DAVINCI_IOCTL_DEVICE_INFO fills it; @busy_ns, when not
+ * NULL, gets the nanoseconds AI cores spent running tasks (a utilization
+ * figure is its growth over time, divided by aicores). Works after
+ * dv_device_lost() too: health then reads DAVINCI_HEALTH_CRITICAL.
+ */
+void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
+		     u64 *busy_ns);
+/*
  * The device is gone (hot remove, unbind): running tasks stop, every
  * context gets DAVINCI_NOTIFY_DEVICE_LOST and -ENODEV from then on, until
  * it is closed. Contexts stay valid objects until dv_context_close().
@@ -54,8 +63,8 @@ void dv_device_lost(struct dv_device *dev);
  * of dv_core_set_limits(), over all devices: -EMFILE when process @pid
  * holds ctx_per_process contexts already, -EUSERS when user @uid holds
  * ctx_per_user. @pid 0 (unknown, e.g. a FUSE caller in another pid
- * namespace) is not counted per process, @uid DV_UID_NONE (the OS layer's
- * own short-lived contexts) not per user.
+ * namespace) is not counted per process, @uid DV_UID_NONE (a caller with
+ * no user, such as the tests' contexts) not per user.
  */
 #define DV_UID_NONE		0xFFFFFFFFU
 int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,

@@ -553,8 +553,5 @@ u32 dv_mgmt_task_start(struct dv_device *dev, struct dv_task *t);
 void dv_mgmt_task_failed(struct dv_device *dev, struct dv_task *t, u32 st);
 void dv_device_query_locked(struct dv_device *dev,
 			    struct davinci_device_info *info);
-/* Proposed for dv_core.h (manager node, sysfs utilization). */
-void dv_device_query(struct dv_device *dev, struct davinci_device_info *info,
-		     u64 *busy_ns);
 
 #endif /* _DAVINCI_INTERNAL_H */

@@ -2,10 +2,12 @@
 /*
  * Per-device attributes: /sys/class/davinci/davinciN/...
  *
- * The values come from the core through DAVINCI_IOCTL_DEVICE_INFO on a
- * short-lived internal context, so sysfs reports exactly what the ioctl
- * ABI reports. The node (and with it these files) is removed before the
- * device is marked lost, so a read never sees a dead device.
+ * The values come from the core's dv_device_query(), which fills struct
+ * davinci_device_info as DAVINCI_IOCTL_DEVICE_INFO does, so sysfs reports
+ * exactly what the ioctl ABI reports, without opening a context. The node
+ * (and with it these files) is removed before the device is marked lost
+ * by a hot remove, so a read never sees a dead device; after an injected
+ * loss (health critical) a read fails with -ENODEV, as the ioctl does.
  */
 #include <linux/device.h>
 #include <linux/slab.h>
@@ -16,19 +18,13 @@
 static int dv_node_info(struct device *node, struct davinci_device_info *info)
 {
 	struct dv_kdev *kdev = dev_get_drvdata(node);
-	struct dv_context *ctx;
-	int ret;
 
 	if (!kdev)
 		return -ENODEV;
-	/* Not counted against the open limits: no process holds it. */
-	ret = dv_context_open(kdev->core, 0, DV_UID_NONE, &ctx);
-	if (ret)
-		return ret;
-	memset(info, 0, sizeof(*info));
-	ret = dv_ioctl(ctx, DAVINCI_IOCTL_DEVICE_INFO, info);
-	dv_context_close(ctx);
-	return ret;
+	dv_device_query(kdev->core, info, NULL);
+	if (info->health == DAVINCI_HEALTH_CRITICAL)
+		return -ENODEV;
+	return 0;
 }
 
 #define DV_INFO_ATTR(_name, _fmt, _expr)				\

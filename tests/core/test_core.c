@@ -20,10 +20,8 @@
 
 #include "dv_core.h"
 #include "libdavinci_core.h"
+#include "dvc_test.h"
 #include "harness.h"
-
-int dvc_device_info(struct dv_device *dev, void *info, uint64_t *busy_ns);
-extern long dvc_fault_zalloc_countdown;
 
 #define MiB (1ULL << 20)
 #define HBM_BYTES (64 * MiB)
@@ -2170,9 +2168,9 @@ static void test_alloc_failures(void)
 	int op, n;
 
 	for (n = 1; n < 20; n++) {
-		dvc_fault_zalloc_countdown = n;
+		os_posix_fault_zalloc_countdown = n;
 		dev = mkdev(0);
-		dvc_fault_zalloc_countdown = 0;
+		os_posix_fault_zalloc_countdown = 0;
 		if (dev) {
 			dvc_device_destroy(dev);
 			break;
@@ -2196,7 +2194,7 @@ static void test_alloc_failures(void)
 			qb.stream_id = s.c.stream_id;
 			CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_QUERY, &qb),
 				 0);
-			dvc_fault_zalloc_countdown = n;
+			os_posix_fault_zalloc_countdown = n;
 			switch (op) {
 			case 0:
 				c2 = dvc_context_open(dev, 2);
@@ -2233,7 +2231,7 @@ static void test_alloc_failures(void)
 				break;
 			}
 			}
-			dvc_fault_zalloc_countdown = 0;
+			os_posix_fault_zalloc_countdown = 0;
 			if (!ret) {
 				/* The fault was not reached: op done. */
 				if (op == 0)
@@ -3120,10 +3118,10 @@ static void test_context_limits(void)
 	CHECK_EQ(errno, EUSERS);
 	/* A failed open leaves no slot taken. */
 	dvc_context_close(c[4]);
-	dvc_fault_zalloc_countdown = 2;		/* the notification queue */
+	os_posix_fault_zalloc_countdown = 2;		/* the notification queue */
 	CHECK(dvc_context_open_as(d0, 101, 1000) == NULL);
 	CHECK_EQ(errno, ENOMEM);
-	dvc_fault_zalloc_countdown = 0;
+	os_posix_fault_zalloc_countdown = 0;
 	dvc_device_lost(d1);
 	CHECK(dvc_context_open_as(d1, 101, 1000) == NULL);
 	CHECK_EQ(errno, ENODEV);

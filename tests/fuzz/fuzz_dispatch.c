@@ -22,9 +22,7 @@
 
 #include "dv_core.h"
 #include "libdavinci_core.h"
-
-/* os_posix.c fault injection: the Nth os_zalloc() from now fails. */
-extern long dvc_fault_zalloc_countdown;
+#include "dvc_test.h"	/* os_posix_fault_zalloc_countdown */
 
 #define NCTX 2
 #define MAXH 16
@@ -430,7 +428,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dv_stats st;
 	unsigned int i, steps = 0;
 
-	dvc_fault_zalloc_countdown = 0;
+	os_posix_fault_zalloc_countdown = 0;
 	dev = dvc_device_create(0, 2, 4ULL << 20, 1ULL << 20, 50, NULL,
 				"fuzz");
 	if (!dev)
@@ -480,11 +478,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		default:
 			/* Fail one of the next few core allocations. */
-			dvc_fault_zalloc_countdown = in_u8(&in) % 8;
+			os_posix_fault_zalloc_countdown = in_u8(&in) % 8;
 			break;
 		}
 	}
-	dvc_fault_zalloc_countdown = 0;
+	os_posix_fault_zalloc_countdown = 0;
 	for (i = 0; i < nmaps; i++)
 		dvc_munmap(maps[i]);
 	nmaps = 0;

@@ -67,20 +67,21 @@ def lib():
     global _lib
     if _lib is None:
         l = ctypes.CDLL(lib_path())
-        l.dv_op_is_compute.argtypes = [ctypes.c_uint16]
-        l.dv_op_is_compute.restype = ctypes.c_bool
-        l.dv_op_validate.argtypes = [ctypes.POINTER(Task)]
-        l.dv_op_validate.restype = ctypes.c_int
-        l.dv_op_extent.argtypes = [ctypes.POINTER(Task), ctypes.POINTER(Extent)]
-        l.dv_op_extent.restype = ctypes.c_int
-        l.dv_op_units.argtypes = [ctypes.POINTER(Task)]
-        l.dv_op_units.restype = ctypes.c_uint64
-        l.dv_op_chunk_units.argtypes = [ctypes.POINTER(Task)]
-        l.dv_op_chunk_units.restype = ctypes.c_uint64
-        l.dv_op_run.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
+        l.dvc_op_is_compute.argtypes = [ctypes.c_uint16]
+        l.dvc_op_is_compute.restype = ctypes.c_bool
+        l.dvc_op_validate.argtypes = [ctypes.POINTER(Task)]
+        l.dvc_op_validate.restype = ctypes.c_int
+        l.dvc_op_extent.argtypes = [ctypes.POINTER(Task),
+                                    ctypes.POINTER(Extent)]
+        l.dvc_op_extent.restype = ctypes.c_int
+        l.dvc_op_units.argtypes = [ctypes.POINTER(Task)]
+        l.dvc_op_units.restype = ctypes.c_uint64
+        l.dvc_op_chunk_units.argtypes = [ctypes.POINTER(Task)]
+        l.dvc_op_chunk_units.restype = ctypes.c_uint64
+        l.dvc_op_run.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
                                 ctypes.c_void_p, ctypes.c_void_p,
                                 ctypes.c_uint64, ctypes.c_uint64]
-        l.dv_op_run.restype = None
+        l.dvc_op_run.restype = None
         _lib = l
     return _lib
 
@@ -106,21 +107,21 @@ def task(opcode, dtype=F32, dst=None, src0=None, src1=None, count=0, m=0,
 
 
 def validate(t):
-    return lib().dv_op_validate(ctypes.byref(t))
+    return lib().dvc_op_validate(ctypes.byref(t))
 
 
 def extent(t):
     e = Extent()
-    rc = lib().dv_op_extent(ctypes.byref(t), ctypes.byref(e))
+    rc = lib().dvc_op_extent(ctypes.byref(t), ctypes.byref(e))
     return rc, (e.dst, e.src0, e.src1)
 
 
 def units(t):
-    return lib().dv_op_units(ctypes.byref(t))
+    return lib().dvc_op_units(ctypes.byref(t))
 
 
 def chunk_units(t):
-    return lib().dv_op_chunk_units(ctypes.byref(t))
+    return lib().dvc_op_chunk_units(ctypes.byref(t))
 
 
 def run(t, chunks=None):
@@ -135,12 +136,12 @@ def run(t, chunks=None):
     b = 0
     while b < u:
         e = min(u, b + step)
-        lib().dv_op_run(ctypes.byref(t), *ptrs, b, e)
+        lib().dvc_op_run(ctypes.byref(t), *ptrs, b, e)
         b = e
 
 
 def run_raw(t, begin, end):
-    lib().dv_op_run(ctypes.byref(t), t.dst, t.src0, t.src1, begin, end)
+    lib().dvc_op_run(ctypes.byref(t), t.dst, t.src0, t.src1, begin, end)
 
 
 def f32_bits(x):

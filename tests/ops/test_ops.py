@@ -1,7 +1,8 @@
 """Op kernels (kmod/core/ops*.c, numerics.*) against numpy.
 
 Runs dv_op_validate / dv_op_extent / dv_op_units / dv_op_run of the core
-library directly through ctypes (see opslib.py for the library path).
+library directly through ctypes, as its dvc_op_* test hooks
+(userspace/libdavinci_core/dvc_test.h; opslib.py finds the library).
 Tolerances are the ones documented in kmod/core/NUMERICS.md.
 """
 import os
@@ -648,7 +649,7 @@ def test_validate_rejects():
 
 def test_is_compute():
     for op in range(0, 25):
-        assert L.lib().dv_op_is_compute(op) == (L.OP_ADD <= op <= L.OP_CAST)
+        assert L.lib().dvc_op_is_compute(op) == (L.OP_ADD <= op <= L.OP_CAST)
 
 
 BASE = 0x100000000

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lib.c - libdavinci_core: the device core as a flat C API (ctypes).
+ *
+ * Built on the core's public entry points (dv_core.h) only. The shared
+ * library exports the dvc_* functions of libdavinci_core.h and nothing
+ * else (libdavinci_core.map).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "dv_internal.h"
+#include "dv_core.h"
 #include "libdavinci_core.h"
 #include "os_posix.h"
 
@@ -167,13 +171,8 @@ void dvc_stats(struct dv_stats *out)
 		dv_core_stats(out);
 }
 
-/*
- * Not yet in libdavinci_core.h (proposed): device information without a
- * context, for the manager node. @info is a struct davinci_device_info.
- */
-int dvc_device_info(struct dv_device *dev, void *info, uint64_t *busy_ns);
-
-int dvc_device_info(struct dv_device *dev, void *info, uint64_t *busy_ns)
+int dvc_device_info(struct dv_device *dev, struct davinci_device_info *info,
+		    uint64_t *busy_ns)
 {
 	if (!dev || !info)
 		return -EINVAL;

@@ -5,7 +5,9 @@
  * A flat C API over kmod/core/dv_core.h for ctypes: the FUSE daemon, the
  * in-process test backend and the fuzzer use it. Functions returning int
  * return 0 or a negative errno; functions returning a pointer return NULL
- * and set errno on failure.
+ * and set errno on failure. libdavinci_core.so exports these dvc_*
+ * functions only (libdavinci_core.map); the tests' hooks are in
+ * dvc_test.h, for programs linked with the core's sources.
  */
 #ifndef _LIBDAVINCI_CORE_H
 #define _LIBDAVINCI_CORE_H
@@ -16,6 +18,7 @@ struct dv_device;
 struct dv_context;
 struct dv_mapping;
 struct dv_stats;
+struct davinci_device_info;
 
 struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 				    uint64_t hbm_bytes, uint64_t host_bytes,
@@ -24,6 +27,14 @@ struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 				    const char *backend);
 void dvc_device_destroy(struct dv_device *dev);
 void dvc_device_lost(struct dv_device *dev);
+/*
+ * Fill @info as DAVINCI_IOCTL_DEVICE_INFO does, without a context; when
+ * @busy_ns is not NULL, store the nanoseconds the AI cores spent running
+ * tasks. Works on a lost device too (health DAVINCI_HEALTH_CRITICAL).
+ * 0, or -EINVAL when @dev or @info is NULL.
+ */
+int dvc_device_info(struct dv_device *dev, struct davinci_device_info *info,
+		    uint64_t *busy_ns);
 
 /*
  * Open a context for process @pid. dvc_context_open() does not count it

@@ -17,18 +17,17 @@
 
 #include "os.h"
 #include "os_posix.h"
+#include "dvc_test.h"
 
-/*
- * Fault injection for tests (not in libdavinci_core.h): when set to N > 0,
- * the Nth os_zalloc() from then on fails, once.
- */
-long dvc_fault_zalloc_countdown;
+/* Fault injection for tests (dvc_test.h). */
+long os_posix_fault_zalloc_countdown;
 
 void *os_zalloc(size_t size)
 {
-	if (__atomic_load_n(&dvc_fault_zalloc_countdown, __ATOMIC_RELAXED) > 0 &&
-	    __atomic_sub_fetch(&dvc_fault_zalloc_countdown, 1,
-			       __ATOMIC_RELAXED) == 0)
+	long *countdown = &os_posix_fault_zalloc_countdown;
+
+	if (__atomic_load_n(countdown, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_sub_fetch(countdown, 1, __ATOMIC_RELAXED) == 0)
 		return NULL;
 	return calloc(1, size ? size : 1);
 }

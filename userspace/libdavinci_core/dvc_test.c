@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dvc_test.c - test hooks of libdavinci_core (dvc_test.h): the op
+ * kernels' validation, extents, work units and dispatch, for the Python
+ * op tests (tests/ops/opslib.py) that run them on numpy arrays without a
+ * device. Exported under the dvc_ prefix like the rest of the API.
+ */
+#include "dvc_test.h"
+#include "ops.h"
+
+bool dvc_op_is_compute(u16 opcode)
+{
+	return dv_op_is_compute(opcode);
+}
+
+int dvc_op_validate(const struct davinci_task *task)
+{
+	return dv_op_validate(task);
+}
+
+int dvc_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
+{
+	return dv_op_extent(task, ext);
+}
+
+u64 dvc_op_units(const struct davinci_task *task)
+{
+	return dv_op_units(task);
+}
+
+u64 dvc_op_chunk_units(const struct davinci_task *task)
+{
+	return dv_op_chunk_units(task);
+}
+
+void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
+		const void *src1, u64 begin, u64 end)
+{
+	dv_op_run(task, dst, src0, src1, begin, end);
+}

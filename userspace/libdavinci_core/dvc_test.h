@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dvc_test.h - test-only hooks of the userspace core, not part of the
+ * API of libdavinci_core.h.
+ *
+ * The dvc_op_* functions (dvc_test.c) are exported by libdavinci_core.so
+ * because the Python op tests (tests/ops) call them through ctypes; they
+ * run the op kernels of ops.h on plain memory, without a device.
+ * os_posix_fault_zalloc_countdown is not exported: only programs built
+ * from the core's sources (tests/core, tests/fuzz) use it.
+ */
+#ifndef _DVC_TEST_H
+#define _DVC_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct davinci_task;
+struct dv_op_extent;
+
+/*
+ * Fault injection (os_posix.c): when set to N > 0, the Nth os_zalloc()
+ * from then on fails, once.
+ */
+extern long os_posix_fault_zalloc_countdown;
+
+/* dv_op_is_compute() ... dv_op_run() of ops.h, as they are. */
+bool dvc_op_is_compute(uint16_t opcode);
+int dvc_op_validate(const struct davinci_task *task);
+int dvc_op_extent(const struct davinci_task *task, struct dv_op_extent *ext);
+uint64_t dvc_op_units(const struct davinci_task *task);
+uint64_t dvc_op_chunk_units(const struct davinci_task *task);
+void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
+		const void *src1, uint64_t begin, uint64_t end);
+
+#endif /* _DVC_TEST_H */
