@@ -172,26 +172,43 @@ def require_context() -> AclContext:
     return ctx
 
 
+def register(table: dict, obj) -> int:
+    """Enter ``obj`` (an AclContext, AclStream, AclEvent) into ``table``
+    under its handle; the handle."""
+    table[obj.handle] = obj
+    return obj.handle
+
+
+def _lookup(table: dict, kind: str, handle):
+    """The ``kind`` ("stream", "event") that ``handle`` names in ``table``."""
+    obj = table.get(handle)
+    if obj is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "%s %r does not exist (destroyed, or its device was "
+                      "reset): create one with acl.rt.create_%s()"
+                      % (kind, handle, kind))
+    return obj
+
+
+def take_handle(table: dict, kind: str, handle):
+    """Remove the ``kind`` that ``handle`` names from ``table`` and return it
+    (destroy_stream, destroy_event)."""
+    obj = table.pop(handle, None)
+    if obj is None:
+        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
+                      "%s %r does not exist or is already destroyed"
+                      % (kind, handle))
+    return obj
+
+
 def get_stream(handle) -> AclStream:
     if handle in (0, None):
         return require_context().default_stream()
-    s = streams.get(handle)
-    if s is None:
-        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
-                      "stream %r does not exist (destroyed, or its device was "
-                      "reset): create one with acl.rt.create_stream()"
-                      % (handle,))
-    return s
+    return _lookup(streams, "stream", handle)
 
 
 def get_event(handle) -> AclEvent:
-    e = events.get(handle)
-    if e is None:
-        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
-                      "event %r does not exist (destroyed, or its device was "
-                      "reset): create one with acl.rt.create_event()"
-                      % (handle,))
-    return e
+    return _lookup(events, "event", handle)
 
 
 _STATUS_CODES = {
@@ -207,36 +224,35 @@ _STATUS_CODES = {
 }
 
 
+#: aclError of each runtime exception, first match wins (a subclass before
+#: its base); LimitError and TaskFailedError are mapped by error_code.
+_EXCEPTION_CODES = (
+    (InvalidDeviceError, C.ACL_ERROR_RT_INVALID_DEVICEID),
+    (DeviceNotFoundError, C.ACL_ERROR_RT_NO_DEVICE),
+    (DriverVersionMismatchError, C.ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+    (DevicePermissionError, C.ACL_ERROR_RT_NO_PERMISSION),
+    (OutOfMemoryError, C.ACL_ERROR_RT_MEMORY_ALLOCATION),
+    (InvalidHandleError, C.ACL_ERROR_RT_INVALID_HANDLE),
+    ((ShapeError, DTypeError, InvalidArgumentError),
+     C.ACL_ERROR_RT_PARAM_INVALID),
+    (TimeoutError, C.ACL_ERROR_RT_WAIT_TIMEOUT),
+    (DeviceLostError, C.ACL_ERROR_RT_LOST_HEARTBEAT),
+)
+
+
 def error_code(exc: BaseException) -> int:
     """aclError for a runtime exception."""
     if isinstance(exc, AclFail):
         return exc.code
-    if isinstance(exc, InvalidDeviceError):
-        return C.ACL_ERROR_RT_INVALID_DEVICEID
-    if isinstance(exc, DeviceNotFoundError):
-        return C.ACL_ERROR_RT_NO_DEVICE
-    if isinstance(exc, DriverVersionMismatchError):
-        return C.ACL_ERROR_RT_DRV_INTERNAL_ERROR
-    if isinstance(exc, DevicePermissionError):
-        return C.ACL_ERROR_RT_NO_PERMISSION
     if isinstance(exc, LimitError):
         return {"streams_per_context": C.ACL_ERROR_RT_NO_STREAM_RESOURCE,
                 "events_per_context": C.ACL_ERROR_RT_NO_EVENT_RESOURCE}.get(
                     exc.limit, C.ACL_ERROR_RT_RESOURCE_ALLOC_FAIL)
-    if isinstance(exc, OutOfMemoryError):
-        return C.ACL_ERROR_RT_MEMORY_ALLOCATION
-    if isinstance(exc, InvalidHandleError):
-        return C.ACL_ERROR_RT_INVALID_HANDLE
-    if isinstance(exc, (ShapeError, DTypeError, InvalidArgumentError)):
-        return C.ACL_ERROR_RT_PARAM_INVALID
-    if isinstance(exc, TimeoutError):
-        return C.ACL_ERROR_RT_WAIT_TIMEOUT
-    if isinstance(exc, DeviceLostError):
-        return C.ACL_ERROR_RT_LOST_HEARTBEAT
     if isinstance(exc, TaskFailedError):
         return _STATUS_CODES.get(exc.status, C.ACL_ERROR_RT_INTERNAL_ERROR)
-    if isinstance(exc, DavinciError):
-        return C.ACL_ERROR_RT_INTERNAL_ERROR
+    for cls, code in _EXCEPTION_CODES:
+        if isinstance(exc, cls):
+            return code
     return C.ACL_ERROR_RT_INTERNAL_ERROR
 
 

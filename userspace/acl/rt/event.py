@@ -14,9 +14,7 @@ __all__ = ["create_event", "create_event_with_flag", "destroy_event",
 
 def _new_event(flag=0) -> int:
     d = S.require_context().device
-    e = S.AclEvent(d, int(flag))
-    S.events[e.handle] = e
-    return e.handle
+    return S.register(S.events, S.AclEvent(d, int(flag)))
 
 
 @api(1, (0,))
@@ -33,12 +31,7 @@ def create_event_with_flag(flag):
 
 @api()
 def destroy_event(event):
-    e = S.events.pop(event, None)
-    if e is None:
-        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
-                      "event %r does not exist or is already destroyed"
-                      % (event,))
-    e.event.destroy()
+    S.take_handle(S.events, "event", event).event.destroy()
 
 
 @api()

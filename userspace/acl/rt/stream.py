@@ -17,9 +17,7 @@ __all__ = ["create_stream", "create_stream_with_config", "destroy_stream",
 
 def _new_stream(priority=0) -> int:
     ctx = S.require_context()
-    s = S.AclStream(ctx, int(priority))
-    S.streams[s.handle] = s
-    return s.handle
+    return S.register(S.streams, S.AclStream(ctx, int(priority)))
 
 
 @api(1, (0,))
@@ -37,11 +35,7 @@ def create_stream_with_config(priority=0, flag=0):
 @api()
 def destroy_stream(stream):
     """Destroy a stream (queued tasks are cancelled)."""
-    s = S.streams.pop(stream, None)
-    if s is None:
-        raise AclFail(C.ACL_ERROR_RT_INVALID_HANDLE,
-                      "stream %r does not exist or is already destroyed"
-                      % (stream,))
+    s = S.take_handle(S.streams, "stream", stream)
     forget_subscription(s)
     s.stream.destroy()
 
