@@ -179,7 +179,17 @@ def _call_sized(fn, cmd, buf):
     return ret
 
 
-class CoreMapping:
+class _Closing:
+    """The handles below: ``with`` calls their close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class CoreMapping(_Closing):
     """A dvc_mmap() mapping: @address is the first byte, @length bytes."""
 
     def __init__(self, ctx: "CoreContext", handle: int, address: int,
@@ -194,18 +204,12 @@ class CoreMapping:
         if h:
             load().dvc_munmap(h)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self):
         return "<CoreMapping 0x%x+%d%s>" % (self.address, self.length,
                                           "" if self._handle else " closed")
 
 
-class CoreContext:
+class CoreContext(_Closing):
     """One open file of a device (dvc_context_open)."""
 
     def __init__(self, device: "CoreDevice", handle: int, pid: int):
@@ -255,18 +259,12 @@ class CoreContext:
             self.device.forget(self)
             load().dvc_context_close(h)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self):
         return "<CoreContext dev%d pid %d%s>" % (
             self.device.index, self.pid, " closed" if self.closed else "")
 
 
-class CoreDevice:
+class CoreDevice(_Closing):
     """A simulated device (dvc_device_create); close() destroys it."""
 
     def __init__(self, index: int, aicores: int = 2,
@@ -328,12 +326,6 @@ class CoreDevice:
             ctx.close()
         self._handle = None
         load().dvc_device_destroy(h)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __repr__(self):
         return "<CoreDevice %d%s>" % (self.index,

@@ -151,25 +151,22 @@ def context_limit_error(err: int, where: str, kind: str,
     """The exception for an open of ``where`` refused with EMFILE or EUSERS
     by the driver (the caller ruled out running out of descriptors)."""
     if err == _errno.EUSERS:
-        name = "contexts_per_user"
-        value = limits.contexts_per_user if limits else None
-        text = ("cannot open %s: your user (uid %d) holds the most davinci "
-                "contexts one user may, over all its processes and devices: "
-                "contexts per user limit %s (EUSERS); close devices your "
-                "other processes no longer use (npu-smi info lists them), or "
-                "raise the limit: %s"
-                % (where, os.getuid(), _value_text(value),
-                   how_to_raise(name, kind)))
+        name, code = "contexts_per_user", "EUSERS"
+        holder = ("your user (uid %d) holds the most davinci contexts one "
+                  "user may, over all its processes and devices"
+                  % os.getuid())
+        fix = ("close devices your other processes no longer use (npu-smi "
+               "info lists them)")
     else:
-        name = "contexts_per_process"
-        value = limits.contexts_per_process if limits else None
-        text = ("cannot open %s: this process (pid %d) holds the most davinci "
-                "contexts one process may, over all devices: contexts per "
-                "process limit %s (EMFILE); close Device objects you no longer "
-                "use (each davinci.Device, acl device or open node is one "
-                "context), or raise the limit: %s"
-                % (where, os.getpid(), _value_text(value),
-                   how_to_raise(name, kind)))
+        name, code = "contexts_per_process", "EMFILE"
+        holder = ("this process (pid %d) holds the most davinci contexts "
+                  "one process may, over all devices" % os.getpid())
+        fix = ("close Device objects you no longer use (each davinci.Device, "
+               "acl device or open node is one context)")
+    value = getattr(limits, name) if limits else None
+    text = ("cannot open %s: %s: %s limit %s (%s); %s, or raise the limit: %s"
+            % (where, holder, name.replace("_", " "), _value_text(value),
+               code, fix, how_to_raise(name, kind)))
     return ContextLimitError(text, err, name, value)
 
 

@@ -91,8 +91,16 @@ def process_name(pid: int) -> str:
         return "-"
 
 
+class _Record:
+    """Base of the records below: to_dict() gives the fields as a dict (for
+    JSON)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass
-class MgmtInfo:
+class MgmtInfo(_Record):
     """One device as the manager reports it (struct davinci_mgmt_info)."""
     index: int
     name: str
@@ -150,12 +158,9 @@ class MgmtInfo:
     def hbm_free(self) -> int:
         return self.hbm_total - self.hbm_used
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass
-class ProcessInfo:
+class ProcessInfo(_Record):
     """One context (open file) on a device."""
     device: int
     pid: int
@@ -164,12 +169,9 @@ class ProcessInfo:
     host_bytes: int
     streams: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass
-class MgmtEvent:
+class MgmtEvent(_Record):
     """One record of the management event log."""
     seq: int
     timestamp_ns: int
@@ -230,9 +232,6 @@ class MgmtEvent:
             what = self.type
         return "seq %d npu %d %s (health %s)" % (self.seq, self.device, what,
                                                 self.health)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class Manager:
@@ -321,24 +320,26 @@ class Manager:
                     _errno.ENODEV)
         return err
 
+    def _device_ioctl(self, index: int, cmd: int, arg, what: str):
+        """_ioctl on NPU ``index``: InvalidDeviceError when it does not
+        exist."""
+        try:
+            return self._ioctl(cmd, arg, what)
+        except DavinciError as e:
+            raise self._check_index(index, e) from None
+
     def info(self, index: int) -> MgmtInfo:
         """Management information of NPU ``index``."""
         m = _uapi.davinci_mgmt_info(index=index)
-        try:
-            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_INFO, m,
-                        "information of NPU %d" % index)
-        except DavinciError as e:
-            raise self._check_index(index, e) from None
+        self._device_ioctl(index, _uapi.DAVINCI_IOCTL_MGMT_INFO, m,
+                           "information of NPU %d" % index)
         return MgmtInfo.from_struct(m)
 
     def processes(self, index: int) -> "list[ProcessInfo]":
         """Contexts open on NPU ``index``: pid, process name, memory."""
         p = _uapi.davinci_mgmt_procs(index=index)
-        try:
-            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_PROCS, p,
-                        "processes of NPU %d" % index)
-        except DavinciError as e:
-            raise self._check_index(index, e) from None
+        self._device_ioctl(index, _uapi.DAVINCI_IOCTL_MGMT_PROCS, p,
+                           "processes of NPU %d" % index)
         out = []
         for i in range(min(p.count, _uapi.DAVINCI_MGMT_MAX_PROCS)):
             e = p.proc[i]
@@ -353,11 +354,8 @@ class Manager:
         device lost and must reopen; faults are cleared, health is OK.
         Returns the number of contexts failed."""
         r = _uapi.davinci_mgmt_reset(index=index)
-        try:
-            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_RESET, r,
-                        "reset of NPU %d" % index)
-        except DavinciError as e:
-            raise self._check_index(index, e) from None
+        self._device_ioctl(index, _uapi.DAVINCI_IOCTL_MGMT_RESET, r,
+                           "reset of NPU %d" % index)
         return int(r.contexts)
 
     def inject(self, index: int, kind: str, addr: int = 0, size: int = 0,
@@ -379,11 +377,8 @@ class Manager:
         f = _uapi.davinci_mgmt_fault(index=index, kind=k, addr=addr,
                                      size=size, level=level,
                                      timeout_ms=timeout_ms)
-        try:
-            self._ioctl(_uapi.DAVINCI_IOCTL_MGMT_INJECT, f,
-                        "%s fault injection into NPU %d" % (kind, index))
-        except DavinciError as e:
-            raise self._check_index(index, e) from None
+        self._device_ioctl(index, _uapi.DAVINCI_IOCTL_MGMT_INJECT, f,
+                           "%s fault injection into NPU %d" % (kind, index))
 
     # --- events ------------------------------------------------------------
     def read_events(self, since: int = 0, device: int | None = None):
