@@ -19,12 +19,7 @@ import threading
 import numpy as np
 
 import acl
-
-
-def check(ret, what):
-    if ret != acl.ACL_SUCCESS:
-        print("%s failed: %d %s" % (what, ret, acl.get_recent_err_msg()))
-        sys.exit(1)
+from _common import check   # check(ret, what): exit 1 unless ACL_SUCCESS
 
 
 def main():

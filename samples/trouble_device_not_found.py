@@ -16,6 +16,7 @@ import tempfile
 
 import acl
 import davinci
+from _common import verdict
 
 KEYS = ("DAVINCI_DEV_DIR", "DAVINCI_BACKEND")
 
@@ -58,10 +59,7 @@ def main():
     if ret2 == acl.ACL_SUCCESS:
         acl.rt.reset_device(0)
     acl.finalize()
-    ok = found and ret2 == acl.ACL_SUCCESS
-    print("device not found: %s" % ("reported as documented" if ok
-                                    else "NOT as documented"))
-    return 0 if ok else 1
+    return verdict("device not found", found and ret2 == acl.ACL_SUCCESS)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,7 @@ failure changed nothing and the recovery worked.
 import sys
 
 import acl
-
-
-def check(ret, what):
-    if ret != acl.ACL_SUCCESS:
-        print("%s failed: %d %s" % (what, ret, acl.get_recent_err_msg()))
-        sys.exit(1)
+from _common import check, verdict   # samples/_common.py
 
 
 def main():
@@ -50,10 +45,8 @@ def main():
     recovered = ret == acl.ACL_SUCCESS
     check(acl.rt.reset_device(0), "acl.rt.reset_device")   # frees ptr too
     check(acl.finalize(), "acl.finalize")
-    ok = failed_cleanly and recovered
-    print("out of memory: %s" % ("reported and recovered as documented"
-                                 if ok else "NOT as documented"))
-    return 0 if ok else 1
+    return verdict("out of memory", failed_cleanly and recovered,
+                   "reported and recovered as documented")
 
 
 if __name__ == "__main__":

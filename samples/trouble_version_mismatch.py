@@ -17,6 +17,7 @@ import davinci
 from davinci import _uapi
 
 import acl
+from _common import verdict
 
 
 def main():
@@ -51,10 +52,7 @@ def main():
     print("acl.init() with the matching runtime -> %d" % ret2)
     if ret2 == acl.ACL_SUCCESS:
         acl.finalize()
-    ok = reported and ret2 == acl.ACL_SUCCESS
-    print("version mismatch: %s" % ("reported as documented" if ok
-                                    else "NOT as documented"))
-    return 0 if ok else 1
+    return verdict("version mismatch", reported and ret2 == acl.ACL_SUCCESS)
 
 
 if __name__ == "__main__":
