@@ -175,13 +175,18 @@ def _events(mgr, since, device):
     return [e for e in mgr.events(since) if e.device == device]
 
 
-def _other_device_works(mgr):
-    with davinci.Device(1) as o:
-        b = o.malloc(8192)
-        s = o.stream()
-        s.memset(b, 0x5A, 8192)
+def _memset_works(index, byte, size, readback):
+    """A memset task on NPU ``index`` runs; ``readback`` bytes read back."""
+    with davinci.Device(index) as d:
+        b = d.malloc(size)
+        s = d.stream()
+        s.memset(b, byte, size)
         s.synchronize(timeout=10)
-        assert b.read(8192) == b"\x5a" * 8192
+        assert b.read(readback) == bytes([byte]) * readback
+
+
+def _other_device_works(mgr):
+    _memset_works(1, 0x5A, 8192, 8192)
     assert mgr.info(1).health_name == "OK"
 
 
@@ -200,12 +205,24 @@ def _reset_recovers(mgr, since, old_dev, stream):
     assert info.resets >= 1
     evs = _events(mgr, since, 0)
     assert any(e.type == "reset" for e in evs)
-    with davinci.Device(0) as d:
-        b = d.malloc(4096)
-        s = d.stream()
-        s.memset(b, 7, 4096)
-        s.synchronize(timeout=10)
-        assert b.read(16) == b"\x07" * 16
+    _memset_works(0, 7, 4096, 16)
+
+
+def _fault_fired(mgr, since, fault, health):
+    """Device 0 after ``fault`` fired: in ``health``, the fault counted; its
+    info and its events since ``since``."""
+    info = mgr.info(0)
+    assert info.health_name == health
+    assert info.faults_fired[fault] >= 1
+    return info, _events(mgr, since, 0)
+
+
+def _contained_then_reset(mgr, since, old_dev, stream, health):
+    """The fault's health reached subscribers and stayed on device 0;
+    a reset recovers it."""
+    stream.expect_health(health)
+    _other_device_works(mgr)
+    _reset_recovers(mgr, since, old_dev, stream)
 
 
 def test_fault_ecc(mgr, stream):
@@ -226,10 +243,8 @@ def test_fault_ecc(mgr, stream):
     assert b.read(8192) == b"\0" * 8192      # touched nothing
     n = d.wait_notification(timeout=5)
     assert n is not None and n.status == _uapi.DAVINCI_STATUS_ECC_ERROR
-    info = mgr.info(0)
-    assert info.health_name == "Alarm"
+    info, evs = _fault_fired(mgr, since, "ecc", "Alarm")
     assert info.faults_fired["ecc"] == fired + 1
-    evs = _events(mgr, since, 0)
     assert [e.fault for e in evs if e.type == "fault-injected"] == ["ecc"]
     fault = [e for e in evs if e.type == "fault"]
     assert fault and fault[0].status == "ECC_ERROR"
@@ -239,9 +254,7 @@ def test_fault_ecc(mgr, stream):
                   e.fault == "ecc" and e.addr == b.dev_addr + 4096)
     ev = stream.expect("ecc fired", lambda e: e.type == "fault")
     assert ev.fault == "ecc" and ev.status == "ECC_ERROR"
-    stream.expect_health("Alarm")
-    _other_device_works(mgr)
-    _reset_recovers(mgr, since, d, stream)
+    _contained_then_reset(mgr, since, d, stream, "Alarm")
 
 
 def test_fault_hang(mgr, stream):
@@ -254,21 +267,16 @@ def test_fault_hang(mgr, stream):
     with pytest.raises(davinci.TaskFailedError) as ei:
         s.synchronize(timeout=30)
     assert ei.value.status == _uapi.DAVINCI_STATUS_TIMEOUT
-    info = mgr.info(0)
-    assert info.health_name == "Alarm"
-    assert info.faults_fired["hang"] >= 1
-    evs = _events(mgr, since, 0)
+    _, evs = _fault_fired(mgr, since, "hang", "Alarm")
     assert any(e.type == "fault" and e.fault == "hang" and
                e.status == "TIMEOUT" for e in evs)
     stream.expect("hang fired", lambda e: e.type == "fault" and
                   e.fault == "hang" and e.status == "TIMEOUT")
-    stream.expect_health("Alarm")
     # only one task hangs
     s.reset()
     s.nop(1)
     s.synchronize(timeout=10)
-    _other_device_works(mgr)
-    _reset_recovers(mgr, since, d, stream)
+    _contained_then_reset(mgr, since, d, stream, "Alarm")
 
 
 def test_fault_lost(mgr, stream):
@@ -281,17 +289,12 @@ def test_fault_lost(mgr, stream):
         d.malloc(4096)
     with pytest.raises(davinci.DavinciError):
         davinci.Device(0)
-    info = mgr.info(0)
-    assert info.health_name == "Critical"
-    assert info.faults_fired["lost"] >= 1
-    evs = _events(mgr, since, 0)
+    _, evs = _fault_fired(mgr, since, "lost", "Critical")
     assert any(e.type == "lost" for e in evs)
     assert any(e.type == "health" and e.health == "Critical" for e in evs)
     stream.expect("lost", lambda e: e.type == "lost")
-    stream.expect_health("Critical")
-    _other_device_works(mgr)
     del b
-    _reset_recovers(mgr, since, d, stream)
+    _contained_then_reset(mgr, since, d, stream, "Critical")
 
 
 def test_fault_throttle(mgr, stream):

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Memory: allocation, info, OOM, bad input, copies, pinned host, coherence."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -220,18 +222,24 @@ def test_coherence_task_result_through_existing_mapping(dev):
             assert bytes(b.read(4)) == b"\x09" * 4
 
 
-_FILL_OTHERS = """
-import sys
-import davinci
-size, out = int(sys.argv[1]), []
-with davinci.Device(0) as d:
+def _fill(d, size, byte):
+    """Allocate ``size`` bytes at a time on ``d`` until it runs out, each
+    buffer filled with ``byte``; the buffers."""
+    out = []
     while True:
         try:
             b = d.malloc(size)
         except davinci.OutOfMemoryError:
-            break
-        b.write(b"\\x3c" * size)
+            return out
+        b.write(bytes([byte]) * size)
         out.append(b)
+
+
+# Another process takes all it can with the same _fill.
+_FILL_OTHERS = "import sys\nimport davinci\n" + inspect.getsource(_fill) + """
+size = int(sys.argv[1])
+with davinci.Device(0) as d:
+    out = _fill(d, size, 0x3c)
     print(" ".join("%d:%d" % (b.dev_addr, b.alloc_size) for b in out))
     sys.stdout.flush()
     sys.stdin.read()           # hold them until told to go
@@ -260,13 +268,7 @@ def test_view_outliving_its_buffer_never_sees_another_allocation(dev, backend):
     others = []
     with davinci.Device(0) as other:
         for d in (dev, other):          # take every MiB the pool has left
-            while True:
-                try:
-                    nb = d.malloc(size)
-                except davinci.OutOfMemoryError:
-                    break
-                nb.write(b"\x5a" * size)
-                others.append(nb)
+            others += _fill(d, size, 0x5a)
         assert others, "the pool had no room left to test reuse"
         assert not [hex(o.dev_addr) for o in others
                     if _overlaps(o.dev_addr, o.alloc_size, addr, alen)]

@@ -125,20 +125,23 @@ def fuzz_rings(seed):
     return 0
 
 
-def test_random_ioctls_unprivileged():
+def run_unprivileged(fn):
+    """Run ``fn`` in a child as a member of the device group; device 0's
+    DEVICE_INFO after it exited 0."""
     gid = grp.getgrnam(dvk.GROUP).gr_gid
-    assert run_as([gid], lambda: fuzz(20261130)) == 0
+    assert run_as([gid], fn) == 0
     fd = dvk.open_dev(0)
     info = dvk.ioctl(fd, dvk.DEVICE_INFO, dvk.DeviceInfo())
-    assert info.hbm_free == info.hbm_total
     os.close(fd)
+    return info
+
+
+def test_random_ioctls_unprivileged():
+    info = run_unprivileged(lambda: fuzz(20261130))
+    assert info.hbm_free == info.hbm_total
 
 
 def test_random_descriptors_unprivileged():
-    gid = grp.getgrnam(dvk.GROUP).gr_gid
-    assert run_as([gid], lambda: fuzz_rings(7)) == 0
-    fd = dvk.open_dev(0)
-    info = dvk.ioctl(fd, dvk.DEVICE_INFO, dvk.DeviceInfo())
+    info = run_unprivileged(lambda: fuzz_rings(7))
     assert info.hbm_free == info.hbm_total
     assert info.host_free == info.host_total
-    os.close(fd)
