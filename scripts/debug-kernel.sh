@@ -29,6 +29,8 @@ jobs=${DEBUG_KERNEL_JOBS:-$(nproc)}
 
 log() { echo "debug-kernel: $*" >&2; }
 die() { echo "debug-kernel: FAIL: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # --- CONFIG begin (hashed into the cache key) ---
 localversion=-davinci-debug
@@ -119,20 +121,8 @@ if [ -f "$dir/ok" ]; then
 fi
 
 # 1. Build dependencies.
-need=
-for pkg in flex bison libelf-dev bc libssl-dev build-essential xz-utils \
-	   cpio kmod; do
-	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
-		need="$need $pkg"
-done
-if [ -n "$need" ]; then
-	[ "$(id -u)" = 0 ] || die "missing Debian packages:$need (run as root)"
-	log "apt-get install$need"
-	apt-get update -qq || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $need >/dev/null ||
-		die "apt-get install failed"
-fi
+install_debs flex bison libelf-dev bc libssl-dev build-essential xz-utils \
+	cpio kmod
 [ -x "$vng" ] || die "$vng missing (scripts/vm-test.sh installs virtme-ng)"
 export PATH="$(dirname "$vng"):$PATH"	# vng runs virtme-configkernel
 

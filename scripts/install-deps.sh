@@ -10,6 +10,11 @@ set -eu
 venv=$1
 want_vm=${2:-}
 
+log() { echo "install-deps: $*"; }
+die() { echo "install-deps: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 debs="build-essential python3-venv python3-dev fuse libfuse2 clang-14 \
 libclang-rt-14-dev llvm-14 kmod"
 if [ "$want_vm" = vm ]; then
@@ -17,22 +22,8 @@ if [ "$want_vm" = vm ]; then
 linux-source-6.1 busybox-static"
 fi
 
-missing=
-for pkg in $debs; do
-	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $pkg"
-done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "install-deps: missing Debian packages:$missing" >&2
-		echo "install-deps: run as root, or: sudo apt-get install$missing" >&2
-		exit 1
-	fi
-	echo "install-deps: apt-get install$missing"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $missing >/dev/null
-fi
+# shellcheck disable=SC2086  # one word a package
+install_debs $debs
 
 if [ ! -x "$venv/bin/python" ]; then
 	echo "install-deps: creating $venv"

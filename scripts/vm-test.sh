@@ -48,23 +48,13 @@ fi
 
 log() { echo "vm-test: $*"; }
 die() { echo "vm-test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/scripts/lib.sh"
 
 # 1. Host packages: QEMU, Debian's kernel and its headers, busybox for the
 # guest's initramfs, a compiler.
-need_debs=
-for pkg in qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
-	   busybox-static build-essential kmod; do
-	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
-		need_debs="$need_debs $pkg"
-done
-if [ -n "$need_debs" ]; then
-	[ "$(id -u)" = 0 ] || die "missing Debian packages:$need_debs (run as root)"
-	log "apt-get install$need_debs"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $need_debs >/dev/null ||
-		die "apt-get install failed"
-fi
+install_debs qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
+	busybox-static build-essential kmod
 
 # 2. virtme-ng in the venv.
 venv_bin=$(dirname "$py")
