@@ -539,10 +539,38 @@ u64 dv_deadline(u32 timeout_ms);
 bool dv_device_lost_locked(struct dv_device *dev);
 void dv_context_fail_locked(struct dv_context *ctx);
 
+/* ioctl.c */
+#define DV_IOCTL_PRIVILEGED	(1U << 0)	/* manager: reset, inject */
+#define DV_IOCTL_UNLOCKED	(1U << 1)	/* manager: no registry lock */
+
+/**
+ * struct dv_ioctl_desc - one ioctl, at index _IOC_NR(@cmd) of the table
+ * @cmd: the command, with the ABI's direction and size
+ * @fn: device-node handler (dev->lock held), or NULL
+ * @mgmt_fn: manager-node handler (dv_reg_lock held unless
+ *	DV_IOCTL_UNLOCKED), or NULL
+ * @flags: DV_IOCTL_*
+ */
+struct dv_ioctl_desc {
+	unsigned int cmd;
+	int (*fn)(struct dv_context *ctx, void *arg);
+	int (*mgmt_fn)(void *arg);
+	u32 flags;
+};
+
+const struct dv_ioctl_desc *dv_ioctl_lookup(unsigned int cmd);
+
 /* manager.c */
 struct os_mutex *dv_global_mutex(struct os_mutex **slot,
 				 enum os_lock_class cls);
-int dv_mgmt_ioctl_size(unsigned int cmd);
+int dv_mgmt_get_version(void *arg);
+int dv_mgmt_get_limits(void *arg);
+int dv_mgmt_list(void *arg);
+int dv_mgmt_info(void *arg);
+int dv_mgmt_procs(void *arg);
+int dv_mgmt_reset(void *arg);
+int dv_mgmt_inject(void *arg);
+int dv_mgmt_events(void *arg);
 int dv_mgmt_register(struct dv_device *dev);
 void dv_mgmt_unregister(struct dv_device *dev);
 u32 dv_mgmt_health(const struct dv_device *dev);

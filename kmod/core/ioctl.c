@@ -1,25 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ioctl.c - the ioctl dispatch table.
+ * ioctl.c - the ioctl dispatch table of both nodes.
  *
- * Commands are matched on type and number; the OS layer copies the
- * argument in and out size-tolerantly (see dv_ioctl_size()). Every
- * handler runs with dev->lock held.
+ * Commands are matched on type and number, by direct index; the OS layer
+ * copies the argument in and out size-tolerantly (see dv_ioctl_size()).
+ * Every device-node handler runs with dev->lock held.
  */
 #include "dv_internal.h"
 
-struct dv_ioctl_desc {
-	unsigned int cmd;
-	int (*fn)(struct dv_context *ctx, void *arg);
-};
+#define DV_IOCTL(c, f) \
+	[_IOC_NR(c)] = { .cmd = (c), .fn = (f) }
+#define DV_IOCTL_MGMT(c, f, flags_) \
+	[_IOC_NR(c)] = { .cmd = (c), .mgmt_fn = (f), .flags = (flags_) }
 
-#define DV_IOCTL(c, f) { .cmd = (c), .fn = (f) }
-
+/*
+ * The ioctls of both nodes, indexed by _IOC_NR (as habanalabs does): the
+ * device nodes' (fn) and the manager node's (mgmt_fn, manager.c). An
+ * unused number has neither.
+ */
 static const struct dv_ioctl_desc dv_ioctls[] = {
-	DV_IOCTL(DAVINCI_IOCTL_GET_VERSION, dv_ioctl_get_version),
+	[_IOC_NR(DAVINCI_IOCTL_GET_VERSION)] = {
+		.cmd = DAVINCI_IOCTL_GET_VERSION,
+		.fn = dv_ioctl_get_version,
+		.mgmt_fn = dv_mgmt_get_version,
+		.flags = DV_IOCTL_UNLOCKED,
+	},
 	DV_IOCTL(DAVINCI_IOCTL_DEVICE_INFO, dv_ioctl_device_info),
 	DV_IOCTL(DAVINCI_IOCTL_MMAP_INFO, dv_ioctl_mmap_info),
-	DV_IOCTL(DAVINCI_IOCTL_GET_LIMITS, dv_ioctl_get_limits),
+	[_IOC_NR(DAVINCI_IOCTL_GET_LIMITS)] = {
+		.cmd = DAVINCI_IOCTL_GET_LIMITS,
+		.fn = dv_ioctl_get_limits,
+		.mgmt_fn = dv_mgmt_get_limits,
+		.flags = DV_IOCTL_UNLOCKED,
+	},
 	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
 	DV_IOCTL(DAVINCI_IOCTL_MAP_HOLD, dv_ioctl_map_hold),
 	DV_IOCTL(DAVINCI_IOCTL_MAP_RELEASE, dv_ioctl_map_release),
@@ -42,18 +55,31 @@ static const struct dv_ioctl_desc dv_ioctls[] = {
 	DV_IOCTL(DAVINCI_IOCTL_EVENT_SIGNAL, dv_ioctl_event_signal),
 	DV_IOCTL(DAVINCI_IOCTL_EVENT_WAIT, dv_ioctl_event_wait),
 	DV_IOCTL(DAVINCI_IOCTL_NOTIFY_WAIT, dv_ioctl_notify_wait),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_LIST, dv_mgmt_list, 0),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_INFO, dv_mgmt_info, 0),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_PROCS, dv_mgmt_procs, 0),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_RESET, dv_mgmt_reset,
+		      DV_IOCTL_PRIVILEGED),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_INJECT, dv_mgmt_inject,
+		      DV_IOCTL_PRIVILEGED),
+	DV_IOCTL_MGMT(DAVINCI_IOCTL_MGMT_EVENTS, dv_mgmt_events, 0),
 };
 
-static const struct dv_ioctl_desc *dv_ioctl_find(unsigned int cmd)
+/**
+ * dv_ioctl_lookup() - the table entry of @cmd
+ * @cmd: ioctl number; only its type and number are matched
+ *
+ * Return: the entry (with fn, mgmt_fn or both set), or NULL.
+ */
+const struct dv_ioctl_desc *dv_ioctl_lookup(unsigned int cmd)
 {
-	size_t i;
+	const struct dv_ioctl_desc *d;
 
-	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE)
+	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE ||
+	    _IOC_NR(cmd) >= DV_ARRAY_SIZE(dv_ioctls))
 		return NULL;
-	for (i = 0; i < DV_ARRAY_SIZE(dv_ioctls); i++)
-		if (_IOC_NR(dv_ioctls[i].cmd) == _IOC_NR(cmd))
-			return &dv_ioctls[i];
-	return NULL;
+	d = &dv_ioctls[_IOC_NR(cmd)];
+	return d->fn || d->mgmt_fn ? d : NULL;
 }
 
 /**
@@ -65,11 +91,9 @@ static const struct dv_ioctl_desc *dv_ioctl_find(unsigned int cmd)
  */
 int dv_ioctl_size(unsigned int cmd)
 {
-	const struct dv_ioctl_desc *d = dv_ioctl_find(cmd);
+	const struct dv_ioctl_desc *d = dv_ioctl_lookup(cmd);
 
-	if (!d)
-		return dv_mgmt_ioctl_size(cmd);
-	return (int)_IOC_SIZE(d->cmd);
+	return d ? (int)_IOC_SIZE(d->cmd) : -ENOTTY;
 }
 
 /**
@@ -138,11 +162,11 @@ int dv_ioctl_from_caller(struct dv_context *ctx, unsigned int cmd,
  */
 int dv_ioctl(struct dv_context *ctx, unsigned int cmd, void *arg)
 {
-	const struct dv_ioctl_desc *d = dv_ioctl_find(cmd);
+	const struct dv_ioctl_desc *d = dv_ioctl_lookup(cmd);
 	struct dv_device *dev = ctx->dev;
 	int ret;
 
-	if (!d || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
+	if (!d || !d->fn || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
 		return -ENOTTY;
 	os_mutex_lock(dev->lock);
 	if (dv_ctx_lost(ctx) && d->cmd != DAVINCI_IOCTL_GET_VERSION)

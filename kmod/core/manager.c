@@ -462,7 +462,7 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 	dv_fmt_bus_id(m->bus_id, d.index);
 }
 
-static int dv_mgmt_list(void *arg)
+int dv_mgmt_list(void *arg)
 {
 	struct davinci_mgmt_list *l = arg;
 	struct dv_list *pos;
@@ -492,7 +492,7 @@ static int dv_mgmt_list(void *arg)
 	return 0;
 }
 
-static int dv_mgmt_info(void *arg)
+int dv_mgmt_info(void *arg)
 {
 	struct davinci_mgmt_info *m = arg;
 	struct dv_device *dev = dv_mgmt_find(m->index);
@@ -506,7 +506,7 @@ static int dv_mgmt_info(void *arg)
 	return 0;
 }
 
-static int dv_mgmt_procs(void *arg)
+int dv_mgmt_procs(void *arg)
 {
 	struct davinci_mgmt_procs *p = arg;
 	struct dv_device *dev = dv_mgmt_find(p->index);
@@ -554,7 +554,7 @@ static bool dv_mgmt_reset_busy(struct dv_device *dev)
 	return false;
 }
 
-static int dv_mgmt_reset(void *arg)
+int dv_mgmt_reset(void *arg)
 {
 	struct davinci_mgmt_reset *r = arg;
 	struct dv_device *dev;
@@ -606,7 +606,7 @@ static int dv_mgmt_reset(void *arg)
 	return 0;
 }
 
-static int dv_mgmt_inject(void *arg)
+int dv_mgmt_inject(void *arg)
 {
 	struct davinci_mgmt_fault *f = arg;
 	struct dv_device *dev;
@@ -694,7 +694,7 @@ static void dv_mgmt_ev_insert(struct davinci_mgmt_events *out, u32 max,
 	out->count++;
 }
 
-static int dv_mgmt_events(void *arg)
+int dv_mgmt_events(void *arg)
 {
 	struct davinci_mgmt_events *e = arg;
 	u64 since = e->since_seq;
@@ -737,45 +737,18 @@ static int dv_mgmt_events(void *arg)
 	return 0;
 }
 
-/* A manager ioctl: its handler runs with dv_reg_lock held. */
-struct dv_mgmt_desc {
-	unsigned int cmd;
-	bool privileged;
-	int (*fn)(void *arg);
-};
-
-static const struct dv_mgmt_desc dv_mgmt_ioctls[] = {
-	{ DAVINCI_IOCTL_MGMT_LIST, false, dv_mgmt_list },
-	{ DAVINCI_IOCTL_MGMT_INFO, false, dv_mgmt_info },
-	{ DAVINCI_IOCTL_MGMT_PROCS, false, dv_mgmt_procs },
-	{ DAVINCI_IOCTL_MGMT_RESET, true, dv_mgmt_reset },
-	{ DAVINCI_IOCTL_MGMT_INJECT, true, dv_mgmt_inject },
-	{ DAVINCI_IOCTL_MGMT_EVENTS, false, dv_mgmt_events },
-};
-
-static const struct dv_mgmt_desc *dv_mgmt_find_cmd(unsigned int cmd)
+/* DAVINCI_IOCTL_GET_VERSION on the manager node (no lock). */
+int dv_mgmt_get_version(void *arg)
 {
-	size_t i;
-
-	if (_IOC_TYPE(cmd) != DAVINCI_IOCTL_BASE)
-		return NULL;
-	for (i = 0; i < DV_ARRAY_SIZE(dv_mgmt_ioctls); i++)
-		if (_IOC_NR(dv_mgmt_ioctls[i].cmd) == _IOC_NR(cmd))
-			return &dv_mgmt_ioctls[i];
-	return NULL;
+	dv_version_fill(arg, dv_manager_backend());
+	return 0;
 }
 
-/**
- * dv_mgmt_ioctl_size() - argument size of a manager-only command
- * @cmd: ioctl number; only its type and number are matched
- *
- * Return: the size, or -ENOTTY.
- */
-int dv_mgmt_ioctl_size(unsigned int cmd)
+/* DAVINCI_IOCTL_GET_LIMITS on the manager node (no lock). */
+int dv_mgmt_get_limits(void *arg)
 {
-	const struct dv_mgmt_desc *d = dv_mgmt_find_cmd(cmd);
-
-	return d ? (int)_IOC_SIZE(d->cmd) : -ENOTTY;
+	dv_limits_fill(arg);
+	return 0;
 }
 
 /**
@@ -792,32 +765,21 @@ int dv_mgmt_ioctl_size(unsigned int cmd)
  */
 int dv_manager_ioctl_priv(unsigned int cmd, void *arg, bool privileged)
 {
-	const struct dv_mgmt_desc *d;
+	const struct dv_ioctl_desc *d = dv_ioctl_lookup(cmd);
 	struct os_mutex *lock;
 	int ret;
 
-	if (_IOC_TYPE(cmd) == DAVINCI_IOCTL_BASE &&
-	    _IOC_NR(cmd) == _IOC_NR(DAVINCI_IOCTL_GET_VERSION) &&
-	    _IOC_DIR(cmd) == _IOC_DIR(DAVINCI_IOCTL_GET_VERSION)) {
-		dv_version_fill(arg, dv_manager_backend());
-		return 0;
-	}
-	if (_IOC_TYPE(cmd) == DAVINCI_IOCTL_BASE &&
-	    _IOC_NR(cmd) == _IOC_NR(DAVINCI_IOCTL_GET_LIMITS) &&
-	    _IOC_DIR(cmd) == _IOC_DIR(DAVINCI_IOCTL_GET_LIMITS)) {
-		dv_limits_fill(arg);
-		return 0;
-	}
-	d = dv_mgmt_find_cmd(cmd);
-	if (!d || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
+	if (!d || !d->mgmt_fn || _IOC_DIR(cmd) != _IOC_DIR(d->cmd))
 		return -ENOTTY;
-	if (d->privileged && !privileged)
+	if (d->flags & DV_IOCTL_UNLOCKED)
+		return d->mgmt_fn(arg);
+	if ((d->flags & DV_IOCTL_PRIVILEGED) && !privileged)
 		return -EPERM;
 	lock = dv_global_mutex(&dv_reg_lock, OS_LOCK_REGISTRY);
 	if (!lock || !dv_global_mutex(&dv_ev_lock, OS_LOCK_EVENTS))
 		return -ENOMEM;
 	os_mutex_lock(lock);
-	ret = d->fn(arg);
+	ret = d->mgmt_fn(arg);
 	os_mutex_unlock(lock);
 	return ret;
 }
