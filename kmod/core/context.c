@@ -249,6 +249,56 @@ int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg)
 }
 
 /**
+ * dv_deadline() - absolute deadline @timeout_ms from now
+ * @timeout_ms: milliseconds
+ *
+ * Return: os_now_ns() based deadline.
+ */
+u64 dv_deadline(u32 timeout_ms)
+{
+	return os_now_ns() + (u64)timeout_ms * 1000000ULL;
+}
+
+/**
+ * dv_wait_locked() - the one wait loop of the context ioctls
+ * @ctx: the waiting context (dev->lock held; released while asleep)
+ * @wq: the wait queue its wakers wake
+ * @timeout_ms: how long to wait; 0 checks once and does not sleep
+ * @done: checks the condition with dev->lock held: > 0 done, 0 not yet,
+ *	< 0 an errno to return (the object waited on is gone)
+ * @arg: for @done
+ *
+ * Checks @done first, so a wait already satisfied succeeds even on a lost
+ * device or with a zero timeout; then -ENODEV once the context is lost,
+ * -ETIMEDOUT once the deadline passed (@done is checked once more after
+ * the last sleep), -EINTR when the sleep was interrupted.
+ *
+ * Return: 0, a negative errno of @done, -ENODEV, -ETIMEDOUT or -EINTR.
+ */
+int dv_wait_locked(struct dv_context *ctx, struct os_waitq *wq,
+		   u32 timeout_ms, int (*done)(struct dv_context *ctx, void *arg),
+		   void *arg)
+{
+	struct dv_device *dev = ctx->dev;
+	u64 deadline = dv_deadline(timeout_ms);
+	int ret = 0, st;
+
+	os_mutex_assert_held(dev->lock);
+	for (;;) {
+		st = done(ctx, arg);
+		if (st)
+			return st < 0 ? st : 0;
+		if (dv_ctx_lost(ctx))
+			return -ENODEV;
+		if (ret == -ETIMEDOUT || !timeout_ms)
+			return -ETIMEDOUT;
+		ret = os_waitq_wait(wq, dev->lock, deadline);
+		if (ret == -EINTR)
+			return ret;
+	}
+}
+
+/**
  * dv_context_close() - close a context, freeing all it owns
  * @ctx: the context
  *

@@ -462,6 +462,7 @@ size_t dv_strscpy(char *dst, const char *src, size_t size);
 void dv_fmt_hex32(char *dst, u32 v);
 void dv_fmt_u32(char *dst, size_t size, u32 v);
 bool dv_add_overflows(u64 a, u64 b, u64 *res);
+bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen);
 bool dv_mem_is_zero(const void *p, size_t len);
 
 /* buffer.c */
@@ -525,6 +526,10 @@ int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg);
 void dv_limits_fill(struct davinci_limits *l);
 int dv_ioctl_get_limits(struct dv_context *ctx, void *arg);
 void dv_owners_exit(void);
+u64 dv_deadline(u32 timeout_ms);
+int dv_wait_locked(struct dv_context *ctx, struct os_waitq *wq,
+		   u32 timeout_ms, int (*done)(struct dv_context *ctx, void *arg),
+		   void *arg);
 
 /* device.c */
 const char *dv_manager_backend(void);
@@ -535,7 +540,6 @@ int dv_ioctl_mmap_info(struct dv_context *ctx, void *arg);
 int dv_ioctl_map_hold(struct dv_context *ctx, void *arg);
 int dv_ioctl_map_release(struct dv_context *ctx, void *arg);
 void dv_context_release_holds(struct dv_context *ctx);
-u64 dv_deadline(u32 timeout_ms);
 bool dv_device_lost_locked(struct dv_device *dev);
 void dv_context_fail_locked(struct dv_context *ctx);
 

@@ -193,6 +193,21 @@ int dv_ioctl_event_query(struct dv_context *ctx, void *arg)
 	return 0;
 }
 
+struct dv_event_wait_arg {
+	u32 id;
+	u64 target;
+};
+
+static int dv_event_wait_done(struct dv_context *ctx, void *arg)
+{
+	struct dv_event_wait_arg *a = arg;
+	struct dv_event *ev = dv_event_find(ctx, a->id);
+
+	if (!ev)
+		return -ENOENT;
+	return ev->completed >= a->target;
+}
+
 /**
  * dv_ioctl_event_wait() - DAVINCI_IOCTL_EVENT_WAIT
  * @ctx: the context (dev->lock held)
@@ -203,28 +218,13 @@ int dv_ioctl_event_query(struct dv_context *ctx, void *arg)
 int dv_ioctl_event_wait(struct dv_context *ctx, void *arg)
 {
 	struct davinci_event_wait *w = arg;
-	struct dv_device *dev = ctx->dev;
-	u64 deadline = dv_deadline(w->timeout_ms);
 	struct dv_event *ev = dv_event_find(ctx, w->event_id);
-	u64 target;
-	int ret = 0;
+	struct dv_event_wait_arg a = { .id = w->event_id };
 
-	os_mutex_assert_held(dev->lock);
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!ev)
 		return -ENOENT;
-	target = ev->submitted;
-	for (;;) {
-		ev = dv_event_find(ctx, w->event_id);
-		if (!ev)
-			return -ENOENT;
-		if (ev->completed >= target)
-			return 0;
-		if (dv_ctx_lost(ctx))
-			return -ENODEV;
-		if (ret == -ETIMEDOUT || !w->timeout_ms)
-			return -ETIMEDOUT;
-		ret = os_waitq_wait(dev->wq, dev->lock, deadline);
-		if (ret == -EINTR)
-			return ret;
-	}
+	a.target = ev->submitted;
+	return dv_wait_locked(ctx, ctx->dev->wq, w->timeout_ms,
+			      dv_event_wait_done, &a);
 }

@@ -229,11 +229,6 @@ static struct dv_device *dv_mgmt_find(u32 index)
 	return NULL;
 }
 
-static bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
 /**
  * dv_mgmt_task_start() - injected faults, as a task starts on an AI core
  * @dev: the device (dev->lock held)

@@ -37,6 +37,23 @@ void dv_notify(struct dv_context *ctx, u32 type, u32 stream_id, u32 status,
 	os_waitq_wake_all(ctx->wq);
 }
 
+/* Dequeue the oldest notification into @arg, if there is one. */
+static int dv_notify_wait_done(struct dv_context *ctx, void *arg)
+{
+	struct davinci_notification *w = arg;
+	u32 timeout_ms = w->timeout_ms;
+
+	if (!ctx->nq_count)
+		return 0;
+	*w = ctx->nq[ctx->nq_head];
+	w->timeout_ms = timeout_ms;
+	w->dropped = ctx->nq_dropped;
+	ctx->nq_dropped = 0;
+	ctx->nq_head = (ctx->nq_head + 1) % DV_NOTIFY_CAPACITY;
+	ctx->nq_count--;
+	return 1;
+}
+
 /**
  * dv_ioctl_notify_wait() - DAVINCI_IOCTL_NOTIFY_WAIT
  * @ctx: the context (dev->lock held)
@@ -47,32 +64,12 @@ void dv_notify(struct dv_context *ctx, u32 type, u32 stream_id, u32 status,
 int dv_ioctl_notify_wait(struct dv_context *ctx, void *arg)
 {
 	struct davinci_notification *w = arg;
-	struct dv_device *dev = ctx->dev;
-	u32 timeout_ms = w->timeout_ms;
-	u64 deadline = dv_deadline(timeout_ms);
-	int ret = 0;
 
-	os_mutex_assert_held(dev->lock);
+	os_mutex_assert_held(ctx->dev->lock);
 	if (w->pad)
 		return -EINVAL;
-	for (;;) {
-		if (ctx->nq_count) {
-			*w = ctx->nq[ctx->nq_head];
-			w->timeout_ms = timeout_ms;
-			w->dropped = ctx->nq_dropped;
-			ctx->nq_dropped = 0;
-			ctx->nq_head = (ctx->nq_head + 1) % DV_NOTIFY_CAPACITY;
-			ctx->nq_count--;
-			return 0;
-		}
-		if (dv_ctx_lost(ctx))
-			return -ENODEV;
-		if (ret == -ETIMEDOUT || !timeout_ms)
-			return -ETIMEDOUT;
-		ret = os_waitq_wait(ctx->wq, dev->lock, deadline);
-		if (ret == -EINTR)
-			return ret;
-	}
+	return dv_wait_locked(ctx, ctx->wq, w->timeout_ms,
+			      dv_notify_wait_done, w);
 }
 
 /**

@@ -167,6 +167,64 @@ static inline u16 dv_s32_to_bf16(s32 v)
 }
 
 /*
+ * Widen @n elements of @dtype (DAVINCI_DTYPE_FLOAT16, _BFLOAT16, else
+ * float32), starting @off elements into @src, to float32 at @d: exact.
+ * The one copy of the widening loops the op kernels share (a whole
+ * multiple of 8 first, so that gcc vectorises it, then the rest).
+ */
+static inline void dv_widen(u8 dtype, const void *src, size_t off,
+			    float *restrict d, size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
+		const u16 *restrict s = (const u16 *)src + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_bf16_to_f32(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_bf16_to_f32(s[i]);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
+		const u16 *restrict s = (const u16 *)src + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f16_to_f32(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f16_to_f32(s[i]);
+	} else {
+		memcpy(d, (const float *)src + off, n * sizeof(float));
+	}
+}
+
+/*
+ * Round @n float32 values at @s once to @dtype (as dv_widen()), storing
+ * them @off elements into @dst.
+ */
+static inline void dv_narrow(u8 dtype, void *dst, size_t off,
+			     const float *restrict s, size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
+		u16 *restrict d = (u16 *)dst + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f32_to_bf16(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f32_to_bf16(s[i]);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
+		u16 *restrict d = (u16 *)dst + off;
+
+		for (i = 0; i < nb; i++)
+			d[i] = dv_f32_to_f16(s[i]);
+		for (; i < n; i++)
+			d[i] = dv_f32_to_f16(s[i]);
+	} else {
+		memcpy((float *)dst + off, s, n * sizeof(float));
+	}
+}
+
+/*
  * exp(x) in float32, no libm. x = k*ln2 + r, |r| <= ln2/2, with ln2 split
  * in a short high part (exact k*ln2_hi) and a low part; exp(r) by a
  * degree-7 polynomial (Cephes expf coefficients) in Horner form; the

@@ -7,7 +7,7 @@
  * The float kernels live in ops_elementwise.c, ops_matmul.c, ops_reduce.c
  * and ops_cast.c; only pointers are passed to them.
  */
-#include "ops.h"
+#include "dv_internal.h"
 #include "ops_kernels.h"
 
 #ifndef ARRAY_SIZE
@@ -139,14 +139,6 @@ static bool dv_mul_u64(u64 a, u64 b, u64 *out)
 		return false;
 	*out = a * b;
 	return true;
-}
-
-/* true when [a, a+alen) and [b, b+blen) share a byte */
-static bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
-{
-	if (!alen || !blen)
-		return false;
-	return a < b + blen && b < a + alen;
 }
 
 /* the range wraps around the address space */

@@ -174,48 +174,8 @@ static void ew_s32(ew_s32_fn fn, s32 *d, const s32 *a, const s32 *b,
 	}
 }
 
-static void load_f16(float *restrict d, const u16 *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_f16_to_f32(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_f16_to_f32(s[i]);
-}
-
-static void store_f16(u16 *restrict d, const float *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_f32_to_f16(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_f32_to_f16(s[i]);
-}
-
-static void load_bf16(float *restrict d, const u16 *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_bf16_to_f32(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_bf16_to_f32(s[i]);
-}
-
-static void store_bf16(u16 *restrict d, const float *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_f32_to_bf16(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_f32_to_bf16(s[i]);
-}
-
 /* float16 / bfloat16 storage: widen a block, compute, round once. */
-static void ew_half(ew_f32_fn fn, bool bf16, u16 *d, const u16 *a,
+static void ew_half(ew_f32_fn fn, u8 dtype, u16 *d, const u16 *a,
 		    const u16 *b, size_t n, float alpha)
 {
 	float ta[EW_BLK], tb[EW_BLK], tc[EW_BLK];
@@ -223,18 +183,10 @@ static void ew_half(ew_f32_fn fn, bool bf16, u16 *d, const u16 *a,
 
 	for (i = 0; i < n; i += len) {
 		len = n - i < EW_BLK ? n - i : EW_BLK;
-		if (bf16) {
-			load_bf16(ta, a + i, len);
-			load_bf16(tb, b + i, len);
-		} else {
-			load_f16(ta, a + i, len);
-			load_f16(tb, b + i, len);
-		}
+		dv_widen(dtype, a, i, ta, len);
+		dv_widen(dtype, b, i, tb, len);
 		fn(tc, ta, tb, len, alpha);
-		if (bf16)
-			store_bf16(d + i, tc, len);
-		else
-			store_f16(d + i, tc, len);
+		dv_narrow(dtype, d, i, tc, len);
 	}
 }
 
@@ -264,8 +216,7 @@ void dv_opk_elementwise(const struct davinci_task *t, void *dst,
 		ew_f32_fn fn = ew_f32_pick(t->opcode);
 
 		if (fn)
-			ew_half(fn, t->dtype == DAVINCI_DTYPE_BFLOAT16,
-				(u16 *)dst + begin, (const u16 *)src0 + begin,
+			ew_half(fn, t->dtype, (u16 *)dst + begin, (const u16 *)src0 + begin,
 				(const u16 *)src1 + begin, n, alpha);
 		break;
 	}

@@ -89,40 +89,20 @@ static inline size_t mm_aidx(const struct mm *mm, size_t i, size_t p)
 	return mm->ta ? p * mm->m + i : i * mm->k + p;
 }
 
-static void mm_f16_run(float *restrict d, const u16 *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_f16_to_f32(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_f16_to_f32(s[i]);
-}
-
-static void mm_bf16_run(float *restrict d, const u16 *restrict s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	for (i = 0; i < nb; i++)
-		d[i] = dv_bf16_to_f32(s[i]);
-	for (; i < n; i++)
-		d[i] = dv_bf16_to_f32(s[i]);
-}
-
 /* widen n elements at stride @st (in elements) to float32 */
 static inline void mm_widen_run(u8 dtype, const void *base, size_t idx,
 				size_t st, float *out, size_t ost, size_t n)
 {
 	size_t i;
 
+	if (dtype != DAVINCI_DTYPE_FLOAT32 && st == 1 && ost == 1) {
+		dv_widen(dtype, base, idx, out, n);
+		return;
+	}
 	switch (dtype) {
 	case DAVINCI_DTYPE_FLOAT16: {
 		const u16 *s = (const u16 *)base + idx;
 
-		if (st == 1 && ost == 1) {
-			mm_f16_run(out, s, n);
-			break;
-		}
 		for (i = 0; i < n; i++)
 			out[i * ost] = dv_f16_to_f32(s[i * st]);
 		break;
@@ -130,10 +110,6 @@ static inline void mm_widen_run(u8 dtype, const void *base, size_t idx,
 	case DAVINCI_DTYPE_BFLOAT16: {
 		const u16 *s = (const u16 *)base + idx;
 
-		if (st == 1 && ost == 1) {
-			mm_bf16_run(out, s, n);
-			break;
-		}
 		for (i = 0; i < n; i++)
 			out[i * ost] = dv_bf16_to_f32(s[i * st]);
 		break;

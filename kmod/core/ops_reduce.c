@@ -61,52 +61,6 @@ static float lanes_total(const struct lanes *l)
 	return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
 }
 
-static void widen(u8 dtype, const void *src, size_t off, float *d, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
-		const u16 *s = (const u16 *)src + off;
-
-		for (i = 0; i < nb; i++)
-			d[i] = dv_bf16_to_f32(s[i]);
-		for (; i < n; i++)
-			d[i] = dv_bf16_to_f32(s[i]);
-	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
-		const u16 *s = (const u16 *)src + off;
-
-		for (i = 0; i < nb; i++)
-			d[i] = dv_f16_to_f32(s[i]);
-		for (; i < n; i++)
-			d[i] = dv_f16_to_f32(s[i]);
-	} else {
-		memcpy(d, (const float *)src + off, n * sizeof(float));
-	}
-}
-
-static void narrow(u8 dtype, void *dst, size_t off, const float *s, size_t n)
-{
-	size_t i, nb = n & ~(size_t)7;
-
-	if (dtype == DAVINCI_DTYPE_BFLOAT16) {
-		u16 *d = (u16 *)dst + off;
-
-		for (i = 0; i < nb; i++)
-			d[i] = dv_f32_to_bf16(s[i]);
-		for (; i < n; i++)
-			d[i] = dv_f32_to_bf16(s[i]);
-	} else if (dtype == DAVINCI_DTYPE_FLOAT16) {
-		u16 *d = (u16 *)dst + off;
-
-		for (i = 0; i < nb; i++)
-			d[i] = dv_f32_to_f16(s[i]);
-		for (; i < n; i++)
-			d[i] = dv_f32_to_f16(s[i]);
-	} else {
-		memcpy((float *)dst + off, s, n * sizeof(float));
-	}
-}
-
 /* np.maximum semantics */
 static inline float np_max(float x, float y)
 {
@@ -169,23 +123,23 @@ static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
 
 	for (j = 0; j < n; j += len) {
 		len = n - j < RD_BLK ? n - j : RD_BLK;
-		widen(dtype, src, off + j, buf, len);
+		dv_widen(dtype, src, off + j, buf, len);
 		for (i = 0; i < len; i++)
 			mx = (j + i == 0) ? buf[0] : np_max(mx, buf[i]);
 	}
 	for (j = 0; j < n; j += len) {
 		len = n - j < RD_BLK ? n - j : RD_BLK;
-		widen(dtype, src, off + j, buf, len);
+		dv_widen(dtype, src, off + j, buf, len);
 		sm_exp(e, buf, len, mx);
 		lanes_add(&l, e, len);
 	}
 	s = lanes_total(&l);
 	for (j = 0; j < n; j += len) {
 		len = n - j < RD_BLK ? n - j : RD_BLK;
-		widen(dtype, src, off + j, buf, len);
+		dv_widen(dtype, src, off + j, buf, len);
 		sm_exp(e, buf, len, mx);
 		sm_div(buf, e, len, s);
-		narrow(dtype, dst, off + j, buf, len);
+		dv_narrow(dtype, dst, off + j, buf, len);
 	}
 }
 
@@ -222,11 +176,11 @@ void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
 		} else {
 			for (j = 0; j < n; j += len) {
 				len = n - j < RD_BLK ? n - j : RD_BLK;
-				widen(t->dtype, src0, i * n + j, buf, len);
+				dv_widen(t->dtype, src0, i * n + j, buf, len);
 				lanes_add(&l, buf, len);
 			}
 		}
 		s = dv_canon_nan(lanes_total(&l));
-		narrow(t->dtype, dst, i, &s, 1);
+		dv_narrow(t->dtype, dst, i, &s, 1);
 	}
 }

@@ -369,15 +369,21 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 	return 0;
 }
 
-/**
- * dv_deadline() - absolute deadline @timeout_ms from now
- * @timeout_ms: milliseconds
- *
- * Return: os_now_ns() based deadline.
- */
-u64 dv_deadline(u32 timeout_ms)
+struct dv_stream_wait_arg {
+	struct davinci_stream_wait *w;
+	u64 seq;
+};
+
+static int dv_stream_wait_done(struct dv_context *ctx, void *arg)
 {
-	return os_now_ns() + (u64)timeout_ms * 1000000ULL;
+	struct dv_stream_wait_arg *a = arg;
+	struct dv_stream *s = dv_stream_find(ctx, a->w->stream_id);
+
+	if (!s)
+		return -ENOENT;
+	a->w->status = s->error_status;
+	a->w->completed_seq = s->completed_seq;
+	return s->completed_seq >= a->seq;
 }
 
 /**
@@ -390,38 +396,20 @@ u64 dv_deadline(u32 timeout_ms)
 int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 {
 	struct davinci_stream_wait *w = arg;
-	struct dv_device *dev = ctx->dev;
-	u64 deadline = dv_deadline(w->timeout_ms);
-	u32 id = w->stream_id;
+	struct dv_stream_wait_arg a = { .w = w };
 	struct dv_stream *s;
-	u64 seq;
-	int ret = 0;
 
-	os_mutex_assert_held(dev->lock);
+	os_mutex_assert_held(ctx->dev->lock);
 	if (w->pad)
 		return -EINVAL;
-	s = dv_stream_find(ctx, id);
+	s = dv_stream_find(ctx, w->stream_id);
 	if (!s)
 		return -ENOENT;
-	seq = w->seq ? w->seq : s->submitted_seq;
-	if (seq > s->submitted_seq)
+	a.seq = w->seq ? w->seq : s->submitted_seq;
+	if (a.seq > s->submitted_seq)
 		return -EINVAL;
-	for (;;) {
-		s = dv_stream_find(ctx, id);
-		if (!s)
-			return -ENOENT;
-		w->status = s->error_status;
-		w->completed_seq = s->completed_seq;
-		if (s->completed_seq >= seq)
-			return 0;
-		if (dv_ctx_lost(ctx))
-			return -ENODEV;
-		if (ret == -ETIMEDOUT || !w->timeout_ms)
-			return -ETIMEDOUT;
-		ret = os_waitq_wait(dev->wq, dev->lock, deadline);
-		if (ret == -EINTR)
-			return ret;
-	}
+	return dv_wait_locked(ctx, ctx->dev->wq, w->timeout_ms,
+			      dv_stream_wait_done, &a);
 }
 
 /**
@@ -569,6 +557,27 @@ int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg)
 	return 0;
 }
 
+static int dv_sync_done(struct dv_context *ctx, void *arg)
+{
+	struct davinci_sync *y = arg;
+	struct dv_list *pos;
+	bool idle = true;
+
+	y->status = 0;
+	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next) {
+		struct dv_stream *s = DV_CONTAINER_OF(pos, struct dv_stream,
+						      node);
+
+		if (s->dead)
+			continue;
+		if (s->completed_seq < s->submitted_seq)
+			idle = false;
+		if (s->error_status && !y->status)
+			y->status = s->error_status;
+	}
+	return idle;
+}
+
 /**
  * dv_ioctl_sync() - DAVINCI_IOCTL_SYNC: wait for every stream of @ctx
  * @ctx: the context (dev->lock held)
@@ -579,36 +588,8 @@ int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg)
 int dv_ioctl_sync(struct dv_context *ctx, void *arg)
 {
 	struct davinci_sync *y = arg;
-	struct dv_device *dev = ctx->dev;
-	u64 deadline = dv_deadline(y->timeout_ms);
-	int ret = 0;
 
-	os_mutex_assert_held(dev->lock);
-	for (;;) {
-		struct dv_list *pos;
-		bool idle = true;
-
-		y->status = 0;
-		for (pos = ctx->streams.next; pos != &ctx->streams;
-		     pos = pos->next) {
-			struct dv_stream *s = DV_CONTAINER_OF(pos,
-						struct dv_stream, node);
-
-			if (s->dead)
-				continue;
-			if (s->completed_seq < s->submitted_seq)
-				idle = false;
-			if (s->error_status && !y->status)
-				y->status = s->error_status;
-		}
-		if (idle)
-			return 0;
-		if (dv_ctx_lost(ctx))
-			return -ENODEV;
-		if (ret == -ETIMEDOUT || !y->timeout_ms)
-			return -ETIMEDOUT;
-		ret = os_waitq_wait(dev->wq, dev->lock, deadline);
-		if (ret == -EINTR)
-			return ret;
-	}
+	os_mutex_assert_held(ctx->dev->lock);
+	return dv_wait_locked(ctx, ctx->dev->wq, y->timeout_ms, dv_sync_done,
+			      y);
 }

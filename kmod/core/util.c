@@ -82,6 +82,24 @@ bool dv_add_overflows(u64 a, u64 b, u64 *res)
 }
 
 /**
+ * dv_ranges_overlap() - whether two byte ranges share a byte
+ * @a: start of the first range
+ * @alen: its length; 0 overlaps nothing
+ * @b: start of the second range
+ * @blen: its length; 0 overlaps nothing
+ *
+ * Overflow safe: a range may end at the top of the address space.
+ *
+ * Return: true when [@a, @a + @alen) and [@b, @b + @blen) overlap.
+ */
+bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
+{
+	if (!alen || !blen)
+		return false;
+	return a <= b ? b - a < alen : a - b < blen;
+}
+
+/**
  * dv_mem_is_zero() - true when @len bytes at @p are all zero
  * @p: memory
  * @len: bytes
