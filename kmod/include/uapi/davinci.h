@@ -80,7 +80,6 @@ struct davinci_version {
  * @task_timeout_ms: watchdog: a task running longer fails with
  *	DAVINCI_STATUS_TIMEOUT
  * @health: DAVINCI_HEALTH_*
- * @pad: must be zero
  * @name: NUL-terminated chip name, e.g. "Ascend910B-sim"
  * @serial: NUL-terminated serial number
  */
@@ -209,6 +208,50 @@ struct davinci_mem_info {
 	__u64 ctx_used;
 	__u64 ctx_allocations;
 };
+
+/**
+ * DOC: ring protocol
+ *
+ * Each stream (DAVINCI_IOCTL_STREAM_CREATE) has a submission ring (SQ)
+ * and a completion ring (CQ) in the pinned host pool, which userspace
+ * maps at sq_mmap_offset and cq_mmap_offset. A ring starts with a struct
+ * davinci_ring_header; its entries follow at DAVINCI_RING_ENTRIES_OFFSET:
+ * struct davinci_task (128 bytes) in the SQ, struct davinci_completion
+ * (64 bytes) in the CQ. @entries is a power of two (at most
+ * DAVINCI_RING_MAX_ENTRIES), written by the driver at creation. @head
+ * and @tail are free-running 32-bit indices: index i lives in slot
+ * i & (entries - 1), and tail - head (modulo 2^32) entries are in use.
+ *
+ * Submission: userspace writes descriptors into the slots from its tail
+ * on, stores the new @tail, and rings the doorbell: DAVINCI_IOCTL_DOORBELL
+ * with sq_tail, the new tail (the driver goes by sq_tail, not by the
+ * header's @tail). The driver keeps its own copy of the SQ head, never
+ * trusting the mapped one: it fails with -EINVAL when sq_tail is more
+ * than @entries ahead of it; otherwise it copies every descriptor from
+ * head to sq_tail out of the ring, validates all of them and takes them
+ * all in, or none (-EINVAL, -ENOMEM, -EBUSY). It then publishes the new
+ * @head (a release store) and returns the sequence numbers given. The
+ * descriptors were copied: the slots may be reused at once. Userspace
+ * keeps at most @entries descriptors between the SQ head and its tail.
+ * One doorbell serves a batch.
+ *
+ * Completion: every task taken in completes exactly once, in sequence
+ * order within its stream, whatever its status (including CANCELLED,
+ * ABORTED and DEVICE_LOST). For each, the driver reads the CQ @head
+ * (acquire), writes a struct davinci_completion into the slot at its
+ * tail and publishes the new @tail (a release store). Userspace reads
+ * the entries from @head to @tail and then stores @head = @tail,
+ * returning the slots. When the CQ is full (tail - head == entries)
+ * the entry is not written and @overflow counts it; the task's result
+ * stays available through DAVINCI_IOCTL_TASK_QUERY (the last 1024 tasks
+ * of the stream) and DAVINCI_IOCTL_STREAM_WAIT. Userspace drains the CQ
+ * before submitting more work than it has room for.
+ *
+ * The rings raise no interrupt of their own: a host waits with
+ * DAVINCI_IOCTL_STREAM_WAIT or DAVINCI_IOCTL_SYNC, or sets
+ * DAVINCI_TASK_F_NOTIFY on a task to get a DAVINCI_NOTIFY_COMPLETION
+ * notification (poll() and DAVINCI_IOCTL_NOTIFY_WAIT) as it completes.
+ */
 
 /**
  * struct davinci_ring_header - start of each mapped ring
