@@ -482,6 +482,51 @@ int dv_ioctl_mem_query(struct dv_context *ctx, void *arg);
 int dv_ioctl_mem_info(struct dv_context *ctx, void *arg);
 
 /* task.c */
+
+/* Fields of a descriptor an opcode uses (struct dv_opcode_info). */
+#define DV_U_DST	(1U << 0)
+#define DV_U_SRC0	(1U << 1)
+#define DV_U_SRC1	(1U << 2)
+#define DV_U_COUNT	(1U << 3)
+#define DV_U_MN		(1U << 4)	/* m and n */
+#define DV_U_K		(1U << 5)
+#define DV_U_IMM	(1U << 6)
+#define DV_U_EVENT	(1U << 7)	/* event_id, required */
+#define DV_U_DST_DTYPE	(1U << 8)
+
+/* How an opcode's operand extents follow from its fields. */
+enum dv_op_shape {
+	DV_SHAPE_NONE,		/* touches no memory */
+	DV_SHAPE_COPY,		/* dst and src0: count bytes */
+	DV_SHAPE_FILL,		/* dst: count bytes */
+	DV_SHAPE_BINARY,	/* dst, src0, src1: count elements, in place */
+	DV_SHAPE_UNARY,		/* dst, src0: count elements, in place */
+	DV_SHAPE_MATMUL,	/* dst m x n, src0 m x k, src1 k x n */
+	DV_SHAPE_ROWS,		/* dst and src0: m x n */
+	DV_SHAPE_REDUCE,	/* dst m, src0 m x n */
+	DV_SHAPE_CAST,		/* dst count of dst_dtype, src0 count */
+};
+
+/**
+ * struct dv_opcode_info - what an opcode uses and allows
+ * @uses: DV_U_* fields it uses; the others must be zero
+ * @dtypes: allowed dtypes, a mask of 1 << DAVINCI_DTYPE_* (an opcode
+ *	without a dtype allows 0 only)
+ * @flags: allowed DAVINCI_TASK_F_* flags
+ * @max_count: largest count, 0 for no bound
+ * @max_imm: largest imm, 0 for no bound
+ * @shape: its operand extents
+ */
+struct dv_opcode_info {
+	u32 uses;
+	u32 dtypes;
+	u32 flags;
+	u64 max_count;
+	u32 max_imm;
+	enum dv_op_shape shape;
+};
+
+extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];
 int dv_task_validate(const struct davinci_task *t);
 
 /* stream.c */

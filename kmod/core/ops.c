@@ -10,52 +10,10 @@
 #include "dv_internal.h"
 #include "ops_kernels.h"
 
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#endif
-
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
 #define DV_OP_MM_CHUNK_FLOP	(2ULL << 20)	/* ~2 MFLOP of matmul */
 #define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
-
-/* Which fields an opcode uses. */
-#define U_SRC1	(1U << 0)
-#define U_COUNT	(1U << 1)
-#define U_MNK	(1U << 2)	/* m, n and k */
-#define U_MN	(1U << 3)	/* m and n only */
-#define U_IMM	(1U << 4)
-#define U_DST_DT	(1U << 5)
-#define U_TRANS	(1U << 6)
-#define U_INT32	(1U << 7)	/* INT32 dtype allowed */
-
-static u32 dv_op_uses(u16 opcode)
-{
-	switch (opcode) {
-	case DAVINCI_OP_ADD:
-	case DAVINCI_OP_SUB:
-	case DAVINCI_OP_MUL:
-	case DAVINCI_OP_DIV:
-	case DAVINCI_OP_MAX:
-	case DAVINCI_OP_MIN:
-		return U_SRC1 | U_COUNT | U_INT32;
-	case DAVINCI_OP_RELU:
-		return U_COUNT | U_INT32;
-	case DAVINCI_OP_EXP:
-		return U_COUNT;
-	case DAVINCI_OP_AXPY:
-		return U_SRC1 | U_COUNT | U_IMM;
-	case DAVINCI_OP_MATMUL:
-		return U_SRC1 | U_MNK | U_TRANS;
-	case DAVINCI_OP_SOFTMAX:
-	case DAVINCI_OP_REDUCE_SUM:
-		return U_MN;
-	case DAVINCI_OP_CAST:
-		return U_COUNT | U_DST_DT | U_INT32;
-	default:
-		return 0;
-	}
-}
 
 static u64 dv_dtype_size(u8 dtype)
 {
@@ -84,52 +42,19 @@ bool dv_op_is_compute(u16 opcode)
  * dv_op_validate() - structural check of a compute task
  * @task: the descriptor (already copied out of the ring)
  *
- * Checks the opcode, the dtype (and dst_dtype for CAST) allowed for it,
- * the flags (NOTIFY always; TRANS_A/TRANS_B only for MATMUL), that every
- * field the op does not use is zero, and that pad0 and reserved[] are
- * zero. INT32 is allowed for ADD SUB MUL DIV MAX MIN RELU and CAST only.
+ * dv_task_validate() for a compute opcode: the dtype (and dst_dtype for
+ * CAST) its entry of dv_opcodes[] allows, the flags (NOTIFY always;
+ * TRANS_A/TRANS_B only for MATMUL), every field the op does not use zero,
+ * pad0 and reserved[] zero. INT32 is allowed for ADD SUB MUL DIV MAX MIN
+ * RELU and CAST only.
  *
- * Return: 0, or -EINVAL when malformed.
+ * Return: 0, or -EINVAL when malformed or not a compute task.
  */
 int dv_op_validate(const struct davinci_task *task)
 {
-	u32 uses, allowed_flags;
-	unsigned int i;
-
 	if (!dv_op_is_compute(task->opcode))
 		return -EINVAL;
-	uses = dv_op_uses(task->opcode);
-	if (task->pad0 || task->event_id)
-		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(task->reserved); i++)
-		if (task->reserved[i])
-			return -EINVAL;
-	if (task->dtype >= DAVINCI_DTYPE_COUNT)
-		return -EINVAL;
-	if (task->dtype == DAVINCI_DTYPE_INT32 && !(uses & U_INT32))
-		return -EINVAL;
-	if (uses & U_DST_DT) {
-		if (task->dst_dtype >= DAVINCI_DTYPE_COUNT)
-			return -EINVAL;
-	} else if (task->dst_dtype) {
-		return -EINVAL;
-	}
-	allowed_flags = DAVINCI_TASK_F_NOTIFY;
-	if (uses & U_TRANS)
-		allowed_flags |= DAVINCI_TASK_F_TRANS_A | DAVINCI_TASK_F_TRANS_B;
-	if (task->flags & ~allowed_flags)
-		return -EINVAL;
-	if (!(uses & U_SRC1) && task->src1)
-		return -EINVAL;
-	if (!(uses & U_COUNT) && task->count)
-		return -EINVAL;
-	if (!(uses & (U_MNK | U_MN)) && (task->m || task->n))
-		return -EINVAL;
-	if (!(uses & U_MNK) && task->k)
-		return -EINVAL;
-	if (!(uses & U_IMM) && task->imm)
-		return -EINVAL;
-	return 0;
+	return dv_task_validate(task);
 }
 
 /* a * b into *out; false on u64 overflow. */
@@ -166,30 +91,23 @@ int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
 	bool exact_ok = false;
 
 	memset(ext, 0, sizeof(*ext));
-	if (!es)
+	if (!es || task->opcode >= DAVINCI_OP_COUNT)
 		return -EINVAL;
-	switch (task->opcode) {
-	case DAVINCI_OP_ADD:
-	case DAVINCI_OP_SUB:
-	case DAVINCI_OP_MUL:
-	case DAVINCI_OP_DIV:
-	case DAVINCI_OP_MAX:
-	case DAVINCI_OP_MIN:
-	case DAVINCI_OP_AXPY:
+	switch (dv_opcodes[task->opcode].shape) {
+	case DV_SHAPE_BINARY:
 		if (!dv_mul_u64(task->count, es, &ext->dst))
 			return -EINVAL;
 		ext->src0 = ext->dst;
 		ext->src1 = ext->dst;
 		exact_ok = true;
 		break;
-	case DAVINCI_OP_RELU:
-	case DAVINCI_OP_EXP:
+	case DV_SHAPE_UNARY:
 		if (!dv_mul_u64(task->count, es, &ext->dst))
 			return -EINVAL;
 		ext->src0 = ext->dst;
 		exact_ok = true;
 		break;
-	case DAVINCI_OP_MATMUL:
+	case DV_SHAPE_MATMUL:
 		mn = (u64)task->m * task->n;
 		mk = (u64)task->m * task->k;
 		kn = (u64)task->k * task->n;
@@ -198,20 +116,20 @@ int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
 		    !dv_mul_u64(kn, es, &ext->src1))
 			return -EINVAL;
 		break;
-	case DAVINCI_OP_SOFTMAX:
+	case DV_SHAPE_ROWS:
 		mn = (u64)task->m * task->n;
 		if (!dv_mul_u64(mn, es, &ext->dst))
 			return -EINVAL;
 		ext->src0 = ext->dst;
 		break;
-	case DAVINCI_OP_REDUCE_SUM:
+	case DV_SHAPE_REDUCE:
 		mn = (u64)task->m * task->n;
 		if (!dv_mul_u64(mn, es, &ext->src0))
 			return -EINVAL;
 		/* no columns: each row sums to 0 */
 		ext->dst = (u64)task->m * es;
 		break;
-	case DAVINCI_OP_CAST:
+	case DV_SHAPE_CAST:
 		if (!dv_mul_u64(task->count, es, &ext->src0))
 			return -EINVAL;
 		if (!dv_dtype_size(task->dst_dtype) ||

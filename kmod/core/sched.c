@@ -60,17 +60,14 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 	int i, ret = 0;
 
 	os_mutex_assert_held(ctx->dev->lock);
-	switch (d->opcode) {
-	case DAVINCI_OP_NOP:
-	case DAVINCI_OP_EVENT_RECORD:
-	case DAVINCI_OP_EVENT_WAIT:
-	case DAVINCI_OP_NOTIFY:
+	switch (dv_opcodes[d->opcode].shape) {
+	case DV_SHAPE_NONE:
 		return;
-	case DAVINCI_OP_MEMCPY:
+	case DV_SHAPE_COPY:
 		ext.dst = d->count;
 		ext.src0 = d->count;
 		break;
-	case DAVINCI_OP_MEMSET:
+	case DV_SHAPE_FILL:
 		ext.dst = d->count;
 		break;
 	default:
