@@ -185,7 +185,7 @@ void dv_context_fail_locked(struct dv_context *ctx)
 							    struct dv_task,
 							    node);
 
-			dv_stream_complete(s, t, DAVINCI_STATUS_DEVICE_LOST, 0);
+			dv_task_complete(s, t, DAVINCI_STATUS_DEVICE_LOST, 0);
 		}
 	}
 	dv_notify(ctx, DAVINCI_NOTIFY_DEVICE_LOST, 0,

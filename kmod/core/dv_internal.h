@@ -34,6 +34,8 @@
 #define DV_NOP_MAX_US		3600000000ULL
 #define DV_COPY_CHUNK		(1ULL << 20)
 #define DV_NOP_SLICE_NS		200000ULL
+#define DV_SQ_ENTRY_SIZE	sizeof(struct davinci_task)
+#define DV_CQ_ENTRY_SIZE	sizeof(struct davinci_completion)
 
 #define DV_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -528,12 +530,17 @@ struct dv_opcode_info {
 
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];
 int dv_task_validate(const struct davinci_task *t);
+void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
+void dv_task_run(struct dv_device *dev, struct dv_stream *s,
+		 struct dv_task *t);
+void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+		      u64 start_ns);
+void dv_task_free(struct dv_stream *s, struct dv_task *t);
+void dv_task_release(struct dv_device *dev, struct dv_task *t);
 
 /* stream.c */
 struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);
 void dv_stream_destroy_locked(struct dv_stream *s);
-void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
-			u64 start_ns);
 void dv_stream_make_ready(struct dv_stream *s);
 int dv_ioctl_stream_create(struct dv_context *ctx, void *arg);
 int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg);
@@ -547,8 +554,6 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 
 /* sched.c */
 int dv_worker_main(void *arg);
-void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
-void dv_task_release(struct dv_device *dev, struct dv_task *t);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

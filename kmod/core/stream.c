@@ -5,9 +5,6 @@
  */
 #include "dv_internal.h"
 
-#define DV_SQ_ENTRY_SIZE sizeof(struct davinci_task)
-#define DV_CQ_ENTRY_SIZE sizeof(struct davinci_completion)
-
 /**
  * dv_stream_find() - a live stream of @ctx by id (dev->lock held)
  * @ctx: the context
@@ -38,86 +35,6 @@ void dv_stream_make_ready(struct dv_stream *s)
 	dv_list_add_tail(&s->run_node, &dev->runq[s->priority]);
 	s->queued = true;
 	os_waitq_wake_all(dev->work_wq);
-}
-
-/* Write the completion entry of @t, or count an overflow (dev->lock held). */
-static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
-			       u32 status, u64 start_ns, u64 end_ns)
-{
-	struct davinci_completion c;
-	u32 head, used;
-	u8 *slot;
-
-	os_mutex_assert_held(s->ctx->dev->lock);
-	head = __atomic_load_n(&s->cq->head, __ATOMIC_ACQUIRE);
-	used = s->cq_tail - head;
-	if (used >= s->cq_entries) {
-		s->cq->overflow++;
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.seq = t->seq;
-	c.user_data = t->desc.user_data;
-	c.start_ns = start_ns;
-	c.end_ns = end_ns;
-	c.status = status;
-	c.opcode = t->desc.opcode;
-	slot = (u8 *)s->cq + DAVINCI_RING_ENTRIES_OFFSET +
-	       (size_t)(s->cq_tail & (s->cq_entries - 1)) * DV_CQ_ENTRY_SIZE;
-	memcpy(slot, &c, sizeof(c));
-	s->cq_tail++;
-	__atomic_store_n(&s->cq->tail, s->cq_tail, __ATOMIC_RELEASE);
-}
-
-/* Unlink and free a task of @s (dev->lock held). */
-static void dv_task_free(struct dv_stream *s, struct dv_task *t)
-{
-	dv_task_release(s->ctx->dev, t);
-	dv_list_del(&t->node);
-	s->nqueued--;
-	dv_stat_add(DV_STAT_TASKS, -1);
-	dv_free(t);
-}
-
-/**
- * dv_stream_complete() - complete the head task of a stream
- * @s: the stream (dev->lock held)
- * @t: its first task
- * @status: DAVINCI_STATUS_*
- * @start_ns: when it started, 0 when it never ran
- *
- * Records the result, writes the completion entry, raises notifications,
- * updates the error state, frees @t and wakes waiters.
- */
-void dv_stream_complete(struct dv_stream *s, struct dv_task *t, u32 status,
-			u64 start_ns)
-{
-	struct dv_context *ctx = s->ctx;
-	struct dv_task_result *h = &s->hist[t->seq % DV_TASK_HISTORY];
-	u64 end_ns = os_now_ns();
-	bool failed;
-
-	os_mutex_assert_held(s->ctx->dev->lock);
-	h->seq = t->seq;
-	h->start_ns = start_ns;
-	h->end_ns = end_ns;
-	h->status = status;
-	dv_stream_write_cq(s, t, status, start_ns, end_ns);
-	s->completed_seq = t->seq;
-	ctx->dev->mg.tasks_completed++;
-	failed = status != DAVINCI_STATUS_OK &&
-		 status != DAVINCI_STATUS_CANCELLED &&
-		 status != DAVINCI_STATUS_ABORTED;
-	if (failed && !s->error_status)
-		s->error_status = status;
-	if (failed && status != DAVINCI_STATUS_DEVICE_LOST)
-		dv_notify(ctx, DAVINCI_NOTIFY_FAULT, s->id, status, t->seq,
-			  t->desc.user_data);
-	if (t->desc.flags & DAVINCI_TASK_F_NOTIFY)
-		dv_notify(ctx, DAVINCI_NOTIFY_COMPLETION, s->id, status, t->seq,
-			  t->desc.user_data);
-	dv_task_free(s, t);
-	os_waitq_wake_all(ctx->dev->wq);
 }
 
 /**

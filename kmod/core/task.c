@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * task.c - the per-opcode table and the structural validation of task
- * descriptors at the doorbell.
+ * task.c - tasks: the per-opcode table, and a task's life after the
+ * doorbell copied its descriptor out of the ring: structural validation,
+ * resolving (and referencing) its operands, running it on an AI core,
+ * completing it (completion entry, notifications, result history) and
+ * releasing it. The doorbell is in stream.c, the choice of the next task
+ * to run in sched.c.
  */
 #include "dv_internal.h"
 
@@ -104,4 +108,356 @@ int dv_task_validate(const struct davinci_task *t)
 	if (op->max_imm && t->imm > op->max_imm)
 		return -EINVAL;
 	return 0;
+}
+
+/* Resolve one operand; 0 bytes need no memory. */
+static int dv_task_operand(struct dv_context *ctx, struct dv_task *t, int i,
+			   u64 addr, u64 len)
+{
+	t->len[i] = len;
+	if (!len)
+		return 0;
+	t->buf[i] = dv_buffer_lookup(ctx, addr, len);
+	return t->buf[i] ? 0 : -EFAULT;
+}
+
+/**
+ * dv_task_resolve() - find and reference the buffers a task touches
+ * @ctx: the submitting context (dev->lock held)
+ * @t: the task, just taken in at the doorbell
+ *
+ * Done at the doorbell, so a buffer the host frees while the task is
+ * queued stays allocated until the task is freed. A task whose operands
+ * do not lie inside live allocations of @ctx, or a compute task whose
+ * operands are not aligned to their element size, gets an operand_status
+ * and fails when it reaches the head of its stream, touching nothing.
+ */
+void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
+{
+	const struct davinci_task *d = &t->desc;
+	struct dv_op_extent ext = { 0, 0, 0 };
+	int i, ret = 0;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	switch (dv_opcodes[d->opcode].shape) {
+	case DV_SHAPE_NONE:
+		return;
+	case DV_SHAPE_COPY:
+		ext.dst = d->count;
+		ext.src0 = d->count;
+		break;
+	case DV_SHAPE_FILL:
+		ext.dst = d->count;
+		break;
+	default:
+		if (dv_op_extent(d, &ext)) {
+			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
+			return;
+		}
+		if (dv_op_misaligned(d)) {
+			t->operand_status = DAVINCI_STATUS_MISALIGNED;
+			return;
+		}
+		break;
+	}
+	ret |= dv_task_operand(ctx, t, 0, d->dst, ext.dst);
+	ret |= dv_task_operand(ctx, t, 1, d->src0, ext.src0);
+	ret |= dv_task_operand(ctx, t, 2, d->src1, ext.src1);
+	if (ret) {
+		for (i = 0; i < 3; i++)
+			t->buf[i] = NULL;
+		t->operand_status = DAVINCI_STATUS_INVALID_ADDRESS;
+		return;
+	}
+	for (i = 0; i < 3; i++)
+		if (t->buf[i])
+			dv_buffer_get(t->buf[i]);
+}
+
+/**
+ * dv_task_release() - drop the references dv_task_resolve() took
+ * @dev: the device (dev->lock held)
+ * @t: the task being freed
+ */
+void dv_task_release(struct dv_device *dev, struct dv_task *t)
+{
+	int i;
+
+	os_mutex_assert_held(dev->lock);
+	for (i = 0; i < 3; i++) {
+		if (t->buf[i])
+			dv_buffer_put(t->buf[i]);
+		t->buf[i] = NULL;
+	}
+}
+
+/* Where operand @i of @t starts in memory; NULL when it touches none. */
+static u8 *dv_task_ptr(struct dv_task *t, int i)
+{
+	const u64 addr[3] = { t->desc.dst, t->desc.src0, t->desc.src1 };
+	struct dv_buffer *b = t->buf[i];
+
+	if (!b)
+		return NULL;
+	return (u8 *)dv_buffer_kaddr(b) + (addr[i] - dv_buffer_dev_addr(b));
+}
+
+/* Between chunks: cancelled, device lost (or reset), watchdog. */
+static u32 dv_exec_check(struct dv_device *dev, struct dv_task *t)
+{
+	u32 ms = t->timeout_ms ? t->timeout_ms : dev->cfg.task_timeout_ms;
+	u64 timeout = (u64)ms * 1000000ULL;
+	u32 st = DAVINCI_STATUS_OK;
+
+	os_mutex_lock(dev->lock);
+	if (t->cancel)
+		st = DAVINCI_STATUS_CANCELLED;
+	else if (dv_ctx_lost(t->ctx))
+		st = DAVINCI_STATUS_DEVICE_LOST;
+	os_mutex_unlock(dev->lock);
+	if (st == DAVINCI_STATUS_OK && timeout &&
+	    os_now_ns() - t->start_ns >= timeout)
+		st = DAVINCI_STATUS_TIMEOUT;
+	return st;
+}
+
+static u32 dv_exec_nop(struct dv_device *dev, struct dv_task *t)
+{
+	u64 us = t->desc.count + t->desc.count * t->throttle_pct / 100;
+	u64 end = t->start_ns + us * 1000ULL;
+	u32 st = DAVINCI_STATUS_OK;
+
+	while (os_now_ns() < end) {
+		u64 slice = os_now_ns() + DV_NOP_SLICE_NS;
+
+		while (os_now_ns() < slice && os_now_ns() < end)
+			os_yield();
+		st = dv_exec_check(dev, t);
+		if (st)
+			break;
+	}
+	return st;
+}
+
+/*
+ * An injected hang: no progress, only the checks, until the watchdog (or
+ * a cancel, a reset or device loss) ends it.
+ */
+static u32 dv_exec_hang(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st;
+
+	for (;;) {
+		u64 slice = os_now_ns() + DV_NOP_SLICE_NS;
+
+		while (os_now_ns() < slice)
+			os_yield();
+		st = dv_exec_check(dev, t);
+		if (st)
+			return st;
+	}
+}
+
+/* Thermal throttle: stall @pct percent of the time a chunk took. */
+static void dv_exec_throttle(struct dv_task *t, u64 chunk_start)
+{
+	u64 now = os_now_ns();
+	u64 until = now + (now - chunk_start) * t->throttle_pct / 100;
+
+	while (os_now_ns() < until)
+		os_yield();
+}
+
+/*
+ * Run units [0, @units) of @t in chunks of @chunk units, checking for
+ * cancellation, device loss and the watchdog between chunks.
+ */
+static u32 dv_exec_chunks(struct dv_device *dev, struct dv_task *t,
+			  u64 units, u64 chunk,
+			  void (*run)(struct dv_task *t, u64 begin, u64 end))
+{
+	u64 begin = 0;
+	u32 st = DAVINCI_STATUS_OK;
+
+	if (!chunk)
+		chunk = units;
+	while (begin < units) {
+		u64 end = units - begin > chunk ? begin + chunk : units;
+		u64 t0 = os_now_ns();
+
+		run(t, begin, end);
+		begin = end;
+		if (t->throttle_pct)
+			dv_exec_throttle(t, t0);
+		os_yield();
+		st = dv_exec_check(dev, t);
+		if (st)
+			break;
+	}
+	return st;
+}
+
+/* Bytes [begin, end) of a MEMCPY; from the end when dst overlaps above. */
+static void dv_chunk_memcpy(struct dv_task *t, u64 begin, u64 end)
+{
+	u8 *dst = dv_task_ptr(t, 0);
+	const u8 *src = dv_task_ptr(t, 1);
+	u64 count = t->desc.count;
+	u64 at = dst > src && dst < src + count ? count - end : begin;
+
+	memmove(dst + at, src + at, end - begin);
+}
+
+static void dv_chunk_memset(struct dv_task *t, u64 begin, u64 end)
+{
+	memset(dv_task_ptr(t, 0) + begin, (int)t->desc.imm, end - begin);
+}
+
+static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
+{
+	os_fpu_begin();
+	dv_op_run(&t->desc, dv_task_ptr(t, 0), dv_task_ptr(t, 1),
+		  dv_task_ptr(t, 2), begin, end);
+	os_fpu_end();
+}
+
+/**
+ * dv_task_run() - run a task that touches memory or time
+ * @dev: the device (dev->lock held; released while the task runs)
+ * @s: its stream, held by this worker
+ * @t: the head task of @s
+ *
+ * Fails it at once with its operand_status or an injected ECC error;
+ * otherwise runs it in chunks without dev->lock, then completes it.
+ */
+void dv_task_run(struct dv_device *dev, struct dv_stream *s,
+		 struct dv_task *t)
+{
+	u32 st;
+
+	os_mutex_assert_held(dev->lock);
+	t->start_ns = os_now_ns();
+	t->ctx = s->ctx;
+	if (t->operand_status) {
+		dv_task_complete(s, t, t->operand_status, t->start_ns);
+		return;
+	}
+	st = dv_mgmt_task_start(dev, t);
+	if (st) {
+		dv_task_complete(s, t, st, t->start_ns);
+		return;
+	}
+	t->running = true;
+	os_mutex_unlock(dev->lock);
+	switch (t->hang ? DAVINCI_OP_COUNT : t->desc.opcode) {
+	case DAVINCI_OP_COUNT:
+		st = dv_exec_hang(dev, t);
+		break;
+	case DAVINCI_OP_NOP:
+		st = dv_exec_nop(dev, t);
+		break;
+	case DAVINCI_OP_MEMCPY:
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memcpy);
+		break;
+	case DAVINCI_OP_MEMSET:
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memset);
+		break;
+	default:
+		st = dv_exec_chunks(dev, t, dv_op_units(&t->desc),
+				    dv_op_chunk_units(&t->desc),
+				    dv_chunk_compute);
+		break;
+	}
+	os_mutex_lock(dev->lock);
+	t->running = false;
+	dev->busy_ns += os_now_ns() - t->start_ns;
+	if (t->hang)
+		dv_mgmt_task_failed(dev, t, st);
+	dv_task_complete(s, t, st, t->start_ns);
+}
+
+/* Write the completion entry of @t, or count an overflow (dev->lock held). */
+static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
+			       u32 status, u64 start_ns, u64 end_ns)
+{
+	struct davinci_completion c;
+	u32 head, used;
+	u8 *slot;
+
+	os_mutex_assert_held(s->ctx->dev->lock);
+	head = __atomic_load_n(&s->cq->head, __ATOMIC_ACQUIRE);
+	used = s->cq_tail - head;
+	if (used >= s->cq_entries) {
+		s->cq->overflow++;
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.seq = t->seq;
+	c.user_data = t->desc.user_data;
+	c.start_ns = start_ns;
+	c.end_ns = end_ns;
+	c.status = status;
+	c.opcode = t->desc.opcode;
+	slot = (u8 *)s->cq + DAVINCI_RING_ENTRIES_OFFSET +
+	       (size_t)(s->cq_tail & (s->cq_entries - 1)) * DV_CQ_ENTRY_SIZE;
+	memcpy(slot, &c, sizeof(c));
+	s->cq_tail++;
+	__atomic_store_n(&s->cq->tail, s->cq_tail, __ATOMIC_RELEASE);
+}
+
+/**
+ * dv_task_free() - unlink a task from its stream and free it
+ * @s: the stream (dev->lock held)
+ * @t: the task
+ */
+void dv_task_free(struct dv_stream *s, struct dv_task *t)
+{
+	dv_task_release(s->ctx->dev, t);
+	dv_list_del(&t->node);
+	s->nqueued--;
+	dv_stat_add(DV_STAT_TASKS, -1);
+	dv_free(t);
+}
+
+/**
+ * dv_task_complete() - complete the head task of a stream
+ * @s: the stream (dev->lock held)
+ * @t: its first task
+ * @status: DAVINCI_STATUS_*
+ * @start_ns: when it started, 0 when it never ran
+ *
+ * Records the result, writes the completion entry, raises notifications,
+ * updates the error state, frees @t and wakes waiters.
+ */
+void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+		      u64 start_ns)
+{
+	struct dv_context *ctx = s->ctx;
+	struct dv_task_result *h = &s->hist[t->seq % DV_TASK_HISTORY];
+	u64 end_ns = os_now_ns();
+	bool failed;
+
+	os_mutex_assert_held(s->ctx->dev->lock);
+	h->seq = t->seq;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->status = status;
+	dv_stream_write_cq(s, t, status, start_ns, end_ns);
+	s->completed_seq = t->seq;
+	ctx->dev->mg.tasks_completed++;
+	failed = status != DAVINCI_STATUS_OK &&
+		 status != DAVINCI_STATUS_CANCELLED &&
+		 status != DAVINCI_STATUS_ABORTED;
+	if (failed && !s->error_status)
+		s->error_status = status;
+	if (failed && status != DAVINCI_STATUS_DEVICE_LOST)
+		dv_notify(ctx, DAVINCI_NOTIFY_FAULT, s->id, status, t->seq,
+			  t->desc.user_data);
+	if (t->desc.flags & DAVINCI_TASK_F_NOTIFY)
+		dv_notify(ctx, DAVINCI_NOTIFY_COMPLETION, s->id, status, t->seq,
+			  t->desc.user_data);
+	dv_task_free(s, t);
+	os_waitq_wake_all(ctx->dev->wq);
 }
