@@ -18,6 +18,8 @@ CORE_CFLAGS := -std=gnu11 -O2 -g -fPIC -pthread -ffp-contract=off -fno-fast-math
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -DDV_LOCK_ORDER_CHECK
 FUZZ_SECONDS ?= 60
+# clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
+SOAK_CLIENTS ?= 10000
 
 .PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
 	test-fuse vm-test test-digests bench clean test-debug-kernel vm-test-debug-cached
@@ -95,12 +97,13 @@ test-py: core
 		$(PYTEST) tests/ops tests/conformance
 
 # The FUSE suite (lifecycle, coherence, kill tests, unprivileged users),
-# then the conformance suite through a daemon's nodes.
+# the conformance suite through a daemon's nodes, then the kill soak.
 test-fuse:
 	@mkdir -p $(DIGESTS)
 	$(PYTEST) tests/fuse
 	DAVINCI_DIGEST_FILE=$(DIGESTS)/fuse scripts/with-fuse.sh $(PY) \
 		$(PYTEST) tests/conformance
+	scripts/with-fuse.sh $(PY) $(PY) scripts/kill_soak.py --clients $(SOAK_CLIENTS)
 
 # The kernel module in a QEMU guest: the same conformance suite on
 # /dev/davinci*, tests/kmod, the demo's workload, a clean dmesg at rmmod.

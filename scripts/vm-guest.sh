@@ -28,7 +28,7 @@ slow=1
 if [ "$debug" = 1 ]; then
 	slow=4
 	[ "${VM_DEBUG_CONFORMANCE:-0}" = 1 ] ||
-		VM_SKIP="${VM_SKIP:-} conformance demo"
+		VM_SKIP="${VM_SKIP:-} conformance demo kill-soak"
 fi
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH="$here/userspace${PYTHONPATH:+:$PYTHONPATH}"
@@ -123,6 +123,11 @@ step kmod-tests env DAVINCI_DEV_DIR=/dev timeout $((400 * slow)) \
 # The demo's workload on the kernel module.
 step demo env DAVINCI_DEV_DIR=/dev timeout $((300 * slow)) \
 	"$here/scripts/demo-run.sh" "$py"
+
+# SIGKILL clients mid-allocation, mid-submission and mid-wait; the module
+# must get everything back and still compute right (scripts/kill_soak.py).
+step kill-soak env DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) \
+	"$py" "$here/scripts/kill_soak.py" --clients "${VM_SOAK_CLIENTS:-1000}"
 
 # The random-ioctl fuzzer (tests/kmod/fuzz_ioctl.c, built by vm-test.sh)
 # with failslab: VM_FAILSLAB_PCT percent of its calls into the module fail
