@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -112,15 +113,17 @@ def test_npu_smi_events_follows_netlink():
     env["PYTHONPATH"] = os.path.join(REPO, "userspace")
     p = subprocess.Popen(
         [sys.executable, "-m", "davinci.npu_smi", "events", "-i", "1",
-         "--source", "netlink", "--count", "2", "--json", "--timeout", "60"],
+         "--source", "netlink", "--count", "2", "--json", "--timeout", "120"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     # inject until the follower (which subscribes at some point after its
-    # start) has seen two events
+    # start: half a minute and more in a debug kernel under TCG) has seen
+    # two events
     with Manager() as m:
         level = 10
-        while p.poll() is None and level < 1000:
+        deadline = time.monotonic() + 115
+        while p.poll() is None and time.monotonic() < deadline:
             m.inject(1, "throttle", level=level)
-            level += 10
+            level = level % 990 + 10
             try:
                 p.wait(0.2)
             except subprocess.TimeoutExpired:
