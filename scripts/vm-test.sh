@@ -26,11 +26,12 @@
 # and failslab, rmmod and a kmemleak scan; any sanitizer, lockdep,
 # kmemleak, BUG or WARNING report fails the run. Its results go to
 # build/vm-test-debug/. VM_FUZZ_IOCTLS (default 1000000), VM_FUZZ_WORKERS
-# (default 4) and VM_FAILSLAB_PCT (default 10: percent of its calls that
-# fail an allocation) tune the fuzzer; VM_SKIP
-# names "fuzz" and "kmemleak" too; VM_DEBUG_CONFORMANCE=1 adds the
-# conformance suite and the demo (skipped in the debug guest by default:
-# they take most of an hour under TCG with KASAN).
+# (default 4), VM_FUZZ_SECONDS (its time limit, default 4200) and
+# VM_FAILSLAB_PCT (default 10: percent of its calls armed to fail an
+# allocation) tune the fuzzer; VM_SKIP names "fuzz" and "kmemleak" too;
+# VM_DEBUG_CONFORMANCE=1 adds the conformance suite and the demo (skipped
+# in the debug guest by default: they take most of an hour under TCG with
+# KASAN).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
