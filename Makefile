@@ -46,13 +46,16 @@ $(BUILD)/asan/libdavinci_core.so: $(CORE_SRCS) $(CORE_HDRS) $(CORE_MAP)
 	@mkdir -p $(@D)
 	gcc $(CORE_CFLAGS) $(SAN_FLAGS) $(CORE_SO_LDFLAGS) $(CORE_SRCS) -o $@
 
-$(BUILD)/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
-	@mkdir -p $(@D)
-	gcc $(CORE_CFLAGS) tests/core/test_core.c $(CORE_SRCS) -o $@
+TEST_CORE_SRCS := $(wildcard tests/core/*.c)
+TEST_CORE_HDRS := $(wildcard tests/core/*.h)
 
-$(BUILD)/asan/test_core: tests/core/test_core.c $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/test_core: $(TEST_CORE_SRCS) $(TEST_CORE_HDRS) $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	gcc $(CORE_CFLAGS) $(SAN_FLAGS) tests/core/test_core.c $(CORE_SRCS) -o $@
+	gcc $(CORE_CFLAGS) $(TEST_CORE_SRCS) $(CORE_SRCS) -o $@
+
+$(BUILD)/asan/test_core: $(TEST_CORE_SRCS) $(TEST_CORE_HDRS) $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	gcc $(CORE_CFLAGS) $(SAN_FLAGS) $(TEST_CORE_SRCS) $(CORE_SRCS) -o $@
 
 $(BUILD)/fuzz_dispatch: tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

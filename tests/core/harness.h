@@ -10,8 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-static int th_failures;		/* checks failed in the current test */
-static int th_passed, th_failed;
+/* Defined once, in the file with main(). */
+extern int th_failures;		/* checks failed in the current test */
+extern int th_passed, th_failed;
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
@@ -40,7 +41,7 @@ static int th_passed, th_failed;
 	}								\
 } while (0)
 
-static double th_now(void)
+static inline double th_now(void)
 {
 	struct timespec ts;
 
@@ -48,7 +49,8 @@ static double th_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void th_run(const char *name, void (*fn)(void), const char *filter)
+static inline void th_run(const char *name, void (*fn)(void),
+			  const char *filter)
 {
 	double t0;
 

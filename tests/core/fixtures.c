@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fixtures.c - helpers shared by the core tests, and the standard fixture
+ * (a device and one context) with its init/exit.
+ */
+#define _GNU_SOURCE
+#include "fixtures.h"
+
+struct dv_device *mkdev(uint32_t timeout_ms)
+{
+	return mkdev_idx(0, timeout_ms);
+}
+
+int stats_zero(void)
+{
+	struct dv_stats st;
+
+	dvc_stats(&st);
+	if (st.objects || st.devices || st.contexts || st.buffers ||
+	    st.streams || st.events || st.tasks || st.mappings ||
+	    st.hbm_used || st.host_used) {
+		fprintf(stdout, "  stats: objects %llu devices %llu contexts %llu "
+			"buffers %llu streams %llu events %llu tasks %llu "
+			"mappings %llu hbm %llu host %llu\n",
+			(unsigned long long)st.objects,
+			(unsigned long long)st.devices,
+			(unsigned long long)st.contexts,
+			(unsigned long long)st.buffers,
+			(unsigned long long)st.streams,
+			(unsigned long long)st.events,
+			(unsigned long long)st.tasks,
+			(unsigned long long)st.mappings,
+			(unsigned long long)st.hbm_used,
+			(unsigned long long)st.host_used);
+		return 0;
+	}
+	return 1;
+}
+
+int buf_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
+	      struct buf *b)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->a.size = size;
+	b->a.flags = flags;
+	ret = dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_ALLOC, &b->a);
+	if (ret)
+		return ret;
+	b->map = dvc_mmap(ctx, b->a.mmap_offset, b->a.alloc_size);
+	if (!b->map)
+		return -errno;
+	b->p = dvc_mapping_addr(b->map);
+	return 0;
+}
+
+void buf_free(struct dv_context *ctx, struct buf *b)
+{
+	struct davinci_mem_free f = { .handle = b->a.handle };
+
+	if (b->map)
+		dvc_munmap(b->map);
+	b->map = NULL;
+	dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_FREE, &f);
+}
+
+int stream_create(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
+		  uint32_t cqe, struct stream *s)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->c.priority = prio;
+	s->c.sq_entries = sqe;
+	s->c.cq_entries = cqe;
+	ret = dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_CREATE, &s->c);
+	if (ret)
+		return ret;
+	s->sqm = dvc_mmap(ctx, s->c.sq_mmap_offset, s->c.sq_size);
+	s->cqm = dvc_mmap(ctx, s->c.cq_mmap_offset, s->c.cq_size);
+	if (!s->sqm || !s->cqm)
+		return -ENOMEM;
+	s->sq = dvc_mapping_addr(s->sqm);
+	s->cq = dvc_mapping_addr(s->cqm);
+	return 0;
+}
+
+void stream_unmap(struct stream *s)
+{
+	if (s->sqm)
+		dvc_munmap(s->sqm);
+	if (s->cqm)
+		dvc_munmap(s->cqm);
+	s->sqm = s->cqm = NULL;
+}
+
+void stream_destroy(struct dv_context *ctx, struct stream *s)
+{
+	struct davinci_stream_id id = { .stream_id = s->c.stream_id };
+
+	stream_unmap(s);
+	dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_DESTROY, &id);
+}
+
+struct davinci_task *sq_slot(struct stream *s, uint32_t idx)
+{
+	return (struct davinci_task *)((uint8_t *)s->sq +
+		DAVINCI_RING_ENTRIES_OFFSET +
+		(idx & (s->c.sq_entries - 1)) * sizeof(struct davinci_task));
+}
+
+struct davinci_completion *cq_slot(struct stream *s, uint32_t idx)
+{
+	return (struct davinci_completion *)((uint8_t *)s->cq +
+		DAVINCI_RING_ENTRIES_OFFSET +
+		(idx & (s->c.cq_entries - 1)) *
+		sizeof(struct davinci_completion));
+}
+
+/* Wait (at most 10 s after @t0) until the core holds no task at all. */
+void wait_tasks_gone(double t0)
+{
+	struct dv_stats st;
+
+	for (;;) {
+		dvc_stats(&st);
+		if (!st.tasks || th_now() - t0 > 10)
+			return;
+		usleep(1000);
+	}
+}
+
+/* Write @n tasks and ring the doorbell; returns the doorbell's result. */
+int submit(struct dv_context *ctx, struct stream *s,
+	   const struct davinci_task *t, uint32_t n, uint64_t *last)
+{
+	struct davinci_doorbell d = { 0 };
+	uint32_t i;
+	int ret;
+
+	if (last)
+		*last = 0;
+	for (i = 0; i < n; i++)
+		*sq_slot(s, s->tail + i) = t[i];
+	d.stream_id = s->c.stream_id;
+	d.sq_tail = s->tail + n;
+	ret = dvc_ioctl(ctx, DAVINCI_IOCTL_DOORBELL, &d);
+	if (!ret) {
+		s->tail += n;
+		if (last)
+			*last = d.last_seq;
+	}
+	return ret;
+}
+
+int swait(struct dv_context *ctx, struct stream *s, uint64_t seq,
+	  uint32_t timeout_ms, struct davinci_stream_wait *out)
+{
+	struct davinci_stream_wait w = {
+		.stream_id = s->c.stream_id,
+		.timeout_ms = timeout_ms,
+		.seq = seq,
+	};
+	int ret = dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_WAIT, &w);
+
+	if (out)
+		*out = w;
+	return ret;
+}
+
+int tquery(struct dv_context *ctx, struct stream *s, uint64_t seq,
+	   struct davinci_task_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->stream_id = s->c.stream_id;
+	q->seq = seq;
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_TASK_QUERY, q);
+}
+
+/* Wait until task @seq of @s has left the queue (a worker took it). */
+void wait_running(struct dv_context *ctx, struct stream *s,
+		  uint64_t seq)
+{
+	struct davinci_task_query q;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (tquery(ctx, s, seq, &q) || q.state != DAVINCI_TASK_QUEUED)
+			return;
+		usleep(1000);
+	}
+}
+
+uint32_t tstatus(struct dv_context *ctx, struct stream *s,
+		 uint64_t seq)
+{
+	struct davinci_task_query q;
+
+	if (tquery(ctx, s, seq, &q) || q.state != DAVINCI_TASK_DONE)
+		return 0xffff;
+	return q.status;
+}
+
+int stream_reset(struct dv_context *ctx, struct stream *s)
+{
+	struct davinci_stream_id id = { .stream_id = s->c.stream_id };
+
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_RESET, &id);
+}
+
+struct davinci_task t_nop(uint64_t us)
+{
+	struct davinci_task t = { .opcode = DAVINCI_OP_NOP, .count = us };
+
+	return t;
+}
+
+struct davinci_task t_memcpy(uint64_t dst, uint64_t src, uint64_t n)
+{
+	struct davinci_task t = { .opcode = DAVINCI_OP_MEMCPY, .dst = dst,
+				  .src0 = src, .count = n };
+
+	return t;
+}
+
+struct davinci_task t_memset(uint64_t dst, uint8_t v, uint64_t n)
+{
+	struct davinci_task t = { .opcode = DAVINCI_OP_MEMSET, .dst = dst,
+				  .imm = v, .count = n };
+
+	return t;
+}
+
+struct davinci_task t_event(uint16_t op, uint32_t ev)
+{
+	struct davinci_task t = { .opcode = op, .event_id = ev };
+
+	return t;
+}
+
+int mem_info(struct dv_context *ctx, uint32_t flags,
+	     struct davinci_mem_info *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->flags = flags;
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_INFO, m);
+}
+
+int all_set(const uint8_t *p, uint8_t v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+
+struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
+{
+	return dvc_device_create(index, 2, HBM_BYTES, HOST_BYTES, timeout_ms,
+				 NULL, "lib");
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+int fixture_init(struct fixture *f, uint32_t timeout_ms)
+{
+	f->ctx = NULL;
+	f->dev = mkdev(timeout_ms);
+	if (!f->dev)
+		return -ENODEV;
+	f->ctx = dvc_context_open(f->dev, 1);
+	if (!f->ctx) {
+		dvc_device_destroy(f->dev);
+		f->dev = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void fixture_exit(struct fixture *f)
+{
+	if (f->ctx)
+		dvc_context_close(f->ctx);
+	dvc_device_destroy(f->dev);
+	f->ctx = NULL;
+	f->dev = NULL;
+	CHECK(stats_zero());
+}

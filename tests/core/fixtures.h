@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fixtures.h - what the core tests (tests/core/test_*.c) share: helpers
+ * over libdavinci_core and a KUnit-style fixture.
+ *
+ * A test with the standard prologue/epilogue:
+ *
+ *	struct fixture fx;
+ *
+ *	REQUIRE(fixture_init(&fx, 0) == 0);
+ *	... fx.dev, fx.ctx ...
+ *	fixture_exit(&fx);
+ *
+ * fixture_init() creates device 0 (2 AI cores, HBM_BYTES, HOST_BYTES, the
+ * given watchdog timeout, backend "lib") and opens context 1 on it;
+ * fixture_exit() closes the context (unless the test closed it and set
+ * fx.ctx to NULL), destroys the device and checks that the core holds no
+ * object any more (stats_zero()).
+ */
+#ifndef _DV_TEST_FIXTURES_H
+#define _DV_TEST_FIXTURES_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dv_core.h"
+#include "libdavinci_core.h"
+#include "dvc_test.h"
+#include "harness.h"
+
+#define MiB (1ULL << 20)
+#define HBM_BYTES (64 * MiB)
+#define HOST_BYTES (16 * MiB)
+
+struct buf {
+	struct davinci_mem_alloc a;
+	struct dv_mapping *map;
+	uint8_t *p;
+};
+
+struct stream {
+	struct davinci_stream_create c;
+	struct dv_mapping *sqm, *cqm;
+	struct davinci_ring_header *sq, *cq;
+	uint32_t tail;
+};
+
+struct fixture {
+	struct dv_device *dev;
+	struct dv_context *ctx;
+};
+
+int fixture_init(struct fixture *f, uint32_t timeout_ms);
+void fixture_exit(struct fixture *f);
+
+struct dv_device *mkdev(uint32_t timeout_ms);
+int stats_zero(void);
+int buf_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
+	      struct buf *b);
+void buf_free(struct dv_context *ctx, struct buf *b);
+int stream_create(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
+		  uint32_t cqe, struct stream *s);
+void stream_unmap(struct stream *s);
+void stream_destroy(struct dv_context *ctx, struct stream *s);
+struct davinci_task *sq_slot(struct stream *s, uint32_t idx);
+struct davinci_completion *cq_slot(struct stream *s, uint32_t idx);
+/* Wait (at most 10 s after @t0) until the core holds no task at all. */
+void wait_tasks_gone(double t0);
+int submit(struct dv_context *ctx, struct stream *s,
+	   const struct davinci_task *t, uint32_t n, uint64_t *last);
+int swait(struct dv_context *ctx, struct stream *s, uint64_t seq,
+	  uint32_t timeout_ms, struct davinci_stream_wait *out);
+int tquery(struct dv_context *ctx, struct stream *s, uint64_t seq,
+	   struct davinci_task_query *q);
+/* Wait until task @seq of @s has left the queue (a worker took it). */
+void wait_running(struct dv_context *ctx, struct stream *s,
+		  uint64_t seq);
+uint32_t tstatus(struct dv_context *ctx, struct stream *s,
+		 uint64_t seq);
+int stream_reset(struct dv_context *ctx, struct stream *s);
+struct davinci_task t_nop(uint64_t us);
+struct davinci_task t_memcpy(uint64_t dst, uint64_t src, uint64_t n);
+struct davinci_task t_memset(uint64_t dst, uint8_t v, uint64_t n);
+struct davinci_task t_event(uint16_t op, uint32_t ev);
+int mem_info(struct dv_context *ctx, uint32_t flags,
+	     struct davinci_mem_info *m);
+int all_set(const uint8_t *p, uint8_t v, size_t n);
+struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms);
+
+#endif /* _DV_TEST_FIXTURES_H */

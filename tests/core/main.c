@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - runs the core tests (tests/core/test_*.c) in order.
+ *
+ * Usage: test_core [substring-of-test-name]
+ */
+#define _GNU_SOURCE
+#include "fixtures.h"
+
+int th_failures, th_passed, th_failed;
+
+/* Every test, in the order it runs. */
+#define TESTS(X) \
+	X(version_info) \
+	X(device_config) \
+	X(backing_files) \
+	X(alloc_basic) \
+	X(fragmentation_oom) \
+	X(alloc_random) \
+	X(memcpy_memset) \
+	X(operand_validation) \
+	X(stream_ordering) \
+	X(cq_overflow) \
+	X(parallel_streams) \
+	X(priority) \
+	X(events) \
+	X(event_wait_next) \
+	X(query_cancel) \
+	X(sync) \
+	X(watchdog) \
+	X(error_recovery) \
+	X(close_in_flight) \
+	X(ctx_reset) \
+	X(notifications) \
+	X(device_lost) \
+	X(compute_smoke) \
+	X(misaligned_operands) \
+	X(mmap) \
+	X(malformed) \
+	X(blocking_waits) \
+	X(alloc_failures) \
+	X(stress) \
+	X(mgmt_list_info) \
+	X(mgmt_privilege) \
+	X(mgmt_ecc_reset) \
+	X(mgmt_hang) \
+	X(mgmt_lost_throttle) \
+	X(mgmt_events) \
+	X(mgmt_reset_in_flight) \
+	X(ioctl_copy_rules) \
+	X(context_limits) \
+	X(lock_order) \
+	X(map_holds) \
+	X(interruptible_waits) \
+	X(lock_assertions)
+
+#define DECLARE(name) void test_##name(void);
+TESTS(DECLARE)
+
+int main(int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+
+#define RUN(name) th_run(#name, test_##name, filter);
+	TESTS(RUN)
+	printf("%d passed, %d failed\n", th_passed, th_failed);
+	return th_failed ? 1 : 0;
+}
