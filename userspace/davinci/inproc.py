@@ -104,8 +104,8 @@ class InProcessTransport(Transport):
 
     def __init__(self, index: int):
         self.index = index
+        super().__init__()
         self.description = "in-process davinci%d" % index
-        self._lock = threading.Lock()
         try:
             self._ctx = inproc_core_device(index).open_context(
                 os.getpid(), uid=os.getuid())
@@ -121,9 +121,6 @@ class InProcessTransport(Transport):
                     "-i %d) and open it again" % (self.description, index),
                     err) from None
             raise from_errno(err, "open of %s" % self.description) from None
-        self._closing = False
-        self._maps: dict[int, object] = {}
-        self._next_map = 0
         _inproc_transports.add(self)
 
     @property
@@ -144,39 +141,10 @@ class InProcessTransport(Transport):
 
     def _map(self, offset: int, length: int) -> Mapping:
         cm = self._ctx.mmap(offset, length)
-        arr = (ctypes.c_char * length).from_address(cm.address)
-        with self._lock:
-            key = self._next_map
-            self._next_map += 1
-            self._maps[key] = cm
-        # the core mapping lives as long as the array, i.e. as long as any
-        # numpy view made from it
-        weakref.finalize(arr, self._unmap, key)
-        return Mapping(arr, cm.address, length, None)
+        return self._viewed_mapping(cm.address, length, cm.close)
 
-    def _unmap(self, key: int) -> None:
+    def _close_context(self) -> None:
         with self._lock:
-            cm = self._maps.pop(key, None)
-            last = self._closing and not self._maps
-            ctx = self._ctx if last else None
-            if last:
-                self._ctx = None
-        if cm is not None:
-            cm.close()
-        if ctx is not None:
-            ctx.close()
-
-    def close(self, force: bool = False) -> None:
-        with self._lock:
-            self._closing = True
-            maps = []
-            if force:
-                maps = list(self._maps.values())
-                self._maps.clear()
-            ctx = None
-            if not self._maps:
-                ctx, self._ctx = self._ctx, None
-        for cm in maps:
-            cm.close()
+            ctx, self._ctx = self._ctx, None
         if ctx is not None:
             ctx.close()

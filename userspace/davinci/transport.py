@@ -105,6 +105,52 @@ class Transport:
     index = -1
     description = ""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closing = False
+        # mappings still viewed: key -> what unmaps and releases each
+        self._maps: dict[int, Callable[[], None]] = {}
+        self._next_map = 0
+
+    def _viewed_mapping(self, address: int, length: int,
+                        release: Callable[[], None]) -> Mapping:
+        """A Mapping of ``length`` bytes at ``address`` that stays mapped
+        as long as any view of it (say a numpy array) lives; then
+        ``release`` unmaps it, and if :meth:`close` was called meanwhile
+        the context closes too, as a kernel file stays open while a vma
+        maps it."""
+        arr = (ctypes.c_char * length).from_address(address)
+        with self._lock:
+            key = self._next_map
+            self._next_map += 1
+            self._maps[key] = release
+        weakref.finalize(arr, self._view_gone, key)
+        return Mapping(arr, address, length, None)
+
+    def _view_gone(self, key: int) -> None:
+        with self._lock:
+            release = self._maps.pop(key, None)
+            last = self._closing and not self._maps
+        if release is not None:
+            release()
+        if last:
+            self._close_context()
+
+    def close(self, force: bool = False) -> None:
+        """Close the context once no mapping is viewed any more (at once
+        with ``force``, unmapping what is left). Never raises: a gone
+        driver has freed everything already."""
+        with self._lock:
+            self._closing = True
+            releases = list(self._maps.values()) if force else []
+            if force:
+                self._maps.clear()
+            idle = not self._maps
+        for release in releases:
+            release()
+        if idle:
+            self._close_context()
+
     def ioctl(self, cmd: int, arg=None):
         """Issue ``cmd`` with ``arg`` (a ctypes struct, or None for _IO).
 
@@ -191,9 +237,6 @@ class Transport:
     def closed(self) -> bool:
         raise NotImplementedError
 
-    def close(self) -> None:
-        raise NotImplementedError
-
     def __enter__(self):
         return self
 
@@ -207,6 +250,9 @@ class Transport:
     def _map(self, offset: int, length: int) -> Mapping:
         raise NotImplementedError
 
+    def _close_context(self) -> None:
+        raise NotImplementedError
+
 
 class DeviceNodeTransport(Transport):
     """A device node opened with ``os.open`` (kernel module or FUSE daemon)."""
@@ -214,14 +260,12 @@ class DeviceNodeTransport(Transport):
     kind = "node"
 
     def __init__(self, path: str, index: int = -1):
+        super().__init__()
         self.path = path
         self.index = index
         self.description = path
-        self._lock = threading.Lock()
         self._mmap_info = None
         self._arena_fds: dict[int, int] = {}
-        self._maps: dict[int, mmap.mmap] = {}   # hold handle -> file mapping
-        self._closing = False
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except OSError as exc:
@@ -332,40 +376,21 @@ class DeviceNodeTransport(Transport):
         except BaseException:
             self._release_hold(int(hold.handle))
             raise
-        address = _mmap_address(mm)
-        arr = (ctypes.c_char * length).from_address(address)
-        with self._lock:
-            self._maps[int(hold.handle)] = mm
-        weakref.finalize(arr, self._unmap, int(hold.handle))
-        return Mapping(arr, address, length, None)
+        handle = int(hold.handle)
+
+        def release() -> None:
+            mm.close()
+            self._release_hold(handle)
+        return self._viewed_mapping(_mmap_address(mm), length, release)
 
     def _release_hold(self, handle: int) -> None:
         if self._fd >= 0:
             self._ioctl(_uapi.DAVINCI_IOCTL_MAP_RELEASE,
                         _uapi.davinci_map_release(handle=handle))
 
-    def _unmap(self, handle: int) -> None:
-        with self._lock:
-            mm = self._maps.pop(handle, None)
-            last = self._closing and not self._maps
-        if mm is not None:
-            mm.close()
-            self._release_hold(handle)
-        if last:
-            self._close_files()
-
-    def close(self) -> None:
-        """Close the node. While file mappings are still viewed, the node
-        stays open (as a vma keeps a kernel file open), so that the driver
-        keeps their memory; the last view closes it. Never raises: a gone
-        daemon has freed everything already."""
-        with self._lock:
-            self._closing = True
-            busy = bool(self._maps)
-        if not busy:
-            self._close_files()
-
-    def _close_files(self) -> None:
+    def _close_context(self) -> None:
+        # the node stays open while file mappings are viewed, so that the
+        # driver keeps their memory (the holds go with the context)
         with self._lock:
             fds = list(self._arena_fds.values())
             self._arena_fds.clear()
