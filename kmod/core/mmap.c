@@ -74,7 +74,7 @@ int dv_mmap_get(struct dv_context *ctx, u64 offset, u64 len,
 	struct dv_mapping *map;
 	int ret;
 
-	map = dv_zalloc(sizeof(*map));
+	map = dv_zalloc_account(sizeof(*map));
 	if (!map)
 		return -ENOMEM;
 	os_mutex_lock(ctx->dev->lock);
@@ -134,7 +134,7 @@ int dv_ioctl_map_hold(struct dv_context *ctx, void *arg)
 	ret = dv_id_reserve(&ctx->map_ids);
 	if (ret)
 		return ret;
-	map = dv_zalloc(sizeof(*map));
+	map = dv_zalloc_account(sizeof(*map));
 	if (!map)
 		return -ENOMEM;
 	ret = dv_mmap_get_locked(ctx, h->mmap_offset, h->length, map);
