@@ -29,6 +29,8 @@ static void dv_device_free(struct dv_device *dev)
 
 	for (i = 0; i < DAVINCI_ARENAS; i++)
 		dv_pool_fini(&dev->pools[i]);
+	if (dev->poll_wq)
+		os_waitq_destroy(dev->poll_wq);
 	if (dev->work_wq)
 		os_waitq_destroy(dev->work_wq);
 	if (dev->wq)
@@ -45,7 +47,11 @@ static void dv_device_stop_workers(struct dv_device *dev)
 	os_mutex_lock(dev->lock);
 	dev->stop = true;
 	os_waitq_wake_all(dev->work_wq);
+	os_waitq_wake_all(dev->poll_wq);
 	os_mutex_unlock(dev->lock);
+	if (dev->dispatcher)
+		os_thread_join(dev->dispatcher);
+	dev->dispatcher = NULL;
 	for (i = 0; i < dev->nworkers; i++)
 		os_thread_join(dev->workers[i]);
 	dev->nworkers = 0;
@@ -84,11 +90,15 @@ int dv_device_create(const struct dv_device_config *cfg,
 	dv_list_init(&dev->contexts);
 	for (i = 0; i < DV_PRIORITIES; i++)
 		dv_list_init(&dev->runq[i]);
+	dv_list_init(&dev->polled);
+	dev->poll_idle_ns = (u64)(cfg->poll_idle_us ? cfg->poll_idle_us :
+				  DV_POLL_IDLE_US) * 1000ULL;
 	ret = -ENOMEM;
 	dev->lock = os_mutex_create(OS_LOCK_DEVICE);
 	dev->wq = os_waitq_create();
 	dev->work_wq = os_waitq_create();
-	if (!dev->lock || !dev->wq || !dev->work_wq)
+	dev->poll_wq = os_waitq_create();
+	if (!dev->lock || !dev->wq || !dev->work_wq || !dev->poll_wq)
 		goto fail;
 	dv_arena_name(name, sizeof(name), cfg->index, "-hbm");
 	ret = dv_pool_init(&dev->pools[DV_ARENA_HBM], DV_ARENA_HBM,
@@ -111,6 +121,13 @@ int dv_device_create(const struct dv_device_config *cfg,
 			goto fail;
 		}
 		dev->nworkers++;
+	}
+	dv_arena_name(name, sizeof(name), cfg->index, "-poll");
+	dev->dispatcher = os_thread_start(dv_dispatcher_main, dev, name);
+	if (!dev->dispatcher) {
+		ret = -ENOMEM;
+		dv_device_stop_workers(dev);
+		goto fail;
 	}
 	ret = dv_mgmt_register(dev);
 	if (ret) {
@@ -207,7 +224,7 @@ bool dv_device_lost_locked(struct dv_device *dev)
 	os_mutex_assert_held(dev->lock);
 	if (dev->lost)
 		return false;
-	dev->lost = true;
+	__atomic_store_n(&dev->lost, true, __ATOMIC_RELAXED);
 	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next)
 		dv_context_fail_locked(DV_CONTAINER_OF(cp, struct dv_context,
 						       node));
@@ -262,7 +279,7 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
 		      DAVINCI_FEAT_BF16 | DAVINCI_FEAT_PINNED_HOST |
 		      DAVINCI_FEAT_POLL | DAVINCI_FEAT_MGMT |
 		      DAVINCI_FEAT_MAP_HOLD |
-		      DAVINCI_FEAT_LIMITS;
+		      DAVINCI_FEAT_LIMITS | DAVINCI_FEAT_SQ_POLL;
 	dv_strscpy(v->driver_version, DV_DRIVER_VERSION,
 		   sizeof(v->driver_version));
 	dv_strscpy(v->backend, backend, sizeof(v->backend));

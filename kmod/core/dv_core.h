@@ -26,6 +26,8 @@ struct dv_mapping;
  * @task_timeout_ms: watchdog; 0 disables it
  * @backing_dir: POSIX only: directory for the arena files, or NULL
  * @backend: reported by DAVINCI_IOCTL_GET_VERSION ("kmod", "fuse", "lib")
+ * @poll_idle_us: how long the dispatcher polls the rings of polled streams
+ *	without finding work before it sleeps; 0 selects DV_POLL_IDLE_US
  */
 struct dv_device_config {
 	u32 index;
@@ -35,7 +37,10 @@ struct dv_device_config {
 	u32 task_timeout_ms;
 	const char *backing_dir;
 	const char *backend;
+	u32 poll_idle_us;
 };
+
+#define DV_POLL_IDLE_US	200
 
 int dv_device_create(const struct dv_device_config *cfg,
 		     struct dv_device **out);

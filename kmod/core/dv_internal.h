@@ -249,6 +249,12 @@ struct dv_task {
  * @busy: a worker holds the stream
  * @parked: the head task (EVENT_WAIT) waits for an event
  * @dead: being destroyed
+ * @polled: DAVINCI_STREAM_F_POLLED: the dispatcher reads the SQ tail
+ * @sq_fault: a polled SQ tail was out of range; nothing is taken in
+ *	until a reset
+ * @poll_node: in dev->polled while @polled
+ * @wq: host waiters on this stream's completions
+ * @waiters: threads in a STREAM_WAIT on it; it is freed only at zero
  * @hist: results of the last DV_TASK_HISTORY tasks
  */
 struct dv_stream {
@@ -275,6 +281,11 @@ struct dv_stream {
 	bool busy;
 	bool parked;
 	bool dead;
+	bool polled;
+	bool sq_fault;
+	struct dv_list poll_node;
+	struct os_waitq *wq;
+	u32 waiters;
 	struct dv_task_result *hist;
 };
 
@@ -398,13 +409,22 @@ struct dv_mgmt {
  *	creation), @reg_node (the registry lock) and @mg's event log (the
  *	event-log lock), and all state of the device's contexts, buffers,
  *	streams, tasks, events and notification queues
- * @wq: host waiters
- * @work_wq: idle workers
+ * @wq: host waiters for the whole context or device (sync, events,
+ *	a stream's worker to let go of it); a stream's own waiters sleep on
+ *	the stream's wq
+ * @work_wq: idle workers, woken one per stream made ready
+ * @poll_wq: the dispatcher, asleep after its idle time
  * @pools: HBM and pinned host pools
  * @contexts: open contexts
  * @runq: ready streams per priority, FIFO
+ * @polled: polled streams, the dispatcher's to read
  * @workers: AI-core threads
  * @nworkers: started workers
+ * @dispatcher: the thread that polls SQ tails and runs short tasks
+ * @running: tasks executing now, on workers or the dispatcher; at most
+ *	cfg.aicores
+ * @poll_idle_ns: how long the dispatcher polls without work before it
+ *	sleeps
  * @stop: workers must return
  * @lost: dv_device_lost() was called
  * @busy_ns: time AI cores spent running tasks
@@ -420,11 +440,16 @@ struct dv_device {
 	struct os_mutex *lock;
 	struct os_waitq *wq;
 	struct os_waitq *work_wq;
+	struct os_waitq *poll_wq;
 	struct dv_pool pools[DAVINCI_ARENAS];
 	struct dv_list contexts;
 	struct dv_list runq[DV_PRIORITIES];
+	struct dv_list polled;
 	struct os_thread *workers[DV_MAX_AICORES];
 	u32 nworkers;
+	struct os_thread *dispatcher;
+	u32 running;
+	u64 poll_idle_ns;
 	bool stop;
 	bool lost;
 	u64 busy_ns;
@@ -531,6 +556,7 @@ struct dv_opcode_info {
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];
 int dv_task_validate(const struct davinci_task *t);
 void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
+bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t);
 void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t);
 void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
@@ -542,6 +568,8 @@ void dv_task_release(struct dv_device *dev, struct dv_task *t);
 struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);
 void dv_stream_destroy_locked(struct dv_stream *s);
 void dv_stream_make_ready(struct dv_stream *s);
+bool dv_stream_requeue(struct dv_stream *s);
+void dv_stream_fault(struct dv_stream *s, u32 status);
 int dv_ioctl_stream_create(struct dv_context *ctx, void *arg);
 int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg);
 int dv_ioctl_doorbell(struct dv_context *ctx, void *arg);
@@ -554,6 +582,14 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 
 /* sched.c */
 int dv_worker_main(void *arg);
+struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only);
+u32 dv_sched_ready_count(struct dv_device *dev);
+void dv_sched_run(struct dv_device *dev, struct dv_stream *s);
+
+/* dispatch.c */
+int dv_stream_take_in(struct dv_stream *s, u32 tail);
+u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
+int dv_dispatcher_main(void *arg);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

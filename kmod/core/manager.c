@@ -577,7 +577,7 @@ int dv_mgmt_reset(void *arg)
 
 		if (ctx->lost || ctx->closing)
 			continue;
-		ctx->lost = true;
+		__atomic_store_n(&ctx->lost, true, __ATOMIC_RELAXED);
 		n++;
 		if (!dev->lost)
 			dv_context_fail_locked(ctx);
@@ -592,7 +592,7 @@ int dv_mgmt_reset(void *arg)
 	mg->hang_armed = false;
 	mg->throttle_pct = 0;
 	mg->alarm = false;
-	dev->lost = false;
+	__atomic_store_n(&dev->lost, false, __ATOMIC_RELAXED);
 	mg->resets++;
 	r->contexts = n;
 	dv_mgmt_event(dev, DAVINCI_MGMT_EV_RESET, 0, 0, old, 0, n);

@@ -81,9 +81,11 @@ void os_waitq_destroy(struct os_waitq *wq);
  */
 int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns);
 void os_waitq_wake_all(struct os_waitq *wq);
+/* Wake one sleeper of @wq (an idle worker: any of them will do). */
+void os_waitq_wake_one(struct os_waitq *wq);
 
 /*
- * Threads for the AI-core workers. @fn runs until the core tells it to
+ * Threads for the AI-core workers and the dispatcher. @fn runs until the core tells it to
  * return; os_thread_join() waits for that and frees the thread.
  */
 struct os_thread;

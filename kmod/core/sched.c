@@ -5,30 +5,63 @@
  *
  * A worker takes the highest priority ready stream (FIFO within a
  * priority), handles its first task (events and notifications here, the
- * rest through dv_task_run() in task.c, which drops dev->lock while a
- * chunk runs), and puts the stream back at the tail of its run queue
- * while it has work.
+ * rest through dv_task_run() in task.c, which drops dev->lock while the
+ * task runs), and puts the stream back at the tail of its run queue
+ * while it has work. The dispatcher (dispatch.c) runs short tasks the
+ * same way. dev->running counts both, so no more tasks run at once than
+ * the device has AI cores.
  */
 #include "dv_internal.h"
 
-/* Take the first ready stream of the highest priority (dev->lock held). */
-static struct dv_stream *dv_sched_pick(struct dv_device *dev)
+/**
+ * dv_sched_pick() - take the next ready stream off the run queues
+ * @dev: the device (dev->lock held)
+ * @short_only: only a stream whose first task is short (dv_task_is_short())
+ *
+ * Return: the first ready stream of the highest priority (FIFO within a
+ * priority) that qualifies, or NULL.
+ */
+struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only)
 {
+	struct dv_list *pos;
 	u32 p;
 
 	os_mutex_assert_held(dev->lock);
 	for (p = 0; p < DV_PRIORITIES; p++) {
-		struct dv_stream *s;
+		for (pos = dev->runq[p].next; pos != &dev->runq[p];
+		     pos = pos->next) {
+			struct dv_stream *s = DV_CONTAINER_OF(pos,
+					struct dv_stream, run_node);
 
-		if (dv_list_empty(&dev->runq[p]))
-			continue;
-		s = DV_CONTAINER_OF(dev->runq[p].next, struct dv_stream,
-				    run_node);
-		dv_list_del(&s->run_node);
-		s->queued = false;
-		return s;
+			if (short_only &&
+			    !dv_task_is_short(dev, DV_CONTAINER_OF(
+					s->tasks.next, struct dv_task, node)))
+				continue;
+			dv_list_del(&s->run_node);
+			s->queued = false;
+			return s;
+		}
 	}
 	return NULL;
+}
+
+/**
+ * dv_sched_ready_count() - streams waiting for an AI core
+ * @dev: the device (dev->lock held)
+ *
+ * Return: ready streams, at most the AI cores not running a task.
+ */
+u32 dv_sched_ready_count(struct dv_device *dev)
+{
+	u32 free = dev->cfg.aicores - dev->running, n = 0, p;
+	struct dv_list *pos;
+
+	os_mutex_assert_held(dev->lock);
+	for (p = 0; p < DV_PRIORITIES && n < free; p++)
+		for (pos = dev->runq[p].next; pos != &dev->runq[p] &&
+		     n < free; pos = pos->next)
+			n++;
+	return n;
 }
 
 /* Handle the first task of @s (dev->lock held). */
@@ -53,6 +86,11 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 	}
 	if (s->error_status || t->seq <= s->abort_upto) {
 		dv_task_complete(s, t, DAVINCI_STATUS_ABORTED, 0);
+		return;
+	}
+	if (t->operand_status) {
+		now = os_now_ns();
+		dv_task_complete(s, t, t->operand_status, now);
 		return;
 	}
 	switch (t->desc.opcode) {
@@ -99,6 +137,28 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 }
 
 /**
+ * dv_sched_run() - handle the first task of a stream taken off the run queue
+ * @dev: the device (dev->lock held; dropped while a task runs)
+ * @s: the stream dv_sched_pick() returned
+ *
+ * The stream goes back on its run queue, without waking a worker, while
+ * it has work: the caller picks again.
+ */
+void dv_sched_run(struct dv_device *dev, struct dv_stream *s)
+{
+	os_mutex_assert_held(dev->lock);
+	s->busy = true;
+	dev->running++;
+	dv_sched_run_head(dev, s);
+	dev->running--;
+	s->busy = false;
+	dv_stream_requeue(s);
+	/* A destroyer, a reset or a closing context waits for !busy. */
+	if (s->dead || dv_ctx_lost(s->ctx) || s->ctx->closing)
+		os_waitq_wake_all(dev->wq);
+}
+
+/**
  * dv_worker_main() - body of one AI-core worker thread
  * @arg: the device
  *
@@ -110,17 +170,15 @@ int dv_worker_main(void *arg)
 
 	os_mutex_lock(dev->lock);
 	while (!dev->stop) {
-		struct dv_stream *s = dv_sched_pick(dev);
+		struct dv_stream *s = NULL;
 
+		if (dev->running < dev->cfg.aicores)
+			s = dv_sched_pick(dev, false);
 		if (!s) {
 			os_waitq_wait(dev->work_wq, dev->lock, OS_NO_DEADLINE);
 			continue;
 		}
-		s->busy = true;
-		dv_sched_run_head(dev, s);
-		s->busy = false;
-		dv_stream_make_ready(s);
-		os_waitq_wake_all(dev->wq);
+		dv_sched_run(dev, s);
 	}
 	os_mutex_unlock(dev->lock);
 	return 0;

@@ -21,20 +21,56 @@ struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id)
 }
 
 /**
- * dv_stream_make_ready() - put a stream with work on the run queue
+ * dv_stream_requeue() - put a stream with work on the run queue
  * @s: the stream (dev->lock held)
+ *
+ * Wakes nobody: for callers that pick the next stream themselves.
+ *
+ * Return: true when it was queued now.
  */
-void dv_stream_make_ready(struct dv_stream *s)
+bool dv_stream_requeue(struct dv_stream *s)
 {
 	struct dv_device *dev = s->ctx->dev;
 
 	os_mutex_assert_held(dev->lock);
 	if (s->queued || s->busy || s->parked || s->dead ||
 	    dv_list_empty(&s->tasks))
-		return;
+		return false;
 	dv_list_add_tail(&s->run_node, &dev->runq[s->priority]);
 	s->queued = true;
-	os_waitq_wake_all(dev->work_wq);
+	return true;
+}
+
+/**
+ * dv_stream_make_ready() - put a stream with work on the run queue and
+ * wake one idle worker for it
+ * @s: the stream (dev->lock held)
+ */
+void dv_stream_make_ready(struct dv_stream *s)
+{
+	os_mutex_assert_held(s->ctx->dev->lock);
+	if (dv_stream_requeue(s))
+		os_waitq_wake_one(s->ctx->dev->work_wq);
+}
+
+/**
+ * dv_stream_fault() - put a stream in its error state
+ * @s: the stream (dev->lock held)
+ * @status: DAVINCI_STATUS_* of the fault
+ *
+ * For faults of the stream itself, not of one task (a task's failure
+ * goes through dv_task_complete()).
+ */
+void dv_stream_fault(struct dv_stream *s, u32 status)
+{
+	os_mutex_assert_held(s->ctx->dev->lock);
+	if (!s->error_status)
+		s->error_status = status;
+	__atomic_store_n(&s->cq->status, s->error_status, __ATOMIC_RELEASE);
+	dv_notify(s->ctx, DAVINCI_NOTIFY_FAULT, s->id, status,
+		  s->submitted_seq, 0);
+	os_waitq_wake_all(s->wq);
+	os_waitq_wake_all(s->ctx->dev->wq);
 }
 
 /**
@@ -52,12 +88,15 @@ void dv_stream_destroy_locked(struct dv_stream *s)
 
 	os_mutex_assert_held(dev->lock);
 	s->dead = true;
+	if (s->polled)
+		dv_list_del(&s->poll_node);
 	dv_list_for_each_safe(pos, tmp, &s->tasks) {
 		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
 
-		t->cancel = true;
+		__atomic_store_n(&t->cancel, true, __ATOMIC_RELAXED);
 	}
-	while (s->busy)
+	os_waitq_wake_all(s->wq);
+	while (s->busy || s->waiters)
 		os_waitq_wait(dev->wq, dev->lock, OS_NO_DEADLINE);
 	if (s->queued) {
 		dv_list_del(&s->run_node);
@@ -69,6 +108,7 @@ void dv_stream_destroy_locked(struct dv_stream *s)
 	dv_list_del(&s->node);
 	dv_buffer_release(s->sq_buf);
 	dv_buffer_release(s->cq_buf);
+	os_waitq_destroy(s->wq);
 	dv_free(s->hist);
 	dv_free(s);
 	dv_stat_add(DV_STAT_STREAMS, -1);
@@ -101,7 +141,8 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
-	if (c->flags || c->pad || c->priority >= DV_PRIORITIES)
+	if ((c->flags & ~DAVINCI_STREAM_FLAGS_ALL) || c->pad ||
+	    c->priority >= DV_PRIORITIES)
 		return -EINVAL;
 	if (dv_ring_entries(&sqe) || dv_ring_entries(&cqe))
 		return -EINVAL;
@@ -111,7 +152,8 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	if (!s)
 		return -ENOMEM;
 	s->hist = dv_zalloc_account(sizeof(*s->hist) * DV_TASK_HISTORY);
-	if (!s->hist) {
+	s->wq = os_waitq_create();
+	if (!s->hist || !s->wq) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -144,6 +186,11 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	dv_id_alloc(&ctx->stream_ids, s, &id);
 	s->id = (u32)id;
 	dv_list_add_tail(&s->node, &ctx->streams);
+	if (c->flags & DAVINCI_STREAM_F_POLLED) {
+		s->polled = true;
+		dv_list_add_tail(&s->poll_node, &ctx->dev->polled);
+		os_waitq_wake_one(ctx->dev->poll_wq);
+	}
 	dv_stat_add(DV_STAT_STREAMS, 1);
 
 	c->stream_id = s->id;
@@ -159,6 +206,8 @@ fail:
 		dv_buffer_release(s->cq_buf);
 	if (s->sq_buf)
 		dv_buffer_release(s->sq_buf);
+	if (s->wq)
+		os_waitq_destroy(s->wq);
 	dv_free(s->hist);
 	dv_free(s);
 	return ret;
@@ -206,8 +255,8 @@ int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
  * @ctx: the context (dev->lock held)
  * @arg: struct davinci_doorbell
  *
- * Copies the descriptors [head, tail) out of the shared ring, validates
- * all of them, then takes them in, or none.
+ * Takes in the descriptors up to sq_tail (dispatch.c), or on a polled
+ * stream what its ring holds, and wakes the dispatcher.
  *
  * Return: 0 or a negative errno.
  */
@@ -215,75 +264,20 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 {
 	struct davinci_doorbell *d = arg;
 	struct dv_stream *s = dv_stream_find(ctx, d->stream_id);
-	struct dv_list batch, *pos, *tmp;
-	const u8 *ring;
-	u32 n, i;
 	int ret = 0;
 
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return -ENOENT;
-	n = d->sq_tail - s->sq_head;
-	if (n > s->sq_entries)
-		return -EINVAL;
 	d->first_seq = s->submitted_seq + 1;
+	if (s->polled) {
+		dv_stream_take_in_polled(s, true);
+		os_waitq_wake_one(ctx->dev->poll_wq);
+	} else {
+		ret = dv_stream_take_in(s, d->sq_tail);
+	}
 	d->last_seq = s->submitted_seq;
-	if (!n)
-		return 0;
-	if (s->nqueued + n > DV_MAX_QUEUED)
-		return -EBUSY;
-
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	ring = (const u8 *)s->sq + DAVINCI_RING_ENTRIES_OFFSET;
-	dv_list_init(&batch);
-	for (i = 0; i < n; i++) {
-		struct dv_task *t = dv_zalloc_account(sizeof(*t));
-		u32 slot = (s->sq_head + i) & (s->sq_entries - 1);
-
-		if (!t) {
-			ret = -ENOMEM;
-			break;
-		}
-		dv_list_add_tail(&t->node, &batch);
-		memcpy(&t->desc, ring + (size_t)slot * DV_SQ_ENTRY_SIZE,
-		       sizeof(t->desc));
-		ret = dv_task_validate(&t->desc);
-		if (ret)
-			break;
-	}
-	if (ret) {
-		dv_list_for_each_safe(pos, tmp, &batch) {
-			dv_list_del(pos);
-			dv_free(DV_CONTAINER_OF(pos, struct dv_task, node));
-		}
-		return ret;
-	}
-
-	dv_list_for_each_safe(pos, tmp, &batch) {
-		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
-		struct dv_event *ev = NULL;
-
-		if (t->desc.opcode == DAVINCI_OP_EVENT_RECORD ||
-		    t->desc.opcode == DAVINCI_OP_EVENT_WAIT)
-			ev = dv_event_find(ctx, t->desc.event_id);
-		if (ev && t->desc.opcode == DAVINCI_OP_EVENT_RECORD)
-			t->event_gen = ++ev->submitted;
-		else if (ev && (t->desc.flags & DAVINCI_TASK_F_WAIT_NEXT))
-			t->event_gen = ev->submitted + 1;
-		else if (ev)
-			t->event_gen = ev->submitted;
-		t->seq = ++s->submitted_seq;
-		dv_task_resolve(ctx, t);
-		dv_list_del(&t->node);
-		dv_list_add_tail(&t->node, &s->tasks);
-		s->nqueued++;
-		dv_stat_add(DV_STAT_TASKS, 1);
-	}
-	s->sq_head = d->sq_tail;
-	__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
-	d->last_seq = s->submitted_seq;
-	dv_stream_make_ready(s);
-	return 0;
+	return ret;
 }
 
 struct dv_stream_wait_arg {
@@ -315,6 +309,7 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	struct davinci_stream_wait *w = arg;
 	struct dv_stream_wait_arg a = { .w = w };
 	struct dv_stream *s;
+	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
 	if (w->pad)
@@ -322,11 +317,16 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	s = dv_stream_find(ctx, w->stream_id);
 	if (!s)
 		return -ENOENT;
+	dv_stream_take_in_polled(s, true);
 	a.seq = w->seq ? w->seq : s->submitted_seq;
 	if (a.seq > s->submitted_seq)
 		return -EINVAL;
-	return dv_wait_locked(ctx, ctx->dev->wq, w->timeout_ms,
-			      dv_stream_wait_done, &a);
+	s->waiters++;
+	ret = dv_wait_locked(ctx, s->wq, w->timeout_ms, dv_stream_wait_done,
+			     &a);
+	if (!--s->waiters && s->dead)
+		os_waitq_wake_all(ctx->dev->wq);
+	return ret;
 }
 
 /**
@@ -346,9 +346,16 @@ int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg)
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return ret;
+	if (s->sq_fault) {
+		/* Discard what the corrupted ring holds. */
+		s->sq_head = __atomic_load_n(&s->sq->tail, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
+		s->sq_fault = false;
+	}
 	if (s->error_status) {
 		s->abort_upto = s->submitted_seq;
 		s->error_status = 0;
+		__atomic_store_n(&s->cq->status, 0, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -466,7 +473,7 @@ int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg)
 		return ret;
 	if (!t)
 		return -EALREADY;
-	t->cancel = true;
+	__atomic_store_n(&t->cancel, true, __ATOMIC_RELAXED);
 	if (s->parked && s->tasks.next == &t->node) {
 		s->parked = false;
 		dv_stream_make_ready(s);
@@ -505,8 +512,12 @@ static int dv_sync_done(struct dv_context *ctx, void *arg)
 int dv_ioctl_sync(struct dv_context *ctx, void *arg)
 {
 	struct davinci_sync *y = arg;
+	struct dv_list *pos;
 
 	os_mutex_assert_held(ctx->dev->lock);
+	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next)
+		dv_stream_take_in_polled(DV_CONTAINER_OF(pos, struct dv_stream,
+							 node), true);
 	return dv_wait_locked(ctx, ctx->dev->wq, y->timeout_ms, dv_sync_done,
 			      y);
 }

@@ -202,19 +202,23 @@ static u8 *dv_task_ptr(struct dv_task *t, int i)
 	return (u8 *)dv_buffer_kaddr(b) + (addr[i] - dv_buffer_dev_addr(b));
 }
 
-/* Between chunks: cancelled, device lost (or reset), watchdog. */
+/*
+ * Between chunks: cancelled, device lost (or reset), watchdog. The flags
+ * are set under dev->lock and only ever go from false to true while the
+ * task runs, so a load without the lock sees them at the next chunk at
+ * the latest: no chunk takes the device lock.
+ */
 static u32 dv_exec_check(struct dv_device *dev, struct dv_task *t)
 {
 	u32 ms = t->timeout_ms ? t->timeout_ms : dev->cfg.task_timeout_ms;
 	u64 timeout = (u64)ms * 1000000ULL;
 	u32 st = DAVINCI_STATUS_OK;
 
-	os_mutex_lock(dev->lock);
-	if (t->cancel)
+	if (__atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
 		st = DAVINCI_STATUS_CANCELLED;
-	else if (dv_ctx_lost(t->ctx))
+	else if (__atomic_load_n(&t->ctx->lost, __ATOMIC_RELAXED) ||
+		 __atomic_load_n(&dev->lost, __ATOMIC_RELAXED))
 		st = DAVINCI_STATUS_DEVICE_LOST;
-	os_mutex_unlock(dev->lock);
 	if (st == DAVINCI_STATUS_OK && timeout &&
 	    os_now_ns() - t->start_ns >= timeout)
 		st = DAVINCI_STATUS_TIMEOUT;
@@ -327,8 +331,9 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
  * @s: its stream, held by this worker
  * @t: the head task of @s
  *
- * Fails it at once with its operand_status or an injected ECC error;
- * otherwise runs it in chunks without dev->lock, then completes it.
+ * Fails it at once with an injected ECC error; otherwise runs it in chunks
+ * without dev->lock, then completes it. A task whose operands failed to
+ * resolve never gets here (dv_sched_run_head() fails it).
  */
 void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t)
@@ -338,10 +343,6 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_assert_held(dev->lock);
 	t->start_ns = os_now_ns();
 	t->ctx = s->ctx;
-	if (t->operand_status) {
-		dv_task_complete(s, t, t->operand_status, t->start_ns);
-		return;
-	}
 	st = dv_mgmt_task_start(dev, t);
 	if (st) {
 		dv_task_complete(s, t, st, t->start_ns);
@@ -458,6 +459,53 @@ void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	if (t->desc.flags & DAVINCI_TASK_F_NOTIFY)
 		dv_notify(ctx, DAVINCI_NOTIFY_COMPLETION, s->id, status, t->seq,
 			  t->desc.user_data);
+	__atomic_store_n(&s->cq->status, s->error_status, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cq->seq, s->completed_seq, __ATOMIC_RELEASE);
 	dv_task_free(s, t);
+	os_waitq_wake_all(s->wq);
 	os_waitq_wake_all(ctx->dev->wq);
+}
+
+/*
+ * Short enough for the dispatcher to run itself: cheaper than waking a
+ * worker, and never long enough to hold up its polling.
+ */
+#define DV_SHORT_BYTES		(64U << 10)
+#define DV_SHORT_MACS		32768ULL
+
+/**
+ * dv_task_is_short() - may the dispatcher run @t itself?
+ * @dev: the device (dev->lock held)
+ * @t: the head task of a ready stream
+ *
+ * Events, notifications, failed resolutions, NOPs without a duration,
+ * and copies and op kernels of at most DV_SHORT_BYTES of operands (a
+ * matmul also at most DV_SHORT_MACS multiply-adds). Never while a fault
+ * or a throttle is armed: those may stretch a task.
+ *
+ * Return: true when it is short.
+ */
+bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
+{
+	const struct davinci_task *d = &t->desc;
+	struct dv_op_extent ext;
+
+	os_mutex_assert_held(dev->lock);
+	if (t->operand_status)
+		return true;
+	if (dev->mg.hang_armed || dev->mg.ecc_armed || dev->mg.throttle_pct)
+		return false;
+	if (d->opcode == DAVINCI_OP_MATMUL &&
+	    (u64)d->m * d->n * d->k > DV_SHORT_MACS)
+		return false;
+	switch (dv_opcodes[d->opcode].shape) {
+	case DV_SHAPE_NONE:
+		return d->opcode != DAVINCI_OP_NOP || !d->count;
+	case DV_SHAPE_COPY:
+	case DV_SHAPE_FILL:
+		return d->count <= DV_SHORT_BYTES;
+	default:
+		return !dv_op_extent(d, &ext) &&
+		       ext.dst + ext.src0 + ext.src1 <= DV_SHORT_BYTES;
+	}
 }

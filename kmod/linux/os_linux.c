@@ -140,8 +140,9 @@ int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
 		timeout = min_t(long, timeout,
 				msecs_to_jiffies(DV_SIGNAL_NAP_MS) + 1);
 
-	prepare_to_wait(&wq->head, &wait,
-			pending ? TASK_IDLE : TASK_INTERRUPTIBLE);
+	/* Exclusive, so that os_waitq_wake_one() wakes just one of us. */
+	prepare_to_wait_exclusive(&wq->head, &wait,
+				  pending ? TASK_IDLE : TASK_INTERRUPTIBLE);
 	mutex_unlock(&m->lock);
 	timeout = schedule_timeout(timeout);
 	finish_wait(&wq->head, &wait);
@@ -157,6 +158,11 @@ int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
 void os_waitq_wake_all(struct os_waitq *wq)
 {
 	wake_up_all(&wq->head);
+}
+
+void os_waitq_wake_one(struct os_waitq *wq)
+{
+	wake_up(&wq->head);
 }
 
 struct os_thread {

@@ -68,9 +68,16 @@ void buf_free(struct dv_context *ctx, struct buf *b)
 int stream_create(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
 		  uint32_t cqe, struct stream *s)
 {
+	return stream_create_flags(ctx, prio, sqe, cqe, 0, s);
+}
+
+int stream_create_flags(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
+			uint32_t cqe, uint32_t flags, struct stream *s)
+{
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->c.flags = flags;
 	s->c.priority = prio;
 	s->c.sq_entries = sqe;
 	s->c.cq_entries = cqe;

@@ -70,6 +70,8 @@ int buf_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
 void buf_free(struct dv_context *ctx, struct buf *b);
 int stream_create(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
 		  uint32_t cqe, struct stream *s);
+int stream_create_flags(struct dv_context *ctx, uint32_t prio, uint32_t sqe,
+			uint32_t cqe, uint32_t flags, struct stream *s);
 void stream_unmap(struct stream *s);
 void stream_destroy(struct dv_context *ctx, struct stream *s);
 struct davinci_task *sq_slot(struct stream *s, uint32_t idx);

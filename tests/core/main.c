@@ -52,7 +52,10 @@ int th_failures, th_passed, th_failed;
 	X(lock_order) \
 	X(map_holds) \
 	X(interruptible_waits) \
-	X(lock_assertions)
+	X(lock_assertions) \
+	X(polled_rings) \
+	X(polled_need_wakeup) \
+	X(polled_faults)
 
 #define DECLARE(name) void test_##name(void);
 TESTS(DECLARE)

@@ -450,7 +450,7 @@ void test_malformed(void)
 	sc.priority = 8;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_STREAM_CREATE, &sc), -EINVAL);
 	sc.priority = 0;
-	sc.flags = 1;
+	sc.flags = DAVINCI_STREAM_FLAGS_ALL + 1;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_STREAM_CREATE, &sc), -EINVAL);
 	sc.flags = 0;
 	sc.pad = 1;

@@ -98,6 +98,7 @@ DAVINCI_FEAT_POLL = 1 << 6
 DAVINCI_FEAT_MGMT = 1 << 7
 DAVINCI_FEAT_MAP_HOLD = 1 << 8
 DAVINCI_FEAT_LIMITS = 1 << 9
+DAVINCI_FEAT_SQ_POLL = 1 << 10
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -201,6 +202,7 @@ DAVINCI_STATUS_ECC_ERROR = 6
 DAVINCI_STATUS_DEVICE_LOST = 7
 DAVINCI_STATUS_INVALID_EVENT = 8
 DAVINCI_STATUS_MISALIGNED = 9    # operand not aligned to its element size
+DAVINCI_STATUS_QUEUE_FAULT = 10  # polled SQ tail out of range
 
 DAVINCI_IOCTL_BASE = 0xDA
 
@@ -335,8 +337,16 @@ class davinci_ring_header(_Struct):
         ("tail", _u32),
         ("entries", _u32),
         ("overflow", _u32),
-        ("reserved", _u32 * 12),
+        ("flags", _u32),
+        ("status", _u32),
+        ("seq", _u64),
+        ("reserved", _u32 * 8),
     ]
+
+
+DAVINCI_RING_F_NEED_WAKEUP = 1 << 0
+DAVINCI_STREAM_F_POLLED = 1 << 0
+DAVINCI_STREAM_FLAGS_ALL = DAVINCI_STREAM_F_POLLED
 
 
 class davinci_stream_create(_Struct):

@@ -202,7 +202,9 @@ _STATUS_HINTS = {
         "an operand lies outside one live allocation of this context; check "
         "the buffers' sizes and that none was freed",
     _uapi.DAVINCI_STATUS_INVALID_TASK:
-        "the device rejected the task's shape or dtype",
+        "the device rejected the task: a malformed descriptor (unknown "
+        "opcode, dtype or flags, a non-zero unused field) or a shape or "
+        "dtype the op does not allow",
     _uapi.DAVINCI_STATUS_ABORTED:
         "an earlier task on the stream failed; reset the stream",
     _uapi.DAVINCI_STATUS_CANCELLED: "the task was cancelled by the host",
@@ -219,6 +221,9 @@ _STATUS_HINTS = {
         "an operand is not aligned to its element size; its device address "
         "must be a multiple of the element size (4 bytes for float32 and "
         "int32, 2 for float16 and bfloat16)",
+    _uapi.DAVINCI_STATUS_QUEUE_FAULT:
+        "the submission ring's tail was moved more than the ring holds "
+        "ahead of the device's head (a corrupted ring); reset the stream",
 }
 
 

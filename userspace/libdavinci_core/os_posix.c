@@ -223,6 +223,11 @@ void os_waitq_wake_all(struct os_waitq *wq)
 	pthread_cond_broadcast(&wq->c);
 }
 
+void os_waitq_wake_one(struct os_waitq *wq)
+{
+	pthread_cond_signal(&wq->c);
+}
+
 struct os_thread {
 	pthread_t t;
 	int (*fn)(void *arg);

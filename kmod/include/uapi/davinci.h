@@ -42,6 +42,7 @@
 #define DAVINCI_FEAT_MGMT		(1ULL << 7)	/* DAVINCI_IOCTL_MGMT_* */
 #define DAVINCI_FEAT_MAP_HOLD		(1ULL << 8)	/* DAVINCI_IOCTL_MAP_* */
 #define DAVINCI_FEAT_LIMITS		(1ULL << 9)	/* DAVINCI_IOCTL_GET_LIMITS */
+#define DAVINCI_FEAT_SQ_POLL		(1ULL << 10)	/* DAVINCI_STREAM_F_POLLED */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -235,6 +236,28 @@ struct davinci_mem_info {
  * keeps at most @entries descriptors between the SQ head and its tail.
  * One doorbell serves a batch.
  *
+ * Polled submission (DAVINCI_STREAM_F_POLLED, DAVINCI_FEAT_SQ_POLL), as
+ * io_uring's SQPOLL: a dispatcher on the device side reads the SQ @tail
+ * of every polled stream, once per pass, while it has had work within its
+ * idle time; userspace publishes @tail with a release store and needs no
+ * system call. Before the dispatcher sleeps it sets
+ * DAVINCI_RING_F_NEED_WAKEUP in the SQ @flags and looks at the tails once
+ * more; userspace that sees the flag after publishing a tail rings the
+ * doorbell, which takes in whatever the ring holds (sq_tail is ignored)
+ * and wakes the dispatcher. A DAVINCI_IOCTL_STREAM_WAIT takes in a polled
+ * stream's pending descriptors first, so a missed flag delays work only
+ * until the host waits. The dispatcher copies each descriptor out of the
+ * ring before it looks at it. Every slot taken in gets the next sequence
+ * number, in ring order, so userspace knows them without asking: a
+ * malformed descriptor is taken in too and completes with
+ * DAVINCI_STATUS_INVALID_TASK, putting the stream in its error state. A
+ * @tail more than @entries ahead of the head is a fault of that stream
+ * alone: it enters the error state with DAVINCI_STATUS_QUEUE_FAULT and
+ * nothing more is taken in from it until DAVINCI_IOCTL_STREAM_RESET,
+ * which discards what the ring holds. When the stream has 16384 tasks
+ * queued, the dispatcher leaves the rest in the ring until there is room.
+ * @seq in the SQ header is the sequence number of the last task taken in.
+ *
  * Completion: every task taken in completes exactly once, in sequence
  * order within its stream, whatever its status (including CANCELLED,
  * ABORTED and DEVICE_LOST). For each, the driver reads the CQ @head
@@ -246,6 +269,11 @@ struct davinci_mem_info {
  * stays available through DAVINCI_IOCTL_TASK_QUERY (the last 1024 tasks
  * of the stream) and DAVINCI_IOCTL_STREAM_WAIT. Userspace drains the CQ
  * before submitting more work than it has room for.
+ *
+ * The driver also stores, after each completion, the stream's last
+ * completed sequence number in the CQ header's @seq and its error status
+ * in @status (release stores), so a host can wait for a task by watching
+ * @seq in shared memory (spinning) before it sleeps in a wait ioctl.
  *
  * The rings raise no interrupt of their own: a host waits with
  * DAVINCI_IOCTL_STREAM_WAIT or DAVINCI_IOCTL_SYNC, or sets
@@ -259,6 +287,10 @@ struct davinci_mem_info {
  * @tail: producer index (free running)
  * @entries: ring size, a power of two
  * @overflow: completions dropped because the completion ring was full
+ * @flags: DAVINCI_RING_F_* (SQ of a polled stream), written by the driver
+ * @status: CQ: the stream's error status (DAVINCI_STATUS_*), 0 when none
+ * @seq: SQ: sequence number of the last task taken in; CQ: of the last
+ *	task completed
  * @reserved: zero
  *
  * Entries follow at DAVINCI_RING_ENTRIES_OFFSET. In the submission ring
@@ -271,8 +303,14 @@ struct davinci_ring_header {
 	__u32 tail;
 	__u32 entries;
 	__u32 overflow;
-	__u32 reserved[12];
+	__u32 flags;
+	__u32 status;
+	__u64 seq;
+	__u32 reserved[8];
 };
+
+/* The dispatcher sleeps: ring the doorbell after publishing a tail. */
+#define DAVINCI_RING_F_NEED_WAKEUP	(1U << 0)
 
 #define DAVINCI_RING_ENTRIES_OFFSET 64
 #define DAVINCI_RING_MAX_ENTRIES 4096
@@ -284,7 +322,8 @@ struct davinci_ring_header {
  * @cq_entries: in: completion ring entries, likewise
  * @priority: in: 0 (highest) .. 7 (lowest); higher priority streams are
  *	picked first by idle AI cores
- * @flags: in: must be zero
+ * @flags: in: DAVINCI_STREAM_F_* (DAVINCI_STREAM_F_POLLED needs
+ *	DAVINCI_FEAT_SQ_POLL)
  * @stream_id: out: stream id, > 0
  * @pad: zero
  * @sq_mmap_offset: out: mmap() offset of the submission ring
@@ -305,6 +344,10 @@ struct davinci_stream_create {
 	__u64 cq_size;
 };
 
+/* The device polls the stream's SQ tail (see "ring protocol"). */
+#define DAVINCI_STREAM_F_POLLED		(1U << 0)
+#define DAVINCI_STREAM_FLAGS_ALL	DAVINCI_STREAM_F_POLLED
+
 /**
  * struct davinci_stream_id - a stream, for destroy and reset
  * @stream_id: the stream; -ENOENT when this context has no such stream
@@ -322,7 +365,8 @@ struct davinci_stream_id {
  *	it are taken in. -EINVAL when it is more than the ring size ahead of
  *	the head or behind it, or when any of those tasks is malformed
  *	(unknown opcode, dtype or flags, non-zero reserved field): then no
- *	task is taken in.
+ *	task is taken in. Ignored for a polled stream, whose ring's own @tail
+ *	counts (see "ring protocol").
  * @first_seq: out: sequence number of the first task taken in
  * @last_seq: out: sequence number of the last (first_seq - 1 when none)
  *
@@ -686,6 +730,7 @@ struct davinci_task {
 #define DAVINCI_STATUS_DEVICE_LOST	7	/* device removed or failed */
 #define DAVINCI_STATUS_INVALID_EVENT	8	/* event destroyed */
 #define DAVINCI_STATUS_MISALIGNED	9	/* operand not element aligned */
+#define DAVINCI_STATUS_QUEUE_FAULT	10	/* polled SQ tail out of range */
 
 /**
  * struct davinci_completion - a completion ring entry (64 bytes)

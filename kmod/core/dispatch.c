@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dispatch.c - taking descriptors in from submission rings, and the
+ * dispatcher that polls the rings of polled streams.
+ *
+ * A doorbell takes in what a ring holds up to the tail it is given. A
+ * polled stream (DAVINCI_STREAM_F_POLLED) needs no doorbell: as
+ * io_uring's SQPOLL thread and the user-mode queues of AMD's KFD, the
+ * device's dispatcher reads each polled ring's tail while it has had work
+ * within its idle time (dev->poll_idle_ns), then sets
+ * DAVINCI_RING_F_NEED_WAKEUP in the rings and sleeps until a doorbell.
+ *
+ * The dispatcher also runs short tasks (dv_task_is_short()) itself when an
+ * AI core is free, as io_uring issues a request inline when it will not
+ * block and hands it to a worker otherwise: waking a worker thread costs
+ * more than such a task. Longer ones wake one worker per ready stream.
+ */
+#include "dv_internal.h"
+
+/* Tasks the dispatcher runs in a row before it reads the tails again. */
+#define DV_DISPATCH_BATCH	64
+/* A sleeping dispatcher looks at the tails this often all the same. */
+#define DV_POLL_BACKSTOP_NS	(20ULL * 1000 * 1000)
+
+/*
+ * Copy the descriptor at ring index @index of @s into a new task. A
+ * malformed one fails with -EINVAL, or, on a polled stream, becomes a task
+ * that fails with DAVINCI_STATUS_INVALID_TASK.
+ */
+static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
+				   bool polled, int *ret)
+{
+	const u8 *ring = (const u8 *)s->sq + DAVINCI_RING_ENTRIES_OFFSET;
+	u32 slot = index & (s->sq_entries - 1);
+	struct dv_task *t;
+
+	/* The dispatcher allocates for no process: nothing to charge. */
+	t = polled ? dv_zalloc(sizeof(*t)) : dv_zalloc_account(sizeof(*t));
+	if (!t) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	memcpy(&t->desc, ring + (size_t)slot * DV_SQ_ENTRY_SIZE,
+	       sizeof(t->desc));
+	*ret = dv_task_validate(&t->desc);
+	if (*ret && polled) {
+		t->operand_status = DAVINCI_STATUS_INVALID_TASK;
+		*ret = 0;
+	}
+	return t;
+}
+
+/* Give @t its sequence number, event generation and operands; queue it. */
+static void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
+{
+	struct dv_context *ctx = s->ctx;
+	u16 op = t->desc.opcode;
+	struct dv_event *ev = NULL;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (!t->operand_status &&
+	    (op == DAVINCI_OP_EVENT_RECORD || op == DAVINCI_OP_EVENT_WAIT))
+		ev = dv_event_find(ctx, t->desc.event_id);
+	if (ev && op == DAVINCI_OP_EVENT_RECORD)
+		t->event_gen = ++ev->submitted;
+	else if (ev && (t->desc.flags & DAVINCI_TASK_F_WAIT_NEXT))
+		t->event_gen = ev->submitted + 1;
+	else if (ev)
+		t->event_gen = ev->submitted;
+	t->seq = ++s->submitted_seq;
+	if (!t->operand_status)
+		dv_task_resolve(ctx, t);
+	dv_list_add_tail(&t->node, &s->tasks);
+	s->nqueued++;
+	dv_stat_add(DV_STAT_TASKS, 1);
+}
+
+/* Publish the new SQ head and the last sequence number taken in. */
+static void dv_sq_publish(struct dv_stream *s)
+{
+	__atomic_store_n(&s->sq->seq, s->submitted_seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
+}
+
+/**
+ * dv_stream_take_in() - take in the descriptors a doorbell names
+ * @s: the stream (dev->lock held), not polled
+ * @tail: the new SQ tail the doorbell passed
+ *
+ * Copies the descriptors [head, @tail) out of the shared ring, validates
+ * all of them, then takes them all in, or none.
+ *
+ * Return: 0, -EINVAL (tail out of range, a malformed descriptor), -EBUSY
+ * or -ENOMEM.
+ */
+int dv_stream_take_in(struct dv_stream *s, u32 tail)
+{
+	struct dv_list batch, *pos, *tmp;
+	u32 n = tail - s->sq_head, i;
+	int ret = 0;
+
+	os_mutex_assert_held(s->ctx->dev->lock);
+	if (n > s->sq_entries)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	if (s->nqueued + n > DV_MAX_QUEUED)
+		return -EBUSY;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	dv_list_init(&batch);
+	for (i = 0; i < n && !ret; i++) {
+		struct dv_task *t = dv_sq_fetch(s, s->sq_head + i, false, &ret);
+
+		if (t)
+			dv_list_add_tail(&t->node, &batch);
+	}
+	dv_list_for_each_safe(pos, tmp, &batch) {
+		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
+
+		dv_list_del(pos);
+		if (ret)
+			dv_free(t);
+		else
+			dv_task_enqueue(s, t);
+	}
+	if (ret)
+		return ret;
+	s->sq_head = tail;
+	dv_sq_publish(s);
+	dv_stream_make_ready(s);
+	return 0;
+}
+
+/**
+ * dv_stream_take_in_polled() - take in what a polled ring holds
+ * @s: the stream (dev->lock held)
+ * @wake: wake a worker when the stream becomes ready (else the caller
+ *	dispatches)
+ *
+ * Reads the ring's tail once. A tail out of range puts the stream in the
+ * error state with DAVINCI_STATUS_QUEUE_FAULT and stops taking in from it;
+ * out of memory or a full stream leaves the rest in the ring for later.
+ *
+ * Return: tasks taken in.
+ */
+u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
+{
+	u32 tail, n, i;
+	int ret = 0;
+
+	os_mutex_assert_held(s->ctx->dev->lock);
+	if (!s->polled || s->sq_fault || s->dead)
+		return 0;
+	tail = __atomic_load_n(&s->sq->tail, __ATOMIC_ACQUIRE);
+	n = tail - s->sq_head;
+	if (!n)
+		return 0;
+	if (n > s->sq_entries) {
+		s->sq_fault = true;
+		dv_stream_fault(s, DAVINCI_STATUS_QUEUE_FAULT);
+		return 0;
+	}
+	if (n > DV_MAX_QUEUED - s->nqueued)
+		n = DV_MAX_QUEUED - s->nqueued;
+	for (i = 0; i < n; i++) {
+		struct dv_task *t = dv_sq_fetch(s, s->sq_head, true, &ret);
+
+		if (!t)
+			break;
+		dv_task_enqueue(s, t);
+		s->sq_head++;
+	}
+	if (!i)
+		return 0;
+	dv_sq_publish(s);
+	if (wake)
+		dv_stream_make_ready(s);
+	else
+		dv_stream_requeue(s);
+	return i;
+}
+
+/* Set or clear NEED_WAKEUP in every polled ring (dev->lock held). */
+static void dv_poll_need_wakeup(struct dv_device *dev, bool set)
+{
+	struct dv_list *pos;
+
+	os_mutex_assert_held(dev->lock);
+	for (pos = dev->polled.next; pos != &dev->polled; pos = pos->next) {
+		struct dv_stream *s = DV_CONTAINER_OF(pos, struct dv_stream,
+						      poll_node);
+
+		if (set)
+			__atomic_fetch_or(&s->sq->flags,
+					  DAVINCI_RING_F_NEED_WAKEUP,
+					  __ATOMIC_SEQ_CST);
+		else
+			__atomic_fetch_and(&s->sq->flags,
+					   ~DAVINCI_RING_F_NEED_WAKEUP,
+					   __ATOMIC_SEQ_CST);
+	}
+}
+
+/*
+ * Run ready short tasks here while an AI core is free; wake a worker for
+ * each ready stream left. Return: tasks run.
+ */
+static u32 dv_dispatch_short(struct dv_device *dev)
+{
+	u32 ran = 0, left;
+
+	os_mutex_assert_held(dev->lock);
+	while (ran < DV_DISPATCH_BATCH && dev->running < dev->cfg.aicores) {
+		struct dv_stream *s = dv_sched_pick(dev, true);
+
+		if (!s)
+			break;
+		dv_sched_run(dev, s);
+		ran++;
+	}
+	left = dv_sched_ready_count(dev);
+	while (left--)
+		os_waitq_wake_one(dev->work_wq);
+	return ran;
+}
+
+/* One pass over the polled rings. Return: tasks taken in or run. */
+static u32 dv_poll_pass(struct dv_device *dev)
+{
+	struct dv_list *pos;
+	u32 work = 0;
+
+	os_mutex_assert_held(dev->lock);
+	for (pos = dev->polled.next; pos != &dev->polled; pos = pos->next)
+		work += dv_stream_take_in_polled(DV_CONTAINER_OF(pos,
+					struct dv_stream, poll_node), false);
+	return work + dv_dispatch_short(dev);
+}
+
+/**
+ * dv_dispatcher_main() - body of a device's dispatcher thread
+ * @arg: the device
+ *
+ * Polls while it found work within dev->poll_idle_ns, yielding between
+ * passes; then announces NEED_WAKEUP, looks once more (the host may have
+ * published a tail before it could see the flag) and sleeps until a
+ * doorbell, a new polled stream or DV_POLL_BACKSTOP_NS.
+ *
+ * Return: 0 when the device stops.
+ */
+int dv_dispatcher_main(void *arg)
+{
+	struct dv_device *dev = arg;
+	u64 idle_since = os_now_ns();
+
+	os_mutex_lock(dev->lock);
+	while (!dev->stop) {
+		if (dv_poll_pass(dev)) {
+			idle_since = os_now_ns();
+			continue;
+		}
+		if (os_now_ns() - idle_since < dev->poll_idle_ns) {
+			os_mutex_unlock(dev->lock);
+			os_yield();
+			os_mutex_lock(dev->lock);
+			continue;
+		}
+		dv_poll_need_wakeup(dev, true);
+		if (!dv_poll_pass(dev) && !dev->stop)
+			os_waitq_wait(dev->poll_wq, dev->lock,
+				      dv_list_empty(&dev->polled) ?
+				      OS_NO_DEADLINE :
+				      os_now_ns() + DV_POLL_BACKSTOP_NS);
+		dv_poll_need_wakeup(dev, false);
+		idle_since = os_now_ns();
+	}
+	os_mutex_unlock(dev->lock);
+	return 0;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_polled.c - polled submission rings (DAVINCI_STREAM_F_POLLED): work
+ * published in shared memory runs without a doorbell, NEED_WAKEUP, waits
+ * that take work in, and faults that stay in their stream.
+ */
+#define _GNU_SOURCE
+#include "fixtures.h"
+
+/* Publish @n tasks from the ring's tail on, with no system call. */
+static void publish(struct stream *s, const struct davinci_task *t,
+		    uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		*sq_slot(s, s->tail + i) = t[i];
+	s->tail += n;
+	__atomic_store_n(&s->sq->tail, s->tail, __ATOMIC_RELEASE);
+}
+
+/* Watch the CQ header until task @seq completed or 10 s passed. */
+static int watch_completed(struct stream *s, uint64_t seq)
+{
+	double t0 = th_now();
+
+	while (__atomic_load_n(&s->cq->seq, __ATOMIC_ACQUIRE) < seq) {
+		if (th_now() - t0 > 10)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+	return 0;
+}
+
+void test_polled_rings(void)
+{
+	struct davinci_task t[64];
+	struct fixture fx;
+	struct stream s;
+	struct buf b;
+	uint32_t i;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 64 * 4096, 0, &b) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 256,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	/* More tasks than the ring holds: published as room comes back. */
+	for (i = 0; i < 64; i++)
+		t[i] = t_memset(b.a.dev_addr + i * 4096ULL, (uint8_t)(i + 1),
+				4096);
+	for (i = 0; i < 64; i += 8) {
+		while (s.tail + 8 - __atomic_load_n(&s.sq->head,
+						     __ATOMIC_ACQUIRE) > 16)
+			sched_yield();
+		publish(&s, t + i, 8);
+	}
+	CHECK_EQ(watch_completed(&s, 64), 0);
+	CHECK_EQ(s.sq->seq, 64);
+	CHECK_EQ(s.sq->head, 64);
+	CHECK_EQ(s.cq->status, 0);
+	for (i = 0; i < 64; i++)
+		CHECK(all_set(b.p + i * 4096, (uint8_t)(i + 1), 4096));
+	/* Completions carry the sequence numbers the host counted. */
+	for (i = 0; i < 64; i++)
+		CHECK_EQ(cq_slot(&s, i)->seq, i + 1);
+	stream_destroy(fx.ctx, &s);
+	buf_free(fx.ctx, &b);
+	fixture_exit(&fx);
+}
+
+void test_polled_need_wakeup(void)
+{
+	struct davinci_task nop = t_nop(0);
+	struct davinci_stream_wait w;
+	struct davinci_doorbell d;
+	struct fixture fx;
+	struct stream s;
+	double t0;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	/* Idle past its poll time, the dispatcher asks for a doorbell. */
+	t0 = th_now();
+	while (!(__atomic_load_n(&s.sq->flags, __ATOMIC_ACQUIRE) &
+		 DAVINCI_RING_F_NEED_WAKEUP) && th_now() - t0 < 10)
+		usleep(1000);
+	CHECK(s.sq->flags & DAVINCI_RING_F_NEED_WAKEUP);
+	/* The doorbell takes in what the ring holds, whatever sq_tail says. */
+	publish(&s, &nop, 1);
+	memset(&d, 0, sizeof(d));
+	d.stream_id = s.c.stream_id;
+	d.sq_tail = 12345;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_DOORBELL, &d), 0);
+	CHECK_EQ(d.last_seq, 1);
+	CHECK_EQ(watch_completed(&s, 1), 0);
+	/* A wait takes in work the host published without a doorbell. */
+	publish(&s, &nop, 1);
+	CHECK_EQ(swait(fx.ctx, &s, 2, 10000, &w), 0);
+	CHECK_EQ(w.completed_seq, 2);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
+void test_polled_faults(void)
+{
+	struct davinci_task t[3] = { t_nop(0), t_nop(0), t_nop(0) };
+	struct davinci_stream_wait w;
+	struct stream s, other;
+	struct fixture fx;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &other) == 0);
+	/* A malformed descriptor is taken in, fails, aborts what follows. */
+	t[1].reserved[3] = 1;
+	publish(&s, t, 3);
+	CHECK_EQ(swait(fx.ctx, &s, 3, 10000, &w), 0);
+	CHECK_EQ(w.status, DAVINCI_STATUS_INVALID_TASK);
+	CHECK_EQ(tstatus(fx.ctx, &s, 1), DAVINCI_STATUS_OK);
+	CHECK_EQ(tstatus(fx.ctx, &s, 2), DAVINCI_STATUS_INVALID_TASK);
+	CHECK_EQ(tstatus(fx.ctx, &s, 3), DAVINCI_STATUS_ABORTED);
+	CHECK_EQ(s.cq->status, DAVINCI_STATUS_INVALID_TASK);
+	CHECK_EQ(stream_reset(fx.ctx, &s), 0);
+	CHECK_EQ(s.cq->status, 0);
+
+	/* A tail beyond the ring is a fault of that stream alone. */
+	s.tail += 17;
+	__atomic_store_n(&s.sq->tail, s.tail, __ATOMIC_RELEASE);
+	CHECK_EQ(swait(fx.ctx, &s, 0, 10000, &w), 0);
+	CHECK_EQ(w.status, DAVINCI_STATUS_QUEUE_FAULT);
+	CHECK_EQ(w.completed_seq, 3);
+	t[1].reserved[3] = 0;
+	publish(&other, t, 3);
+	CHECK_EQ(swait(fx.ctx, &other, 3, 10000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	/* Nothing more is taken in from it until a reset discards the ring. */
+	publish(&s, t, 1);
+	CHECK_EQ(swait(fx.ctx, &s, 0, 10000, &w), 0);
+	CHECK_EQ(w.completed_seq, 3);
+	CHECK_EQ(stream_reset(fx.ctx, &s), 0);
+	CHECK_EQ(s.sq->head, s.tail);
+	publish(&s, t, 2);
+	CHECK_EQ(swait(fx.ctx, &s, 5, 10000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	stream_destroy(fx.ctx, &other);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
