@@ -12,6 +12,7 @@ pinned host pool that holds stream rings.
 
 import errno
 import os
+import threading
 import time
 
 import pytest
@@ -130,8 +131,9 @@ def test_streams_per_context(dev):
 
 
 def test_tasks_per_stream(dev):
+    """A doorbell that would queue too many tasks is refused."""
     limit = read_limits().tasks_per_stream
-    s = dev.stream()
+    s = dev.stream(polled=False)
     gate = s.nop(GATE_US)
     nop = _uapi.davinci_task(opcode=_uapi.DAVINCI_OP_NOP, count=0)
     queued = 1
@@ -150,6 +152,39 @@ def test_tasks_per_stream(dev):
         s.synchronize(timeout=60)
     s.submit([nop])
     s.synchronize(timeout=60)
+    s.destroy()
+
+
+def test_tasks_per_stream_polled(dev):
+    """A polled ring is not refused: the device takes in at most the limit
+    and leaves the rest in the ring, so the host waits for room."""
+    limit = read_limits().tasks_per_stream
+    s = dev.stream(sq_entries=4096)
+    if not s.polled:
+        pytest.skip("the driver has no polled rings")
+    gate = s.nop(GATE_US)
+    # more than the device queues and the ring holds together
+    tasks = davinci.task_array(limit + 8192)
+    tasks["opcode"] = _uapi.DAVINCI_OP_NOP
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (s.submit(tasks), done.set()))
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            q = s.query()
+            if q.submitted_seq - q.completed_seq >= limit:
+                break
+            time.sleep(0.01)
+        q = s.query()
+        assert q.submitted_seq - q.completed_seq == limit
+        assert not done.is_set()
+    finally:
+        s.cancel(gate)
+        t.join(60)
+    assert done.is_set()
+    s.synchronize(timeout=60)
+    assert s.query().completed_seq == limit + 8193
     s.destroy()
 
 

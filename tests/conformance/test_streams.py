@@ -50,7 +50,7 @@ def test_stream_order(dev):
 
 
 def test_malformed_descriptor_rejects_whole_batch(dev):
-    s = dev.stream()
+    s = dev.stream(polled=False)
     good = make_task(_uapi.DAVINCI_OP_NOP)
     bad = make_task(_uapi.DAVINCI_OP_COUNT + 5)
     with pytest.raises(davinci.InvalidArgumentError) as ei:
@@ -63,6 +63,55 @@ def test_malformed_descriptor_rejects_whole_batch(dev):
         s.submit([bad2])
     assert s.submit([good]) == [1]
     s.synchronize()
+
+
+def test_polled_malformed_descriptor_fails_its_task(dev):
+    """On a polled ring the device takes a malformed descriptor in and
+    fails it; the tasks after it are aborted, those before it ran."""
+    s = dev.stream()
+    if not s.polled:
+        pytest.skip("the driver has no polled rings")
+    bad = make_task(_uapi.DAVINCI_OP_NOP)
+    bad.reserved[3] = 1
+    with dev.malloc(4096) as b:
+        seqs = s.submit([make_task(_uapi.DAVINCI_OP_MEMSET, dst=b.dev_addr,
+                                   count=4096, imm=7),
+                         bad, make_task(_uapi.DAVINCI_OP_NOP)])
+        assert seqs == [1, 2, 3]
+        with pytest.raises(davinci.TaskFailedError) as ei:
+            s.synchronize()
+        assert ei.value.status == _uapi.DAVINCI_STATUS_INVALID_TASK
+        assert ei.value.seq == 2
+        assert "malformed" in str(ei.value)
+        assert [s.task(q).status for q in seqs] == [
+            0, _uapi.DAVINCI_STATUS_INVALID_TASK,
+            _uapi.DAVINCI_STATUS_ABORTED]
+        assert (b.numpy() == 7).all()
+        s.reset()
+        s.nop(sync=True)
+
+
+def test_polled_submission_needs_no_system_call(dev):
+    """Tasks written to a polled ring run although nobody rings the
+    doorbell or waits in the driver: the dispatcher finds them."""
+    s = dev.stream()
+    if not s.polled:
+        pytest.skip("the driver has no polled rings")
+    tasks = davinci.task_array(300)
+    tasks["opcode"] = _uapi.DAVINCI_OP_NOP
+    before = dict(dev.transport.ioctl_counts)
+    try:
+        davinci.set_wait_mode("yield")
+        assert s.submit(tasks) == list(range(1, 301))
+        s.synchronize(timeout=30)
+    finally:
+        davinci.set_wait_mode("auto")
+    calls = {cmd: n - before.get(cmd, 0)
+             for cmd, n in dev.transport.ioctl_counts.items()}
+    # only a sleeping dispatcher is worth a doorbell
+    assert calls.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0) <= 1
+    assert calls.get(_uapi.DAVINCI_IOCTL_STREAM_WAIT, 0) == 0
+    assert s.query().completed_seq == 300
 
 
 def test_task_failure_and_reset(dev):

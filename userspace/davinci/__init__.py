@@ -23,7 +23,9 @@ from .errors import (BusyError, ContextLimitError, DavinciError,
                      TimeoutError)
 from .device import Device, DeviceInfo, Notification, Version
 from .memory import Buffer, MemInfo
-from .stream import Completion, Stream, StreamState, TaskInfo, make_task
+from .stream import (TASK_DTYPE, Completion, Stream, StreamState, TaskInfo,
+                     make_task, task_array)
+from .waiting import WaitMode, set_wait_mode, wait_mode
 from .event import Event, EventState
 from . import ops
 from .ops import DeviceTensor
@@ -52,7 +54,9 @@ def backend() -> Backend:
 
 __all__ = [
     "Device", "DeviceInfo", "Version", "Notification", "Buffer", "MemInfo",
-    "Stream", "Completion", "StreamState", "TaskInfo", "make_task", "Event",
+    "Stream", "Completion", "StreamState", "TaskInfo", "make_task",
+    "task_array", "TASK_DTYPE", "WaitMode", "set_wait_mode", "wait_mode",
+    "Event",
     "EventState", "DeviceTensor", "ops", "device_count", "backend",
     "find_backend", "fuse_default_mountpoint", "Backend",
     "DavinciError", "DeviceNotFoundError", "InvalidDeviceError",

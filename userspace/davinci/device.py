@@ -233,9 +233,13 @@ class Device:
 
     # -- streams and events -----------------------------------------------------
     def stream(self, priority: int = 0, sq_entries: int = 256,
-               cq_entries: int = 256) -> Stream:
-        """Create a stream (0 is the highest priority, 7 the lowest)."""
-        s = Stream(self, priority, sq_entries, cq_entries)
+               cq_entries: int = 256, polled: bool | None = None) -> Stream:
+        """Create a stream (0 is the highest priority, 7 the lowest).
+
+        ``polled``: the device polls its submission ring, so submitting
+        needs no system call (default: where the driver can, unless
+        ``DAVINCI_SQ_POLL=0``); see :mod:`davinci.stream`."""
+        s = Stream(self, priority, sq_entries, cq_entries, polled)
         self._streams.add(s)
         return s
 

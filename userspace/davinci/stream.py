@@ -2,12 +2,20 @@
 """Streams: user-mode submission and completion rings.
 
 A :class:`Stream` maps its submission ring (SQ) and completion ring (CQ).
-:meth:`Stream.submit` writes task descriptors into the SQ and rings the
-doorbell once per batch (one ioctl for the whole batch). The device runs the
-stream's tasks in order and writes a completion per task into the CQ;
-:meth:`Stream.drain` reads them (advancing the CQ head) and
-:meth:`Stream.synchronize` waits in the driver (``STREAM_WAIT``), drains, and
-raises :class:`TaskFailedError` if a task failed.
+:meth:`Stream.submit` writes task descriptors into the SQ. On a polled
+stream (the default where the driver has ``DAVINCI_FEAT_SQ_POLL``) the
+device's dispatcher reads the ring's tail itself, so a submission is a few
+stores to shared memory; only when the dispatcher sleeps (the ring says
+``NEED_WAKEUP``) does the runtime ring the doorbell. Otherwise every batch
+rings it (one ioctl for the whole batch). The device runs the stream's tasks
+in order and writes a completion per task into the CQ; :meth:`Stream.drain`
+reads them (advancing the CQ head). :meth:`Stream.synchronize` watches the
+CQ header for the last task as :mod:`davinci.waiting` says (spin, yield),
+then waits in the driver (``STREAM_WAIT``), drains, and raises
+:class:`TaskFailedError` if a task failed.
+
+Descriptors can be built without a Python object per task: a numpy array of
+:data:`TASK_DTYPE` (:func:`task_array`) goes into the ring with one copy.
 
 Host <-> device copies:
 
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import os
 import struct
 import threading
 from dataclasses import dataclass
@@ -32,7 +41,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
-from . import _uapi
+from . import _uapi, waiting
 from .errors import (DavinciError, InvalidArgumentError, InvalidHandleError,
                      TaskFailedError, TimeoutError, status_hint, status_name)
 from .memory import Buffer
@@ -42,9 +51,11 @@ if TYPE_CHECKING:
     from .event import Event
 
 __all__ = ["Stream", "Completion", "StreamState", "TaskInfo", "make_task",
-           "Task"]
+           "Task", "TASK_DTYPE", "task_array"]
 
 Task = _uapi.davinci_task
+#: numpy dtype of one task descriptor (struct davinci_task, 128 bytes).
+TASK_DTYPE = np.dtype(_uapi.davinci_task)
 _TASK_SIZE = ctypes.sizeof(_uapi.davinci_task)
 _CPL_SIZE = ctypes.sizeof(_uapi.davinci_completion)
 _ENTRIES = _uapi.DAVINCI_RING_ENTRIES_OFFSET
@@ -59,6 +70,45 @@ def make_task(opcode: int, **fields) -> _uapi.davinci_task:
     for k, v in fields.items():
         setattr(t, k, v)
     return t
+
+
+def task_array(n: int) -> np.ndarray:
+    """``n`` zeroed task descriptors as a numpy structured array: fill its
+    fields column-wise (``a["opcode"] = ...``) and pass it to
+    :meth:`Stream.submit`."""
+    return np.zeros(n, TASK_DTYPE)
+
+
+def _descriptors(tasks) -> np.ndarray:
+    """``tasks`` as one contiguous array of descriptors."""
+    if isinstance(tasks, np.ndarray):
+        if tasks.dtype != TASK_DTYPE or tasks.ndim != 1:
+            raise InvalidArgumentError(
+                "submit() takes a 1-D array of davinci.TASK_DTYPE, not %s %s"
+                % (tasks.ndim, tasks.dtype))
+        return np.ascontiguousarray(tasks)
+    raw = []
+    for t in tasks:
+        if not isinstance(t, _uapi.davinci_task):
+            raise InvalidArgumentError(
+                "submit() takes davinci_task structs or an array of "
+                "davinci.TASK_DTYPE, not %r" % type(t).__name__)
+        raw.append(bytes(t))
+    return np.frombuffer(b"".join(raw), TASK_DTYPE)
+
+
+_EVENT_OPS = (_uapi.DAVINCI_OP_EVENT_RECORD, _uapi.DAVINCI_OP_EVENT_WAIT)
+
+
+def _has_event_ops(arr: np.ndarray) -> bool:
+    """Event records and waits take their event's generation when the
+    driver takes them in, so they are taken in at once (by a doorbell), in
+    the order the host issued them across streams, not when the dispatcher
+    next passes by."""
+    ops = arr["opcode"]
+    if len(ops) <= 8:
+        return any(op in _EVENT_OPS for op in ops.tolist())
+    return bool(np.isin(ops, _EVENT_OPS).any())
 
 
 def _f32_bits(x: float) -> int:
@@ -136,15 +186,29 @@ class Stream:
     """
 
     def __init__(self, device: "Device", priority: int = 0,
-                 sq_entries: int = 256, cq_entries: int = 256):
+                 sq_entries: int = 256, cq_entries: int = 256,
+                 polled: bool | None = None):
         if not 0 <= priority <= 7:
             raise InvalidArgumentError("stream priority must be 0 (highest) "
                                        "to 7 (lowest), not %r" % (priority,))
         self.device = device
         self._transport = t = device.transport
-        c = _uapi.davinci_stream_create(sq_entries=sq_entries,
-                                        cq_entries=cq_entries,
-                                        priority=priority)
+        can_poll = device.version.has(_uapi.DAVINCI_FEAT_SQ_POLL)
+        if polled is None:
+            polled = can_poll and \
+                os.environ.get("DAVINCI_SQ_POLL", "1") != "0"
+        elif polled and not can_poll:
+            raise InvalidArgumentError(
+                "this driver (%s) has no polled submission rings; create "
+                "the stream with polled=False or update the driver"
+                % device.version)
+        #: the device polls the SQ: submitting needs no system call
+        self.polled = bool(polled)
+        # the driver publishes completions in the CQ header (ABI 1.3)
+        self._header_seq = can_poll
+        c = _uapi.davinci_stream_create(
+            sq_entries=sq_entries, cq_entries=cq_entries, priority=priority,
+            flags=_uapi.DAVINCI_STREAM_F_POLLED if self.polled else 0)
         t.ioctl(_uapi.DAVINCI_IOCTL_STREAM_CREATE, c)
         self.stream_id = int(c.stream_id)
         self.priority = priority
@@ -202,67 +266,126 @@ class Stream:
                 pass
 
     # -- submission --------------------------------------------------------------
-    def submit(self, tasks: Iterable[_uapi.davinci_task]) -> list[int]:
-        """Write ``tasks`` into the submission ring and ring the doorbell.
+    def submit(self, tasks: "Iterable[_uapi.davinci_task] | np.ndarray"
+               ) -> list[int]:
+        """Write ``tasks`` into the submission ring; returns their sequence
+        numbers.
 
-        One doorbell ioctl per batch (per ring-full for batches larger than
-        the ring). Returns the tasks' sequence numbers. If the driver
-        rejects a descriptor nothing of that batch is taken in and
-        :class:`InvalidArgumentError` is raised.
+        ``tasks``: davinci_task structs, or a 1-D numpy array of
+        :data:`TASK_DTYPE` (written into the ring with one copy). On a
+        polled stream nothing more is needed unless the device's dispatcher
+        sleeps; a malformed descriptor is taken in and fails there
+        (:class:`TaskFailedError` with status INVALID_TASK when the stream
+        is waited for). On a stream that is not polled the doorbell is rung
+        once per batch (per ring-full for batches larger than the ring),
+        and a batch with a malformed descriptor is refused whole with
+        :class:`InvalidArgumentError`.
         """
-        tasks = list(tasks)
-        if not tasks:
+        arr = _descriptors(tasks)
+        n = len(arr)
+        if not n:
             return []
-        seqs: list[int] = []
         with self._lock:
             self.check()
             self.drain()        # keep the completion ring from overflowing
+            if self.polled:
+                first = self._submitted_seq + 1
+                self._publish_polled(arr)
+                return list(range(first, self._submitted_seq + 1))
+            seqs: list[int] = []
             i = 0
-            while i < len(tasks):
-                head = self._sqh.head
-                used = (self._sq_tail - head) & _M32
-                room = self.sq_entries - used
-                if room <= 0:
+            while i < n:
+                k = min(self._ring_room(), n - i)
+                if k <= 0:
                     raise DavinciError(
                         "submission ring of stream %d is full (head %d tail "
                         "%d); the driver did not take earlier tasks in"
-                        % (self.stream_id, head, self._sq_tail))
-                n = min(room, len(tasks) - i)
-                old_tail = self._sq_tail
-                base = self._sq.address + _ENTRIES
-                for j in range(n):
-                    slot = (old_tail + j) % self.sq_entries
-                    t = tasks[i + j]
-                    if not isinstance(t, _uapi.davinci_task):
-                        raise InvalidArgumentError(
-                            "submit() takes davinci_task structs, not %r"
-                            % type(t).__name__)
-                    ctypes.memmove(base + slot * _TASK_SIZE,
-                                   ctypes.addressof(t), _TASK_SIZE)
-                new_tail = (old_tail + n) & _M32
-                self._sqh.tail = new_tail
-                db = _uapi.davinci_doorbell(stream_id=self.stream_id,
-                                            sq_tail=new_tail)
-                try:
-                    self._transport.ioctl(_uapi.DAVINCI_IOCTL_DOORBELL,
-                                                 db)
-                except InvalidArgumentError as exc:
-                    self._sqh.tail = old_tail
-                    raise InvalidArgumentError(
-                        "stream %d: the driver rejected the batch of %d "
-                        "task(s) (a descriptor is malformed: unknown opcode, "
-                        "dtype or flags, or a non-zero unused field); nothing "
-                        "of it was submitted" % (self.stream_id, n),
-                        exc.errno) from None
-                except BaseException:
-                    self._sqh.tail = old_tail
-                    raise
-                self._sq_tail = new_tail
-                seqs.extend(range(int(db.first_seq), int(db.last_seq) + 1))
-                if db.last_seq:
-                    self._submitted_seq = int(db.last_seq)
-                i += n
+                        % (self.stream_id, self._sqh.head, self._sq_tail))
+                first, last = self._doorbell_batch(arr, i, k)
+                seqs.extend(range(first, last + 1))
+                i += k
         return seqs
+
+    def _ring_room(self) -> int:
+        return self.sq_entries - ((self._sq_tail - self._sqh.head) & _M32)
+
+    def _write_ring(self, arr: np.ndarray, i: int, k: int) -> int:
+        """Copy descriptors ``arr[i:i+k]`` into the slots from the tail on
+        (two copies when they wrap); returns the new tail, unpublished."""
+        base = self._sq.address + _ENTRIES
+        src = arr.ctypes.data + i * _TASK_SIZE
+        slot = self._sq_tail % self.sq_entries
+        first = min(k, self.sq_entries - slot)
+        ctypes.memmove(base + slot * _TASK_SIZE, src, first * _TASK_SIZE)
+        if k > first:
+            ctypes.memmove(base, src + first * _TASK_SIZE,
+                           (k - first) * _TASK_SIZE)
+        return (self._sq_tail + k) & _M32
+
+    def _publish_polled(self, arr: np.ndarray) -> None:
+        """Write and publish ``arr`` on a polled ring (lock held)."""
+        i, n = 0, len(arr)
+        while i < n:
+            k = min(self._ring_room(), n - i)
+            if k <= 0:
+                self._wait_for_room()
+                continue
+            # x86 keeps stores in order: the descriptors are visible
+            # before the tail that publishes them
+            self._sq_tail = self._write_ring(arr, i, k)
+            self._sqh.tail = self._sq_tail
+            self._submitted_seq += k
+            i += k
+            if self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP or \
+                    _has_event_ops(arr[i - k:i]):
+                self._ring_doorbell()
+
+    def _ring_doorbell(self) -> _uapi.davinci_doorbell:
+        db = _uapi.davinci_doorbell(stream_id=self.stream_id,
+                                    sq_tail=self._sq_tail)
+        self._transport.ioctl(_uapi.DAVINCI_IOCTL_DOORBELL, db)
+        return db
+
+    def _wait_for_room(self) -> None:
+        """The polled ring is full (lock held). Its head moves when the
+        dispatcher takes tasks in; when the stream already has as many
+        tasks queued as the device allows, that waits for completions."""
+        h, c = self._sqh, self._cqh
+        head = h.head
+        if waiting.poll_until(lambda: h.head != head, None):
+            return
+        while h.head == head:
+            if c.status == _uapi.DAVINCI_STATUS_QUEUE_FAULT:
+                self._raise_failed(_uapi.DAVINCI_STATUS_QUEUE_FAULT)
+            self._ring_doorbell()       # takes in what fits now
+            if h.head != head:
+                return
+            nxt = int(c.seq) + 1        # a completion makes room
+            if nxt <= int(h.seq):
+                self._wait(nxt, None)
+
+    def _doorbell_batch(self, arr: np.ndarray, i: int, k: int
+                        ) -> tuple[int, int]:
+        """Write ``arr[i:i+k]`` and ring the doorbell for them (not polled;
+        lock held); returns the first and last sequence numbers."""
+        old_tail = self._sq_tail
+        self._sq_tail = self._write_ring(arr, i, k)
+        self._sqh.tail = self._sq_tail
+        try:
+            db = self._ring_doorbell()
+        except InvalidArgumentError as exc:
+            self._sq_tail = self._sqh.tail = old_tail
+            raise InvalidArgumentError(
+                "stream %d: the driver rejected the batch of %d task(s) (a "
+                "descriptor is malformed: unknown opcode, dtype or flags, or "
+                "a non-zero unused field); nothing of it was submitted"
+                % (self.stream_id, k), exc.errno) from None
+        except BaseException:
+            self._sq_tail = self._sqh.tail = old_tail
+            raise
+        if db.last_seq:
+            self._submitted_seq = int(db.last_seq)
+        return int(db.first_seq), int(db.last_seq)
 
     def launch(self, task: _uapi.davinci_task) -> int:
         """Submit one task; returns its sequence number."""
@@ -355,15 +478,24 @@ class Stream:
     def wait(self, seq: int = 0, timeout: float | None = None) -> None:
         """Wait until task ``seq`` (0: the last submitted) completed.
 
-        Raises :class:`TaskFailedError` when the stream is in the error
-        state, :class:`TimeoutError` when ``timeout`` seconds ran out.
+        Watches the completion ring's header first, as the wait mode says
+        (:mod:`davinci.waiting`), then sleeps in the driver. Raises
+        :class:`TaskFailedError` when the stream is in the error state,
+        :class:`TimeoutError` when ``timeout`` seconds ran out.
         """
         self.check()
-        w = self._wait(seq, timeout)
+        target = seq or self._submitted_seq
+        h = self._cqh
+        if self._header_seq and 0 < target <= self._submitted_seq and \
+                waiting.poll_until(lambda: h.seq >= target, timeout):
+            completed, status = int(h.seq), int(h.status)
+        else:
+            w = self._wait(seq, timeout)
+            completed, status = int(w.completed_seq), int(w.status)
         self.drain()
-        self._run_after(int(w.completed_seq))
-        if w.status:
-            self._raise_failed(int(w.status))
+        self._run_after(completed)
+        if status:
+            self._raise_failed(status)
 
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait for every task submitted so far (see :meth:`wait`)."""

@@ -20,6 +20,7 @@ exception; a gone daemon or removed device becomes :class:`DeviceLostError`.
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import errno as _errno
 import mmap
@@ -111,6 +112,9 @@ class Transport:
         # mappings still viewed: key -> what unmaps and releases each
         self._maps: dict[int, Callable[[], None]] = {}
         self._next_map = 0
+        #: ioctls issued through this transport, by command: how many
+        #: system calls (or FUSE requests) a piece of work cost
+        self.ioctl_counts: collections.Counter[int] = collections.Counter()
 
     def _viewed_mapping(self, address: int, length: int,
                         release: Callable[[], None]) -> Mapping:
@@ -157,6 +161,7 @@ class Transport:
         Returns ``arg``; raises a :class:`DavinciError` subclass on failure.
         """
         self._check_open(cmd)
+        self.ioctl_counts[cmd] += 1
         ret = self._ioctl(cmd, arg)
         if ret < 0:
             raise self._error(-ret, cmd, arg)
@@ -172,6 +177,7 @@ class Transport:
         """As :meth:`ioctl` but return 0 or the positive errno; never raises
         for driver errors (raises on a closed handle)."""
         self._check_open(cmd)
+        self.ioctl_counts[cmd] += 1
         ret = self._ioctl(cmd, arg)
         return -ret if ret < 0 else 0
 

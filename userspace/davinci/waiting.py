@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How the host waits for the device: spin, yield, or block.
+
+The driver publishes each stream's last completed sequence number in the
+completion ring's header, so a host can see a task finish without a system
+call. As CUDA's ``cudaDeviceScheduleSpin`` / ``Yield`` / ``BlockingSync``
+flags, the wait mode says what the host does meanwhile:
+
+``spin``
+    re-read the ring header in a busy loop: the lowest latency, one host
+    core fully used while waiting.
+``yield``
+    re-read it, giving the CPU away (``sched_yield``) between reads.
+``block``
+    sleep in the driver's wait ioctl at once: no CPU used, a wake-up's
+    latency added.
+``auto`` (the default)
+    spin for :data:`SPIN_SECONDS`, yield until :data:`YIELD_SECONDS`, then
+    block: short tasks finish inside the spin, long ones cost no CPU.
+
+Set it with :func:`set_wait_mode` or the environment variable
+``DAVINCI_WAIT_MODE``; pyACL programs get it from
+``acl.rt.set_device_sched_mode`` or streams created with
+``ACL_STREAM_FAST_SYNC``.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from typing import Callable
+
+from .errors import InvalidArgumentError
+
+__all__ = ["WaitMode", "set_wait_mode", "wait_mode", "poll_until",
+           "SPIN_SECONDS", "YIELD_SECONDS"]
+
+#: ``auto``: how long to spin before yielding.
+SPIN_SECONDS = 20e-6
+#: ``auto``: how long (from the start) to yield before blocking.
+YIELD_SECONDS = 200e-6
+
+
+class WaitMode(enum.Enum):
+    AUTO = "auto"
+    SPIN = "spin"
+    YIELD = "yield"
+    BLOCK = "block"
+
+
+def _parse(mode: "WaitMode | str") -> WaitMode:
+    if isinstance(mode, WaitMode):
+        return mode
+    try:
+        return WaitMode(str(mode).lower())
+    except ValueError:
+        raise InvalidArgumentError(
+            "unknown wait mode %r: use one of %s" % (
+                mode, ", ".join(m.value for m in WaitMode))) from None
+
+
+_mode = _parse(os.environ.get("DAVINCI_WAIT_MODE", "auto") or "auto")
+
+
+def set_wait_mode(mode: "WaitMode | str") -> WaitMode:
+    """Set how this process waits for the device; returns the old mode."""
+    global _mode
+    old, _mode = _mode, _parse(mode)
+    return old
+
+
+def wait_mode() -> WaitMode:
+    """The current wait mode."""
+    return _mode
+
+
+def poll_until(done: Callable[[], bool], timeout: float | None,
+               mode: WaitMode | None = None) -> bool:
+    """Re-read ``done()`` as the wait mode says.
+
+    Returns True once ``done()`` is true; False when the caller should
+    block in the driver now (``block``, or ``auto`` past its yield time),
+    or when ``timeout`` seconds ran out (the caller's blocking wait then
+    reports the timeout).
+    """
+    mode = mode or _mode
+    if done():
+        return True
+    if mode is WaitMode.BLOCK:
+        return False
+    start = time.perf_counter()
+    limit = float("inf") if timeout is None else timeout
+    if mode is WaitMode.AUTO:
+        limit = min(limit, YIELD_SECONDS)
+    spin = {WaitMode.SPIN: limit, WaitMode.YIELD: 0.0}.get(
+        mode, SPIN_SECONDS)
+    while True:
+        elapsed = time.perf_counter() - start
+        if elapsed >= limit:
+            return False
+        if elapsed >= spin:
+            os.sched_yield()
+        if done():
+            return True
