@@ -124,6 +124,7 @@ int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
 	dv_list_add_tail(&buf->node, &ctx->buffers);
 	dv_stat_add(DV_STAT_BUFFERS, 1);
 	dv_stat_add(dv_pool_stat(pool), (s64)rounded);
+	dv_trace_mem(buf, DAVINCI_TRACE_MEM_ALLOC);
 	*out = buf;
 	return 0;
 fail:
@@ -156,6 +157,7 @@ void dv_buffer_put(struct dv_buffer *buf)
 	if (--buf->refs)
 		return;
 	dv_pool_free(pool, buf->off, buf->alloc_size, buf->spare);
+	dv_trace_mem(buf, DAVINCI_TRACE_MEM_FREE);
 	dv_stat_add(dv_pool_stat(pool), -(s64)buf->alloc_size);
 	dv_stat_add(DV_STAT_BUFFERS, -1);
 	dv_free(buf);

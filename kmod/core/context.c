@@ -244,6 +244,7 @@ int dv_ioctl_ctx_reset(struct dv_context *ctx, void *arg)
 {
 	os_mutex_assert_held(ctx->dev->lock);
 	(void)arg;
+	dv_trace_ctx(ctx, DAVINCI_TRACE_CTX_RESET);
 	dv_context_reset_locked(ctx);
 	return 0;
 }

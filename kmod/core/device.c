@@ -37,6 +37,7 @@ static void dv_device_free(struct dv_device *dev)
 		os_waitq_destroy(dev->wq);
 	if (dev->lock)
 		os_mutex_destroy(dev->lock);
+	dv_trace_fini(&dev->trace);
 	dv_free(dev);
 }
 
@@ -98,7 +99,8 @@ int dv_device_create(const struct dv_device_config *cfg,
 	dev->wq = os_waitq_create();
 	dev->work_wq = os_waitq_create();
 	dev->poll_wq = os_waitq_create();
-	if (!dev->lock || !dev->wq || !dev->work_wq || !dev->poll_wq)
+	if (!dev->lock || !dev->wq || !dev->work_wq || !dev->poll_wq ||
+	    dv_trace_init(&dev->trace))
 		goto fail;
 	dv_arena_name(name, sizeof(name), cfg->index, "-hbm");
 	ret = dv_pool_init(&dev->pools[DV_ARENA_HBM], DV_ARENA_HBM,
@@ -205,6 +207,7 @@ void dv_context_fail_locked(struct dv_context *ctx)
 			dv_task_complete(s, t, DAVINCI_STATUS_DEVICE_LOST, 0);
 		}
 	}
+	dv_trace_ctx(ctx, DAVINCI_TRACE_CTX_FAIL);
 	dv_notify(ctx, DAVINCI_NOTIFY_DEVICE_LOST, 0,
 		  DAVINCI_STATUS_DEVICE_LOST, 0, 0);
 	os_waitq_wake_all(ctx->wq);
@@ -279,7 +282,8 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
 		      DAVINCI_FEAT_BF16 | DAVINCI_FEAT_PINNED_HOST |
 		      DAVINCI_FEAT_POLL | DAVINCI_FEAT_MGMT |
 		      DAVINCI_FEAT_MAP_HOLD |
-		      DAVINCI_FEAT_LIMITS | DAVINCI_FEAT_SQ_POLL;
+		      DAVINCI_FEAT_LIMITS | DAVINCI_FEAT_SQ_POLL |
+		      DAVINCI_FEAT_TRACE;
 	dv_strscpy(v->driver_version, DV_DRIVER_VERSION,
 		   sizeof(v->driver_version));
 	dv_strscpy(v->backend, backend, sizeof(v->backend));

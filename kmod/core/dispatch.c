@@ -73,6 +73,7 @@ static void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
 	dv_list_add_tail(&t->node, &s->tasks);
 	s->nqueued++;
 	dv_stat_add(DV_STAT_TASKS, 1);
+	dv_trace_task_queued(s, t);
 }
 
 /* Publish the new SQ head and the last sequence number taken in. */

@@ -205,6 +205,7 @@ struct dv_task_result {
  * @timeout_ms: watchdog for this task, 0 for the device's (injected hang)
  * @throttle_pct: thermal throttle sampled when it started
  * @hang: an injected hang: it makes no progress until the watchdog
+ * @aicore: 1 + the AI-core slot it runs on (trace.c), 0 when on none
  */
 struct dv_task {
 	struct dv_list node;
@@ -222,6 +223,7 @@ struct dv_task {
 	bool cancel;
 	bool running;
 	bool abort;
+	u16 aicore;
 };
 
 /**
@@ -403,6 +405,20 @@ struct dv_mgmt {
 
 
 /**
+ * struct dv_trace - the device's trace ring (trace.c), under dev->lock
+ * @ring: DAVINCI_TRACE_CAPACITY records
+ * @written: records ever written; record n is at n % capacity
+ * @cores: AI-core slots running a task, a bit each
+ * @enabled: records are written
+ */
+struct dv_trace {
+	struct davinci_trace_record *ring;
+	u64 written;
+	u64 cores;
+	bool enabled;
+};
+
+/**
  * struct dv_device - one simulated device
  * @cfg: configuration (strings copied)
  * @lock: the device mutex: protects every field here but @cfg (set at
@@ -434,6 +450,7 @@ struct dv_mgmt {
  *	it back
  * @reg_node: in the registry of live devices
  * @mg: management state: health, faults, event log
+ * @trace: the trace ring
  */
 struct dv_device {
 	struct dv_device_config cfg;
@@ -458,6 +475,7 @@ struct dv_device {
 	bool removed;
 	struct dv_list reg_node;
 	struct dv_mgmt mg;
+	struct dv_trace trace;
 };
 
 static inline bool dv_ctx_lost(const struct dv_context *ctx)
@@ -590,6 +608,22 @@ void dv_sched_run(struct dv_device *dev, struct dv_stream *s);
 int dv_stream_take_in(struct dv_stream *s, u32 tail);
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
 int dv_dispatcher_main(void *arg);
+
+/* trace.c */
+int dv_trace_init(struct dv_trace *tr);
+void dv_trace_fini(struct dv_trace *tr);
+void dv_trace_doorbell(struct dv_context *ctx,
+		       const struct davinci_doorbell *d);
+void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t);
+void dv_trace_task_start(struct dv_stream *s, struct dv_task *t);
+void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
+			    u32 status, u64 start_ns, u64 end_ns);
+void dv_trace_mem(struct dv_buffer *buf, u32 type);
+void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen);
+void dv_trace_ctx(struct dv_context *ctx, u32 type);
+void dv_trace_mgmt(struct dv_device *dev,
+		   const struct davinci_mgmt_event *ev);
+int dv_ioctl_trace_read(struct dv_context *ctx, void *arg);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

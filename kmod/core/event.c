@@ -49,6 +49,7 @@ static void dv_event_unpark(struct dv_context *ctx, u32 id)
 void dv_event_completed(struct dv_context *ctx, struct dv_event *ev)
 {
 	os_mutex_assert_held(ctx->dev->lock);
+	dv_trace_event(ctx, DAVINCI_TRACE_EVENT_RECORD, ev->id, ev->completed);
 	dv_event_unpark(ctx, ev->id);
 	os_waitq_wake_all(ctx->dev->wq);
 }
@@ -225,6 +226,7 @@ int dv_ioctl_event_wait(struct dv_context *ctx, void *arg)
 	if (!ev)
 		return -ENOENT;
 	a.target = ev->submitted;
+	dv_trace_event(ctx, DAVINCI_TRACE_EVENT_WAIT, ev->id, a.target);
 	return dv_wait_locked(ctx, ctx->dev->wq, w->timeout_ms,
 			      dv_event_wait_done, &a);
 }

@@ -118,6 +118,7 @@ void dv_mgmt_event(struct dv_device *dev, u32 type, u32 fault, u32 status,
 	ev->addr = addr;
 	ev->value = value;
 	mg->ev_count++;
+	dv_trace_mgmt(dev, ev);
 	if (dv_ev_hook)
 		dv_ev_hook(ev);
 	os_mutex_unlock(lock);

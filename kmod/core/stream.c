@@ -267,6 +267,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 	int ret = 0;
 
 	os_mutex_assert_held(ctx->dev->lock);
+	dv_trace_doorbell(ctx, d);
 	if (!s)
 		return -ENOENT;
 	d->first_seq = s->submitted_seq + 1;

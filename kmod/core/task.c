@@ -343,6 +343,7 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_assert_held(dev->lock);
 	t->start_ns = os_now_ns();
 	t->ctx = s->ctx;
+	dv_trace_task_start(s, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st) {
 		dv_task_complete(s, t, st, t->start_ns);
@@ -441,6 +442,7 @@ void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	bool failed;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
+	dv_trace_task_complete(s, t, status, start_ns, end_ns);
 	h->seq = t->seq;
 	h->start_ns = start_ns;
 	h->end_ns = end_ns;

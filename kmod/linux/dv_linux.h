@@ -98,6 +98,10 @@ void dv_debugfs_exit(void);
 void dv_debugfs_add(struct dv_kdev *kdev);
 void dv_debugfs_remove(struct dv_kdev *kdev);
 
+/* trace.c: the tracepoints, fed by the core's trace hook. */
+void dv_trace_linux_init(void);
+void dv_trace_linux_exit(void);
+
 /* netlink.c */
 int dv_netlink_init(void);
 void dv_netlink_exit(void);

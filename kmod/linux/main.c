@@ -102,6 +102,7 @@ static int __init dv_init(void)
 	}
 
 	dv_core_set_limits(dv_param_ctx_process, dv_param_ctx_user);
+	dv_trace_linux_init();
 	ret = dv_netlink_init();
 	if (ret)
 		return ret;
@@ -132,6 +133,7 @@ err_cdev:
 err_netlink:
 	dv_debugfs_exit();
 	dv_netlink_exit();
+	dv_trace_linux_exit();
 	dv_core_exit();
 	return ret;
 }
@@ -142,6 +144,7 @@ static void __exit dv_exit(void)
 	dv_cdev_exit();
 	dv_debugfs_exit();
 	dv_netlink_exit();
+	dv_trace_linux_exit();
 	dv_core_exit();
 	dv_leak_report();
 }

@@ -99,6 +99,7 @@ DAVINCI_FEAT_MGMT = 1 << 7
 DAVINCI_FEAT_MAP_HOLD = 1 << 8
 DAVINCI_FEAT_LIMITS = 1 << 9
 DAVINCI_FEAT_SQ_POLL = 1 << 10
+DAVINCI_FEAT_TRACE = 1 << 12
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -525,6 +526,54 @@ class davinci_completion(_Struct):
     ]
 
 
+DAVINCI_TRACE_CAPACITY = 16384
+DAVINCI_TRACE_DOORBELL = 1
+DAVINCI_TRACE_TASK_QUEUED = 2
+DAVINCI_TRACE_TASK_START = 3
+DAVINCI_TRACE_TASK_COMPLETE = 4
+DAVINCI_TRACE_MEM_ALLOC = 5
+DAVINCI_TRACE_MEM_FREE = 6
+DAVINCI_TRACE_EVENT_RECORD = 7
+DAVINCI_TRACE_EVENT_WAIT = 8
+DAVINCI_TRACE_MGMT = 9
+DAVINCI_TRACE_CTX_RESET = 10
+DAVINCI_TRACE_CTX_FAIL = 11
+DAVINCI_TRACE_READ_MAX = 48
+DAVINCI_TRACE_F_ENABLE = 1 << 0
+DAVINCI_TRACE_F_DISABLE = 1 << 1
+
+
+class davinci_trace_record(_Struct):
+    _fields_ = [
+        ("timestamp_ns", _u64),
+        ("seq", _u64),
+        ("arg0", _u64),
+        ("arg1", _u64),
+        ("arg2", _u64),
+        ("type", _u32),
+        ("pid", _u32),
+        ("id", _u32),
+        ("status", _u32),
+        ("opcode", _u16),
+        ("aicore", _u16),
+        ("pad", _u32),
+    ]
+
+
+class davinci_trace_read(_Struct):
+    _fields_ = [
+        ("since", _u64),
+        ("next", _u64),
+        ("dropped", _u64),
+        ("written", _u64),
+        ("flags", _u32),
+        ("count", _u32),
+        ("enabled", _u32),
+        ("capacity", _u32),
+        ("rec", davinci_trace_record * DAVINCI_TRACE_READ_MAX),
+    ]
+
+
 class davinci_mgmt_list(_Struct):
     _fields_ = [
         ("count", _u32),
@@ -646,7 +695,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_mmap_info, davinci_map_hold, davinci_map_release, davinci_task,
     davinci_completion, davinci_mgmt_list, davinci_mgmt_info, davinci_mgmt_proc,
     davinci_mgmt_procs, davinci_mgmt_reset, davinci_mgmt_fault,
-    davinci_mgmt_event, davinci_mgmt_events)}
+    davinci_mgmt_event, davinci_mgmt_events,
+    davinci_trace_record, davinci_trace_read)}
 
 # ---------------------------------------------------------------------------
 # ioctl numbers
@@ -659,6 +709,7 @@ DAVINCI_IOCTL_CTX_RESET = _IO(_B, 0x03)
 DAVINCI_IOCTL_MAP_HOLD = _IOWR(_B, 0x04, davinci_map_hold)
 DAVINCI_IOCTL_MAP_RELEASE = _IOW(_B, 0x05, davinci_map_release)
 DAVINCI_IOCTL_GET_LIMITS = _IOR(_B, 0x06, davinci_limits)
+DAVINCI_IOCTL_TRACE_READ = _IOWR(_B, 0x07, davinci_trace_read)
 DAVINCI_IOCTL_MEM_ALLOC = _IOWR(_B, 0x10, davinci_mem_alloc)
 DAVINCI_IOCTL_MEM_FREE = _IOW(_B, 0x11, davinci_mem_free)
 DAVINCI_IOCTL_MEM_QUERY = _IOWR(_B, 0x12, davinci_mem_query)
@@ -699,6 +750,7 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_MAP_HOLD: davinci_map_hold,
     DAVINCI_IOCTL_MAP_RELEASE: davinci_map_release,
     DAVINCI_IOCTL_GET_LIMITS: davinci_limits,
+    DAVINCI_IOCTL_TRACE_READ: davinci_trace_read,
     DAVINCI_IOCTL_MEM_ALLOC: davinci_mem_alloc,
     DAVINCI_IOCTL_MEM_FREE: davinci_mem_free,
     DAVINCI_IOCTL_MEM_QUERY: davinci_mem_query,

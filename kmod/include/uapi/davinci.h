@@ -43,6 +43,7 @@
 #define DAVINCI_FEAT_MAP_HOLD		(1ULL << 8)	/* DAVINCI_IOCTL_MAP_* */
 #define DAVINCI_FEAT_LIMITS		(1ULL << 9)	/* DAVINCI_IOCTL_GET_LIMITS */
 #define DAVINCI_FEAT_SQ_POLL		(1ULL << 10)	/* DAVINCI_STREAM_F_POLLED */
+#define DAVINCI_FEAT_TRACE		(1ULL << 12)	/* DAVINCI_IOCTL_TRACE_READ */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -754,6 +755,107 @@ struct davinci_completion {
 	__u64 reserved[3];
 };
 
+/**
+ * DOC: device trace
+ *
+ * Each device keeps a ring of struct davinci_trace_record: what it did,
+ * on the clock of the completion entries' start_ns and end_ns (the host's
+ * CLOCK_MONOTONIC on every backend). Records are numbered from 0 in the
+ * order they were written; the ring keeps the last
+ * DAVINCI_TRACE_CAPACITY, a full ring overwrites its oldest. Tracing is
+ * on when the device is created. The ring is the device's, not a
+ * context's: any context of the device reads every context's records
+ * (each carries its context's @pid), as npu-smi shows every process.
+ */
+#define DAVINCI_TRACE_CAPACITY		16384
+
+#define DAVINCI_TRACE_DOORBELL		1	/* @id stream, @arg0 SQ tail */
+#define DAVINCI_TRACE_TASK_QUEUED	2	/* taken in from the SQ */
+#define DAVINCI_TRACE_TASK_START	3	/* started on AI core @aicore */
+#define DAVINCI_TRACE_TASK_COMPLETE	4	/* @arg0 start_ns, @arg1 end_ns */
+#define DAVINCI_TRACE_MEM_ALLOC		5	/* @id arena, @arg0 address, */
+#define DAVINCI_TRACE_MEM_FREE		6	/* @arg1 bytes, @arg2 in use */
+#define DAVINCI_TRACE_EVENT_RECORD	7	/* @id event, @seq generation */
+#define DAVINCI_TRACE_EVENT_WAIT	8	/* host wait for @seq begins */
+#define DAVINCI_TRACE_MGMT		9	/* @status DAVINCI_MGMT_EV_* */
+#define DAVINCI_TRACE_CTX_RESET		10	/* DAVINCI_IOCTL_CTX_RESET */
+#define DAVINCI_TRACE_CTX_FAIL		11	/* context failed: lost, reset */
+
+/**
+ * struct davinci_trace_record - one record of a device's trace (64 bytes)
+ * @timestamp_ns: when it happened (a completion: its end_ns)
+ * @seq: task records: the task's sequence number in its stream; event
+ *	records: the record's generation (EVENT_WAIT: the one waited for)
+ * @arg0: per @type: DOORBELL the SQ tail rung; TASK_COMPLETE the start_ns
+ *	(0 when it never ran); MEM_* the device address; MGMT the fault kind
+ *	(DAVINCI_FAULT_*)
+ * @arg1: TASK_COMPLETE the end_ns; MEM_* the bytes reserved; MGMT the
+ *	event's address
+ * @arg2: TASK_*: the task's user_data; MEM_* the arena's bytes in use
+ *	after it; MGMT the event's value
+ * @type: DAVINCI_TRACE_*
+ * @pid: the process of the context it concerns (0 for the device's own)
+ * @id: the stream (DOORBELL, TASK_*), the event (EVENT_*), the arena
+ *	(MEM_*: 0 HBM, 1 pinned host and rings), the device's health
+ *	(MGMT: DAVINCI_HEALTH_*)
+ * @status: TASK_COMPLETE: DAVINCI_STATUS_*; MGMT: DAVINCI_MGMT_EV_*
+ * @opcode: TASK_*: the task's DAVINCI_OP_*
+ * @aicore: TASK_START, TASK_COMPLETE: the AI core (0..aicores-1) that
+ *	ran it; a task the scheduler finishes itself (events,
+ *	notifications, failures) gets the core that took it
+ * @pad: zero
+ */
+struct davinci_trace_record {
+	__u64 timestamp_ns;
+	__u64 seq;
+	__u64 arg0;
+	__u64 arg1;
+	__u64 arg2;
+	__u32 type;
+	__u32 pid;
+	__u32 id;
+	__u32 status;
+	__u16 opcode;
+	__u16 aicore;
+	__u32 pad;
+};
+
+#define DAVINCI_TRACE_READ_MAX		48
+
+#define DAVINCI_TRACE_F_ENABLE		(1U << 0)	/* start recording */
+#define DAVINCI_TRACE_F_DISABLE		(1U << 1)	/* stop recording */
+
+/**
+ * struct davinci_trace_read - read the device's trace (DAVINCI_IOCTL_TRACE_READ)
+ * @since: in: number of the first record wanted (0, then the @next of
+ *	the last call)
+ * @next: out: number of the record after the last one returned
+ * @dropped: out: records from @since on that the ring overwrote before
+ *	this read: the records returned start at @since + @dropped
+ * @written: out: records written since the device was created
+ * @flags: in: DAVINCI_TRACE_F_ENABLE or DAVINCI_TRACE_F_DISABLE (not
+ *	both), applied before the read; 0 leaves recording as it is. Both
+ *	are device-wide.
+ * @count: out: records returned in @rec, at most DAVINCI_TRACE_READ_MAX
+ * @enabled: out: 1 while the device records, else 0
+ * @capacity: out: records the ring keeps, DAVINCI_TRACE_CAPACITY
+ * @rec: out: records @since + @dropped .. @next - 1, oldest first
+ *
+ * Reading does not consume: readers each keep their own @since. Announced
+ * by DAVINCI_FEAT_TRACE. Return: 0, or -EINVAL for unknown flags or both.
+ */
+struct davinci_trace_read {
+	__u64 since;
+	__u64 next;
+	__u64 dropped;
+	__u64 written;
+	__u32 flags;
+	__u32 count;
+	__u32 enabled;
+	__u32 capacity;
+	struct davinci_trace_record rec[DAVINCI_TRACE_READ_MAX];
+};
+
 #define DAVINCI_IOCTL_BASE 0xDA
 
 /* Version; answered by device nodes and the manager node. */
@@ -773,6 +875,8 @@ struct davinci_completion {
 /* Limits; answered by device nodes and the manager node. */
 #define DAVINCI_IOCTL_GET_LIMITS \
 	_IOR(DAVINCI_IOCTL_BASE, 0x06, struct davinci_limits)
+#define DAVINCI_IOCTL_TRACE_READ \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x07, struct davinci_trace_read)
 #define DAVINCI_IOCTL_MEM_ALLOC \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x10, struct davinci_mem_alloc)
 #define DAVINCI_IOCTL_MEM_FREE \

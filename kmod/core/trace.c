@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace.c - the device's trace: a ring of struct davinci_trace_record
+ * written by one-line hooks in the paths every task, allocation, event
+ * and fault goes through, read with DAVINCI_IOCTL_TRACE_READ, and handed
+ * to the OS layer's hook (the module's tracepoints) as it is written.
+ *
+ * Every hook runs with dev->lock held, which the ring needs no more than:
+ * a record is a 64-byte store and a clock read, no allocation, no lock
+ * of its own. The AI core of a task is a slot in dev->trace.cores, taken
+ * when it starts and given back when it completes: at most cfg.aicores
+ * tasks run at once, so slots never collide on a per-core timeline.
+ */
+#include "dv_internal.h"
+
+#define DV_TRACE_MASK		(DAVINCI_TRACE_CAPACITY - 1)
+#define DV_TRACE_NO_CORE	0xFFFF
+
+static void (*dv_trace_hook)(u32 device,
+			     const struct davinci_trace_record *rec);
+
+/**
+ * dv_trace_set_hook() - mirror every record to the OS layer
+ * @hook: called with the device's lock held for each record written, or
+ *	NULL to remove it; it must not sleep nor call into the core
+ *
+ * Set it before the first device is created, clear it after the last is
+ * destroyed.
+ */
+void dv_trace_set_hook(void (*hook)(u32 device,
+				    const struct davinci_trace_record *rec))
+{
+	dv_trace_hook = hook;
+}
+
+/**
+ * dv_trace_init() - allocate a device's ring; it records from now on
+ * @tr: the device's trace state
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int dv_trace_init(struct dv_trace *tr)
+{
+	tr->ring = dv_zalloc(sizeof(*tr->ring) * DAVINCI_TRACE_CAPACITY);
+	if (!tr->ring)
+		return -ENOMEM;
+	tr->enabled = true;
+	return 0;
+}
+
+/**
+ * dv_trace_fini() - free a device's ring
+ * @tr: the device's trace state
+ */
+void dv_trace_fini(struct dv_trace *tr)
+{
+	dv_free(tr->ring);
+	tr->ring = NULL;
+}
+
+/* Store @r in the ring of @dev and mirror it (dev->lock held). */
+static void dv_trace_put(struct dv_device *dev,
+			 const struct davinci_trace_record *r)
+{
+	struct dv_trace *tr = &dev->trace;
+
+	os_mutex_assert_held(dev->lock);
+	tr->ring[tr->written++ & DV_TRACE_MASK] = *r;
+	if (dv_trace_hook)
+		dv_trace_hook(dev->cfg.index, r);
+}
+
+/* A record of a task of @s: stream, seq, opcode, user_data. */
+static void dv_trace_task_fill(struct davinci_trace_record *r, u32 type,
+			       const struct dv_stream *s,
+			       const struct dv_task *t)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->pid = s->ctx->pid;
+	r->id = s->id;
+	r->seq = t->seq;
+	r->opcode = t->desc.opcode;
+	r->arg2 = t->desc.user_data;
+}
+
+/**
+ * dv_trace_doorbell() - a doorbell was rung (dev->lock held)
+ * @ctx: the caller's context
+ * @d: its struct davinci_doorbell, as passed in
+ */
+void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
+{
+	struct davinci_trace_record r;
+
+	if (!ctx->dev->trace.enabled)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.timestamp_ns = os_now_ns();
+	r.type = DAVINCI_TRACE_DOORBELL;
+	r.pid = ctx->pid;
+	r.id = d->stream_id;
+	r.arg0 = d->sq_tail;
+	dv_trace_put(ctx->dev, &r);
+}
+
+/**
+ * dv_trace_task_queued() - a task was taken in (dev->lock held)
+ * @s: its stream
+ * @t: the task, with its sequence number
+ */
+void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t)
+{
+	struct davinci_trace_record r;
+
+	if (!s->ctx->dev->trace.enabled)
+		return;
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t);
+	r.timestamp_ns = os_now_ns();
+	dv_trace_put(s->ctx->dev, &r);
+}
+
+/* Take the lowest free AI-core slot for @t (dev->lock held). */
+static void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
+{
+	u64 free = ~dev->trace.cores;
+	u32 core;
+
+	if (!free || t->aicore)
+		return;
+	core = __builtin_ctzll(free);
+	if (core >= dev->cfg.aicores)
+		return;
+	dev->trace.cores |= 1ULL << core;
+	t->aicore = core + 1;
+}
+
+/**
+ * dv_trace_task_start() - a task starts on an AI core (dev->lock held)
+ * @s: its stream
+ * @t: the task, with its start_ns set
+ */
+void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
+{
+	struct dv_device *dev = s->ctx->dev;
+	struct davinci_trace_record r;
+
+	if (!dev->trace.enabled)
+		return;
+	dv_trace_take_core(dev, t);
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t);
+	r.timestamp_ns = t->start_ns;
+	r.aicore = t->aicore ? t->aicore - 1 : DV_TRACE_NO_CORE;
+	dv_trace_put(dev, &r);
+}
+
+/**
+ * dv_trace_task_complete() - a task completed (dev->lock held)
+ * @s: its stream
+ * @t: the task
+ * @status: DAVINCI_STATUS_*
+ * @start_ns: when it started, 0 when it never ran
+ * @end_ns: when it completed
+ *
+ * Gives back its AI-core slot. A task the scheduler finishes without
+ * running it (s->busy: events, notifications, failures) is put on the
+ * core that took it, for an instant.
+ */
+void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
+			    u32 status, u64 start_ns, u64 end_ns)
+{
+	struct dv_device *dev = s->ctx->dev;
+	struct davinci_trace_record r;
+
+	if (dev->trace.enabled && s->busy)
+		dv_trace_take_core(dev, t);
+	if (t->aicore)
+		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
+	if (!dev->trace.enabled)
+		return;
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_COMPLETE, s, t);
+	r.timestamp_ns = end_ns;
+	r.status = status;
+	r.arg0 = start_ns;
+	r.arg1 = end_ns;
+	r.aicore = t->aicore ? t->aicore - 1 : DV_TRACE_NO_CORE;
+	dv_trace_put(dev, &r);
+}
+
+/**
+ * dv_trace_mem() - memory was allocated or returned (dev->lock held)
+ * @buf: the buffer
+ * @type: DAVINCI_TRACE_MEM_ALLOC or DAVINCI_TRACE_MEM_FREE
+ *
+ * A free is logged when the memory goes back to its pool: after the last
+ * task or mapping holding it let go.
+ */
+void dv_trace_mem(struct dv_buffer *buf, u32 type)
+{
+	struct dv_device *dev = buf->dev;
+	struct davinci_trace_record r;
+
+	if (!dev->trace.enabled)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.timestamp_ns = os_now_ns();
+	r.type = type;
+	r.pid = buf->ctx ? buf->ctx->pid : 0;
+	r.id = buf->pool->index;
+	r.arg0 = dv_buffer_dev_addr(buf);
+	r.arg1 = buf->alloc_size;
+	r.arg2 = buf->pool->total - buf->pool->free;
+	dv_trace_put(dev, &r);
+}
+
+/**
+ * dv_trace_event() - an event record completed, or a host wait began
+ * @ctx: the event's context (dev->lock held)
+ * @type: DAVINCI_TRACE_EVENT_RECORD or DAVINCI_TRACE_EVENT_WAIT
+ * @event_id: the event
+ * @gen: the generation completed, or waited for
+ */
+void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen)
+{
+	struct davinci_trace_record r;
+
+	if (!ctx->dev->trace.enabled)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.timestamp_ns = os_now_ns();
+	r.type = type;
+	r.pid = ctx->pid;
+	r.id = event_id;
+	r.seq = gen;
+	dv_trace_put(ctx->dev, &r);
+}
+
+/**
+ * dv_trace_ctx() - a context was reset, or failed (dev->lock held)
+ * @ctx: the context
+ * @type: DAVINCI_TRACE_CTX_RESET or DAVINCI_TRACE_CTX_FAIL
+ */
+void dv_trace_ctx(struct dv_context *ctx, u32 type)
+{
+	struct davinci_trace_record r;
+
+	if (!ctx->dev->trace.enabled)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.timestamp_ns = os_now_ns();
+	r.type = type;
+	r.pid = ctx->pid;
+	dv_trace_put(ctx->dev, &r);
+}
+
+/**
+ * dv_trace_mgmt() - a management event: fault, reset, health change
+ * @dev: the device (dev->lock held)
+ * @ev: the event as logged
+ */
+void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
+{
+	struct davinci_trace_record r;
+
+	if (!dev->trace.enabled)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.timestamp_ns = ev->timestamp_ns;
+	r.type = DAVINCI_TRACE_MGMT;
+	r.id = ev->health;
+	r.status = ev->type;
+	r.seq = ev->seq;
+	r.arg0 = ev->fault;
+	r.arg1 = ev->addr;
+	r.arg2 = ev->value;
+	dv_trace_put(dev, &r);
+}
+
+/**
+ * dv_ioctl_trace_read() - DAVINCI_IOCTL_TRACE_READ
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_trace_read
+ *
+ * Return: 0, or -EINVAL for unknown flags or both.
+ */
+int dv_ioctl_trace_read(struct dv_context *ctx, void *arg)
+{
+	const u32 both = DAVINCI_TRACE_F_ENABLE | DAVINCI_TRACE_F_DISABLE;
+	struct davinci_trace_read *q = arg;
+	struct dv_trace *tr = &ctx->dev->trace;
+	u64 oldest, at;
+	u32 n = 0;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if ((q->flags & ~both) || (q->flags & both) == both)
+		return -EINVAL;
+	if (q->flags & DAVINCI_TRACE_F_ENABLE)
+		tr->enabled = true;
+	if (q->flags & DAVINCI_TRACE_F_DISABLE)
+		tr->enabled = false;
+	oldest = tr->written > DAVINCI_TRACE_CAPACITY ?
+		 tr->written - DAVINCI_TRACE_CAPACITY : 0;
+	at = q->since;
+	if (at > tr->written)
+		at = tr->written;
+	q->dropped = at < oldest ? oldest - at : 0;
+	for (at += q->dropped; at < tr->written && n < DAVINCI_TRACE_READ_MAX;
+	     at++)
+		q->rec[n++] = tr->ring[at & DV_TRACE_MASK];
+	q->count = n;
+	q->next = at;
+	q->written = tr->written;
+	q->enabled = tr->enabled;
+	q->capacity = DAVINCI_TRACE_CAPACITY;
+	return 0;
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * davinci_trace.h - the module's tracepoints (include/trace/events style),
+ * one per kind of record of the core's trace ring (trace.c of the core),
+ * fired by kmod/linux/trace.c as each record is written. With tracefs:
+ *   echo 1 > /sys/kernel/tracing/events/davinci/enable
+ * or trace-cmd record -e davinci, perf trace -e 'davinci:*'.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM davinci
+
+#if !defined(_DAVINCI_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _DAVINCI_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#include "dv_core.h"
+
+TRACE_EVENT(davinci_doorbell,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+		__field(u32, stream)
+		__field(u32, sq_tail)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+		__entry->stream = r->id;
+		__entry->sq_tail = (u32)r->arg0;
+	),
+	TP_printk("dev=%u pid=%u stream=%u sq_tail=%u", __entry->device,
+		  __entry->pid, __entry->stream, __entry->sq_tail)
+);
+
+DECLARE_EVENT_CLASS(davinci_task,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+		__field(u32, stream)
+		__field(u64, seq)
+		__field(u16, opcode)
+		__field(u16, aicore)
+		__field(u32, status)
+		__field(u64, start_ns)
+		__field(u64, end_ns)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+		__entry->stream = r->id;
+		__entry->seq = r->seq;
+		__entry->opcode = r->opcode;
+		__entry->aicore = r->aicore;
+		__entry->status = r->status;
+		__entry->start_ns = r->arg0;
+		__entry->end_ns = r->arg1;
+	),
+	TP_printk("dev=%u pid=%u stream=%u seq=%llu opcode=%u aicore=%u status=%u start_ns=%llu end_ns=%llu",
+		  __entry->device, __entry->pid, __entry->stream,
+		  __entry->seq, __entry->opcode, __entry->aicore,
+		  __entry->status, __entry->start_ns, __entry->end_ns)
+);
+
+DEFINE_EVENT(davinci_task, davinci_task_queued,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+DEFINE_EVENT(davinci_task, davinci_task_start,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+DEFINE_EVENT(davinci_task, davinci_task_complete,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+
+DECLARE_EVENT_CLASS(davinci_mem,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+		__field(u32, arena)
+		__field(u64, addr)
+		__field(u64, size)
+		__field(u64, used)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+		__entry->arena = r->id;
+		__entry->addr = r->arg0;
+		__entry->size = r->arg1;
+		__entry->used = r->arg2;
+	),
+	TP_printk("dev=%u pid=%u arena=%u addr=0x%llx size=%llu used=%llu",
+		  __entry->device, __entry->pid, __entry->arena,
+		  __entry->addr, __entry->size, __entry->used)
+);
+
+DEFINE_EVENT(davinci_mem, davinci_mem_alloc,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+DEFINE_EVENT(davinci_mem, davinci_mem_free,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+
+DECLARE_EVENT_CLASS(davinci_event,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+		__field(u32, event)
+		__field(u64, gen)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+		__entry->event = r->id;
+		__entry->gen = r->seq;
+	),
+	TP_printk("dev=%u pid=%u event=%u gen=%llu", __entry->device,
+		  __entry->pid, __entry->event, __entry->gen)
+);
+
+DEFINE_EVENT(davinci_event, davinci_event_record,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+DEFINE_EVENT(davinci_event, davinci_event_wait,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+
+DECLARE_EVENT_CLASS(davinci_mgmt,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, type)
+		__field(u32, health)
+		__field(u32, fault)
+		__field(u64, addr)
+		__field(u64, value)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->type = r->status;
+		__entry->health = r->id;
+		__entry->fault = (u32)r->arg0;
+		__entry->addr = r->arg1;
+		__entry->value = r->arg2;
+	),
+	TP_printk("dev=%u type=%u health=%u fault=%u addr=0x%llx value=%llu",
+		  __entry->device, __entry->type, __entry->health,
+		  __entry->fault, __entry->addr, __entry->value)
+);
+
+/* DAVINCI_MGMT_EV_FAULT_INJECTED, _FAULT and _LOST */
+DEFINE_EVENT(davinci_mgmt, davinci_fault,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+/* DAVINCI_MGMT_EV_RESET */
+DEFINE_EVENT(davinci_mgmt, davinci_reset,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+/* DAVINCI_MGMT_EV_ADD, _REMOVE and _HEALTH */
+DEFINE_EVENT(davinci_mgmt, davinci_mgmt,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+
+DECLARE_EVENT_CLASS(davinci_ctx,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+	),
+	TP_printk("dev=%u pid=%u", __entry->device, __entry->pid)
+);
+
+DEFINE_EVENT(davinci_ctx, davinci_ctx_reset,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+DEFINE_EVENT(davinci_ctx, davinci_ctx_fail,
+	TP_PROTO(u32 device, const struct davinci_trace_record *r),
+	TP_ARGS(device, r));
+
+#endif /* _DAVINCI_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE davinci_trace
+#include <trace/define_trace.h>
