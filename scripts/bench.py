@@ -1,18 +1,33 @@
-"""make bench: the davinci NPU next to numpy on this machine, from one run.
+"""make bench: the davinci NPU against the host, as ratios from one run.
 
-Submit-to-complete latency of one NOP, NOP throughput in batches,
-host-to-device and device-to-host copy bandwidth against numpy's host copy,
-a vector add and a 512x512 matmul against numpy. Runs on the backend that
-discovery finds (DAVINCI_DEV_DIR, the module, a FUSE mount, or
-DAVINCI_BACKEND=inproc). Prints absolute figures and ratios.
+Every row of the performance table (issue 11) on the backend that discovery
+finds (DAVINCI_DEV_DIR, the module, a FUSE mount, or DAVINCI_BACKEND=inproc):
+tiny-task latency against a null ioctl, batched NOPs against a bare Python
+loop writing the same descriptors, NOP throughput of N streams from N threads
+against one, task-graph replay, matmul and copies against numpy. Prints
+absolute figures and ratios, marks a row that misses its goal, and writes
+them all as JSON (--json PATH). Nothing here is asserted: it measures.
+
+    python scripts/bench.py [--json PATH] [--quick] [--sweep-aicores]
 """
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
 import statistics
+import subprocess
+import sys
+import threading
 import time
 
 import numpy as np
 
 import davinci
 from davinci import _uapi, make_task, ops
+
+ROWS: list[dict] = []
 
 
 def best_of(fn, repeat: int) -> float:
@@ -25,112 +40,259 @@ def best_of(fn, repeat: int) -> float:
     return best
 
 
-def row(what: str, npu: str, host: str = "", ratio: str = "") -> None:
-    print("%-34s %18s %18s %10s" % (what, npu, host, ratio))
-
-
-def gbps(nbytes: int, seconds: float) -> str:
-    return "%.2f GB/s" % (nbytes / seconds / 1e9)
-
-
-def bench_nops(dev) -> None:
-    s = dev.stream(sq_entries=1024, cq_entries=1024)
-    lat = []
-    for _ in range(300):
+def median_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
         t0 = time.perf_counter()
-        s.launch(make_task(_uapi.DAVINCI_OP_NOP))
-        s.synchronize()
-        lat.append(time.perf_counter() - t0)
-    lat.sort()
-    row("NOP submit-to-complete, median", "%.1f us" % (
-        statistics.median(lat) * 1e6))
-    row("NOP submit-to-complete, p99", "%.1f us" % (
-        lat[int(len(lat) * 0.99)] * 1e6))
-    for batch in (1, 32, 512):
-        tasks = [make_task(_uapi.DAVINCI_OP_NOP) for _ in range(batch)]
-        rounds = max(1, 4096 // batch)
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
-        def run():
-            for _ in range(rounds):
-                s.submit(tasks)
-            s.synchronize()
-        t = best_of(run, 3)
-        row("NOP throughput, batches of %d" % batch,
-            "%.0f tasks/s" % (rounds * batch / t))
+
+def record(key: str, what: str, value: float, unit: str,
+           ratio: float | None = None, goal: float | None = None,
+           lower_is_better: bool = False, note: str = "") -> None:
+    """One row: printed now, kept for the JSON."""
+    met = None
+    if goal is not None:
+        x = ratio if ratio is not None else value
+        met = x <= goal if lower_is_better else x >= goal
+    ROWS.append(dict(key=key, what=what, value=value, unit=unit,
+                     ratio=ratio, goal=goal, goal_met=met,
+                     lower_is_better=lower_is_better, note=note))
+    shown = ("%.3g %s" % (value, unit)).strip()
+    r = "" if ratio is None else "%.2fx" % ratio
+    g = "" if goal is None else "%s %s%g" % (
+        "ok  " if met else "MISS", "<=" if lower_is_better else ">=", goal)
+    print("%-46s %16s %9s  %-12s %s" % (what, shown, r, g, note))
+
+
+def nop_array(n: int):
+    """``n`` NOP descriptors the fastest way this runtime offers."""
+    if hasattr(davinci, "task_array"):
+        a = davinci.task_array(n)
+        a["opcode"] = _uapi.DAVINCI_OP_NOP
+        return a
+    return [make_task(_uapi.DAVINCI_OP_NOP) for _ in range(n)]
+
+
+def bench_latency(dev, kind: str, quick: bool) -> None:
+    v = _uapi.davinci_version()
+    t = dev.transport
+    null = median_of(lambda: t.ioctl(_uapi.DAVINCI_IOCTL_GET_VERSION, v),
+                     500 if quick else 3000)
+    record("null_ioctl_us", "null ioctl (GET_VERSION) from Python",
+           null * 1e6, "us")
+    s = dev.stream()
+    nop = make_task(_uapi.DAVINCI_OP_NOP)
+
+    def one():
+        s.launch(nop)
+        s.synchronize()
+    for _ in range(200):
+        one()
+    lat = median_of(one, 500 if quick else 3000)
+    goal = {"kmod": 5.0, "inproc": 3.0}.get(kind)
+    record("tiny_task_us", "tiny task submit-to-complete, median",
+           lat * 1e6, "us", None, 20.0 if kind == "fuse" else None, True)
+    record("tiny_task_vs_null_ioctl", "  ... vs a null ioctl",
+           lat / null, "x", lat / null, goal, True)
     s.destroy()
 
 
-def bench_copies(dev) -> None:
+def bench_batches(dev, quick: bool) -> None:
+    """8 batches of 512 NOPs per sync against a bare Python loop writing
+    the same 4096 descriptors (ctypes structs) into memory."""
+    s = dev.stream(sq_entries=4096, cq_entries=4096)
+    batch = nop_array(512)
+
+    def npu():
+        for _ in range(8):
+            s.submit(batch)
+        s.synchronize()
+    npu()
+    t_npu = best_of(npu, 5 if quick else 15)
+    nop = make_task(_uapi.DAVINCI_OP_NOP)
+    size = ctypes.sizeof(nop)
+    ring = ctypes.create_string_buffer(4096 * size)
+    base = ctypes.addressof(ring)
+
+    def loop():
+        for i in range(4096):
+            ctypes.memmove(base + i * size, ctypes.addressof(nop), size)
+    t_loop = best_of(loop, 5 if quick else 15)
+    record("batch_nops_per_s", "NOPs, 8 x 512 per sync", 4096 / t_npu,
+           "tasks/s")
+    record("batch_nops_vs_python_loop",
+           "  ... vs a Python loop writing them", t_loop / t_npu, "x",
+           t_loop / t_npu, 0.5)
+    s.destroy()
+
+
+def _stream_worker(s, batch, rounds: int, barrier) -> None:
+    barrier.wait()
+    for _ in range(rounds):
+        s.submit(batch)
+    s.synchronize()
+
+
+def nops_per_second(dev, nstreams: int, rounds: int) -> float:
+    streams = [dev.stream(sq_entries=1024, cq_entries=1024)
+               for _ in range(nstreams)]
+    batch = nop_array(256)
+    barrier = threading.Barrier(nstreams + 1)
+    threads = [threading.Thread(target=_stream_worker,
+                                args=(s, batch, rounds, barrier))
+               for s in streams]
+    for th in threads:
+        th.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for th in threads:
+        th.join()
+    dt = time.perf_counter() - t0
+    for s in streams:
+        s.destroy()
+    return nstreams * rounds * len(batch) / dt
+
+
+def bench_scaling(dev, quick: bool) -> None:
+    n = min(dev.info.aicores, 16)
+    rounds = 8 if quick else 32
+    one = nops_per_second(dev, 1, rounds)
+    many = nops_per_second(dev, n, rounds)
+    record("streams_scaling", "NOP tasks/s, %d streams/threads vs 1 (%d "
+           "AI cores, %d host cores)" % (n, dev.info.aicores,
+                                         os.cpu_count() or 1),
+           many, "tasks/s", many / one, 4.0 if n >= 16 else None,
+           note="goal is for 16 cores" if n < 16 else "")
+
+
+def bench_graph(dev, quick: bool) -> None:
+    s = dev.stream(sq_entries=1024, cq_entries=1024)
+    if not hasattr(s, "capture"):
+        record("graph_replay_per_s", "task graph replay", 0, "tasks/s",
+               None, 1e6, note="no task graphs in this runtime")
+        s.destroy()
+        return
+    with s.capture() as g:
+        s.submit(nop_array(1000))
+    s.synchronize()
+
+    def replay():
+        for _ in range(10):
+            g.launch(s)
+        s.synchronize()
+    replay()
+    t = best_of(replay, 5 if quick else 15)
+    record("graph_replay_per_s", "task graph replay (1000 NOPs, x10)",
+           10000 / t, "tasks/s", None, 1e6)
+    g.destroy()
+    s.destroy()
+
+
+def bench_copies(dev, quick: bool) -> None:
     s = dev.stream()
-    for size in (4 << 10, 1 << 20, 64 << 20):
+    for size in (4 << 10, 1 << 20):
         host = np.random.default_rng(0).integers(0, 255, size, np.uint8)
         back = np.empty_like(host)
         other = np.empty_like(host)
         buf = dev.malloc(size)
-        repeat = 50 if size < (1 << 20) else 10 if size < (64 << 20) else 3
+        repeat = (200 if size < (1 << 20) else 20) * (1 if quick else 5)
         t_np = best_of(lambda: np.copyto(other, host), repeat)
         t_h2d = best_of(lambda: s.copy_from_host(buf, host), repeat)
         t_d2h = best_of(lambda: s.copy_to_host(buf, back), repeat)
         assert np.array_equal(back, host)
         label = "%d KiB" % (size >> 10) if size < (1 << 20) \
             else "%d MiB" % (size >> 20)
-        row("host-to-device %s" % label, gbps(size, t_h2d),
-            gbps(size, t_np), "%.2fx" % (t_np / t_h2d))
-        row("device-to-host %s" % label, gbps(size, t_d2h),
-            gbps(size, t_np), "%.2fx" % (t_np / t_d2h))
+        goal = 0.5 if size < (1 << 20) else 0.9
+        record("h2d_%s" % label.replace(" ", "").lower(),
+               "host-to-device %s vs numpy copy" % label,
+               size / t_h2d / 1e9, "GB/s", t_np / t_h2d, goal)
+        record("d2h_%s" % label.replace(" ", "").lower(),
+               "device-to-host %s vs numpy copy" % label,
+               size / t_d2h / 1e9, "GB/s", t_np / t_d2h, goal)
         buf.free()
     s.destroy()
 
 
-def bench_ops(dev) -> None:
+def bench_matmul(dev, quick: bool) -> None:
     s = dev.stream()
-    n = 16 << 20
     rng = np.random.default_rng(1)
-    x = rng.standard_normal(n, np.float32)
-    y = rng.standard_normal(n, np.float32)
-    xd, yd = dev.tensor(x), dev.tensor(y)
-    zd = dev.empty(n, "float32")
-    z = np.empty_like(x)
+    for m in ((512,) if quick else (64, 512)):
+        a = rng.standard_normal((m, m), np.float32)
+        b = rng.standard_normal((m, m), np.float32)
+        ad, bd = dev.tensor(a), dev.tensor(b)
+        cd = dev.empty((m, m), "float32")
 
-    def npu_add():
-        ops.add(xd, yd, out=zd, stream=s)
-        s.synchronize()
-    t_npu = best_of(npu_add, 5)
-    t_np = best_of(lambda: np.add(x, y, out=z), 5)
-    moved = 3 * 4 * n
-    row("vector add, 16M float32", gbps(moved, t_npu), gbps(moved, t_np),
-        "%.2fx" % (t_np / t_npu))
-    for t in (xd, yd, zd):
-        t.free()
-
-    m = 512
-    a = rng.standard_normal((m, m), np.float32)
-    b = rng.standard_normal((m, m), np.float32)
-    ad, bd = dev.tensor(a), dev.tensor(b)
-    cd = dev.empty((m, m), "float32")
-
-    def npu_matmul():
-        ops.matmul(ad, bd, out=cd, stream=s)
-        s.synchronize()
-    t_npu = best_of(npu_matmul, 5)
-    t_np = best_of(lambda: a @ b, 5)
-    flops = 2 * m ** 3
-    row("matmul 512x512 float32", "%.2f GFLOP/s" % (flops / t_npu / 1e9),
-        "%.2f GFLOP/s" % (flops / t_np / 1e9), "%.2fx" % (t_np / t_npu))
+        def npu():
+            ops.matmul(ad, bd, out=cd, stream=s)
+            s.synchronize()
+        t_npu = best_of(npu, 5)
+        t_np = best_of(lambda: a @ b, 20)
+        flops = 2 * m ** 3
+        # one matmul runs on one AI core unless the runtime splits it
+        record("matmul_%d" % m, "matmul %dx%d float32 vs numpy, per core"
+               % (m, m), flops / t_npu / 1e9, "GFLOP/s", t_np / t_npu,
+               0.5 if m == 512 else None)
+        for t in (ad, bd, cd):
+            t.free()
     s.destroy()
 
 
+def sweep_aicores(quick: bool) -> None:
+    """In-process only: N streams on N AI cores for N = 1..16, each in a
+    child process with DAVINCI_INPROC_AICORES=N."""
+    base = None
+    for n in (1, 2, 4, 8, 16):
+        env = dict(os.environ, DAVINCI_BACKEND="inproc",
+                   DAVINCI_INPROC_AICORES=str(n))
+        out = subprocess.run(
+            [sys.executable, __file__, "--scaling-child", str(n)]
+            + (["--quick"] if quick else []),
+            env=env, capture_output=True, text=True, check=True).stdout
+        rate = float(out.split()[-1])
+        base = base or rate
+        record("aicores_%d" % n, "NOP tasks/s, %d streams on %d AI cores"
+               % (n, n), rate, "tasks/s", rate / base)
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the rows as JSON here")
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer repetitions (the QEMU guest)")
+    ap.add_argument("--sweep-aicores", action="store_true",
+                    help="in-process: NOP throughput on 1..16 AI cores")
+    ap.add_argument("--scaling-child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.scaling_child:
+        with davinci.Device(0) as dev:
+            print(nops_per_second(dev, args.scaling_child,
+                                  8 if args.quick else 32))
+        return
     backend = davinci.backend()
     with davinci.Device(0) as dev:
         info = dev.info
-        print("davinci bench on %s: %s, %d AI cores, HBM %d MiB"
+        kind = backend.kind
+        print("davinci bench on %s: %s, %d AI cores, HBM %d MiB, %s"
               % (backend.describe(), info.name, info.aicores,
-                 info.hbm_total >> 20))
-        row("", "NPU", "numpy (host)", "NPU/host")
-        bench_nops(dev)
-        bench_copies(dev)
-        bench_ops(dev)
+                 info.hbm_total >> 20, dev.version))
+        print("%-46s %16s %9s  %-12s" % ("", "davinci", "ratio", "goal"))
+        bench_latency(dev, kind, args.quick)
+        bench_batches(dev, args.quick)
+        bench_scaling(dev, args.quick)
+        bench_graph(dev, args.quick)
+        bench_copies(dev, args.quick)
+        bench_matmul(dev, args.quick)
+    if args.sweep_aicores and kind == "inproc":
+        sweep_aicores(args.quick)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(backend=kind, describe=backend.describe(),
+                           host_cores=os.cpu_count(), rows=ROWS), f,
+                      indent=1)
+        print("wrote %s" % args.json)
 
 
 if __name__ == "__main__":

@@ -257,6 +257,8 @@ int dv_ioctl_mem_free(struct dv_context *ctx, void *arg)
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!buf)
 		return -ENOENT;
+	/* Tasks published before the free hold the memory, as at a doorbell. */
+	dv_ctx_take_in_polled(ctx);
 	dv_buffer_release(buf);
 	return 0;
 }

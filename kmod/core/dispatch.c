@@ -181,6 +181,44 @@ u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 	return i;
 }
 
+/**
+ * dv_stream_published() - tasks a polled ring holds beyond the head
+ * @s: the stream (dev->lock held)
+ *
+ * Published by the host but not taken in yet (the stream has as many
+ * queued as it may): they count as submitted for a wait.
+ *
+ * Return: their number, 0 when not polled or the tail is out of range.
+ */
+u32 dv_stream_published(struct dv_stream *s)
+{
+	u32 n;
+
+	os_mutex_assert_held(s->ctx->dev->lock);
+	if (!s->polled || s->sq_fault)
+		return 0;
+	n = __atomic_load_n(&s->sq->tail, __ATOMIC_ACQUIRE) - s->sq_head;
+	return n <= s->sq_entries ? n : 0;
+}
+
+/**
+ * dv_ctx_take_in_polled() - take in what every polled ring of @ctx holds
+ * @ctx: the context (dev->lock held)
+ *
+ * Before an ioctl whose effect depends on which tasks were submitted
+ * (a wait for all of them, freeing memory they may use): what the host
+ * published before it counts as submitted, as if it had rung the doorbell.
+ */
+void dv_ctx_take_in_polled(struct dv_context *ctx)
+{
+	struct dv_list *pos;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next)
+		dv_stream_take_in_polled(DV_CONTAINER_OF(pos, struct dv_stream,
+							 node), true);
+}
+
 /* Set or clear NEED_WAKEUP in every polled ring (dev->lock held). */
 static void dv_poll_need_wakeup(struct dv_device *dev, bool set)
 {

@@ -607,6 +607,8 @@ void dv_sched_run(struct dv_device *dev, struct dv_stream *s);
 /* dispatch.c */
 int dv_stream_take_in(struct dv_stream *s, u32 tail);
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
+void dv_ctx_take_in_polled(struct dv_context *ctx);
+u32 dv_stream_published(struct dv_stream *s);
 int dv_dispatcher_main(void *arg);
 
 /* trace.c */

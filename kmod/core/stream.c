@@ -293,6 +293,7 @@ static int dv_stream_wait_done(struct dv_context *ctx, void *arg)
 
 	if (!s)
 		return -ENOENT;
+	dv_stream_take_in_polled(s, true);	/* completions made room */
 	a->w->status = s->error_status;
 	a->w->completed_seq = s->completed_seq;
 	return s->completed_seq >= a->seq;
@@ -310,6 +311,7 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	struct davinci_stream_wait *w = arg;
 	struct dv_stream_wait_arg a = { .w = w };
 	struct dv_stream *s;
+	u64 last;
 	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -319,8 +321,9 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	if (!s)
 		return -ENOENT;
 	dv_stream_take_in_polled(s, true);
-	a.seq = w->seq ? w->seq : s->submitted_seq;
-	if (a.seq > s->submitted_seq)
+	last = s->submitted_seq + dv_stream_published(s);
+	a.seq = w->seq ? w->seq : last;
+	if (a.seq > last)
 		return -EINVAL;
 	s->waiters++;
 	ret = dv_wait_locked(ctx, s->wq, w->timeout_ms, dv_stream_wait_done,
@@ -401,6 +404,7 @@ static int dv_task_lookup(struct dv_context *ctx, struct davinci_task_query *q,
 	s = dv_stream_find(ctx, q->stream_id);
 	if (!s)
 		return -ENOENT;
+	dv_stream_take_in_polled(s, true);	/* the host counts them */
 	if (!q->seq || q->seq > s->submitted_seq)
 		return -ENOENT;
 	*sp = s;
@@ -513,12 +517,9 @@ static int dv_sync_done(struct dv_context *ctx, void *arg)
 int dv_ioctl_sync(struct dv_context *ctx, void *arg)
 {
 	struct davinci_sync *y = arg;
-	struct dv_list *pos;
 
 	os_mutex_assert_held(ctx->dev->lock);
-	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next)
-		dv_stream_take_in_polled(DV_CONTAINER_OF(pos, struct dv_stream,
-							 node), true);
+	dv_ctx_take_in_polled(ctx);
 	return dv_wait_locked(ctx, ctx->dev->wq, y->timeout_ms, dv_sync_done,
 			      y);
 }

@@ -18,7 +18,8 @@ def test_batch_submit_sequences_and_completions(dev):
     s.synchronize(timeout=30)
     comps = s.drain()
     got = {c.seq: c for c in comps}
-    assert set(got) == set(seqs) or len(s._completions) >= 10
+    # the wait may have read some of them already: all are kept
+    assert set(got) <= set(seqs)
     for i, seq in enumerate(seqs):
         c = s.completion(seq)
         assert c is not None and c.ok and c.user_data == i

@@ -61,6 +61,8 @@ _CPL_SIZE = ctypes.sizeof(_uapi.davinci_completion)
 _ENTRIES = _uapi.DAVINCI_RING_ENTRIES_OFFSET
 _M32 = 0xFFFFFFFF
 _MAX_KEPT_COMPLETIONS = 65536
+_CPL_DTYPE = np.dtype(_uapi.davinci_completion)
+_NO_COMPLETIONS = np.empty(0, _CPL_DTYPE)
 
 
 def make_task(opcode: int, **fields) -> _uapi.davinci_task:
@@ -136,6 +138,11 @@ class Completion:
     @property
     def duration_ns(self) -> int:
         return max(0, self.end_ns - self.start_ns) if self.start_ns else 0
+
+
+def _completion(e) -> Completion:
+    return Completion(int(e["seq"]), int(e["user_data"]), int(e["start_ns"]),
+                      int(e["end_ns"]), int(e["status"]), int(e["opcode"]))
 
 
 @dataclass(frozen=True)
@@ -228,8 +235,9 @@ class Stream:
         self.cq_entries = int(self._cqh.entries)
         self._sq_tail = int(self._sqh.tail)
         self._submitted_seq = 0
-        self._completions: "collections.OrderedDict[int, Completion]" = \
-            collections.OrderedDict()
+        # completion entries read so far, oldest first (bounded)
+        self._kept: "collections.deque[np.ndarray]" = collections.deque()
+        self._nkept = 0
         self._first_failure: Completion | None = None
         # (seq, fn): host work to run once task seq has completed
         self._after: list[tuple[int, Callable[[], None]]] = []
@@ -287,10 +295,10 @@ class Stream:
             return []
         with self._lock:
             self.check()
-            self.drain()        # keep the completion ring from overflowing
+            self._drain_entries()   # keep the completion ring from overflowing
             if self.polled:
                 first = self._submitted_seq + 1
-                self._publish_polled(arr)
+                self._publish_polled(arr.ctypes.data, n, _has_event_ops(arr))
                 return list(range(first, self._submitted_seq + 1))
             seqs: list[int] = []
             i = 0
@@ -309,11 +317,11 @@ class Stream:
     def _ring_room(self) -> int:
         return self.sq_entries - ((self._sq_tail - self._sqh.head) & _M32)
 
-    def _write_ring(self, arr: np.ndarray, i: int, k: int) -> int:
-        """Copy descriptors ``arr[i:i+k]`` into the slots from the tail on
-        (two copies when they wrap); returns the new tail, unpublished."""
+    def _write_ring(self, src: int, k: int) -> int:
+        """Copy ``k`` descriptors at address ``src`` into the slots from the
+        tail on (two copies when they wrap); returns the new tail,
+        unpublished."""
         base = self._sq.address + _ENTRIES
-        src = arr.ctypes.data + i * _TASK_SIZE
         slot = self._sq_tail % self.sq_entries
         first = min(k, self.sq_entries - slot)
         ctypes.memmove(base + slot * _TASK_SIZE, src, first * _TASK_SIZE)
@@ -322,9 +330,11 @@ class Stream:
                            (k - first) * _TASK_SIZE)
         return (self._sq_tail + k) & _M32
 
-    def _publish_polled(self, arr: np.ndarray) -> None:
-        """Write and publish ``arr`` on a polled ring (lock held)."""
-        i, n = 0, len(arr)
+    def _publish_polled(self, src: int, n: int, in_order: bool) -> None:
+        """Write and publish ``n`` descriptors at address ``src`` on a
+        polled ring (lock held). ``in_order``: they hold event records or
+        waits, taken in at once (see :func:`_has_event_ops`)."""
+        i = 0
         while i < n:
             k = min(self._ring_room(), n - i)
             if k <= 0:
@@ -332,12 +342,12 @@ class Stream:
                 continue
             # x86 keeps stores in order: the descriptors are visible
             # before the tail that publishes them
-            self._sq_tail = self._write_ring(arr, i, k)
+            self._sq_tail = self._write_ring(src + i * _TASK_SIZE, k)
             self._sqh.tail = self._sq_tail
             self._submitted_seq += k
             i += k
-            if self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP or \
-                    _has_event_ops(arr[i - k:i]):
+            if in_order or \
+                    self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
                 self._ring_doorbell()
 
     def _ring_doorbell(self) -> _uapi.davinci_doorbell:
@@ -369,7 +379,7 @@ class Stream:
         """Write ``arr[i:i+k]`` and ring the doorbell for them (not polled;
         lock held); returns the first and last sequence numbers."""
         old_tail = self._sq_tail
-        self._sq_tail = self._write_ring(arr, i, k)
+        self._sq_tail = self._write_ring(arr.ctypes.data + i * _TASK_SIZE, k)
         self._sqh.tail = self._sq_tail
         try:
             db = self._ring_doorbell()
@@ -389,41 +399,59 @@ class Stream:
 
     def launch(self, task: _uapi.davinci_task) -> int:
         """Submit one task; returns its sequence number."""
-        return self.submit([task])[0]
+        if not self.polled or not isinstance(task, _uapi.davinci_task):
+            return self.submit([task])[0]
+        with self._lock:
+            self.check()
+            if self._cqh.head != self._cqh.tail:
+                self._drain_entries()
+            self._publish_polled(ctypes.addressof(task), 1,
+                                 task.opcode in _EVENT_OPS)
+            return self._submitted_seq
 
     # -- completion ------------------------------------------------------------
     def drain(self) -> list[Completion]:
         """Read every new completion from the completion ring."""
-        out: list[Completion] = []
+        return [_completion(e) for e in self._drain_entries()]
+
+    def _drain_entries(self) -> np.ndarray:
+        """New completion entries as one array (:data:`_CPL_DTYPE`), copied
+        out of the ring with at most two copies; no object per task."""
         with self._lock:
             if self._destroyed:
-                return out
+                return _NO_COMPLETIONS
             h = self._cqh
             head = h.head
             tail = h.tail
             n = (tail - head) & _M32
+            if not n:
+                return _NO_COMPLETIONS
             if n > self.cq_entries:
                 n = self.cq_entries
                 head = (tail - n) & _M32
             base = self._cq.address + _ENTRIES
-            for i in range(n):
-                slot = ((head + i) & _M32) % self.cq_entries
-                e = _uapi.davinci_completion.from_address(
-                    base + slot * _CPL_SIZE)
-                c = Completion(int(e.seq), int(e.user_data), int(e.start_ns),
-                               int(e.end_ns), int(e.status), int(e.opcode))
-                out.append(c)
-                self._completions[c.seq] = c
-                if c.seq > self._completed_seq:
-                    self._completed_seq = c.seq
-                if (c.status not in (_uapi.DAVINCI_STATUS_OK,
-                                     _uapi.DAVINCI_STATUS_CANCELLED,
-                                     _uapi.DAVINCI_STATUS_ABORTED)
-                        and self._first_failure is None):
-                    self._first_failure = c
+            slot = head % self.cq_entries
+            first = min(n, self.cq_entries - slot)
+            raw = ctypes.string_at(base + slot * _CPL_SIZE, first * _CPL_SIZE)
+            if n > first:
+                raw += ctypes.string_at(base, (n - first) * _CPL_SIZE)
+            out = np.frombuffer(raw, _CPL_DTYPE)
             h.head = tail
-            while len(self._completions) > _MAX_KEPT_COMPLETIONS:
-                self._completions.popitem(last=False)
+            # entries come in sequence order
+            self._completed_seq = max(self._completed_seq,
+                                      int(out["seq"][-1]))
+            st = out["status"]
+            if self._first_failure is None and st.any():
+                bad = np.flatnonzero(
+                    (st != _uapi.DAVINCI_STATUS_OK) &
+                    (st != _uapi.DAVINCI_STATUS_CANCELLED) &
+                    (st != _uapi.DAVINCI_STATUS_ABORTED))
+                if len(bad):
+                    self._first_failure = _completion(out[bad[0]])
+            self._kept.append(out)
+            self._nkept += n
+            while self._nkept - len(self._kept[0]) >= _MAX_KEPT_COMPLETIONS:
+                self._nkept -= len(self._kept.popleft())
         return out
 
     def settle(self) -> None:
@@ -434,24 +462,34 @@ class Stream:
         with self._lock:
             if self._destroyed:
                 return
-            self.drain()
+            self._drain_entries()
             q = _uapi.davinci_stream_query(stream_id=self.stream_id)
             self.device.transport.ioctl(_uapi.DAVINCI_IOCTL_STREAM_QUERY, q)
         self._run_after(int(q.completed_seq))
 
     def _run_after(self, completed_seq: int) -> None:
+        if not self._after:
+            return
         with self._lock:
             ready = [(s, fn) for s, fn in self._after if s <= completed_seq]
             self._after = [(s, fn) for s, fn in self._after
                            if s > completed_seq]
         for seq, fn in ready:
-            c = self._completions.get(seq)
+            c = self.completion(seq)
             fn(c is None or c.ok)
 
     def completion(self, seq: int) -> Completion | None:
-        """The completion of task ``seq`` if it was read from the ring."""
-        self.drain()
-        return self._completions.get(seq)
+        """The completion of task ``seq`` if it was read from the ring
+        (the last 65536 read are kept)."""
+        self._drain_entries()
+        with self._lock:
+            for chunk in reversed(self._kept):
+                seqs = chunk["seq"]
+                if seqs[0] <= seq <= seqs[-1]:
+                    i = int(np.searchsorted(seqs, seq))
+                    if i < len(seqs) and seqs[i] == seq:
+                        return _completion(chunk[i])
+        return None
 
     @property
     def overflow(self) -> int:
@@ -486,13 +524,14 @@ class Stream:
         self.check()
         target = seq or self._submitted_seq
         h = self._cqh
-        if self._header_seq and 0 < target <= self._submitted_seq and \
-                waiting.poll_until(lambda: h.seq >= target, timeout):
+        if self._header_seq and target <= self._submitted_seq and (
+                not target or
+                waiting.poll_until(lambda: h.seq >= target, timeout)):
             completed, status = int(h.seq), int(h.status)
         else:
             w = self._wait(seq, timeout)
             completed, status = int(w.completed_seq), int(w.status)
-        self.drain()
+        self._drain_entries()
         self._run_after(completed)
         if status:
             self._raise_failed(status)
@@ -551,7 +590,7 @@ class Stream:
         self._transport.ioctl(
             _uapi.DAVINCI_IOCTL_STREAM_RESET,
             _uapi.davinci_stream_id(stream_id=self.stream_id))
-        self.drain()
+        self._drain_entries()
         self._first_failure = None
 
     def destroy(self) -> None:

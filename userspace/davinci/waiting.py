@@ -37,7 +37,7 @@ __all__ = ["WaitMode", "set_wait_mode", "wait_mode", "poll_until",
            "SPIN_SECONDS", "YIELD_SECONDS"]
 
 #: ``auto``: how long to spin before yielding.
-SPIN_SECONDS = 20e-6
+SPIN_SECONDS = 2e-6
 #: ``auto``: how long (from the start) to yield before blocking.
 YIELD_SECONDS = 200e-6
 

@@ -245,9 +245,12 @@ struct davinci_mem_info {
  * DAVINCI_RING_F_NEED_WAKEUP in the SQ @flags and looks at the tails once
  * more; userspace that sees the flag after publishing a tail rings the
  * doorbell, which takes in whatever the ring holds (sq_tail is ignored)
- * and wakes the dispatcher. A DAVINCI_IOCTL_STREAM_WAIT takes in a polled
- * stream's pending descriptors first, so a missed flag delays work only
- * until the host waits. The dispatcher copies each descriptor out of the
+ * and wakes the dispatcher. DAVINCI_IOCTL_STREAM_WAIT, DAVINCI_IOCTL_SYNC,
+ * DAVINCI_IOCTL_TASK_QUERY, DAVINCI_IOCTL_TASK_CANCEL and
+ * DAVINCI_IOCTL_MEM_FREE take in what the context's polled rings hold
+ * first: what the host published before them counts as submitted (memory
+ * freed afterwards stays in place for those tasks), and a missed flag
+ * delays work only until the host waits. The dispatcher copies each descriptor out of the
  * ring before it looks at it. Every slot taken in gets the next sequence
  * number, in ring order, so userspace knows them without asking: a
  * malformed descriptor is taken in too and completes with
@@ -388,7 +391,7 @@ struct davinci_doorbell {
  * @stream_id: in: the stream
  * @timeout_ms: in: 0 does not block; -ETIMEDOUT when it runs out
  * @seq: in: wait until this task has completed; 0 means the last task
- *	submitted
+ *	submitted (on a polled stream: the last one its ring holds)
  * @status: out: DAVINCI_STATUS_* of the stream: 0, or the status of the
  *	task that put it into the error state
  * @pad: zero
