@@ -31,12 +31,12 @@ from . import constants
 from .constants import *  # noqa: F401,F403
 from . import _state as _S
 from ._state import AclFail, api
-from . import rt, util, op, media
+from . import rt, util, op, media, prof
 from ._desc import *  # noqa: F401,F403
 from . import _desc
 
 __all__ = ["init", "finalize", "get_recent_err_msg", "get_device_count",
-           "rt", "util", "op", "media", "constants"] + list(_desc.__all__)
+           "rt", "util", "op", "media", "prof", "constants"] + list(_desc.__all__)
 
 
 @api()

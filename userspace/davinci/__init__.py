@@ -66,3 +66,7 @@ __all__ = [
     "ContextLimitError", "QueueFullError", "DevicePermissionError",
     "float32", "float16", "bfloat16", "int32", "ABI_VERSION",
 ]
+
+# DAVINCI_TRACE=FILE traces this process (davinci.trace.env).
+from .trace.env import start_from_environment as _trace_from_environment
+_trace_from_environment()

@@ -70,12 +70,16 @@ def main(argv=None) -> int:
     pd = sub.add_parser("doctor", help="diagnose the driver setup: module, "
                         "nodes, daemon, versions, health, memory")
     pd.add_argument("--json", action="store_true", help="JSON output")
+    from .trace import cli as trace_cli
+    trace_cli.add_parsers(sub)
     args = p.parse_args(argv)
     if args.cmd in (None, "info"):
         return cmd_info(args)
     if args.cmd == "doctor":
         from . import doctor
         return doctor.main(as_json=args.json)
+    if args.cmd in trace_cli.COMMANDS:
+        return trace_cli.main(args)
     p.print_help()
     return 2
 

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host API spans: which runtime and acl calls ran when, on which thread.
+
+:class:`SpanRecorder` collects spans from :meth:`SpanRecorder.span` (a
+context manager) and :meth:`SpanRecorder.wrap` (a decorator).
+:func:`instrument` wraps the public API of ``davinci`` (Device, Stream,
+Event, ops) and ``acl`` in place while a trace runs, so nothing else in the
+runtime knows about tracing and an untraced program pays nothing.
+Timestamps are ``time.monotonic_ns()``: the clock the device stamps its
+records with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Callable, Iterator
+
+__all__ = ["Span", "SpanRecorder", "Instrumentation", "instrument"]
+
+
+@dataclass(frozen=True)
+class Span:
+    """One host call: ``category`` is "runtime" or "acl"; ``error`` names
+    the exception it raised, if any."""
+    name: str
+    category: str
+    pid: int
+    tid: int
+    thread_name: str
+    start_ns: int
+    end_ns: int
+    error: str | None = None
+
+    def to_list(self) -> list:
+        return [self.name, self.category, self.pid, self.tid,
+                self.thread_name, self.start_ns, self.end_ns, self.error]
+
+    @classmethod
+    def from_list(cls, v: list) -> "Span":
+        return cls(str(v[0]), str(v[1]), int(v[2]), int(v[3]), str(v[4]),
+                   int(v[5]), int(v[6]), v[7])
+
+
+class SpanRecorder:
+    """Thread-safe collector of :class:`Span`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spans: list[Span] = []
+        self._depth = threading.local()
+
+    def spans(self) -> list[Span]:
+        with self._lock:
+            return list(self._spans)
+
+    def add(self, span: Span) -> None:
+        with self._lock:
+            self._spans.append(span)
+
+    @contextlib.contextmanager
+    def span(self, name: str, category: str = "runtime") -> Iterator[None]:
+        """Record the ``with`` block as a span named ``name``."""
+        t = threading.current_thread()
+        start = time.monotonic_ns()
+        error = None
+        try:
+            yield
+        except BaseException as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            self.add(Span(name, category, os.getpid(), threading.get_native_id(),
+                          t.name, start, time.monotonic_ns(), error))
+
+    def wrap(self, fn: Callable, name: str, category: str) -> Callable:
+        """``fn`` recording a span per call."""
+        @functools.wraps(fn)
+        def traced(*args, **kwargs):
+            with self.span(name, category):
+                return fn(*args, **kwargs)
+        traced.__davinci_traced__ = fn  # type: ignore[attr-defined]
+        return traced
+
+
+# What instrument() wraps: the runtime's calls that do device work or wait
+# for it (not its helpers), and every public function of acl's modules.
+_RUNTIME_API = {
+    "Device": ("malloc", "malloc_host", "stream", "event", "tensor", "empty",
+               "synchronize", "reset"),
+    "Stream": ("submit", "launch", "launch_graph", "wait", "synchronize",
+               "reset", "destroy", "nop", "memcpy", "memset",
+               "copy_from_host", "copy_to_host", "record", "wait_event",
+               "add_callback", "notify", "cancel"),
+    "Event": ("record", "signal", "synchronize", "wait", "elapsed_time",
+              "destroy"),
+    "Buffer": ("write", "read", "free"),
+    "DeviceTensor": ("numpy",),
+}
+_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
+        "axpy", "matmul", "softmax", "reduce_sum", "cast")
+_ACL_MODULES = ("acl", "acl.rt", "acl.op", "acl.util", "acl.media")
+
+
+class Instrumentation:
+    """The wrappers :func:`instrument` put in place; :meth:`remove` undoes
+    them."""
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[object, str, object]] = []
+
+    def _replace(self, owner: object, name: str, new: object) -> None:
+        self._undo.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, new)
+
+    def remove(self) -> None:
+        for owner, name, old in reversed(self._undo):
+            setattr(owner, name, old)
+        self._undo.clear()
+
+
+def _public_functions(owner) -> list[tuple[str, Callable]]:
+    return [(n, f) for n, f in vars(owner).items()
+            if not n.startswith("_") and inspect.isfunction(f)
+            and not hasattr(f, "__davinci_traced__")]
+
+
+def _wrap_module(ins: Instrumentation, rec: SpanRecorder, mod: ModuleType,
+                 category: str) -> None:
+    for name, fn in _public_functions(mod):
+        # functions the module re-exports from elsewhere are wrapped there
+        if not fn.__module__.startswith(mod.__name__.split(".")[0]):
+            continue
+        ins._replace(mod, name, rec.wrap(fn, "%s.%s" % (mod.__name__, name),
+                                         category))
+
+
+def instrument(rec: SpanRecorder, acl: bool = True,
+               runtime: bool = True) -> Instrumentation:
+    """Wrap the public API of ``davinci`` (``runtime``) and of ``acl`` (when
+    imported or importable, ``acl``) to record spans into ``rec``."""
+    import davinci
+    ins = Instrumentation()
+    if runtime:
+        for cname, names in _RUNTIME_API.items():
+            cls = getattr(davinci, cname)
+            for name, fn in _public_functions(cls):
+                if name in names:
+                    ins._replace(cls, name, rec.wrap(
+                        fn, "%s.%s" % (cname, name), "runtime"))
+        for name, fn in _public_functions(davinci.ops):
+            if name in _OPS:
+                ins._replace(davinci.ops, name, rec.wrap(
+                    fn, "ops.%s" % name, "runtime"))
+    if acl:
+        try:
+            import acl as _acl  # noqa: F401
+        except ImportError:
+            return ins
+        for mname in _ACL_MODULES:
+            if mname in sys.modules:
+                _wrap_module(ins, rec, sys.modules[mname], "acl")
+    return ins
