@@ -166,9 +166,11 @@ int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,
 	dv_list_init(&ctx->buffers);
 	dv_list_init(&ctx->streams);
 	dv_list_init(&ctx->events);
+	dv_list_init(&ctx->graphs);
 	dv_id_init(&ctx->buf_ids, U64_MAX - 1);
 	dv_id_init(&ctx->stream_ids, 0x7fffffff);
 	dv_id_init(&ctx->event_ids, 0x7fffffff);
+	dv_id_init(&ctx->graph_ids, 0x7fffffff);
 	dv_id_init(&ctx->map_ids, U64_MAX - 1);
 
 	os_mutex_lock(dev->lock);
@@ -229,6 +231,7 @@ void dv_context_reset_locked(struct dv_context *ctx)
 
 		dv_event_destroy_locked(ctx, ev);
 	}
+	dv_graphs_destroy(ctx);
 	dv_list_for_each_safe(pos, tmp, &ctx->buffers)
 		dv_buffer_release(DV_CONTAINER_OF(pos, struct dv_buffer, node));
 }
@@ -318,6 +321,7 @@ void dv_context_close(struct dv_context *ctx)
 	dv_id_destroy(&ctx->buf_ids);
 	dv_id_destroy(&ctx->stream_ids);
 	dv_id_destroy(&ctx->event_ids);
+	dv_id_destroy(&ctx->graph_ids);
 	dv_stat_add(DV_STAT_CONTEXTS, -1);
 	os_waitq_wake_all(dev->wq);
 	os_mutex_unlock(dev->lock);

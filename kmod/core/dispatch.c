@@ -50,8 +50,14 @@ static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
 	return t;
 }
 
-/* Give @t its sequence number, event generation and operands; queue it. */
-static void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
+/**
+ * dv_task_enqueue() - queue a task taken in on its stream
+ * @s: the stream (dev->lock held)
+ * @t: the task, its descriptor (and operand_status, when malformed) set
+ *
+ * Gives @t its sequence number, event generation and operands.
+ */
+void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
 {
 	struct dv_context *ctx = s->ctx;
 	u16 op = t->desc.opcode;
@@ -76,11 +82,25 @@ static void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
 	dv_trace_task_queued(s, t);
 }
 
-/* Publish the new SQ head and the last sequence number taken in. */
-static void dv_sq_publish(struct dv_stream *s)
+/**
+ * dv_sq_publish() - publish the SQ head and the last sequence number
+ * @s: the stream (dev->lock held)
+ */
+void dv_sq_publish(struct dv_stream *s)
 {
 	__atomic_store_n(&s->sq->seq, s->submitted_seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
+}
+
+/* Queue @t, or record it in the graph @s is capturing. */
+static void dv_stream_accept(struct dv_stream *s, struct dv_task *t)
+{
+	if (!s->capture) {
+		dv_task_enqueue(s, t);
+		return;
+	}
+	dv_graph_add(s->capture, t);
+	dv_free(t);
 }
 
 /**
@@ -119,10 +139,10 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
 
 		dv_list_del(pos);
-		if (ret)
-			dv_free(t);
+		if (!ret)
+			dv_stream_accept(s, t);
 		else
-			dv_task_enqueue(s, t);
+			dv_free(t);
 	}
 	if (ret)
 		return ret;
@@ -168,7 +188,7 @@ u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 
 		if (!t)
 			break;
-		dv_task_enqueue(s, t);
+		dv_stream_accept(s, t);
 		s->sq_head++;
 	}
 	if (!i)

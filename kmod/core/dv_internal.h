@@ -205,6 +205,7 @@ struct dv_task_result {
  * @timeout_ms: watchdog for this task, 0 for the device's (injected hang)
  * @throttle_pct: thermal throttle sampled when it started
  * @hang: an injected hang: it makes no progress until the watchdog
+ * @quiet: a graph's task that writes a completion entry only if it fails
  * @aicore: 1 + the AI-core slot it runs on (trace.c), 0 when on none
  */
 struct dv_task {
@@ -223,6 +224,7 @@ struct dv_task {
 	bool cancel;
 	bool running;
 	bool abort;
+	bool quiet;
 	u16 aicore;
 };
 
@@ -257,6 +259,7 @@ struct dv_task {
  * @poll_node: in dev->polled while @polled
  * @wq: host waiters on this stream's completions
  * @waiters: threads in a STREAM_WAIT on it; it is freed only at zero
+ * @capture: the graph being captured from what it takes in, or NULL
  * @hist: results of the last DV_TASK_HISTORY tasks
  */
 struct dv_stream {
@@ -288,6 +291,7 @@ struct dv_stream {
 	struct dv_list poll_node;
 	struct os_waitq *wq;
 	u32 waiters;
+	struct dv_graph *capture;
 	struct dv_task_result *hist;
 };
 
@@ -322,9 +326,11 @@ struct dv_event {
  * @buffers: live buffers and rings
  * @streams: streams
  * @events: events
+ * @graphs: captured task graphs (graph.c)
  * @buf_ids: buffer handles
  * @stream_ids: stream ids
  * @event_ids: event ids
+ * @graph_ids: graph ids
  * @map_ids: holds of mappings the driver cannot see (DAVINCI_IOCTL_MAP_HOLD)
  * @used: bytes held per pool (HBM, host), rings excluded
  * @allocs: allocations per pool, rings excluded
@@ -345,9 +351,11 @@ struct dv_context {
 	struct dv_list buffers;
 	struct dv_list streams;
 	struct dv_list events;
+	struct dv_list graphs;
 	struct dv_idtable buf_ids;
 	struct dv_idtable stream_ids;
 	struct dv_idtable event_ids;
+	struct dv_idtable graph_ids;
 	struct dv_idtable map_ids;
 	u64 used[DAVINCI_ARENAS];
 	u64 allocs[DAVINCI_ARENAS];
@@ -609,6 +617,37 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail);
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
 void dv_ctx_take_in_polled(struct dv_context *ctx);
 u32 dv_stream_published(struct dv_stream *s);
+void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);
+void dv_sq_publish(struct dv_stream *s);
+
+/* graph.c */
+/**
+ * struct dv_graph - a captured task graph
+ * @node: in ctx->graphs
+ * @id: graph id
+ * @ntasks: descriptors held
+ * @cap: room in @desc and @malformed
+ * @too_big: more than DAVINCI_GRAPH_MAX_TASKS were captured
+ * @desc: the descriptors, in stream order
+ * @malformed: which of them fail with DAVINCI_STATUS_INVALID_TASK
+ */
+struct dv_graph {
+	struct dv_list node;
+	u32 id;
+	u32 ntasks;
+	u32 cap;
+	bool too_big;
+	struct davinci_task *desc;
+	bool *malformed;
+};
+
+void dv_graph_add(struct dv_graph *g, const struct dv_task *t);
+void dv_graph_free(struct dv_graph *g);
+void dv_graphs_destroy(struct dv_context *ctx);
+int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg);
+int dv_ioctl_graph_end(struct dv_context *ctx, void *arg);
+int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg);
+int dv_ioctl_graph_destroy(struct dv_context *ctx, void *arg);
 int dv_dispatcher_main(void *arg);
 
 /* trace.c */

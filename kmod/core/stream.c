@@ -109,6 +109,7 @@ void dv_stream_destroy_locked(struct dv_stream *s)
 	dv_buffer_release(s->sq_buf);
 	dv_buffer_release(s->cq_buf);
 	os_waitq_destroy(s->wq);
+	dv_graph_free(s->capture);
 	dv_free(s->hist);
 	dv_free(s);
 	dv_stat_add(DV_STAT_STREAMS, -1);

@@ -389,6 +389,10 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 	u8 *slot;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
+	if (t->quiet && (status == DAVINCI_STATUS_OK ||
+			 status == DAVINCI_STATUS_CANCELLED ||
+			 status == DAVINCI_STATUS_ABORTED))
+		return;
 	head = __atomic_load_n(&s->cq->head, __ATOMIC_ACQUIRE);
 	used = s->cq_tail - head;
 	if (used >= s->cq_entries) {

@@ -55,7 +55,8 @@ int th_failures, th_passed, th_failed;
 	X(lock_assertions) \
 	X(polled_rings) \
 	X(polled_need_wakeup) \
-	X(polled_faults)
+	X(polled_faults) \
+	X(graphs)
 
 #define DECLARE(name) void test_##name(void);
 TESTS(DECLARE)

@@ -27,6 +27,7 @@ from .stream import (TASK_DTYPE, Completion, Stream, StreamState, TaskInfo,
                      make_task, task_array)
 from .waiting import WaitMode, set_wait_mode, wait_mode
 from .event import Event, EventState
+from .graph import Graph
 from . import ops
 from .ops import DeviceTensor
 
@@ -55,7 +56,8 @@ def backend() -> Backend:
 __all__ = [
     "Device", "DeviceInfo", "Version", "Notification", "Buffer", "MemInfo",
     "Stream", "Completion", "StreamState", "TaskInfo", "make_task",
-    "task_array", "TASK_DTYPE", "WaitMode", "set_wait_mode", "wait_mode",
+    "task_array", "TASK_DTYPE", "Graph", "WaitMode", "set_wait_mode",
+    "wait_mode",
     "Event",
     "EventState", "DeviceTensor", "ops", "device_count", "backend",
     "find_backend", "fuse_default_mountpoint", "Backend",

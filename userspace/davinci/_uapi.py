@@ -99,6 +99,7 @@ DAVINCI_FEAT_MGMT = 1 << 7
 DAVINCI_FEAT_MAP_HOLD = 1 << 8
 DAVINCI_FEAT_LIMITS = 1 << 9
 DAVINCI_FEAT_SQ_POLL = 1 << 10
+DAVINCI_FEAT_GRAPHS = 1 << 11
 DAVINCI_FEAT_TRACE = 1 << 12
 
 DAVINCI_NAME_LEN = 32
@@ -422,6 +423,35 @@ class davinci_sync(_Struct):
     ]
 
 
+DAVINCI_GRAPH_MAX_TASKS = 16384
+DAVINCI_GRAPH_MAX = 1024
+
+
+class davinci_graph_capture(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("graph_id", _u32),
+        ("tasks", _u32),
+        ("pad", _u32),
+    ]
+
+
+class davinci_graph_launch(_Struct):
+    _fields_ = [
+        ("graph_id", _u32),
+        ("stream_id", _u32),
+        ("first_seq", _u64),
+        ("last_seq", _u64),
+    ]
+
+
+class davinci_graph_id(_Struct):
+    _fields_ = [
+        ("graph_id", _u32),
+        ("pad", _u32),
+    ]
+
+
 class davinci_event_create(_Struct):
     _fields_ = [
         ("flags", _u32),
@@ -690,7 +720,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
-    davinci_sync, davinci_event_create, davinci_event_id,
+    davinci_sync, davinci_graph_capture, davinci_graph_launch,
+    davinci_graph_id, davinci_event_create, davinci_event_id,
     davinci_event_query, davinci_event_wait, davinci_notification,
     davinci_mmap_info, davinci_map_hold, davinci_map_release, davinci_task,
     davinci_completion, davinci_mgmt_list, davinci_mgmt_info, davinci_mgmt_proc,
@@ -723,6 +754,10 @@ DAVINCI_IOCTL_STREAM_QUERY = _IOWR(_B, 0x25, davinci_stream_query)
 DAVINCI_IOCTL_TASK_QUERY = _IOWR(_B, 0x26, davinci_task_query)
 DAVINCI_IOCTL_TASK_CANCEL = _IOWR(_B, 0x27, davinci_task_query)
 DAVINCI_IOCTL_SYNC = _IOWR(_B, 0x28, davinci_sync)
+DAVINCI_IOCTL_GRAPH_CAPTURE = _IOWR(_B, 0x29, davinci_graph_capture)
+DAVINCI_IOCTL_GRAPH_END = _IOWR(_B, 0x2a, davinci_graph_capture)
+DAVINCI_IOCTL_GRAPH_LAUNCH = _IOWR(_B, 0x2b, davinci_graph_launch)
+DAVINCI_IOCTL_GRAPH_DESTROY = _IOW(_B, 0x2c, davinci_graph_id)
 DAVINCI_IOCTL_EVENT_CREATE = _IOWR(_B, 0x30, davinci_event_create)
 DAVINCI_IOCTL_EVENT_DESTROY = _IOW(_B, 0x31, davinci_event_id)
 DAVINCI_IOCTL_EVENT_QUERY = _IOWR(_B, 0x32, davinci_event_query)
@@ -764,6 +799,10 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_TASK_QUERY: davinci_task_query,
     DAVINCI_IOCTL_TASK_CANCEL: davinci_task_query,
     DAVINCI_IOCTL_SYNC: davinci_sync,
+    DAVINCI_IOCTL_GRAPH_CAPTURE: davinci_graph_capture,
+    DAVINCI_IOCTL_GRAPH_END: davinci_graph_capture,
+    DAVINCI_IOCTL_GRAPH_LAUNCH: davinci_graph_launch,
+    DAVINCI_IOCTL_GRAPH_DESTROY: davinci_graph_id,
     DAVINCI_IOCTL_EVENT_CREATE: davinci_event_create,
     DAVINCI_IOCTL_EVENT_DESTROY: davinci_event_id,
     DAVINCI_IOCTL_EVENT_QUERY: davinci_event_query,

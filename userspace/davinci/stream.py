@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import errno as _errno
 import os
 import struct
 import threading
@@ -45,6 +46,8 @@ from . import _uapi, waiting
 from .errors import (DavinciError, InvalidArgumentError, InvalidHandleError,
                      TaskFailedError, TimeoutError, status_hint, status_name)
 from .memory import Buffer
+
+from .graph import Graph
 
 if TYPE_CHECKING:
     from .device import Device
@@ -242,6 +245,7 @@ class Stream:
         # (seq, fn): host work to run once task seq has completed
         self._after: list[tuple[int, Callable[[], None]]] = []
         self._completed_seq = 0
+        self._capture: "Graph | None" = None
 
     # -- state ------------------------------------------------------------------
     def check(self) -> None:
@@ -287,7 +291,9 @@ class Stream:
         is waited for). On a stream that is not polled the doorbell is rung
         once per batch (per ring-full for batches larger than the ring),
         and a batch with a malformed descriptor is refused whole with
-        :class:`InvalidArgumentError`.
+        :class:`InvalidArgumentError`. While the stream is being captured
+        (:meth:`capture`) the tasks are recorded, not run, and get no
+        sequence numbers: the list is empty.
         """
         arr = _descriptors(tasks)
         n = len(arr)
@@ -344,7 +350,8 @@ class Stream:
             # before the tail that publishes them
             self._sq_tail = self._write_ring(src + i * _TASK_SIZE, k)
             self._sqh.tail = self._sq_tail
-            self._submitted_seq += k
+            if self._capture is None:   # captured tasks get no numbers
+                self._submitted_seq += k
             i += k
             if in_order or \
                     self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
@@ -396,6 +403,49 @@ class Stream:
         if db.last_seq:
             self._submitted_seq = int(db.last_seq)
         return int(db.first_seq), int(db.last_seq)
+
+    # -- task graphs ---------------------------------------------------------------
+    def capture(self) -> Graph:
+        """A context manager that records the tasks this stream gets in its
+        block into a :class:`davinci.graph.Graph` instead of running them."""
+        self.check()
+        return Graph(self, self._transport)
+
+    def begin_capture(self, graph: Graph) -> None:
+        """Called by :class:`Graph` once the driver captures this stream."""
+        with self._lock:
+            self._capture = graph
+
+    def end_capture(self) -> None:
+        """Called by :class:`Graph` as its capture block ends."""
+        with self._lock:
+            self._capture = None
+
+    def launch_graph(self, graph_id: int) -> tuple[int, int]:
+        """Queue graph ``graph_id``'s tasks on this stream with one ioctl,
+        after what it holds already; returns their first and last sequence
+        numbers. Use :meth:`Graph.launch`."""
+        with self._lock:
+            self.check()
+            if self._capture is not None:
+                raise InvalidArgumentError(
+                    "stream %d is being captured: launch graphs on it after "
+                    "the capture block" % self.stream_id)
+            if self._cqh.head != self._cqh.tail:
+                self._drain_entries()
+            arg = _uapi.davinci_graph_launch(graph_id=graph_id,
+                                             stream_id=self.stream_id)
+            while True:
+                err = self._transport.try_ioctl(
+                    _uapi.DAVINCI_IOCTL_GRAPH_LAUNCH, arg)
+                if err != _errno.EBUSY:
+                    break
+                self._wait(0, None)     # no room for the whole graph yet
+            if err:
+                raise self._transport.error(
+                    err, _uapi.DAVINCI_IOCTL_GRAPH_LAUNCH)
+            self._submitted_seq = int(arg.last_seq)
+            return int(arg.first_seq), int(arg.last_seq)
 
     def launch(self, task: _uapi.davinci_task) -> int:
         """Submit one task; returns its sequence number."""
@@ -522,6 +572,10 @@ class Stream:
         :class:`TimeoutError` when ``timeout`` seconds ran out.
         """
         self.check()
+        if self._capture is not None:
+            raise InvalidArgumentError(
+                "stream %d is being captured: its tasks run when the graph "
+                "is launched; wait after the capture block" % self.stream_id)
         target = seq or self._submitted_seq
         h = self._cqh
         if self._header_seq and target <= self._submitted_seq and (
@@ -538,6 +592,11 @@ class Stream:
 
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait for every task submitted so far (see :meth:`wait`)."""
+        h = self._cqh
+        if self._header_seq and h is not None and not self._after and \
+                h.seq >= self._submitted_seq and not h.status and \
+                self._capture is None and h.head == h.tail:
+            return      # idle, nothing to read: no wait, no lock
         self.wait(0, timeout)
 
     def _raise_failed(self, status: int) -> None:
@@ -576,7 +635,6 @@ class Stream:
         self.check()
         q = _uapi.davinci_task_query(stream_id=self.stream_id, seq=seq)
         t = self._transport
-        import errno as _errno
         err = t.try_ioctl(_uapi.DAVINCI_IOCTL_TASK_CANCEL, q)
         if err == _errno.EALREADY:
             return False
@@ -693,6 +751,13 @@ class Stream:
         its sequence number.
         """
         dst.check()
+        if sync and isinstance(data, np.ndarray) and data.flags.c_contiguous:
+            # a host memcpy through the mapping once the stream is idle:
+            # no task, so never slower than a task round trip
+            _check_range(dst, offset, data.nbytes, "destination")
+            self.synchronize()
+            dst.copy_in(_np_address(data), data.nbytes, offset)
+            return 0
         mv = _host_bytes(data)
         n = mv.nbytes
         _check_range(dst, offset, n, "destination")
@@ -735,10 +800,9 @@ class Stream:
         _check_range(src, offset, nbytes, "source")
         if sync:
             self.synchronize()
-            view = src.numpy(np.uint8, (nbytes,), offset)
             if out is None:
-                return view.copy()
-            out.reshape(-1).view(np.uint8)[:nbytes] = view
+                out = np.empty(nbytes, np.uint8)
+            src.copy_out(_np_address(out), nbytes, offset)
             return out
         if out is None:
             raise InvalidArgumentError("an asynchronous copy_to_host needs an "
@@ -821,6 +885,10 @@ def _check_range(obj, offset: int, nbytes: int, what: str) -> None:
         raise InvalidArgumentError(
             "%s: %d bytes at offset %d overflow the %d-byte buffer"
             % (what, nbytes, offset, obj.size))
+
+
+def _np_address(arr: np.ndarray) -> int:
+    return arr.__array_interface__["data"][0]
 
 
 def _host_bytes(data) -> memoryview:

@@ -43,6 +43,7 @@
 #define DAVINCI_FEAT_MAP_HOLD		(1ULL << 8)	/* DAVINCI_IOCTL_MAP_* */
 #define DAVINCI_FEAT_LIMITS		(1ULL << 9)	/* DAVINCI_IOCTL_GET_LIMITS */
 #define DAVINCI_FEAT_SQ_POLL		(1ULL << 10)	/* DAVINCI_STREAM_F_POLLED */
+#define DAVINCI_FEAT_GRAPHS		(1ULL << 11)	/* DAVINCI_IOCTL_GRAPH_* */
 #define DAVINCI_FEAT_TRACE		(1ULL << 12)	/* DAVINCI_IOCTL_TRACE_READ */
 
 #define DAVINCI_NAME_LEN	32
@@ -467,6 +468,77 @@ struct davinci_task_query {
 struct davinci_sync {
 	__u32 timeout_ms;
 	__u32 status;
+};
+
+/**
+ * DOC: task graphs
+ *
+ * A stream's tasks can be captured once and replayed with one ioctl, as
+ * CUDA graphs and CANN's model-run capture do. DAVINCI_IOCTL_GRAPH_CAPTURE
+ * starts capturing on a stream: from then on what the stream takes in
+ * (at a doorbell or from its polled ring) is recorded, not run, and gets
+ * no sequence number. DAVINCI_IOCTL_GRAPH_END ends it and returns the
+ * graph. DAVINCI_IOCTL_GRAPH_LAUNCH queues the graph's tasks on any stream
+ * of the context, in order, after what that stream's ring holds; their
+ * operands are resolved at each launch, as at a doorbell, and event
+ * records and waits take their generations then. A graph's tasks complete
+ * without completion entries, except a task that fails and the launch's
+ * last task, whose entry stands for the launch; every task is still in
+ * the stream's results (DAVINCI_IOCTL_TASK_QUERY). A malformed descriptor
+ * is refused at capture (on a polled stream it fails at each launch with
+ * DAVINCI_STATUS_INVALID_TASK). Graphs belong to their context and go
+ * with it or with DAVINCI_IOCTL_GRAPH_DESTROY.
+ */
+
+/**
+ * struct davinci_graph_capture - start or end a capture
+ *	(DAVINCI_IOCTL_GRAPH_CAPTURE, DAVINCI_IOCTL_GRAPH_END)
+ * @stream_id: in: the stream
+ * @graph_id: out (END): the captured graph, > 0
+ * @tasks: out (END): tasks it holds, at most DAVINCI_GRAPH_MAX_TASKS
+ * @pad: zero
+ *
+ * CAPTURE: -EBUSY when the stream is capturing already or its ring holds
+ * tasks the device could not take in yet. END: -EINVAL when the stream is
+ * not capturing, -E2BIG when more than DAVINCI_GRAPH_MAX_TASKS were
+ * captured (the capture is dropped), -ENOSPC past DAVINCI_GRAPH_MAX
+ * graphs in the context.
+ */
+struct davinci_graph_capture {
+	__u32 stream_id;
+	__u32 graph_id;
+	__u32 tasks;
+	__u32 pad;
+};
+
+#define DAVINCI_GRAPH_MAX_TASKS	16384	/* a stream's queue */
+#define DAVINCI_GRAPH_MAX	1024	/* per context */
+
+/**
+ * struct davinci_graph_launch - replay a graph (DAVINCI_IOCTL_GRAPH_LAUNCH)
+ * @graph_id: in: the graph
+ * @stream_id: in: the stream to queue it on (not capturing)
+ * @first_seq: out: sequence number of its first task on that stream
+ * @last_seq: out: of its last task
+ *
+ * -ENOENT for an unknown graph or stream, -EBUSY when the stream's queue
+ * has no room for the whole graph now (wait for the stream and retry).
+ */
+struct davinci_graph_launch {
+	__u32 graph_id;
+	__u32 stream_id;
+	__u64 first_seq;
+	__u64 last_seq;
+};
+
+/**
+ * struct davinci_graph_id - a graph, for DAVINCI_IOCTL_GRAPH_DESTROY
+ * @graph_id: the graph
+ * @pad: zero
+ */
+struct davinci_graph_id {
+	__u32 graph_id;
+	__u32 pad;
 };
 
 /* Event flags (struct davinci_event_create.flags). */
@@ -907,6 +979,14 @@ struct davinci_trace_read {
 	_IOWR(DAVINCI_IOCTL_BASE, 0x27, struct davinci_task_query)
 #define DAVINCI_IOCTL_SYNC \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x28, struct davinci_sync)
+#define DAVINCI_IOCTL_GRAPH_CAPTURE \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x29, struct davinci_graph_capture)
+#define DAVINCI_IOCTL_GRAPH_END \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x2a, struct davinci_graph_capture)
+#define DAVINCI_IOCTL_GRAPH_LAUNCH \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x2b, struct davinci_graph_launch)
+#define DAVINCI_IOCTL_GRAPH_DESTROY \
+	_IOW(DAVINCI_IOCTL_BASE, 0x2c, struct davinci_graph_id)
 #define DAVINCI_IOCTL_EVENT_CREATE \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x30, struct davinci_event_create)
 #define DAVINCI_IOCTL_EVENT_DESTROY \

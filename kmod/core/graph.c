@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * graph.c - task graphs: capture what a stream takes in, replay it with
+ * one ioctl (see "task graphs" in the uapi header).
+ */
+#include "dv_internal.h"
+
+/**
+ * dv_graph_add() - record one task a capturing stream took in
+ * @g: the graph being captured
+ * @t: the task; only its descriptor and whether it is malformed are kept
+ *
+ * Past DAVINCI_GRAPH_MAX_TASKS, or out of memory, the capture is marked
+ * too big and GRAPH_END refuses it.
+ */
+void dv_graph_add(struct dv_graph *g, const struct dv_task *t)
+{
+	if (g->too_big)
+		return;
+	if (g->ntasks == g->cap) {
+		u32 cap = g->cap ? 2 * g->cap : 64;
+		struct davinci_task *desc;
+		bool *malformed;
+
+		if (cap > DAVINCI_GRAPH_MAX_TASKS) {
+			g->too_big = true;
+			return;
+		}
+		desc = dv_zalloc_account(sizeof(*desc) * cap);
+		malformed = dv_zalloc_account(sizeof(*malformed) * cap);
+		if (!desc || !malformed) {
+			dv_free(desc);
+			dv_free(malformed);
+			g->too_big = true;
+			return;
+		}
+		if (g->ntasks) {
+			memcpy(desc, g->desc, sizeof(*desc) * g->ntasks);
+			memcpy(malformed, g->malformed,
+			       sizeof(*malformed) * g->ntasks);
+		}
+		dv_free(g->desc);
+		dv_free(g->malformed);
+		g->desc = desc;
+		g->malformed = malformed;
+		g->cap = cap;
+	}
+	g->desc[g->ntasks] = t->desc;
+	g->malformed[g->ntasks] = t->operand_status ==
+				  DAVINCI_STATUS_INVALID_TASK;
+	g->ntasks++;
+}
+
+/**
+ * dv_graph_free() - free a graph that is in no list
+ * @g: the graph, or NULL
+ */
+void dv_graph_free(struct dv_graph *g)
+{
+	if (!g)
+		return;
+	dv_free(g->desc);
+	dv_free(g->malformed);
+	dv_free(g);
+}
+
+static void dv_graph_destroy_locked(struct dv_context *ctx,
+				    struct dv_graph *g)
+{
+	os_mutex_assert_held(ctx->dev->lock);
+	dv_id_remove(&ctx->graph_ids, g->id);
+	dv_list_del(&g->node);
+	dv_graph_free(g);
+}
+
+/**
+ * dv_graphs_destroy() - destroy every graph of a context
+ * @ctx: the context (dev->lock held)
+ */
+void dv_graphs_destroy(struct dv_context *ctx)
+{
+	struct dv_list *pos, *tmp;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	dv_list_for_each_safe(pos, tmp, &ctx->graphs)
+		dv_graph_destroy_locked(ctx, DV_CONTAINER_OF(pos,
+					struct dv_graph, node));
+}
+
+/**
+ * dv_ioctl_graph_capture() - DAVINCI_IOCTL_GRAPH_CAPTURE
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_graph_capture
+ *
+ * What the stream's polled ring holds now is taken in first: it was
+ * submitted before the capture began.
+ *
+ * Return: 0, -EINVAL, -ENOENT, -EBUSY or -ENOMEM.
+ */
+int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg)
+{
+	struct davinci_graph_capture *c = arg;
+	struct dv_stream *s = dv_stream_find(ctx, c->stream_id);
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (c->pad)
+		return -EINVAL;
+	if (!s)
+		return -ENOENT;
+	dv_stream_take_in_polled(s, true);
+	if (s->capture || dv_stream_published(s))
+		return -EBUSY;
+	s->capture = dv_zalloc_account(sizeof(*s->capture));
+	return s->capture ? 0 : -ENOMEM;
+}
+
+/**
+ * dv_ioctl_graph_end() - DAVINCI_IOCTL_GRAPH_END
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_graph_capture
+ *
+ * Return: 0, -EINVAL, -ENOENT, -E2BIG, -ENOSPC or -ENOMEM.
+ */
+int dv_ioctl_graph_end(struct dv_context *ctx, void *arg)
+{
+	struct davinci_graph_capture *c = arg;
+	struct dv_stream *s = dv_stream_find(ctx, c->stream_id);
+	struct dv_graph *g;
+	u64 id;
+	int ret;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (c->pad)
+		return -EINVAL;
+	if (!s)
+		return -ENOENT;
+	if (!s->capture)
+		return -EINVAL;
+	dv_stream_take_in_polled(s, true);	/* the capture's last tasks */
+	g = s->capture;
+	s->capture = NULL;
+	if (g->too_big)
+		ret = -E2BIG;
+	else if (ctx->graph_ids.n >= DAVINCI_GRAPH_MAX)
+		ret = -ENOSPC;
+	else
+		ret = dv_id_reserve(&ctx->graph_ids);
+	if (ret) {
+		dv_graph_free(g);
+		return ret;
+	}
+	dv_id_alloc(&ctx->graph_ids, g, &id);
+	g->id = (u32)id;
+	dv_list_add_tail(&g->node, &ctx->graphs);
+	c->graph_id = g->id;
+	c->tasks = g->ntasks;
+	return 0;
+}
+
+/**
+ * dv_ioctl_graph_launch() - DAVINCI_IOCTL_GRAPH_LAUNCH
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_graph_launch
+ *
+ * Queues all of the graph's tasks, or none.
+ *
+ * Return: 0, -ENOENT, -EBUSY or -ENOMEM.
+ */
+int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
+{
+	struct davinci_graph_launch *l = arg;
+	struct dv_graph *g = dv_id_find(&ctx->graph_ids, l->graph_id);
+	struct dv_stream *s = dv_stream_find(ctx, l->stream_id);
+	struct dv_list batch, *pos, *tmp;
+	u32 i;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (!g || !s)
+		return -ENOENT;
+	dv_stream_take_in_polled(s, true);	/* the ring's tasks go first */
+	if (s->capture || dv_stream_published(s) ||
+	    s->nqueued + g->ntasks > DV_MAX_QUEUED)
+		return -EBUSY;
+	dv_list_init(&batch);
+	for (i = 0; i < g->ntasks; i++) {
+		struct dv_task *t = dv_zalloc_account(sizeof(*t));
+
+		if (!t) {
+			dv_list_for_each_safe(pos, tmp, &batch) {
+				dv_list_del(pos);
+				dv_free(DV_CONTAINER_OF(pos, struct dv_task,
+							node));
+			}
+			return -ENOMEM;
+		}
+		t->desc = g->desc[i];
+		if (g->malformed[i])
+			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
+		t->quiet = i + 1 < g->ntasks;
+		dv_list_add_tail(&t->node, &batch);
+	}
+	l->first_seq = s->submitted_seq + 1;
+	dv_list_for_each_safe(pos, tmp, &batch) {
+		dv_list_del(pos);
+		dv_task_enqueue(s, DV_CONTAINER_OF(pos, struct dv_task, node));
+	}
+	l->last_seq = s->submitted_seq;
+	dv_sq_publish(s);
+	dv_stream_make_ready(s);
+	return 0;
+}
+
+/**
+ * dv_ioctl_graph_destroy() - DAVINCI_IOCTL_GRAPH_DESTROY
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_graph_id
+ *
+ * Launches already queued are not affected: they hold copies.
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_graph_destroy(struct dv_context *ctx, void *arg)
+{
+	struct davinci_graph_id *a = arg;
+	struct dv_graph *g;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (a->pad)
+		return -EINVAL;
+	g = dv_id_find(&ctx->graph_ids, a->graph_id);
+	if (!g)
+		return -ENOENT;
+	dv_graph_destroy_locked(ctx, g);
+	return 0;
+}
