@@ -93,7 +93,7 @@ test-py: core
 	@mkdir -p $(DIGESTS)
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
 		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc \
-		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs
+		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs tests/trace
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
 		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
 		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc-asan \
@@ -106,6 +106,7 @@ test-fuse:
 	$(PYTEST) tests/fuse
 	DAVINCI_DIGEST_FILE=$(DIGESTS)/fuse scripts/with-fuse.sh $(PY) \
 		$(PYTEST) tests/conformance
+	scripts/with-fuse.sh $(PY) $(PYTEST) tests/trace
 	scripts/with-fuse.sh $(PY) $(PY) scripts/kill_soak.py --clients $(SOAK_CLIENTS)
 
 # The kernel module in a QEMU guest: the same conformance suite on

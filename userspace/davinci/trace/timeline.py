@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (Trace,
                                                                TrackEvent)
 
@@ -69,9 +70,13 @@ def _args(e: TrackEvent) -> dict:
 
 def parse_timeline(blob: bytes) -> Timeline:
     """The timeline of a serialized trace (as :mod:`.perfetto_out` writes
-    it: slices begin and end on one track, in order)."""
+    it: slices begin and end on one track, in order). Raises ValueError
+    when ``blob`` is not a trace."""
     trace = Trace()
-    trace.ParseFromString(blob)
+    try:
+        trace.ParseFromString(blob)
+    except DecodeError as exc:
+        raise ValueError("not a Perfetto trace: %s" % exc) from None
     tl = Timeline()
     names: dict[int, str] = {}
     procs: dict[int, str] = {}

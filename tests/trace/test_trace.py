@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The device trace ring and the Perfetto traces written from it.
+
+Runs on the backend discovery finds: the in-process core
+(DAVINCI_BACKEND=inproc) or a FUSE mount (DAVINCI_DEV_DIR). Each written
+trace is parsed back with perfetto's protobuf classes (tests/trace/pftrace.py)
+and checked against the workload that made it.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import davinci
+from davinci import _uapi
+from davinci.trace import DeviceTraceReader, TraceData
+from davinci.trace.perfetto_out import build_trace
+
+from pftrace import parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "workload.py")
+MONOTONIC = 3   # BUILTIN_CLOCK_MONOTONIC
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(os.path.dirname(os.path.dirname(HERE)), "userspace"),
+         HERE] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                  if p])
+    env.update(extra)
+    return env
+
+
+def _trace(tmp_path, *command, check_rc=0, extra=()):
+    out = str(tmp_path / "t.pftrace")
+    proc = subprocess.run(
+        [sys.executable, "-m", "davinci.cli", "trace", "-o", out, *extra,
+         "--", *command], env=_env(), capture_output=True, text=True,
+        timeout=300)
+    assert proc.returncode == check_rc, proc.stderr
+    return out, proc
+
+
+def _workload(*args):
+    return [sys.executable, WORKLOAD, *(str(a) for a in args)]
+
+
+@pytest.fixture
+def dev():
+    d = davinci.Device(0)
+    yield d
+    d.close()
+
+
+def _mine(records):
+    return [r for r in records if r.pid == os.getpid()]
+
+
+def test_ring_records_each_task(dev):
+    reader = DeviceTraceReader(dev)
+    reader.set_enabled(True)
+    streams = [dev.stream() for _ in range(3)]
+    buf = dev.malloc(1 << 20)
+    for s in streams:
+        s.submit([davinci.make_task(_uapi.DAVINCI_OP_MEMSET, dst=buf.dev_addr,
+                                    count=64, imm=1) for _ in range(5)])
+    for s in streams:
+        s.synchronize()
+    buf.free()
+    chunk = reader.read()
+    recs = _mine(chunk.records)
+    assert chunk.dropped == 0 and chunk.enabled
+    aicores = dev.info.aicores
+    for s in streams:
+        for kind in ("TASK_QUEUED", "TASK_START", "TASK_COMPLETE"):
+            got = sorted(r.seq for r in recs if r.kind == kind and r.id == s.stream_id)
+            assert got == [1, 2, 3, 4, 5], (kind, s.stream_id, got)
+    for r in recs:
+        if r.kind == "TASK_COMPLETE":
+            assert r.status == 0 and r.op_name == "MEMSET"
+            assert 0 < r.arg0 <= r.arg1 == r.timestamp_ns
+            assert r.aicore < aicores
+    allocs = [r for r in recs if r.kind == "MEM_ALLOC" and r.arg1 == 1 << 20]
+    frees = [r for r in chunk.records if r.kind == "MEM_FREE"
+             and r.arg0 == buf.dev_addr]
+    assert len(allocs) == 1 and len(frees) == 1
+    assert allocs[0].arg0 == buf.dev_addr
+    assert frees[0].arg2 == allocs[0].arg2 - (1 << 20)
+    indices = [r.index for r in chunk.records]
+    assert indices == list(range(indices[0], indices[0] + len(indices)))
+    for s in streams:
+        s.destroy()
+
+
+def test_recording_can_be_switched_off(dev):
+    reader = DeviceTraceReader(dev)
+    s = dev.stream()
+    try:
+        reader.set_enabled(False)
+        s.nop()
+        s.synchronize()
+        assert not [r for r in _mine(reader.read().records)
+                    if r.kind.startswith("TASK")]
+    finally:
+        reader.set_enabled(True)
+    s.nop()
+    s.synchronize()
+    assert len([r for r in _mine(reader.read().records)
+                if r.kind == "TASK_COMPLETE"]) == 1
+    q = _uapi.davinci_trace_read()
+    q.flags = _uapi.DAVINCI_TRACE_F_ENABLE | _uapi.DAVINCI_TRACE_F_DISABLE
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.transport.ioctl(_uapi.DAVINCI_IOCTL_TRACE_READ, q)
+    s.destroy()
+
+
+def test_full_ring_drops_oldest_and_says_how_many(dev, tmp_path):
+    reader = DeviceTraceReader(dev, since=0)
+    reader.read()                     # whatever came before
+    s = dev.stream(sq_entries=1024, cq_entries=1024)
+    n = _uapi.DAVINCI_TRACE_CAPACITY // 2
+    for _ in range(n // 1024):
+        s.submit([davinci.make_task(_uapi.DAVINCI_OP_NOP)] * 1024)
+        s.synchronize()
+    start = reader.since
+    chunk = reader.read()
+    written = reader.since - start
+    assert written >= 3 * n            # queued, start, complete per task
+    assert chunk.dropped == written - _uapi.DAVINCI_TRACE_CAPACITY
+    assert len(chunk.records) == _uapi.DAVINCI_TRACE_CAPACITY
+    assert chunk.records[0].index == start + chunk.dropped
+    s.destroy()
+    path = tmp_path / "drops.pftrace"
+    path.write_bytes(build_trace(TraceData(records=chunk.records,
+                                           dropped={0: chunk.dropped})))
+    p = parse(str(path))
+    said = [i for i in p.instants if i.cat == "trace"]
+    assert [i.args["dropped"] for i in said] == [chunk.dropped]
+
+
+def test_trace_command_matches_workload(tmp_path):
+    tasks, streams, alloc = 40, 3, 8 << 20
+    out, proc = _trace(tmp_path, *_workload(tasks, streams, alloc))
+    p = parse(out)
+    assert p.primary_clock == MONOTONIC and p.clock_ids == {MONOTONIC}
+    host = [s for s in p.slices if s.cat == "runtime"]
+    pids = {s.args.get("pid") for s in p.on("davinci0/stream")}
+    assert len(pids) == 1
+    pid = pids.pop()
+    stream_tracks = {s.track for s in p.on("davinci0/stream")}
+    assert len(stream_tracks) == streams
+    for track in stream_tracks:
+        sl = sorted((s for s in p.slices if s.track == track),
+                    key=lambda s: s.ts)
+        assert len(sl) == tasks and {s.name for s in sl} == {"MEMSET"}
+        wall = sl[-1].end - sl[0].ts
+        assert all(s.end - s.ts <= wall for s in sl)
+        assert all(a.end <= b.ts for a, b in zip(sl, sl[1:]))  # in order
+    cores = p.on("davinci0/AI core")
+    assert len(cores) == tasks * streams
+    for track in {s.track for s in cores}:
+        sl = sorted((s for s in cores if s.track == track),
+                    key=lambda s: s.ts)
+        assert all(a.end <= b.ts for a, b in zip(sl, sl[1:]))  # one at once
+    # every completed task has a start, and a flow queued -> core -> done
+    done = [i for i in p.instants if i.name == "done MEMSET"]
+    queued = [i for i in p.instants if i.name == "queued MEMSET"]
+    assert len(done) == len(queued) == tasks * streams
+    core_flows = {f for s in cores for f in s.flows}
+    assert {f for i in queued for f in i.flows} == core_flows
+    assert {f for i in done for f in i.end_flows} == core_flows
+    # host spans of the workload's process, on the device's clock
+    names = {s.name for s in host}
+    assert {"Stream.submit", "Stream.synchronize", "Device.malloc",
+            "Buffer.free"} <= names
+    assert {pid_tid[0] for pid_tid in p.threads.values()} == {pid}
+    first = min(s.ts for s in host)
+    last = max(s.end for s in host)
+    assert all(first <= s.ts <= s.end <= last
+               for s in p.on("davinci0/stream"))
+    # HBM in use rises by the big allocation and falls back
+    values = [v for _, v in p.counters["davinci0/HBM in use"]]
+    assert max(values) - values[-1] >= alloc
+    assert "top ops by device time" in proc.stderr
+
+
+def test_failing_command_still_writes_its_trace(tmp_path):
+    out, _ = _trace(tmp_path, *_workload(10, 2, 4096, "fail"), check_rc=3)
+    p = parse(out)
+    assert len(p.on("davinci0/AI core")) == 20
+    out, _ = _trace(tmp_path, sys.executable, "-c",
+                    "import os; os._exit(5)", check_rc=5)
+    assert parse(out).slices == []
+    out, proc = _trace(tmp_path, "/nonexistent/command", check_rc=127)
+    assert os.path.exists(out)
+
+
+def test_trace_command_reports_drops(tmp_path):
+    n = _uapi.DAVINCI_TRACE_CAPACITY // 2
+    out, proc = _trace(tmp_path, *_workload(n, 1, 4096), extra=("-q",))
+    p = parse(out)
+    said = [i for i in p.instants if i.cat == "trace"]
+    assert len(said) == 1 and said[0].args["dropped"] > 0
+    assert "records dropped" in proc.stderr
+    assert 0 < len(p.on("davinci0/AI core")) < n
+
+
+def test_environment_switch(tmp_path):
+    path = str(tmp_path / "env-%p.pftrace")
+    proc = subprocess.run(_workload(5, 1, 4096), capture_output=True,
+                          text=True, timeout=120,
+                          env=_env(DAVINCI_TRACE=path))
+    assert proc.returncode == 0, proc.stderr
+    written = [f for f in os.listdir(tmp_path) if f.startswith("env-")]
+    assert len(written) == 1 and written[0] != "env-%p.pftrace"
+    p = parse(str(tmp_path / written[0]))
+    assert len([s for s in p.on("davinci0/stream")]) == 5
+    assert any(s.name == "Stream.submit" for s in p.slices)
+
+
+def test_acl_prof(tmp_path):
+    code = """
+import acl, sys
+acl.init(); acl.rt.set_device(0)
+assert acl.prof.init(sys.argv[1]) == 0
+cfg = acl.prof.create_config([0], acl.prof.ACL_AICORE_NONE, 0,
+                             acl.prof.ACL_PROF_ACL_API |
+                             acl.prof.ACL_PROF_TASK_TIME)
+assert cfg and acl.prof.start(cfg) == 0
+s, ret = acl.rt.create_stream()
+p, ret = acl.rt.malloc(1 << 20, 0)
+assert acl.rt.memset(p, 1 << 20, 7, 1 << 20) == 0
+assert acl.rt.synchronize_stream(s) == 0
+assert acl.prof.stop(cfg) == 0
+assert acl.prof.stop(cfg) != 0
+assert acl.prof.destroy_config(cfg) == 0
+assert acl.prof.finalize() == 0
+assert acl.prof.create_config([], 0, 0, 0) == 0
+"""
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)],
+                          env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    files = os.listdir(tmp_path)
+    assert len(files) == 1 and files[0].endswith(".pftrace")
+    p = parse(str(tmp_path / files[0]))
+    assert [s.name for s in p.on("davinci0/AI core")] == ["MEMSET"]
+    acl_calls = {s.name for s in p.slices if s.cat == "acl"}
+    assert {"acl.rt.malloc", "acl.rt.memset",
+            "acl.rt.synchronize_stream"} <= acl_calls
+
+
+def test_summary_and_png(tmp_path):
+    out, _ = _trace(tmp_path, *_workload(8, 2, 4096))
+    png = str(tmp_path / "t.png")
+    proc = subprocess.run([sys.executable, "-m", "davinci.cli",
+                           "trace-summary", out, "--png", png], env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "MEMSET" in proc.stdout and "AI core utilisation" in proc.stdout
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    bad = tmp_path / "bad.pftrace"
+    bad.write_bytes(b"not a trace")
+    proc = subprocess.run([sys.executable, "-m", "davinci.cli",
+                           "trace-summary", str(bad)], env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "cannot read" in proc.stderr
