@@ -86,7 +86,8 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 2      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED
+DAVINCI_ABI_MINOR = 3      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+#                            3: polled rings, task graphs, trace ring
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1

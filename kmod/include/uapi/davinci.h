@@ -27,9 +27,13 @@
  * Minors only add. 1: management ioctls. 2: DAVINCI_STATUS_MISALIGNED,
  * for a compute operand not aligned to its element size; map holds
  * (DAVINCI_IOCTL_MAP_HOLD/RELEASE) and DAVINCI_IOCTL_GET_LIMITS, each
- * also announced by its feature bit.
+ * also announced by its feature bit. 3: polled submission rings
+ * (DAVINCI_STREAM_F_POLLED; the ring header's @flags, @status and @seq;
+ * DAVINCI_STATUS_QUEUE_FAULT), task graphs (DAVINCI_IOCTL_GRAPH_*) and
+ * the trace ring (DAVINCI_IOCTL_TRACE_READ), each announced by its
+ * feature bit.
  */
-#define DAVINCI_ABI_MINOR 2
+#define DAVINCI_ABI_MINOR 3
 
 /* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
