@@ -129,6 +129,45 @@ def bench_batches(dev, quick: bool) -> None:
     s.destroy()
 
 
+def bench_trace(dev, quick: bool) -> None:
+    """The device trace's cost: the tiny-task latency and 512-NOP batches
+    with recording off and on, alternated in rounds (issue 16)."""
+    from davinci.trace import DeviceTraceReader, TraceUnsupportedError
+    try:
+        trace = DeviceTraceReader(dev)
+    except TraceUnsupportedError:
+        record("trace_overhead", "trace on vs off", 0, "", note="no trace")
+        return
+    s = dev.stream(sq_entries=4096, cq_entries=4096)
+    nop, batch = make_task(_uapi.DAVINCI_OP_NOP), nop_array(512)
+
+    def one():
+        s.launch(nop)
+        s.synchronize()
+
+    def many():
+        for _ in range(8):
+            s.submit(batch)
+        s.synchronize()
+    lat: dict[bool, list[float]] = {False: [], True: []}
+    tput: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(3 if quick else 7):
+        for on in (False, True):
+            trace.set_enabled(on)
+            lat[on].append(median_of(one, 200 if quick else 1000))
+            tput[on].append(4096 / best_of(many, 3 if quick else 5))
+    trace.set_enabled(True)
+    s.destroy()
+    off, on = statistics.median(lat[False]), statistics.median(lat[True])
+    record("tiny_task_traced_us", "tiny task, trace on (off: %.1f us)"
+           % (off * 1e6), on * 1e6, "us")
+    record("trace_overhead_tiny", "  ... on vs off", on / off, "x",
+           on / off, 1.05, True)
+    off, on = statistics.median(tput[False]), statistics.median(tput[True])
+    record("trace_overhead_batch", "NOPs 8 x 512, trace off vs on",
+           on, "tasks/s", off / on, 1.05, True)
+
+
 def _stream_worker(s, batch, rounds: int, barrier) -> None:
     barrier.wait()
     for _ in range(rounds):
@@ -281,6 +320,7 @@ def main() -> None:
         print("%-46s %16s %9s  %-12s" % ("", "davinci", "ratio", "goal"))
         bench_latency(dev, kind, args.quick)
         bench_batches(dev, args.quick)
+        bench_trace(dev, args.quick)
         bench_scaling(dev, args.quick)
         bench_graph(dev, args.quick)
         bench_copies(dev, args.quick)
