@@ -52,6 +52,27 @@ static int dv_try_alloc(struct dv_pool *pool, u64 size, u64 gran,
 	return dv_pool_alloc(pool, *rounded, gran, spare, off);
 }
 
+/*
+ * New memory is zeroed before anyone can reach it. A large range is zeroed
+ * without dev->lock: nothing refers to it yet (no handle, not in the
+ * context's list), and its range is taken out of the pool, so the device
+ * goes on meanwhile. The caller's context stays open across the window: an
+ * ioctl of its own is running.
+ */
+#define DV_ZERO_UNLOCKED	(256U << 10)
+
+static void dv_buffer_zero(struct dv_device *dev, u8 *p, u64 len)
+{
+	os_mutex_assert_held(dev->lock);
+	if (len < DV_ZERO_UNLOCKED) {
+		memset(p, 0, len);
+		return;
+	}
+	os_mutex_unlock(dev->lock);
+	memset(p, 0, len);
+	os_mutex_lock(dev->lock);
+}
+
 /**
  * dv_buffer_create() - allocate a buffer for @ctx (dev->lock held)
  * @ctx: owner
@@ -115,7 +136,7 @@ int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
 	buf->flags = flags;
 	buf->refs = 1;
 	buf->is_ring = is_ring;
-	memset(pool->base + off, 0, rounded);
+	dv_buffer_zero(dev, pool->base + off, rounded);
 	if (!is_ring) {
 		dv_id_alloc(&ctx->buf_ids, buf, &buf->handle);
 		ctx->used[pool->index] += rounded;
