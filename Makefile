@@ -3,7 +3,8 @@
 #   make demo   bring the stack up (kernel module if it loads, FUSE otherwise)
 #               and run the sample workload
 #   make test   install what is missing, build, run every test suite
-#   make bench  latency, throughput and bandwidth next to numpy
+#   make bench  the performance table as ratios from one run (JSON too);
+#               make bench-vm does the same on the module in QEMU
 
 ROOT_VENV := /opt/davinci-venv
 VENV ?= $(if $(filter 0,$(shell id -u)),$(ROOT_VENV),$(CURDIR)/.venv)
@@ -22,7 +23,7 @@ FUZZ_SECONDS ?= 60
 SOAK_CLIENTS ?= 10000
 
 .PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
-	test-fuse vm-test test-digests bench clean test-debug-kernel vm-test-debug-cached
+	test-fuse vm-test test-digests bench bench-vm clean test-debug-kernel vm-test-debug-cached
 
 all: core
 
@@ -145,9 +146,22 @@ checkpatch:
 test-digests:
 	scripts/compare-digests.sh $(addprefix $(DIGESTS)/,inproc inproc-asan fuse kmod)
 
-bench: deps install-py
-	DAVINCI_BACKEND=inproc $(PY) scripts/bench.py
-	scripts/with-fuse.sh $(PY) $(PY) scripts/bench.py
+# Every row of the performance table as a ratio measured in one run, on
+# the in-process core (with 1..16 AI cores) and through FUSE; JSON in
+# build/bench/. Nothing is asserted.
+bench: deps install-py core
+	@mkdir -p $(BUILD)/bench
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
+		$(PY) scripts/bench.py --sweep-aicores --json $(BUILD)/bench/inproc.json
+	scripts/with-fuse.sh $(PY) $(PY) scripts/bench.py --json $(BUILD)/bench/fuse.json
+
+# The same rows on the kernel module in the QEMU guest (under TCG: compare
+# the ratios, not the absolute figures, with the host's).
+bench-vm: deps-vm install-py
+	@mkdir -p $(BUILD)/bench
+	VM_BENCH=1 VM_SKIP="conformance kmod-tests demo kill-soak" \
+		scripts/vm-test.sh $(PY)
+	cp $(BUILD)/vm-test/bench-kmod.json $(BUILD)/bench/kmod.json
 
 clean:
 	rm -rf $(BUILD)

@@ -124,6 +124,11 @@ step kmod-tests env DAVINCI_DEV_DIR=/dev timeout $((400 * slow)) \
 step demo env DAVINCI_DEV_DIR=/dev timeout $((300 * slow)) \
 	"$here/scripts/demo-run.sh" "$py"
 
+# make bench-vm: the benchmark rows on the module (scripts/bench.py).
+[ "${VM_BENCH:-0}" = 1 ] &&
+	step bench env DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) \
+		"$py" "$here/scripts/bench.py" --quick --json "$out/bench-kmod.json"
+
 # SIGKILL clients mid-allocation, mid-submission and mid-wait; the module
 # must get everything back and still compute right (scripts/kill_soak.py).
 step kill-soak env DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) \

@@ -132,7 +132,8 @@ printf '%s=%q\n' VM_DEBUG "$debug" \
 	VM_FUZZ_IOCTLS "${VM_FUZZ_IOCTLS:-1000000}" \
 	VM_FUZZ_WORKERS "${VM_FUZZ_WORKERS:-4}" \
 	VM_FUZZ_SECONDS "${VM_FUZZ_SECONDS:-4200}" \
-	VM_FAILSLAB_PCT "${VM_FAILSLAB_PCT:-10}" >>"$out/guest.env"
+	VM_FAILSLAB_PCT "${VM_FAILSLAB_PCT:-10}" \
+	VM_BENCH "${VM_BENCH:-0}" >>"$out/guest.env"
 
 log "booting $kver under TCG ($cpus cpus, $memory)"
 start=$(date +%s)
