@@ -162,9 +162,8 @@ void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
  * @start_ns: when it started, 0 when it never ran
  * @end_ns: when it completed
  *
- * Gives back its AI-core slot. A task the scheduler finishes without
- * running it (s->busy: events, notifications, failures) is put on the
- * core that took it, for an instant.
+ * Gives back its AI-core slot. A task no AI core ran (events,
+ * notifications, failures the scheduler completes itself) has none.
  */
 void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 			    u32 status, u64 start_ns, u64 end_ns)
@@ -172,8 +171,6 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
-	if (dev->trace.enabled && s->busy)
-		dv_trace_take_core(dev, t);
 	if (t->aicore)
 		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
 	if (!dev->trace.enabled)

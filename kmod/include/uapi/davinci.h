@@ -873,15 +873,17 @@ struct davinci_completion {
  * @arg2: TASK_*: the task's user_data; MEM_* the arena's bytes in use
  *	after it; MGMT the event's value
  * @type: DAVINCI_TRACE_*
- * @pid: the process of the context it concerns (0 for the device's own)
+ * @pid: the process of the context it concerns; 0 for the device's own
+ *	(MGMT) and for MEM_FREE (memory returns when its last user lets go,
+ *	which may be after its context closed)
  * @id: the stream (DOORBELL, TASK_*), the event (EVENT_*), the arena
  *	(MEM_*: 0 HBM, 1 pinned host and rings), the device's health
  *	(MGMT: DAVINCI_HEALTH_*)
  * @status: TASK_COMPLETE: DAVINCI_STATUS_*; MGMT: DAVINCI_MGMT_EV_*
  * @opcode: TASK_*: the task's DAVINCI_OP_*
  * @aicore: TASK_START, TASK_COMPLETE: the AI core (0..aicores-1) that
- *	ran it; a task the scheduler finishes itself (events,
- *	notifications, failures) gets the core that took it
+ *	ran it; 0xFFFF for a task no AI core ran (events, notifications,
+ *	failures the scheduler completes itself)
  * @pad: zero
  */
 struct davinci_trace_record {

@@ -52,6 +52,7 @@ def render_png(tl: Timeline, path: str, width: float = 12.0) -> None:
         cx = axes[1][0]
         for u in counters:
             pts = sorted(tl.counters[u])
+            pts.append((max(t1, pts[-1][0]), pts[-1][1]))
             cx.step([(ts - t0) / scale for ts, _ in pts],
                     [v / (1 << 20) for _, v in pts], where="post",
                     label="%s %s" % (tl.tracks[u].group, tl.tracks[u].name))
