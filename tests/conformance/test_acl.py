@@ -288,3 +288,28 @@ def test_seed_snippet_memory_management(acl_dev):
     stream, ret = acl.rt.create_stream()
     assert acl.rt.stream_synchronize(stream) == 0
     assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_stream_with_config_flags(acl_dev):
+    """ACL_STREAM_FAST_SYNC and FAST_LAUNCH are accepted and the stream
+    works (that FAST_SYNC spins is test_streams' per-stream wait mode)."""
+    import davinci
+    fast, ret = acl.rt.create_stream_with_config(
+        0, acl.ACL_STREAM_FAST_SYNC | acl.ACL_STREAM_FAST_LAUNCH)
+    assert ret == 0
+    plain, _ = acl.rt.create_stream()
+    dev, _ = acl.rt.malloc(1 << 20, 0)
+    old = davinci.set_wait_mode("block")
+    try:
+        for _ in range(20):
+            assert acl.rt.memset_async(dev, 1 << 20, 3, 1 << 20, fast) == 0
+            assert acl.rt.synchronize_stream(fast) == 0
+    finally:
+        davinci.set_wait_mode(old)
+    out = np.zeros(16, np.uint8)
+    acl.rt.memcpy(acl.util.numpy_to_ptr(out), 16, dev, 16,
+                  acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert (out == 3).all()
+    for s in (fast, plain):
+        assert acl.rt.destroy_stream(s) == 0
+    acl.rt.free(dev)

@@ -310,3 +310,24 @@ def test_device_synchronize_while_other_threads_destroy_streams(dev):
     for t in churners:
         t.join()
     assert errors == []
+
+
+def test_per_stream_wait_mode_spins_without_a_wait_ioctl(dev):
+    """A stream made with wait_mode="spin" waits in shared memory even when
+    the process's mode is block (pyACL's ACL_STREAM_FAST_SYNC)."""
+    s = dev.stream(wait_mode="spin")
+    old = davinci.set_wait_mode("block")
+    try:
+        with dev.malloc(1 << 20) as b:
+            before = dev.transport.ioctl_counts[
+                _uapi.DAVINCI_IOCTL_STREAM_WAIT]
+            for v in range(20):
+                s.memset(b, v)
+                s.synchronize(timeout=30)
+            assert dev.transport.ioctl_counts[
+                _uapi.DAVINCI_IOCTL_STREAM_WAIT] == before
+            assert (b.numpy() == 19).all()
+    finally:
+        davinci.set_wait_mode(old)
+    with pytest.raises(davinci.InvalidArgumentError):
+        dev.stream(wait_mode="sometimes")

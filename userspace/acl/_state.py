@@ -120,10 +120,11 @@ class AclContext:
 
 
 class AclStream:
-    def __init__(self, ctx: AclContext, priority: int = 0):
+    def __init__(self, ctx: AclContext, priority: int = 0,
+                 wait_mode: "davinci.WaitMode | None" = None):
         self.handle = new_handle()
         self.ctx = ctx
-        self.stream = ctx.device.dev.stream(priority)
+        self.stream = ctx.device.dev.stream(priority, wait_mode=wait_mode)
 
 
 class AclEvent:

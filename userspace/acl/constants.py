@@ -206,3 +206,7 @@ RT_MEMCPY_DEVICE_TO_DEVICE = ACL_MEMCPY_DEVICE_TO_DEVICE
 ERROR_NAMES = {v: k for k, v in sorted(globals().items(), reverse=True)
                if k.startswith("ACL_ERROR_") and isinstance(v, int)}
 ERROR_NAMES[0] = "ACL_SUCCESS"
+
+# aclrtCreateStreamWithConfig flags.
+ACL_STREAM_FAST_LAUNCH = 0x00000001
+ACL_STREAM_FAST_SYNC = 0x00000002

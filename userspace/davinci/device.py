@@ -16,6 +16,7 @@ from .errors import (DavinciError, InvalidArgumentError, OutOfMemoryError,
 from .event import Event
 from .memory import Buffer, MemInfo, policy_flags
 from .stream import Stream
+from .waiting import WaitMode
 
 __all__ = ["Device", "DeviceInfo", "Version", "Notification"]
 
@@ -233,13 +234,15 @@ class Device:
 
     # -- streams and events -----------------------------------------------------
     def stream(self, priority: int = 0, sq_entries: int = 256,
-               cq_entries: int = 256, polled: bool | None = None) -> Stream:
+               cq_entries: int = 256, polled: bool | None = None,
+               wait_mode: "WaitMode | str | None" = None) -> Stream:
         """Create a stream (0 is the highest priority, 7 the lowest).
 
         ``polled``: the device polls its submission ring, so submitting
         needs no system call (default: where the driver can, unless
-        ``DAVINCI_SQ_POLL=0``); see :mod:`davinci.stream`."""
-        s = Stream(self, priority, sq_entries, cq_entries, polled)
+        ``DAVINCI_SQ_POLL=0``); see :mod:`davinci.stream`. ``wait_mode``:
+        how its waits wait (default: the process's, :mod:`davinci.waiting`)."""
+        s = Stream(self, priority, sq_entries, cq_entries, polled, wait_mode)
         self._streams.add(s)
         return s
 

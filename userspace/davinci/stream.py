@@ -197,7 +197,8 @@ class Stream:
 
     def __init__(self, device: "Device", priority: int = 0,
                  sq_entries: int = 256, cq_entries: int = 256,
-                 polled: bool | None = None):
+                 polled: bool | None = None,
+                 wait_mode: "waiting.WaitMode | str | None" = None):
         if not 0 <= priority <= 7:
             raise InvalidArgumentError("stream priority must be 0 (highest) "
                                        "to 7 (lowest), not %r" % (priority,))
@@ -214,6 +215,9 @@ class Stream:
                 % device.version)
         #: the device polls the SQ: submitting needs no system call
         self.polled = bool(polled)
+        #: how waits on this stream wait; None: the process's mode
+        self.wait_mode = None if wait_mode is None else \
+            waiting.parse_mode(wait_mode)
         # the driver publishes completions in the CQ header (ABI 1.3)
         self._header_seq = can_poll
         c = _uapi.davinci_stream_create(
@@ -580,7 +584,8 @@ class Stream:
         h = self._cqh
         if self._header_seq and target <= self._submitted_seq and (
                 not target or
-                waiting.poll_until(lambda: h.seq >= target, timeout)):
+                waiting.poll_until(lambda: h.seq >= target, timeout,
+                                   self.wait_mode)):
             completed, status = int(h.seq), int(h.status)
         else:
             w = self._wait(seq, timeout)

@@ -18,10 +18,11 @@ flags, the wait mode says what the host does meanwhile:
     spin for :data:`SPIN_SECONDS`, yield until :data:`YIELD_SECONDS`, then
     block: short tasks finish inside the spin, long ones cost no CPU.
 
-Set it with :func:`set_wait_mode` or the environment variable
-``DAVINCI_WAIT_MODE``; pyACL programs get it from
-``acl.rt.set_device_sched_mode`` or streams created with
-``ACL_STREAM_FAST_SYNC``.
+Set it for the process with :func:`set_wait_mode` or the environment
+variable ``DAVINCI_WAIT_MODE``, or for one stream with
+``Device.stream(wait_mode=...)``; pyACL programs get ``spin`` on streams made
+by ``acl.rt.create_stream_with_config`` with ``ACL_STREAM_FAST_SYNC``, as
+CANN documents that flag.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from typing import Callable
 
 from .errors import InvalidArgumentError
 
-__all__ = ["WaitMode", "set_wait_mode", "wait_mode", "poll_until",
+__all__ = ["WaitMode", "set_wait_mode", "wait_mode", "parse_mode",
+           "poll_until",
            "SPIN_SECONDS", "YIELD_SECONDS"]
 
 #: ``auto``: how long to spin before yielding.
@@ -49,7 +51,8 @@ class WaitMode(enum.Enum):
     BLOCK = "block"
 
 
-def _parse(mode: "WaitMode | str") -> WaitMode:
+def parse_mode(mode: "WaitMode | str") -> WaitMode:
+    """``mode`` as a :class:`WaitMode` (its name works too)."""
     if isinstance(mode, WaitMode):
         return mode
     try:
@@ -60,13 +63,13 @@ def _parse(mode: "WaitMode | str") -> WaitMode:
                 mode, ", ".join(m.value for m in WaitMode))) from None
 
 
-_mode = _parse(os.environ.get("DAVINCI_WAIT_MODE", "auto") or "auto")
+_mode = parse_mode(os.environ.get("DAVINCI_WAIT_MODE", "auto") or "auto")
 
 
 def set_wait_mode(mode: "WaitMode | str") -> WaitMode:
     """Set how this process waits for the device; returns the old mode."""
     global _mode
-    old, _mode = _mode, _parse(mode)
+    old, _mode = _mode, parse_mode(mode)
     return old
 
 

@@ -15,9 +15,10 @@ __all__ = ["create_stream", "create_stream_with_config", "destroy_stream",
            "stream_synchronize", "query_stream_status"]
 
 
-def _new_stream(priority=0) -> int:
+def _new_stream(priority=0, wait_mode=None) -> int:
     ctx = S.require_context()
-    return S.register(S.streams, S.AclStream(ctx, int(priority)))
+    return S.register(S.streams,
+                      S.AclStream(ctx, int(priority), wait_mode))
 
 
 @api(1, (0,))
@@ -28,8 +29,15 @@ def create_stream():
 
 @api(1, (0,))
 def create_stream_with_config(priority=0, flag=0):
-    """(stream, ret) with a priority (0 highest .. 7 lowest)."""
-    return _new_stream(priority)
+    """(stream, ret) with a priority (0 highest .. 7 lowest), clamped as
+    CANN does. ``flag``: ACL_STREAM_FAST_SYNC makes synchronize_stream
+    poll for completion instead of sleeping (davinci's ``spin`` wait
+    mode); ACL_STREAM_FAST_LAUNCH is what every davinci stream does
+    already (its rings are allocated at creation); other bits are
+    ignored, as CANN ignores them."""
+    fast_sync = int(flag) & C.ACL_STREAM_FAST_SYNC
+    return _new_stream(min(max(int(priority), 0), 7),
+                       davinci.WaitMode.SPIN if fast_sync else None)
 
 
 @api()
