@@ -100,6 +100,13 @@ def bench_latency(dev, kind: str, quick: bool) -> None:
     s.destroy()
 
 
+def submit_batches(s, batch, n: int = 8) -> None:
+    """``n`` submissions of ``batch`` on ``s``, then one sync."""
+    for _ in range(n):
+        s.submit(batch)
+    s.synchronize()
+
+
 def bench_batches(dev, quick: bool) -> None:
     """8 batches of 512 NOPs per sync against a bare Python loop writing
     the same 4096 descriptors (ctypes structs) into memory."""
@@ -107,9 +114,7 @@ def bench_batches(dev, quick: bool) -> None:
     batch = nop_array(512)
 
     def npu():
-        for _ in range(8):
-            s.submit(batch)
-        s.synchronize()
+        submit_batches(s, batch)
     npu()
     t_npu = best_of(npu, 5 if quick else 15)
     nop = make_task(_uapi.DAVINCI_OP_NOP)
@@ -145,17 +150,14 @@ def bench_trace(dev, quick: bool) -> None:
         s.launch(nop)
         s.synchronize()
 
-    def many():
-        for _ in range(8):
-            s.submit(batch)
-        s.synchronize()
     lat: dict[bool, list[float]] = {False: [], True: []}
     tput: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(3 if quick else 7):
         for on in (False, True):
             trace.set_enabled(on)
             lat[on].append(median_of(one, 200 if quick else 1000))
-            tput[on].append(4096 / best_of(many, 3 if quick else 5))
+            tput[on].append(4096 / best_of(lambda: submit_batches(s, batch),
+                                           3 if quick else 5))
     trace.set_enabled(True)
     s.destroy()
     off, on = statistics.median(lat[False]), statistics.median(lat[True])

@@ -70,14 +70,22 @@ static void dv_trace_put(struct dv_device *dev,
 		dv_trace_hook(dev->cfg.index, r);
 }
 
-/* A record of a task of @s: stream, seq, opcode, user_data. */
-static void dv_trace_task_fill(struct davinci_trace_record *r, u32 type,
-			       const struct dv_stream *s,
-			       const struct dv_task *t)
+/* Start record @r: zeroed but for its type, pid and time. */
+static void dv_trace_rec(struct davinci_trace_record *r, u32 type, u32 pid,
+			 u64 ts)
 {
 	memset(r, 0, sizeof(*r));
 	r->type = type;
-	r->pid = s->ctx->pid;
+	r->pid = pid;
+	r->timestamp_ns = ts;
+}
+
+/* A record of a task of @s at @ts: stream, seq, opcode, user_data. */
+static void dv_trace_task_fill(struct davinci_trace_record *r, u32 type,
+			       const struct dv_stream *s,
+			       const struct dv_task *t, u64 ts)
+{
+	dv_trace_rec(r, type, s->ctx->pid, ts);
 	r->id = s->id;
 	r->seq = t->seq;
 	r->opcode = t->desc.opcode;
@@ -95,10 +103,7 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 
 	if (!ctx->dev->trace.enabled)
 		return;
-	memset(&r, 0, sizeof(r));
-	r.timestamp_ns = os_now_ns();
-	r.type = DAVINCI_TRACE_DOORBELL;
-	r.pid = ctx->pid;
+	dv_trace_rec(&r, DAVINCI_TRACE_DOORBELL, ctx->pid, os_now_ns());
 	r.id = d->stream_id;
 	r.arg0 = d->sq_tail;
 	dv_trace_put(ctx->dev, &r);
@@ -115,8 +120,7 @@ void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t)
 
 	if (!s->ctx->dev->trace.enabled)
 		return;
-	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t);
-	r.timestamp_ns = os_now_ns();
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t, os_now_ns());
 	dv_trace_put(s->ctx->dev, &r);
 }
 
@@ -148,8 +152,7 @@ void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
 	if (!dev->trace.enabled)
 		return;
 	dv_trace_take_core(dev, t);
-	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t);
-	r.timestamp_ns = t->start_ns;
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t, t->start_ns);
 	r.aicore = t->aicore ? t->aicore - 1 : DV_TRACE_NO_CORE;
 	dv_trace_put(dev, &r);
 }
@@ -175,8 +178,7 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
 	if (!dev->trace.enabled)
 		return;
-	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_COMPLETE, s, t);
-	r.timestamp_ns = end_ns;
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_COMPLETE, s, t, end_ns);
 	r.status = status;
 	r.arg0 = start_ns;
 	r.arg1 = end_ns;
@@ -199,10 +201,7 @@ void dv_trace_mem(struct dv_buffer *buf, u32 type)
 
 	if (!dev->trace.enabled)
 		return;
-	memset(&r, 0, sizeof(r));
-	r.timestamp_ns = os_now_ns();
-	r.type = type;
-	r.pid = buf->ctx ? buf->ctx->pid : 0;
+	dv_trace_rec(&r, type, buf->ctx ? buf->ctx->pid : 0, os_now_ns());
 	r.id = buf->pool->index;
 	r.arg0 = dv_buffer_dev_addr(buf);
 	r.arg1 = buf->alloc_size;
@@ -223,10 +222,7 @@ void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen)
 
 	if (!ctx->dev->trace.enabled)
 		return;
-	memset(&r, 0, sizeof(r));
-	r.timestamp_ns = os_now_ns();
-	r.type = type;
-	r.pid = ctx->pid;
+	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
 	r.id = event_id;
 	r.seq = gen;
 	dv_trace_put(ctx->dev, &r);
@@ -243,10 +239,7 @@ void dv_trace_ctx(struct dv_context *ctx, u32 type)
 
 	if (!ctx->dev->trace.enabled)
 		return;
-	memset(&r, 0, sizeof(r));
-	r.timestamp_ns = os_now_ns();
-	r.type = type;
-	r.pid = ctx->pid;
+	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
 	dv_trace_put(ctx->dev, &r);
 }
 
@@ -261,9 +254,7 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 
 	if (!dev->trace.enabled)
 		return;
-	memset(&r, 0, sizeof(r));
-	r.timestamp_ns = ev->timestamp_ns;
-	r.type = DAVINCI_TRACE_MGMT;
+	dv_trace_rec(&r, DAVINCI_TRACE_MGMT, 0, ev->timestamp_ns);
 	r.id = ev->health;
 	r.status = ev->type;
 	r.seq = ev->seq;

@@ -16,6 +16,12 @@
 
 #include "dv_core.h"
 
+/* Every event takes the device index and the record the core wrote. */
+#define DV_DEFINE_EVENT(class, name) \
+	DEFINE_EVENT(class, name, \
+		TP_PROTO(u32 device, const struct davinci_trace_record *r), \
+		TP_ARGS(device, r))
+
 TRACE_EVENT(davinci_doorbell,
 	TP_PROTO(u32 device, const struct davinci_trace_record *r),
 	TP_ARGS(device, r),
@@ -66,15 +72,9 @@ DECLARE_EVENT_CLASS(davinci_task,
 		  __entry->status, __entry->start_ns, __entry->end_ns)
 );
 
-DEFINE_EVENT(davinci_task, davinci_task_queued,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
-DEFINE_EVENT(davinci_task, davinci_task_start,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
-DEFINE_EVENT(davinci_task, davinci_task_complete,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_task, davinci_task_queued);
+DV_DEFINE_EVENT(davinci_task, davinci_task_start);
+DV_DEFINE_EVENT(davinci_task, davinci_task_complete);
 
 DECLARE_EVENT_CLASS(davinci_mem,
 	TP_PROTO(u32 device, const struct davinci_trace_record *r),
@@ -100,12 +100,8 @@ DECLARE_EVENT_CLASS(davinci_mem,
 		  __entry->addr, __entry->size, __entry->used)
 );
 
-DEFINE_EVENT(davinci_mem, davinci_mem_alloc,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
-DEFINE_EVENT(davinci_mem, davinci_mem_free,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_mem, davinci_mem_alloc);
+DV_DEFINE_EVENT(davinci_mem, davinci_mem_free);
 
 DECLARE_EVENT_CLASS(davinci_event,
 	TP_PROTO(u32 device, const struct davinci_trace_record *r),
@@ -126,12 +122,8 @@ DECLARE_EVENT_CLASS(davinci_event,
 		  __entry->pid, __entry->event, __entry->gen)
 );
 
-DEFINE_EVENT(davinci_event, davinci_event_record,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
-DEFINE_EVENT(davinci_event, davinci_event_wait,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_event, davinci_event_record);
+DV_DEFINE_EVENT(davinci_event, davinci_event_wait);
 
 DECLARE_EVENT_CLASS(davinci_mgmt,
 	TP_PROTO(u32 device, const struct davinci_trace_record *r),
@@ -158,17 +150,11 @@ DECLARE_EVENT_CLASS(davinci_mgmt,
 );
 
 /* DAVINCI_MGMT_EV_FAULT_INJECTED, _FAULT and _LOST */
-DEFINE_EVENT(davinci_mgmt, davinci_fault,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_mgmt, davinci_fault);
 /* DAVINCI_MGMT_EV_RESET */
-DEFINE_EVENT(davinci_mgmt, davinci_reset,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_mgmt, davinci_reset);
 /* DAVINCI_MGMT_EV_ADD, _REMOVE and _HEALTH */
-DEFINE_EVENT(davinci_mgmt, davinci_mgmt,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_mgmt, davinci_mgmt);
 
 DECLARE_EVENT_CLASS(davinci_ctx,
 	TP_PROTO(u32 device, const struct davinci_trace_record *r),
@@ -184,12 +170,8 @@ DECLARE_EVENT_CLASS(davinci_ctx,
 	TP_printk("dev=%u pid=%u", __entry->device, __entry->pid)
 );
 
-DEFINE_EVENT(davinci_ctx, davinci_ctx_reset,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
-DEFINE_EVENT(davinci_ctx, davinci_ctx_fail,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r));
+DV_DEFINE_EVENT(davinci_ctx, davinci_ctx_reset);
+DV_DEFINE_EVENT(davinci_ctx, davinci_ctx_fail);
 
 #endif /* _DAVINCI_TRACE_H */
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from itertools import count
 
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
-    BuiltinClock, CounterDescriptor, TracePacket, TrackDescriptor, TrackEvent)
+    BuiltinClock, CounterDescriptor, TracePacket, TrackEvent)
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
 from .. import _uapi

@@ -161,7 +161,7 @@ def instrument(rec: SpanRecorder, acl: bool = True,
                     fn, "ops.%s" % name, "runtime"))
     if acl:
         try:
-            import acl as _acl  # noqa: F401
+            import acl  # noqa: F401  (loads acl.rt, acl.op, ...)
         except ImportError:
             return ins
         for mname in _ACL_MODULES:
