@@ -56,7 +56,8 @@ int th_failures, th_passed, th_failed;
 	X(polled_rings) \
 	X(polled_need_wakeup) \
 	X(polled_faults) \
-	X(graphs)
+	X(graphs) \
+	X(trace_ring)
 
 #define DECLARE(name) void test_##name(void);
 TESTS(DECLARE)

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_trace.c - the device's trace ring (DAVINCI_IOCTL_TRACE_READ): a
+ * record per doorbell and per task queued, started and completed, AI-core
+ * slots that never overlap, switching recording off and on, and a full ring
+ * that drops its oldest records and says how many.
+ */
+#define _GNU_SOURCE
+#include "fixtures.h"
+
+#define NSTREAMS	3
+#define NTASKS		20
+#define AICORES		2
+
+struct trace_log {
+	struct davinci_trace_record *rec;
+	uint64_t n, dropped, first, next;
+};
+
+/* Read every record from @since on into @log (malloc'ed). */
+static int read_all(struct dv_context *ctx, uint64_t since,
+		    struct trace_log *log)
+{
+	static struct davinci_trace_read q;
+	uint64_t cap = DAVINCI_TRACE_CAPACITY;
+	int ret;
+
+	memset(log, 0, sizeof(*log));
+	log->rec = calloc(cap, sizeof(*log->rec));
+	if (!log->rec)
+		return -ENOMEM;
+	log->next = since;
+	for (;;) {
+		memset(&q, 0, sizeof(q));
+		q.since = log->next;
+		ret = dvc_ioctl(ctx, DAVINCI_IOCTL_TRACE_READ, &q);
+		if (ret)
+			return ret;
+		if (!log->n && !log->dropped)
+			log->first = q.next - q.count;
+		log->dropped += q.dropped;
+		if (log->n + q.count > cap)
+			return -E2BIG;
+		memcpy(log->rec + log->n, q.rec, q.count * sizeof(q.rec[0]));
+		log->n += q.count;
+		log->next = q.next;
+		if (!q.count || q.next == q.written)
+			return 0;
+	}
+}
+
+static uint64_t written(struct dv_context *ctx)
+{
+	struct davinci_trace_read q = { .since = ~0ULL };
+
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_TRACE_READ, &q) ? 0 : q.written;
+}
+
+static uint32_t count(const struct trace_log *log, uint32_t type,
+		      uint32_t stream)
+{
+	uint32_t n = 0;
+	uint64_t i;
+
+	for (i = 0; i < log->n; i++)
+		n += log->rec[i].type == type && log->rec[i].id == stream;
+	return n;
+}
+
+/* No two tasks on one AI core at once; every core below AICORES. */
+static int cores_overlap(const struct trace_log *log)
+{
+	uint64_t i, j;
+
+	for (i = 0; i < log->n; i++) {
+		const struct davinci_trace_record *a = &log->rec[i];
+
+		if (a->type != DAVINCI_TRACE_TASK_COMPLETE || !a->arg0)
+			continue;
+		if (a->aicore >= AICORES)
+			return 1;
+		for (j = i + 1; j < log->n; j++) {
+			const struct davinci_trace_record *b = &log->rec[j];
+
+			if (b->type == DAVINCI_TRACE_TASK_COMPLETE && b->arg0 &&
+			    b->aicore == a->aicore && b->arg0 < a->arg1 &&
+			    a->arg0 < b->arg1)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+void test_trace_ring(void)
+{
+	struct davinci_task t[NTASKS];
+	struct davinci_trace_read q;
+	struct stream s[NSTREAMS];
+	struct trace_log log;
+	struct fixture fx;
+	struct buf b;
+	uint64_t since, last = 0;
+	uint32_t i;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 1 * MiB, 0, &b) == 0);
+	since = written(fx.ctx);
+	for (i = 0; i < NSTREAMS; i++)
+		REQUIRE(stream_create(fx.ctx, 0, 64, 64, &s[i]) == 0);
+	for (i = 0; i < NTASKS; i++)
+		t[i] = i % 2 ? t_nop(100) : t_memset(b.a.dev_addr, 1, 4096);
+	for (i = 0; i < NSTREAMS; i++)
+		REQUIRE(submit(fx.ctx, &s[i], t, NTASKS, &last) == 0);
+	for (i = 0; i < NSTREAMS; i++)
+		CHECK_EQ(swait(fx.ctx, &s[i], NTASKS, 10000, NULL), 0);
+	REQUIRE(read_all(fx.ctx, since, &log) == 0);
+	CHECK_EQ(log.dropped, 0);
+	CHECK_EQ(log.first, since);
+	for (i = 0; i < NSTREAMS; i++) {
+		uint32_t id = s[i].c.stream_id;
+
+		CHECK_EQ(count(&log, DAVINCI_TRACE_DOORBELL, id), 1);
+		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_QUEUED, id), NTASKS);
+		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_START, id), NTASKS);
+		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, id), NTASKS);
+	}
+	CHECK_EQ(cores_overlap(&log), 0);
+	free(log.rec);
+
+	/* Off: nothing written; both flags or an unknown one: EINVAL. */
+	memset(&q, 0, sizeof(q));
+	q.flags = DAVINCI_TRACE_F_DISABLE;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q), 0);
+	CHECK_EQ(q.enabled, 0);
+	since = written(fx.ctx);
+	REQUIRE(submit(fx.ctx, &s[0], t, 4, &last) == 0);
+	CHECK_EQ(swait(fx.ctx, &s[0], last, 10000, NULL), 0);
+	CHECK_EQ(written(fx.ctx), since);
+	q.flags = DAVINCI_TRACE_F_ENABLE | DAVINCI_TRACE_F_DISABLE;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q), -EINVAL);
+	q.flags = 1U << 2;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q), -EINVAL);
+	q.flags = DAVINCI_TRACE_F_ENABLE;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q), 0);
+	CHECK_EQ(q.enabled, 1);
+
+	/* Full: the oldest go, and the reader is told how many. */
+	since = written(fx.ctx);
+	for (i = 0; i < NTASKS; i++)
+		t[i] = t_nop(0);
+	while (written(fx.ctx) - since <= DAVINCI_TRACE_CAPACITY + 100) {
+		REQUIRE(submit(fx.ctx, &s[1], t, NTASKS, &last) == 0);
+		CHECK_EQ(swait(fx.ctx, &s[1], last, 10000, NULL), 0);
+	}
+	REQUIRE(read_all(fx.ctx, since, &log) == 0);
+	CHECK_EQ(log.n, DAVINCI_TRACE_CAPACITY);
+	CHECK_EQ(log.dropped, log.next - since - DAVINCI_TRACE_CAPACITY);
+	CHECK_EQ(log.first, since + log.dropped);
+	CHECK(log.dropped > 100);
+	free(log.rec);
+
+	for (i = 0; i < NSTREAMS; i++)
+		stream_destroy(fx.ctx, &s[i]);
+	buf_free(fx.ctx, &b);
+	fixture_exit(&fx);
+}
