@@ -33,4 +33,10 @@ fi
 pydeps="numpy pytest fusepy scikit-learn pyroute2 setuptools wheel perfetto matplotlib"
 [ "$want_vm" = vm ] && pydeps="$pydeps virtme-ng"
 "$venv/bin/pip" install -q $pydeps 2>&1 | grep -v "is ignored: it is neither" || true
+# torch_npu (tests/torch): PyTorch's CPU build from the registry, pinned
+# (another version or spec pulls the multi-GB CUDA build), and torch_npu's
+# C++ extension compiled once into the torch extensions cache
+"$venv/bin/pip" install -q torch==2.13.0
+"$venv/bin/python" "$(dirname "$0")/../userspace/torch_npu/_ext.py" >/dev/null ||
+	die "building torch_npu's C++ extension failed"
 chmod -R a+rX "$venv"

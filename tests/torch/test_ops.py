@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Ops on npu tensors against CPU torch, and the CPU fallback."""
+
+import warnings
+
+import pytest
+import torch
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _pair(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(*shape, generator=g).to(dtype)
+    return a, a.npu()
+
+
+def _device_only(fn):
+    """Run ``fn`` and fail if any CPU fallback warning was raised."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = fn()
+    cpu = [str(x.message) for x in w if "torch_npu" in str(x.message)]
+    assert not cpu, cpu
+    return r
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum",
+                                "minimum"])
+def test_elementwise_bit_identical(npu, op, dtype):
+    a, da = _pair(257, dtype=dtype, seed=1)
+    b, db = _pair(257, dtype=dtype, seed=2)
+    fn = getattr(torch, op)
+    got = _device_only(lambda: fn(da, db))
+    assert torch.equal(got.cpu(), fn(a, b))
+
+
+@pytest.mark.parametrize("op", ["relu", "neg"])
+def test_unary_bit_identical(npu, op):
+    a, da = _pair(3, 50)
+    got = _device_only(lambda: getattr(torch, op)(da))
+    assert torch.equal(got.cpu(), getattr(torch, op)(a))
+
+
+def test_exp_close(npu):
+    a, da = _pair(500)
+    torch.testing.assert_close(torch.exp(da).cpu(), torch.exp(a),
+                               rtol=2e-7, atol=0)
+
+
+def test_scalar_ops_bit_identical(npu):
+    a, da = _pair(100)
+    for fn in (lambda x: x * 0.3, lambda x: x + 2.5, lambda x: x - 1.25,
+               lambda x: x / 3.0, lambda x: x.add(1.0, alpha=2)):
+        got = _device_only(lambda: fn(da))
+        assert torch.equal(got.cpu(), fn(a))
+
+
+def test_inplace_and_alpha(npu):
+    a, da = _pair(64)
+    b, db = _pair(64, seed=3)
+    _device_only(lambda: da.add_(db, alpha=-0.5))
+    a.add_(b, alpha=-0.5)
+    torch.testing.assert_close(da.cpu(), a, rtol=1e-6, atol=1e-6)
+    _device_only(lambda: da.mul_(db))
+    a.mul_(b)
+    torch.testing.assert_close(da.cpu(), a, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False),
+                                   (False, True), (True, True)])
+def test_mm_with_transposed_views(npu, ta, tb):
+    a, da = _pair(7, 5) if not ta else _pair(5, 7)
+    b, db = _pair(5, 3, seed=1) if not tb else _pair(3, 5, seed=1)
+    if ta:
+        a, da = a.t(), da.t()
+    if tb:
+        b, db = b.t(), db.t()
+    got = _device_only(lambda: da @ db)
+    torch.testing.assert_close(got.cpu(), a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_is_addmm_on_device(npu):
+    lin = torch.nn.Linear(6, 4)
+    x, dx = _pair(5, 6)
+    got = _device_only(lambda: lin.npu()(dx))
+    torch.testing.assert_close(got.cpu(), lin.cpu()(x), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_softmax_and_reductions(npu):
+    a, da = _pair(8, 10)
+    for fn in (lambda x: torch.softmax(x, -1), lambda x: x.sum(),
+               lambda x: x.sum(-1), lambda x: x.sum(0),
+               lambda x: x.sum(0, keepdim=True), lambda x: x.mean(-1)):
+        got = _device_only(lambda: fn(da))
+        torch.testing.assert_close(got.cpu(), fn(a), rtol=1e-5, atol=1e-6)
+
+
+def test_fill_and_zero(npu):
+    t = torch.empty(10, device="npu")
+    _device_only(lambda: t.fill_(2.5))
+    assert torch.equal(t.cpu(), torch.full((10,), 2.5))
+    _device_only(t.zero_)
+    assert torch.equal(t.cpu(), torch.zeros(10))
+    assert torch.equal(torch.ones(3, 2, device="npu").cpu(),
+                       torch.ones(3, 2))
+
+
+def test_fallback_warns_once_naming_the_op(npu):
+    a, da = _pair(10)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r1 = torch.tanh(da)
+        r2 = torch.tanh(da)
+    msgs = [str(x.message) for x in w if "tanh" in str(x.message)]
+    assert len(msgs) == 1 and "runs on the CPU" in msgs[0]
+    assert r1.device.type == "npu"
+    torch.testing.assert_close(r2.cpu(), torch.tanh(a))
+    assert any("tanh" in op for op in npu.fallback_ops())
+
+
+def test_fallback_in_place_writes_back(npu):
+    a, da = _pair(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        da.clamp_(-0.5, 0.5)
+    assert torch.equal(da.cpu(), a.clamp(-0.5, 0.5))
+
+
+def test_printing_does_not_warn(npu):
+    _device_only(lambda: repr(torch.randn(5, 5).npu()))
+
+
+def test_device_ops_are_listed(npu):
+    for op in ("add.Tensor", "mm", "addmm", "_softmax", "sum.dim_IntList"):
+        assert op in npu.DEVICE_OPS

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Submitting davinci ops for npu tensors.
+
+Operands are contiguous npu tensors (or contiguous transposes, for matmul);
+each is handed to ``davinci.ops`` as a DeviceTensor over its davinci
+buffer, and the task is queued on the current stream of the tensor's
+device. Constants (rows of ones and zeros) live in buffers of their own
+that nothing else writes, so the host fills them once without waiting for
+the device.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+import davinci
+from davinci import ops
+
+from . import _devices, memory, streams
+
+#: torch dtypes the device computes in, by davinci dtype name
+DTYPES = {torch.float32: "float32", torch.float16: "float16",
+          torch.bfloat16: "bfloat16", torch.int32: "int32"}
+FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
+    """True when the tensors can be operands of a davinci op together:
+    npu, one device, one supported dtype, contiguous."""
+    t0 = ts[0]
+    allowed = FLOATS if floats else DTYPES
+    for t in ts:
+        if not isinstance(t, torch.Tensor) or t.device.type != "npu" or \
+                t.device != t0.device or t.dtype != t0.dtype or \
+                t.dtype not in allowed or not t.is_contiguous():
+            return False
+    return True
+
+
+def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
+    """``t`` (contiguous npu tensor) as a davinci DeviceTensor."""
+    buf, offset = memory.device_buffer(t)
+    return davinci.DeviceTensor(buf, tuple(t.shape) if shape is None
+                                else shape, DTYPES[t.dtype], offset)
+
+
+def stream_of(t: torch.Tensor) -> davinci.Stream:
+    return streams.current_stream(t.device.index).davinci_stream
+
+
+class _Constants:
+    """Rows of ones and zeros per (device, dtype), grown by doubling."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._rows: dict[tuple[int, str, int], davinci.DeviceTensor] = {}
+
+    def get(self, index: int, dtype: str, value: int, n: int
+            ) -> davinci.DeviceTensor:
+        key = (index, dtype, value)
+        with self._lock:
+            row = self._rows.get(key)
+            if row is None or row.size < n:
+                size = max(n, 2 * row.size if row is not None else 1024)
+                arr = np.full(size, value, dtype=np.float32)
+                row = davinci.DeviceTensor.from_numpy(
+                    _devices.context(index), arr, dtype)
+                self._rows[key] = row
+        return davinci.DeviceTensor(row.buffer, (n,), dtype)
+
+
+constants = _Constants()
+
+
+def const(t: torch.Tensor, value: int, shape) -> davinci.DeviceTensor:
+    """A row of ``value`` (0 or 1) in ``t``'s dtype, viewed as ``shape``."""
+    n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    row = constants.get(t.device.index, DTYPES[t.dtype], value, n)
+    return davinci.DeviceTensor(row.buffer, tuple(shape), row.dtype)
+
+
+def fill(out: torch.Tensor, value: float) -> None:
+    """Every element of contiguous ``out`` := value (alpha * 1 + 0)."""
+    n = out.numel()
+    if value == 0:
+        buf, offset = memory.device_buffer(out)
+        stream_of(out).memset(buf, 0, out.numel() * out.element_size(),
+                              offset)
+        return
+    ones = const(out, 1, (n,))
+    zeros = const(out, 0, (n,))
+    ops.axpy(value, ones, zeros, out=dev(out, (n,)), stream=stream_of(out))
+
+
+def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
+    """out := alpha * x (alpha * x + 0: exact)."""
+    n = x.numel()
+    ops.axpy(alpha, dev(x, (n,)), const(x, 0, (n,)), out=dev(out, (n,)),
+             stream=stream_of(x))
+
+
+def add_scalar(x: torch.Tensor, value: float, out: torch.Tensor) -> None:
+    """out := x + value (value * 1 + x: exact)."""
+    n = x.numel()
+    ops.axpy(value, const(x, 1, (n,)), dev(x, (n,)), out=dev(out, (n,)),
+             stream=stream_of(x))
+
+
+def binary(opname: str, a: torch.Tensor, b: torch.Tensor,
+           out: torch.Tensor) -> None:
+    """out := a <op> b elementwise (one shape, one dtype)."""
+    n = a.numel()
+    fn = getattr(ops, opname)
+    fn(dev(a, (n,)), dev(b, (n,)), out=dev(out, (n,)), stream=stream_of(a))
+
+
+def axpy(alpha: float, x: torch.Tensor, y: torch.Tensor,
+         out: torch.Tensor) -> None:
+    """out := alpha * x + y."""
+    n = x.numel()
+    ops.axpy(alpha, dev(x, (n,)), dev(y, (n,)), out=dev(out, (n,)),
+             stream=stream_of(x))
+
+
+def unary(opname: str, x: torch.Tensor, out: torch.Tensor) -> None:
+    n = x.numel()
+    getattr(ops, opname)(dev(x, (n,)), out=dev(out, (n,)),
+                         stream=stream_of(x))
+
+
+def matmul_operand(t: torch.Tensor):
+    """(DeviceTensor, transposed) for a 2-D operand that is contiguous or
+    the transpose of a contiguous tensor; None otherwise."""
+    if t.dim() != 2 or t.device.type != "npu" or t.dtype not in FLOATS:
+        return None
+    if t.is_contiguous():
+        return dev(t), False
+    tt = t.t()
+    if tt.is_contiguous():
+        return dev(tt), True
+    return None
+
+
+def matmul(a, ta: bool, b, tb: bool, out: torch.Tensor) -> None:
+    ops.matmul(a, b, transpose_a=ta, transpose_b=tb, out=dev(out),
+               stream=stream_of(out))
+
+
+def matmul_dt(a: davinci.DeviceTensor, b: davinci.DeviceTensor,
+              out: davinci.DeviceTensor, t: torch.Tensor) -> None:
+    """out := a @ b on ``t``'s device and stream."""
+    ops.matmul(a, b, out=out, stream=stream_of(t))
+
+
+def softmax(x: torch.Tensor, out: torch.Tensor) -> None:
+    ops.softmax(dev(x), out=dev(out), stream=stream_of(x))
+
+
+def row_sums(x: torch.Tensor, out: torch.Tensor) -> None:
+    """out[i] := sum of row i of x viewed as [m, n] (n = last dim)."""
+    n = x.shape[-1] if x.dim() else 1
+    m = x.numel() // max(n, 1)
+    ops.reduce_sum(dev(x, (m, n)), out=dev(out, (m,)), stream=stream_of(x))
+
+
+def cast(x: torch.Tensor, out: torch.Tensor) -> None:
+    n = x.numel()
+    ops.cast(dev(x, (n,)), DTYPES[out.dtype], out=dev(out, (n,)),
+             stream=stream_of(x))
+
+
+def memcpy(src: torch.Tensor, dst: torch.Tensor) -> None:
+    """dst := src bytes on the device (contiguous, one dtype)."""
+    sb, so = memory.device_buffer(src)
+    db, do = memory.device_buffer(dst)
+    stream_of(dst).memcpy(db, sb, src.numel() * src.element_size(),
+                          dst_offset=do, src_offset=so)

@@ -1,0 +1,584 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ATen kernels of the npu device, registered for PrivateUse1.
+
+A kernel runs its op as davinci tasks when the operands allow it (see
+``_device_ops.on_device``) and otherwise computes on the CPU through host
+views of the tensors' memory, warning once per op and reason. Ops with no
+kernel here reach the C++ CPU fallback (csrc/npu.cpp), which warns once per
+op. ``DEVICE_OPS`` lists what runs on the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import threading
+import warnings
+
+import torch
+from torch.utils._pytree import tree_map
+
+from . import _devices, _ext
+from . import _device_ops as D
+
+aten = torch.ops.aten
+_lib = torch.library.Library("aten", "IMPL")
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+_quiet = threading.local()
+
+#: ATen ops with a davinci path (when operands are contiguous npu tensors
+#: of float32/float16/bfloat16, int32 for the elementwise ones)
+DEVICE_OPS: list[str] = []
+
+
+def _impl(*names: str):
+    def register(fn):
+        for name in names:
+            _lib.impl(name, fn, "PrivateUse1")
+            DEVICE_OPS.append(name)
+        return fn
+    return register
+
+
+def _is_npu(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type == "npu"
+
+
+def sync_for_host(*ts) -> None:
+    """Wait for the devices of ``ts`` before the host touches them."""
+    for index in {t.device.index for t in ts if _is_npu(t)}:
+        _devices.context(index).synchronize()
+
+
+def host(t: torch.Tensor) -> torch.Tensor:
+    """A CPU tensor over ``t``'s memory (no copy; synchronise first)."""
+    return _ext.load().host_view(t)
+
+
+@contextlib.contextmanager
+def quiet():
+    """No fallback warnings in this thread for the block (printing a
+    tensor computes its format with ops that run on the CPU)."""
+    ext = _ext.load()
+    before = getattr(_quiet, "on", False)
+    _quiet.on = True
+    ext.set_quiet(True)
+    try:
+        yield
+    finally:
+        _quiet.on = before
+        ext.set_quiet(before)
+
+
+def warn_cpu(op: str, reason: str) -> None:
+    if getattr(_quiet, "on", False):
+        return
+    key = op + ": " + reason
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn("torch_npu: %s ran on the CPU (%s); this warning is shown "
+                  "once" % (op, reason), stacklevel=3)
+
+
+def on_cpu(op, reason: str, *args, **kwargs):
+    """Run ``op`` on CPU copies of its npu arguments; npu results come back
+    to the first npu argument's device. Callers write in-place results
+    back themselves."""
+    warn_cpu(str(op), reason)
+    npu = [a for a in list(args) + list(kwargs.values()) if _is_npu(a)]
+    npu += [t for a in args if isinstance(a, (list, tuple))
+            for t in a if _is_npu(t)]
+    device = npu[0].device if npu else None
+
+    def to_cpu(x):
+        return x.cpu() if _is_npu(x) else x
+
+    def back(x):
+        return x.to(device) if isinstance(x, torch.Tensor) and \
+            device is not None else x
+    res = op(*tree_map(to_cpu, args), **tree_map(to_cpu, kwargs))
+    return tree_map(back, res)
+
+
+def _scalar(x):
+    """Python number of a number or a one-element CPU tensor; else None."""
+    if isinstance(x, numbers.Number) and not isinstance(x, bool):
+        return x
+    if isinstance(x, torch.Tensor) and x.device.type == "cpu" and \
+            x.dim() == 0:
+        return x.item()
+    return None
+
+
+# -- copies ---------------------------------------------------------------------
+def _copy_from(src: torch.Tensor, dst: torch.Tensor,
+               non_blocking: bool = False) -> torch.Tensor:
+    if src.numel() == 0:
+        return dst
+    if _is_npu(src) and _is_npu(dst) and src.device == dst.device and \
+            src.shape == dst.shape and src.is_contiguous() and \
+            dst.is_contiguous():
+        if src.dtype == dst.dtype:
+            D.memcpy(src, dst)
+            return dst
+        if src.dtype in D.DTYPES and dst.dtype in D.DTYPES:
+            D.cast(src, dst)
+            return dst
+    if _is_npu(dst) and not _is_npu(src) and non_blocking and \
+            dst.is_contiguous() and src.dtype == dst.dtype and \
+            src.shape == dst.shape:
+        # staged in pinned host memory now, copied by the device in order
+        from . import memory
+        buf, offset = memory.device_buffer(dst)
+        data = src.contiguous().view(torch.uint8).numpy()
+        D.stream_of(dst).copy_from_host(buf, data.tobytes(), offset,
+                                        sync=False)
+        return dst
+    sync_for_host(src, dst)
+    d = host(dst) if _is_npu(dst) else dst
+    s = host(src) if _is_npu(src) else src
+    d.copy_(s)
+    return dst
+
+
+_lib.impl("_copy_from", _copy_from, "PrivateUse1")
+
+
+def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
+    dst.resize_(src.shape)
+    return _copy_from(src, dst)
+
+
+_lib.impl("_copy_from_and_resize", _copy_from_and_resize, "PrivateUse1")
+
+
+def _local_scalar_dense(t: torch.Tensor):
+    sync_for_host(t)
+    return host(t).item()
+
+
+_lib.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
+
+
+# -- elementwise ------------------------------------------------------------------
+def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
+    """x <op> alpha*other on the device when possible; ``out``: None
+    (a new tensor), or the tensor to write (in-place or out=)."""
+    op = getattr(aten, name)
+    s = _scalar(other)
+    rtype = torch.result_type(x, other)
+    target = out if out is not None else None
+    if target is None:
+        target = torch.empty(torch.broadcast_shapes(
+            x.shape, other.shape if isinstance(other, torch.Tensor)
+            else ()), dtype=rtype, device=x.device)
+    elif target.dtype != rtype and name in ("add", "sub", "mul"):
+        rtype = target.dtype if x.dtype == target.dtype else rtype
+    ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
+        and target.is_contiguous()
+    if ok_out and s is not None and D.on_device(x, target, floats=True):
+        if name in ("add", "sub"):
+            D.add_scalar(x, (s if name == "add" else -s) * alpha, target)
+            return target
+        if name == "mul":
+            D.scale(x, s, target)
+            return target
+        if name == "div":
+            c = torch.empty_like(x)
+            D.fill(c, s)
+            D.binary("div", x, c, target)
+            return target
+    if ok_out and isinstance(other, torch.Tensor) and \
+            other.shape == x.shape and D.on_device(x, other, target) and \
+            (name != "div" or x.dtype in D.FLOATS):
+        if alpha != 1:
+            if x.dtype not in D.FLOATS:
+                pass
+            else:
+                D.axpy(alpha if name == "add" else -alpha, other, x, target)
+                return target
+        else:
+            D.binary(dev_op, x, other, target)
+            return target
+    reason = "operands of different shapes, dtypes or layouts"
+    args = (x, other) if name in ("mul", "div") else (x, other)
+    kw = {} if name in ("mul", "div") else {"alpha": alpha}
+    res = on_cpu(op.Tensor if isinstance(other, torch.Tensor)
+                 else op.Scalar, reason, *args, **kw)
+    if out is None:
+        return res
+    out.copy_(res)
+    return out
+
+
+def _make_binary(name: str, dev_op: str, has_alpha: bool):
+    if has_alpha:
+        def functional(x, other, *, alpha=1):
+            return _binary_op(name, dev_op, x, other, alpha)
+
+        def inplace(x, other, *, alpha=1):
+            return _binary_op(name, dev_op, x, other, alpha, out=x)
+
+        def out_fn(x, other, *, alpha=1, out):
+            out.resize_(torch.broadcast_shapes(x.shape, other.shape))
+            return _binary_op(name, dev_op, x, other, alpha, out=out)
+    else:
+        def functional(x, other):
+            return _binary_op(name, dev_op, x, other)
+
+        def inplace(x, other):
+            return _binary_op(name, dev_op, x, other, out=x)
+
+        def out_fn(x, other, *, out):
+            out.resize_(torch.broadcast_shapes(x.shape, other.shape))
+            return _binary_op(name, dev_op, x, other, out=out)
+    _impl(name + ".Tensor", name + ".Scalar")(functional)
+    _impl(name + "_.Tensor", name + "_.Scalar")(inplace)
+    _impl(name + ".out")(out_fn)
+
+
+_make_binary("add", "add", True)
+_make_binary("sub", "sub", True)
+_make_binary("mul", "mul", False)
+_make_binary("div", "div", False)
+
+
+@_impl("maximum")
+def _maximum(x, other):
+    if D.on_device(x, other) and x.shape == other.shape:
+        out = torch.empty_like(x)
+        D.binary("maximum", x, other, out)
+        return out
+    return on_cpu(aten.maximum.default, "operands differ", x, other)
+
+
+@_impl("minimum")
+def _minimum(x, other):
+    if D.on_device(x, other) and x.shape == other.shape:
+        out = torch.empty_like(x)
+        D.binary("minimum", x, other, out)
+        return out
+    return on_cpu(aten.minimum.default, "operands differ", x, other)
+
+
+def _make_unary(name: str, dev_op: str, floats: bool):
+    op = getattr(aten, name)
+
+    def functional(x):
+        if D.on_device(x, floats=floats):
+            out = torch.empty_like(x)
+            D.unary(dev_op, x, out)
+            return out
+        return on_cpu(op.default, "dtype or layout", x)
+
+    def inplace(x):
+        if D.on_device(x, floats=floats):
+            D.unary(dev_op, x, x)
+            return x
+        x.copy_(on_cpu(op.default, "dtype or layout", x))
+        return x
+    _impl(name)(functional)
+    _impl(name + "_")(inplace)
+
+
+_make_unary("relu", "relu", False)
+_make_unary("exp", "exp", True)
+
+
+@_impl("neg")
+def _neg(x):
+    if D.on_device(x, floats=True):
+        out = torch.empty_like(x)
+        D.scale(x, -1.0, out)
+        return out
+    return on_cpu(aten.neg.default, "dtype or layout", x)
+
+
+@_impl("fill_.Scalar")
+def _fill(x, value):
+    if D.on_device(x, floats=True) or (value == 0 and D.on_device(x)):
+        if x.numel():
+            D.fill(x, float(value))
+        return x
+    sync_for_host(x)
+    host(x).fill_(value)
+    return x
+
+
+@_impl("zero_")
+def _zero(x):
+    return _fill(x, 0)
+
+
+@_impl("addcmul_")
+def _addcmul_(x, t1, t2, *, value=1):
+    if D.on_device(x, t1, t2, floats=True) and x.shape == t1.shape == \
+            t2.shape:
+        tmp = torch.empty_like(x)
+        D.scale(t1, value, tmp)           # value * t1
+        D.binary("mul", tmp, t2, tmp)     # * t2
+        D.binary("add", x, tmp, x)        # self +
+        return x
+    x.copy_(on_cpu(aten.addcmul.default, "operands differ", x, t1, t2,
+                   value=value))
+    return x
+
+
+@_impl("addcdiv_")
+def _addcdiv_(x, t1, t2, *, value=1):
+    if D.on_device(x, t1, t2, floats=True) and x.shape == t1.shape == \
+            t2.shape:
+        tmp = torch.empty_like(x)
+        D.binary("div", t1, t2, tmp)      # t1 / t2
+        D.axpy(value, tmp, x, x)          # self + value *
+        return x
+    x.copy_(on_cpu(aten.addcdiv.default, "operands differ", x, t1, t2,
+                   value=value))
+    return x
+
+
+@_impl("lerp_.Scalar")
+def _lerp_(x, end, weight):
+    # x + weight * (end - x)
+    if D.on_device(x, end, floats=True) and x.shape == end.shape:
+        tmp = torch.empty_like(x)
+        D.binary("sub", end, x, tmp)
+        D.axpy(float(weight), tmp, x, x)
+        return x
+    x.copy_(on_cpu(aten.lerp.Scalar, "operands differ", x, end, weight))
+    return x
+
+
+# -- matmul -------------------------------------------------------------------------
+@_impl("mm")
+def _mm(a, b):
+    pa, pb = D.matmul_operand(a), D.matmul_operand(b)
+    if pa and pb and a.dtype == b.dtype and a.device == b.device:
+        out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype,
+                          device=a.device)
+        D.matmul(pa[0], pa[1], pb[0], pb[1], out)
+        return out
+    return on_cpu(aten.mm.default, "operand layout or dtype", a, b)
+
+
+def _broadcast_rows(bias: torch.Tensor, m: int) -> torch.Tensor:
+    """[n] -> [m, n] with the bias in every row: ones[m, 1] @ bias[1, n]
+    (one product per element: exact)."""
+    n = bias.shape[-1]
+    out = torch.empty((m, n), dtype=bias.dtype, device=bias.device)
+    D.matmul_dt(D.const(bias, 1, (m, 1)), D.dev(bias, (1, n)), D.dev(out),
+                bias)
+    return out
+
+
+@_impl("addmm")
+def _addmm(bias, a, b, *, beta=1, alpha=1):
+    pa, pb = D.matmul_operand(a), D.matmul_operand(b)
+    m, n = a.shape[0], b.shape[1]
+    if pa and pb and beta == 1 and alpha == 1 and \
+            D.on_device(bias, floats=True) and bias.dtype == a.dtype and \
+            bias.shape in ((n,), (1, n), (m, n)):
+        out = torch.empty((m, n), dtype=a.dtype, device=a.device)
+        D.matmul(pa[0], pa[1], pb[0], pb[1], out)
+        full = bias if bias.shape == (m, n) else \
+            _broadcast_rows(bias.reshape(n), m)
+        D.binary("add", out, full, out)
+        return out
+    return on_cpu(aten.addmm.default, "beta/alpha, bias shape or layout",
+                  bias, a, b, beta=beta, alpha=alpha)
+
+
+# -- softmax ----------------------------------------------------------------------
+def _last(dim: int, t: torch.Tensor) -> bool:
+    return t.dim() > 0 and dim % t.dim() == t.dim() - 1
+
+
+@_impl("_softmax")
+def _softmax(x, dim, half_to_float):
+    if not half_to_float and _last(dim, x) and D.on_device(x, floats=True):
+        out = torch.empty_like(x)
+        D.softmax(x, out)
+        return out
+    return on_cpu(aten._softmax.default, "not the last dim", x, dim,
+                  half_to_float)
+
+
+def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """[m] -> [m, n] with col[i] in every element of row i: col[m, 1] @
+    ones[1, n] (exact)."""
+    n = like.shape[-1]
+    m = like.numel() // n
+    out = torch.empty_like(like)
+    D.matmul_dt(D.dev(col, (m, 1)), D.const(like, 1, (1, n)),
+                D.dev(out, (m, n)), like)
+    return out
+
+
+@_impl("_log_softmax_backward_data")
+def _log_softmax_backward(grad, output, dim, input_dtype):
+    # grad - exp(output) * sum(grad, dim)
+    if _last(dim, grad) and grad.dtype == input_dtype and \
+            D.on_device(grad, output, floats=True):
+        rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
+                           device=grad.device)
+        D.row_sums(grad, rows)
+        e = torch.empty_like(output)
+        D.unary("exp", output, e)
+        D.binary("mul", e, _broadcast_cols(rows, grad), e)
+        out = torch.empty_like(grad)
+        D.binary("sub", grad, e, out)
+        return out
+    return on_cpu(aten._log_softmax_backward_data.default, "dim or dtype",
+                  grad, output, dim, input_dtype)
+
+
+@_impl("_softmax_backward_data")
+def _softmax_backward(grad, output, dim, input_dtype):
+    # output * (grad - sum(grad * output, dim))
+    if _last(dim, grad) and grad.dtype == input_dtype and \
+            D.on_device(grad, output, floats=True):
+        go = torch.empty_like(grad)
+        D.binary("mul", grad, output, go)
+        rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
+                           device=grad.device)
+        D.row_sums(go, rows)
+        D.binary("sub", grad, _broadcast_cols(rows, grad), go)
+        D.binary("mul", output, go, go)
+        return go
+    return on_cpu(aten._softmax_backward_data.default, "dim or dtype",
+                  grad, output, dim, input_dtype)
+
+
+# -- reductions ---------------------------------------------------------------------
+def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
+    """sum over ``dims`` (all, the last, or the first of a 2-D tensor)."""
+    nd = x.dim()
+    dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
+    if not D.on_device(x, floats=True) or nd == 0:
+        return None
+    if dims == list(range(nd)):
+        out = torch.empty((), dtype=x.dtype, device=x.device)
+        D.row_sums(x.reshape(1, -1), out.reshape(1))
+    elif dims == [nd - 1]:
+        out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        D.row_sums(x, out)
+    elif dims == [0] and nd == 2:
+        # ones[1, m] @ x[m, n]
+        m, n = x.shape
+        out = torch.empty((n,), dtype=x.dtype, device=x.device)
+        D.matmul_dt(D.const(x, 1, (1, m)), D.dev(x), D.dev(out, (1, n)), x)
+    else:
+        return None
+    if keepdim:
+        shape = [1 if i in dims else s for i, s in enumerate(x.shape)]
+        out = out.reshape(shape)
+    return out
+
+
+@_impl("sum.dim_IntList")
+def _sum_dim(x, dim, keepdim=False, *, dtype=None):
+    if dtype is None or dtype == x.dtype:
+        out = _sum_on_device(x, dim or [], keepdim)
+        if out is not None:
+            return out
+    return on_cpu(aten.sum.dim_IntList, "dims, dtype or layout", x, dim,
+                  keepdim, dtype=dtype)
+
+
+@_impl("sum")
+def _sum(x, *, dtype=None):
+    if dtype is None or dtype == x.dtype:
+        out = _sum_on_device(x, [], False)
+        if out is not None:
+            return out
+    return on_cpu(aten.sum.default, "dtype or layout", x, dtype=dtype)
+
+
+@_impl("mean.dim")
+def _mean_dim(x, dim, keepdim=False, *, dtype=None):
+    if dtype is None or dtype == x.dtype:
+        out = _sum_on_device(x, dim or [], keepdim)
+        if out is not None and out.numel():
+            count = x.numel() // out.numel()
+            c = torch.empty_like(out)
+            D.fill(c, float(count))
+            D.binary("div", out, c, out)
+            return out
+    return on_cpu(aten.mean.dim, "dims, dtype or layout", x, dim, keepdim,
+                  dtype=dtype)
+
+
+# -- foreach (what torch.optim's foreach paths call) ---------------------------------
+def _foreach(per_tensor, listed: tuple[int, ...]):
+    """A _foreach_* kernel looping ``per_tensor`` over the lists at the
+    argument positions ``listed`` (other arguments passed as they are, a
+    list of scalars zipped)."""
+    def run(*args, **kwargs):
+        n = len(args[0])
+        results = []
+        for i in range(n):
+            a = [x[i] if (j in listed or (isinstance(x, (list, tuple))
+                                          and j > 0)) else x
+                 for j, x in enumerate(args)]
+            results.append(per_tensor(*a, **kwargs))
+        return results
+    return run
+
+
+def _foreach_inplace(per_tensor, listed):
+    loop = _foreach(per_tensor, listed)
+
+    def run(*args, **kwargs):
+        loop(*args, **kwargs)
+    return run
+
+
+_FOREACH = {
+    "_foreach_add_.List": (aten.add_.Tensor, (0, 1), True),
+    "_foreach_add_.Scalar": (aten.add_.Scalar, (0,), True),
+    "_foreach_add_.Tensor": (aten.add_.Tensor, (0,), True),
+    "_foreach_add.List": (aten.add.Tensor, (0, 1), False),
+    "_foreach_add.Scalar": (aten.add.Scalar, (0,), False),
+    "_foreach_sub_.Scalar": (aten.sub_.Scalar, (0,), True),
+    "_foreach_mul_.Scalar": (aten.mul_.Scalar, (0,), True),
+    "_foreach_mul_.List": (aten.mul_.Tensor, (0, 1), True),
+    "_foreach_mul_.Tensor": (aten.mul_.Tensor, (0,), True),
+    "_foreach_mul.Scalar": (aten.mul.Scalar, (0,), False),
+    "_foreach_mul.List": (aten.mul.Tensor, (0, 1), False),
+    "_foreach_div_.Scalar": (aten.div_.Scalar, (0,), True),
+    "_foreach_div_.List": (aten.div_.Tensor, (0, 1), True),
+    "_foreach_div_.ScalarList": (aten.div_.Scalar, (0, 1), True),
+    "_foreach_div.List": (aten.div.Tensor, (0, 1), False),
+    "_foreach_div.ScalarList": (aten.div.Scalar, (0, 1), False),
+    "_foreach_lerp_.Scalar": (aten.lerp_.Scalar, (0, 1), True),
+    "_foreach_neg": (aten.neg.default, (0,), False),
+    "_foreach_sqrt": (aten.sqrt.default, (0,), False),
+    "_foreach_sqrt_": (aten.sqrt_.default, (0,), True),
+    "_foreach_zero_": (aten.zero_.default, (0,), True),
+}
+
+
+def _pointwise_foreach(op):
+    """_foreach_addcmul_/_foreach_addcdiv_: ``value`` is one scalar, a
+    list of them, or a CPU tensor of them."""
+    def run(x, t1, t2, value=1):
+        if isinstance(value, torch.Tensor):
+            value = value.tolist()
+        values = value if isinstance(value, (list, tuple)) \
+            else [value] * len(x)
+        for a, b, c, v in zip(x, t1, t2, values):
+            op(a, b, c, value=v)
+    return run
+
+
+for _name, (_op, _listed, _inplace) in _FOREACH.items():
+    _lib.impl(_name, (_foreach_inplace if _inplace else _foreach)(
+        _op, _listed), "PrivateUse1")
+for _op, _base in ((aten.addcmul_.default, "_foreach_addcmul_"),
+                  (aten.addcdiv_.default, "_foreach_addcdiv_")):
+    for _overload in ("Scalar", "ScalarList", "Tensor"):
+        _lib.impl(_base + "." + _overload, _pointwise_foreach(_op),
+                  "PrivateUse1")

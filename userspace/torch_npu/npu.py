@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+"""``torch.npu``: the device module ``import torch_npu`` registers.
+
+Names follow Ascend torch_npu (and torch.cuda): device selection, streams
+and events, synchronisation, the caching allocator's statistics, and
+device properties. Random ops on npu tensors run on the CPU (see the
+fallback in torch_npu._kernels) and draw from the CPU generator;
+``manual_seed`` seeds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from . import _devices, _ext
+from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,
+                     mem_get_info, memory_allocated, memory_reserved,
+                     memory_stats, memory_summary, reset_peak_memory_stats)
+from .streams import (Event, Stream, current_stream, default_stream,
+                      device_index, set_stream, stream, synchronize)
+
+__all__ = [
+    "is_available", "is_initialized", "device_count", "current_device",
+    "set_device", "device", "device_of", "synchronize", "Stream", "Event",
+    "current_stream", "default_stream", "set_stream", "stream",
+    "manual_seed", "manual_seed_all", "seed", "initial_seed",
+    "get_device_name", "get_device_properties", "get_device_capability",
+    "empty_cache", "memory_allocated", "max_memory_allocated",
+    "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+    "mem_get_info", "memory_stats", "memory_summary", "NPUDeviceProperties",
+]
+
+
+def is_available() -> bool:
+    """True when at least one davinci device is reachable."""
+    return _devices.device_count() > 0
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def _is_in_bad_fork() -> bool:
+    return False
+
+
+def _lazy_init() -> None:
+    """Nothing to do: devices open on first use."""
+
+
+def device_count() -> int:
+    return _devices.device_count()
+
+
+def current_device() -> int:
+    """Index of the current npu device of this thread."""
+    return _ext.load().current_device()
+
+
+def set_device(device) -> None:
+    """Make ``device`` (int, "npu:N" or torch.device) current."""
+    _ext.load().set_device(device_index(device))
+
+
+class device:
+    """Context manager that makes ``device`` current for its block."""
+
+    def __init__(self, device):
+        self.index = -1 if device is None else device_index(device)
+        self.prev = -1
+
+    def __enter__(self):
+        if self.index >= 0:
+            self.prev = current_device()
+            set_device(self.index)
+
+    def __exit__(self, *exc):
+        if self.index >= 0:
+            set_device(self.prev)
+        return False
+
+
+class device_of(device):
+    """Context manager making a tensor's npu device current."""
+
+    def __init__(self, obj: torch.Tensor):
+        super().__init__(obj.device.index if obj.device.type == "npu"
+                         else None)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator npu random ops use (the CPU generator)."""
+    torch.random.default_generator.manual_seed(int(seed))
+
+
+manual_seed_all = manual_seed
+
+
+def seed() -> None:
+    torch.random.default_generator.seed()
+
+
+def initial_seed() -> int:
+    return torch.random.default_generator.initial_seed()
+
+
+@dataclass(frozen=True)
+class NPUDeviceProperties:
+    """What ``get_device_properties`` reports for one device."""
+    name: str
+    total_memory: int
+    multi_processor_count: int
+    serial: str
+    health: str
+
+    def __repr__(self) -> str:
+        return ("NPUDeviceProperties(name='%s', total_memory=%dMB, "
+                "multi_processor_count=%d)"
+                % (self.name, self.total_memory >> 20,
+                   self.multi_processor_count))
+
+
+def get_device_properties(device=None) -> NPUDeviceProperties:
+    info = _devices.context(device_index(device)).info
+    return NPUDeviceProperties(info.name, info.hbm_total, info.aicores,
+                               info.serial, info.health_name)
+
+
+def get_device_name(device=None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None) -> tuple[int, int]:
+    """The davinci ABI version, in CUDA's (major, minor) shape."""
+    v = _devices.context(device_index(device)).version
+    return v.abi_major, v.abi_minor
