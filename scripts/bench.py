@@ -315,7 +315,9 @@ def main() -> None:
     backend = davinci.backend()
     with davinci.Device(0) as dev:
         info = dev.info
-        kind = backend.kind
+        # what serves the nodes: "lib" in-process, "fuse", "kmod"
+        kind = {"lib": "inproc"}.get(dev.version.backend,
+                                     dev.version.backend)
         print("davinci bench on %s: %s, %d AI cores, HBM %d MiB, %s"
               % (backend.describe(), info.name, info.aicores,
                  info.hbm_total >> 20, dev.version))
