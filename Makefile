@@ -95,6 +95,8 @@ test-py: core
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
 		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc \
 		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs tests/trace
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
+		$(PYTEST) tests/torch
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
 		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
 		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc-asan \
@@ -108,6 +110,7 @@ test-fuse:
 	DAVINCI_DIGEST_FILE=$(DIGESTS)/fuse scripts/with-fuse.sh $(PY) \
 		$(PYTEST) tests/conformance
 	scripts/with-fuse.sh $(PY) $(PYTEST) tests/trace
+	scripts/with-fuse.sh $(PY) $(PYTEST) tests/torch
 	scripts/with-fuse.sh $(PY) $(PY) scripts/kill_soak.py --clients $(SOAK_CLIENTS)
 
 # The kernel module in a QEMU guest: the same conformance suite on
