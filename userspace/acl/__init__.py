@@ -15,7 +15,8 @@ alone.
 Modules: ``acl.rt`` (devices, contexts, streams, memory, events, callbacks:
 subscribe_report / launch_callback / process_report, and the seed article's
 launch_task / register_interrupt_callback / launch_task_with_interrupt),
-``acl.op`` (single-operator execution: execute_v2), ``acl.util`` (pointers,
+``acl.op`` (single-operator execution: execute_v2), ``acl.mdl`` (offline
+models from davinci-atc: load, describe, execute), ``acl.util`` (pointers,
 start_thread / stop_thread), ``acl.media`` (dvpp_malloc / dvpp_free).
 
 Failures are logged on the "acl" logger and the last message is returned by
@@ -32,11 +33,13 @@ from .constants import *  # noqa: F401,F403
 from . import _state as _S
 from ._state import AclFail, api
 from . import rt, util, op, media, prof
+from . import mdl
 from ._desc import *  # noqa: F401,F403
 from . import _desc
 
 __all__ = ["init", "finalize", "get_recent_err_msg", "get_device_count",
-           "rt", "util", "op", "media", "prof", "constants"] + list(_desc.__all__)
+           "rt", "util", "op", "media", "prof", "mdl",
+           "constants"] + list(_desc.__all__)
 
 
 @api()

@@ -1,0 +1,372 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Offline models: ONNX -> davinci-atc -> acl.mdl, pyACL style, against
+numpy; dynamic batch; one submission per execute; refused files."""
+
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+import acl  # noqa: E402
+import davinci  # noqa: E402
+from davinci import atc, omfile  # noqa: E402
+from davinci.model import Model  # noqa: E402
+
+from ._onnx_models import mlp  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def _write(tmp_path, data, name="m.om"):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+class Run:
+    """Device buffers and datasets for one model, freed at the end."""
+
+    def __init__(self, model_id):
+        self.model_id = model_id
+        self.desc = acl.mdl.create_desc()
+        assert acl.mdl.get_desc(self.desc, model_id) == 0
+        self.ptrs, self.bufs = [], []
+        self.inputs = self._dataset(acl.mdl.get_num_inputs(self.desc),
+                                    acl.mdl.get_input_size_by_index)
+        self.outputs = self._dataset(acl.mdl.get_num_outputs(self.desc),
+                                     acl.mdl.get_output_size_by_index)
+
+    def _dataset(self, n, size_of):
+        ds = acl.mdl.create_dataset()
+        for i in range(n):
+            size = size_of(self.desc, i)
+            p, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+            assert ret == 0
+            b = acl.create_data_buffer(p, size)
+            self.ptrs.append(p)
+            self.bufs.append(b)
+            ds2, ret = acl.mdl.add_dataset_buffer(ds, b)
+            assert ret == 0 and ds2 == ds
+        assert acl.mdl.get_dataset_num_buffers(ds) == n
+        return ds
+
+    def put(self, i, arr):
+        b = acl.mdl.get_dataset_buffer(self.inputs, i)
+        arr = np.ascontiguousarray(arr, np.float32)
+        assert acl.rt.memcpy(acl.get_data_buffer_addr(b),
+                             acl.get_data_buffer_size(b), arr.ctypes.data,
+                             arr.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+
+    def get(self, i, shape):
+        b = acl.mdl.get_dataset_buffer(self.outputs, i)
+        out = np.empty(shape, np.float32)
+        assert acl.rt.memcpy(out.ctypes.data, out.nbytes,
+                             acl.get_data_buffer_addr(b), out.nbytes,
+                             acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+        return out
+
+    def close(self):
+        for ds in (self.inputs, self.outputs):
+            assert acl.mdl.destroy_dataset(ds) == 0
+        for b in self.bufs:
+            acl.destroy_data_buffer(b)
+        for p in self.ptrs:
+            acl.rt.free(p)
+        assert acl.mdl.destroy_desc(self.desc) == 0
+
+
+def test_mlp_loads_describes_and_runs(acl_dev, tmp_path):
+    m, ref = mlp()
+    path = _write(tmp_path, atc.convert(m, input_shape="x:8,64"))
+    model_id, ret = acl.mdl.load_from_file(path)
+    assert ret == 0 and model_id > 0
+    r = Run(model_id)
+    d = r.desc
+    assert acl.mdl.get_num_inputs(d) == 1
+    assert acl.mdl.get_num_outputs(d) == 1
+    assert acl.mdl.get_input_size_by_index(d, 0) == 8 * 64 * 4
+    assert acl.mdl.get_output_size_by_index(d, 0) == 8 * 10 * 4
+    dims, ret = acl.mdl.get_input_dims(d, 0)
+    assert ret == 0 and dims == {"name": "x", "dimCount": 2, "dims": [8, 64]}
+    dims, ret = acl.mdl.get_output_dims(d, 0)
+    assert ret == 0 and dims["dims"] == [8, 10] and dims["name"] == "prob"
+    assert acl.mdl.get_input_index_by_name(d, "x") == (0, 0)
+    idx, ret = acl.mdl.get_input_index_by_name(d, "nope")
+    assert ret == acl.ACL_ERROR_INVALID_PARAM
+    assert acl.mdl.get_output_data_type(d, 0) == acl.ACL_FLOAT
+    assert acl.mdl.get_input_format(d, 0) == acl.ACL_FORMAT_ND
+    assert acl.mdl.get_input_name_by_index(d, 0) == "x"
+    info, ret = acl.mdl.get_dynamic_batch(d)
+    assert ret == 0 and info == {"batchCount": 0, "batch": []}
+    rng = np.random.default_rng(1)
+    for _ in range(2):          # the second run reuses the patched list
+        x = rng.standard_normal((8, 64)).astype(np.float32)
+        r.put(0, x)
+        assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+        np.testing.assert_allclose(r.get(0, (8, 10)), ref(x), rtol=1e-5,
+                                   atol=1e-6)
+    dims, ret = acl.mdl.get_cur_output_dims(d, 0)
+    assert ret == 0 and dims["dims"] == [8, 10]
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    r.put(0, x)
+    assert acl.mdl.execute_async(model_id, r.inputs, r.outputs, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_allclose(r.get(0, (8, 10)), ref(x), rtol=1e-5,
+                               atol=1e-6)
+    assert acl.rt.destroy_stream(stream) == 0
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+    assert acl.mdl.unload(model_id) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+
+
+def test_load_from_mem_and_query_size(acl_dev, tmp_path):
+    m, ref = mlp(seed=2)
+    data = atc.convert(m, input_shape="x:2,64")
+    arr = np.frombuffer(data, np.uint8).copy()
+    model_id, ret = acl.mdl.load_from_mem(acl.util.numpy_to_ptr(arr),
+                                          arr.nbytes)
+    assert ret == 0
+    work, weight, ret = acl.mdl.query_size(_write(tmp_path, data))
+    assert ret == 0 and weight > 64 * 32 * 4 and work > 0
+    r = Run(model_id)
+    x = np.random.default_rng(3).standard_normal((2, 64)).astype(np.float32)
+    r.put(0, x)
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+    np.testing.assert_allclose(r.get(0, (2, 10)), ref(x), rtol=1e-5,
+                               atol=1e-6)
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_dynamic_batch(acl_dev, tmp_path):
+    m, ref = mlp(seed=4)
+    path = _write(tmp_path, atc.convert(m, input_shape="x:-1,64",
+                                        dynamic_batch_size="1,2,4"))
+    model_id, ret = acl.mdl.load_from_file(path)
+    assert ret == 0
+    r = Run(model_id)
+    d = r.desc
+    assert acl.mdl.get_num_inputs(d) == 2
+    idx, ret = acl.mdl.get_input_index_by_name(d, acl.ACL_DYNAMIC_TENSOR_NAME)
+    assert (idx, ret) == (1, 0)
+    info, ret = acl.mdl.get_dynamic_batch(d)
+    assert info == {"batchCount": 3, "batch": [1, 2, 4]}
+    dims, _ = acl.mdl.get_input_dims(d, 0)
+    assert dims["dims"] == [-1, 64]
+    assert acl.mdl.get_input_size_by_index(d, 0) == 4 * 64 * 4
+    # no batch chosen yet: refused, nothing runs
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == \
+        acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+    assert acl.mdl.set_dynamic_batch_size(model_id, r.inputs, idx, 3) == \
+        acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+    rng = np.random.default_rng(5)
+    for batch in (2, 4, 1):
+        assert acl.mdl.set_dynamic_batch_size(model_id, r.inputs, idx,
+                                              batch) == 0
+        x = rng.standard_normal((batch, 64)).astype(np.float32)
+        r.put(0, x)
+        assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+        np.testing.assert_allclose(r.get(0, (batch, 10)), ref(x), rtol=1e-5,
+                                   atol=1e-6)
+        dims, ret = acl.mdl.get_cur_output_dims(d, 0)
+        assert ret == 0 and dims["dims"] == [batch, 10]
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_execute_is_one_submission(dev, monkeypatch):
+    """The whole task list goes to the stream in one submit call, built at
+    load (execute only fills in the caller's addresses)."""
+    m, ref = mlp(seed=6)
+    mod = Model(dev, atc.convert(m, input_shape="x:4,64"))
+    calls = []
+    real = davinci.Stream.submit
+
+    def counting(self, tasks):
+        calls.append(len(tasks))
+        return real(self, tasks)
+    monkeypatch.setattr(davinci.Stream, "submit", counting)
+    x = np.random.default_rng(7).standard_normal((4, 64)).astype(np.float32)
+    out, = mod.run([x])
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+    assert calls == [len(mod.plans[0].tasks)] and calls[0] >= 4
+    mod.unload()
+
+
+def test_model_runs_in_order_after_other_work(dev):
+    """execute_async on a busy stream: the model's tasks wait for it."""
+    m, ref = mlp(seed=8)
+    mod = Model(dev, atc.convert(m, input_shape="x:1,64"))
+    s = dev.stream()
+    xin = dev.malloc(64 * 4)
+    out = dev.malloc(10 * 4)
+    x = np.random.default_rng(9).standard_normal((1, 64)).astype(np.float32)
+    staging = dev.malloc(64 * 4)
+    staging.write(x.view(np.uint8).reshape(-1))
+    s.nop(2000)
+    s.memcpy(xin, staging, 64 * 4)          # the input arrives on the stream
+    mod.execute(s, [xin.dev_addr, out.dev_addr])
+    s.synchronize()
+    np.testing.assert_allclose(out.numpy(np.float32, (1, 10)), ref(x),
+                               rtol=1e-5, atol=1e-6)
+    s.destroy()
+    for b in (xin, out, staging):
+        b.free()
+    mod.unload()
+
+
+# -- refused files ---------------------------------------------------------
+def test_refuses_files_that_are_not_davinci_models(acl_dev, tmp_path):
+    cases = {
+        "ascend.om": b"IMOD" + bytes(252),      # Huawei ATC's magic
+        "text.om": b"this is not a model\n" * 10,
+        "empty.om": b"",
+    }
+    for name, data in cases.items():
+        mid, ret = acl.mdl.load_from_file(_write(tmp_path, data, name))
+        assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, name
+        msg = acl.get_recent_err_msg()
+        assert "davinci-atc" in msg, msg
+    acl.mdl.load_from_file(_write(tmp_path, cases["ascend.om"], "a.om"))
+    assert "Huawei" in acl.get_recent_err_msg()
+    mid, ret = acl.mdl.load_from_file(str(tmp_path / "missing.om"))
+    assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM)[2] == 0
+
+
+def _corrupt(data: bytes):
+    """(what, bytes) for each way the tests break a valid model."""
+    hdr = omfile._HEADER
+    sec = omfile._SECTION
+    nsect = struct.unpack_from("<I", data, 20)[0]
+    table = [sec.unpack_from(data, hdr.size + i * sec.size)
+             for i in range(nsect)]
+
+    def with_section(i, **kw):
+        kind, count, off, size = table[i]
+        f = dict(kind=kind, count=count, off=off, size=size, **{})
+        f.update(kw)
+        b = bytearray(data)
+        sec.pack_into(b, hdr.size + i * sec.size, f["kind"], f["count"],
+                      f["off"], f["size"])
+        return bytes(b)
+    ops = next(i for i, t in enumerate(table) if t[0] == omfile.SECT_OPS)
+    tens = next(i for i, t in enumerate(table) if t[0] == omfile.SECT_TENSORS)
+    _, _, op_off, _ = table[ops]
+    _, _, t_off, _ = table[tens]
+
+    def patch(off, fmt, value):
+        b = bytearray(data)
+        struct.pack_into(fmt, b, off, value)
+        return bytes(b)
+    return [
+        ("truncated", data[:len(data) // 2]),
+        ("padded", data + b"\0" * 64),
+        ("newer format", patch(8, "<H", 2)),
+        ("other ABI major", patch(12, "<H", 9)),
+        ("section past the end", with_section(ops, off=len(data) - 8)),
+        ("size overflows", with_section(ops, size=(1 << 64) - 1)),
+        ("op count in the billions", with_section(ops, count=3_000_000_000)),
+        ("unknown section", with_section(ops, kind=77)),
+        ("op opcode", patch(op_off + 2, "<H", 0xFFFF)),
+        ("op tensor id", patch(op_off + 16, "<I", 123456)),
+        ("op m too large", patch(op_off + 40, "<I", 0x7FFFFFFF)),
+        ("weight past WEIGHTS", patch(t_off + 8, "<Q", 1 << 62)),
+        ("meta not JSON", with_section(
+            next(i for i, t in enumerate(table)
+                 if t[0] == omfile.SECT_META), size=3)),
+    ]
+
+
+def test_corrupt_models_are_refused(acl_dev, tmp_path):
+    m, _ = mlp(seed=10)
+    data = atc.convert(m, input_shape="x:1,64")
+    omfile.parse(data)
+    for what, bad in _corrupt(data):
+        with pytest.raises(omfile.ModelFormatError):
+            omfile.parse(bad)
+        mid, ret = acl.mdl.load_from_mem(bad, len(bad))
+        assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, what
+    free = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+    assert free[2] == 0
+
+
+# -- the converter -----------------------------------------------------------
+def test_unsupported_op_names_the_op_and_node(tmp_path):
+    from onnx import helper
+    from ._onnx_models import model
+    m = model([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+               helper.make_node("LpNormalization", ["r"], ["y"],
+                                name="my_norm")],
+              [("x", [1, 4])], [("y", [1, 4])])
+    with pytest.raises(atc.ConversionError) as ei:
+        atc.convert(m)
+    assert "LpNormalization" in str(ei.value)
+    assert "my_norm" in str(ei.value)
+    src = tmp_path / "bad.onnx"
+    onnx.save(m, str(src))
+    p = _atc("--model", str(src), "--framework=5",
+             "--output", str(tmp_path / "bad"))
+    assert p.returncode == 1
+    assert "LpNormalization" in p.stderr and "my_norm" in p.stderr
+    assert not (tmp_path / "bad.om").exists()
+
+
+def _atc(*args):
+    env = dict(os.environ)
+    us = os.path.join(REPO, "userspace")
+    env["PYTHONPATH"] = us + (os.pathsep + env["PYTHONPATH"]
+                              if env.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, "-m", "davinci.atc", *args],
+                          env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_davinci_atc_command_line(acl_dev, tmp_path):
+    m, ref = mlp(seed=11)
+    src = tmp_path / "mlp.onnx"
+    onnx.save(m, str(src))
+    p = _atc("--model", str(src), "--framework=5", "--output",
+             str(tmp_path / "mlp"), "--soc_version=Ascend310",
+             "--input_shape=x:3,64")
+    assert p.returncode == 0, p.stderr
+    assert "ATC run success" in p.stdout
+    om = omfile.parse((tmp_path / "mlp.om").read_bytes())
+    assert om.inputs[0].dims == [3, 64]
+    assert om.info["soc_version"] == "Ascend310"
+    p = _atc("--model", str(src), "--framework=0", "--output",
+             str(tmp_path / "x"))
+    assert p.returncode == 2 and "--framework=5" in p.stderr
+    # a dynamic batch dimension needs a shape
+    p = _atc("--model", str(src), "--framework=5", "--output",
+             str(tmp_path / "y"))
+    assert p.returncode == 1 and "--input_shape" in p.stderr
+
+
+def test_model_from_torch_onnx_export(dev, tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 32),
+                              torch.nn.ReLU(), torch.nn.Linear(32, 10),
+                              torch.nn.Softmax(dim=1)).eval()
+    x = torch.randn(5, 1, 8, 8)
+    path = str(tmp_path / "torch_mlp.onnx")
+    torch.onnx.export(net, (x,), path, input_names=["image"],
+                      output_names=["prob"], dynamo=False,
+                      dynamic_axes={"image": {0: "batch"}})
+    data = atc.convert(path, input_shape="image:-1,1,8,8",
+                       dynamic_batch_size="1,5")
+    mod = Model(dev, data)
+    out, = mod.run([x.numpy()], batch=5)
+    with torch.no_grad():
+        want = net(x).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    mod.unload()

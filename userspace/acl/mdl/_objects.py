@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The objects behind acl.mdl's int handles: loaded models, model
+descriptions and datasets."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from davinci import omfile as F
+from davinci.model import Model
+
+from .. import _state as S
+from .. import constants as C
+from .._state import AclFail
+
+#: omfile dtype name -> aclDataType
+ACL_DTYPES = {"float32": C.ACL_FLOAT, "float16": C.ACL_FLOAT16,
+              "bfloat16": C.ACL_BF16, "int32": C.ACL_INT32,
+              "int64": C.ACL_INT64}
+#: omfile format name -> aclFormat
+ACL_FORMATS = {"NCHW": C.ACL_FORMAT_NCHW, "NHWC": C.ACL_FORMAT_NHWC,
+               "ND": C.ACL_FORMAT_ND, "NC1HWC0": C.ACL_FORMAT_NC1HWC0}
+
+
+@dataclass
+class AclModel:
+    """A model loaded on an ACL device (``device``: its S.AclDevice)."""
+    id: int
+    device: S.AclDevice
+    model: Model
+    cur_gear: int = -1          # gear of the last execute, -1: none yet
+
+
+@dataclass
+class ModelDesc:
+    model: "AclModel | None" = None
+
+    def om(self) -> F.OfflineModel:
+        if self.model is None:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "the model description is empty: fill it with "
+                          "acl.mdl.get_desc(desc, model_id) first")
+        return self.model.model.om
+
+
+@dataclass
+class Dataset:
+    buffers: list[int] = field(default_factory=list)   # data buffer handles
+    batch: int = 0              # set_dynamic_batch_size's choice
+
+
+_ids = itertools.count(1)
+models: dict[int, AclModel] = {}
+descs: dict[int, ModelDesc] = {}
+datasets: dict[int, Dataset] = {}
+
+
+def next_model_id() -> int:
+    return next(_ids)
+
+
+def get_model(model_id) -> AclModel:
+    m = models.get(model_id) if isinstance(model_id, int) else None
+    if m is not None and S.devices.get(m.device.id) is not m.device:
+        models.pop(model_id, None)      # its device was reset
+        m = None
+    if m is None:
+        raise AclFail(C.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
+                      "model id %r is not a loaded model (unloaded, or its "
+                      "device was reset): load it with "
+                      "acl.mdl.load_from_file" % (model_id,))
+    return m
+
+
+def get_desc(desc) -> ModelDesc:
+    d = descs.get(desc) if isinstance(desc, int) else None
+    if d is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "%r is not a model description from "
+                      "acl.mdl.create_desc" % (desc,))
+    return d
+
+
+def get_dataset(dataset) -> Dataset:
+    d = datasets.get(dataset) if isinstance(dataset, int) else None
+    if d is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "%r is not a dataset from acl.mdl.create_dataset"
+                      % (dataset,))
+    return d
+
+
+def io_at(ios: list, index, what: str):
+    if not isinstance(index, int) or not 0 <= index < len(ios):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "%s index %r outside 0..%d" % (what, index,
+                                                     len(ios) - 1))
+    return ios[index]

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What the ONNX lowering writes into: tensors placed in the workspace or
+the weights, and davinci ops between them, for one gear (batch size) of an
+offline model. Weights are shared by every gear and stored once."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _uapi
+from .. import omfile as F
+
+__all__ = ["ConversionError", "Value", "Weights", "GearBuilder",
+           "DEVICE_DTYPES"]
+
+#: numpy dtype name -> DAVINCI_DTYPE_*
+DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
+                 "float16": _uapi.DAVINCI_DTYPE_FLOAT16,
+                 "bfloat16": _uapi.DAVINCI_DTYPE_BFLOAT16,
+                 "int32": _uapi.DAVINCI_DTYPE_INT32}
+_ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+_ALIGN = 64
+
+
+class ConversionError(Exception):
+    """The ONNX model cannot be converted; the message says why and what
+    to change."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """An ONNX value during lowering: a host constant (``const`` set) or a
+    device tensor (``tid``, the id of its storage)."""
+    shape: tuple[int, ...]
+    dtype: str
+    tid: int = -1
+    const: "np.ndarray | None" = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    def with_shape(self, shape) -> "Value":
+        """The same storage seen with another shape (a view)."""
+        shape = tuple(int(d) for d in shape)
+        if self.is_const:
+            return Value(shape, self.dtype, const=self.const.reshape(shape))
+        return Value(shape, self.dtype, self.tid)
+
+
+class Weights:
+    """The WEIGHTS section: constant bytes, each stored once."""
+
+    def __init__(self):
+        self.blob = bytearray()
+        self.tensors: list[F.Tensor] = []
+        self._seen: dict[tuple[str, bytes], int] = {}
+
+    def add(self, arr: np.ndarray, dtype: str) -> int:
+        """Index (in :attr:`tensors`) of the weight holding ``arr``."""
+        raw = np.ascontiguousarray(arr).tobytes()
+        key = (dtype, hashlib.sha256(raw).digest())
+        if key in self._seen:
+            return self._seen[key]
+        self.blob.extend(b"\0" * (-len(self.blob) % _ALIGN))
+        t = F.Tensor(F.KIND_WEIGHT, DEVICE_DTYPES[dtype], F.ANY_GEAR, 0,
+                     len(self.blob), len(raw))
+        self.blob.extend(raw)
+        self.tensors.append(t)
+        self._seen[key] = len(self.tensors) - 1
+        return self._seen[key]
+
+
+class GearBuilder:
+    """Tensors and ops of one gear. Tensor ids are global: the weights
+    come first (their ids are final once every gear is built: see
+    :meth:`finish`)."""
+
+    def __init__(self, gear: int, weights: Weights):
+        self.gear = gear
+        self.weights = weights
+        self.tensors: list[F.Tensor] = []     # this gear's, ids local
+        self.ops: list[F.Op] = []
+        self._work = 0
+        self._weight_refs: dict[int, int] = {}   # weight index -> local id
+
+    # -- storage ------------------------------------------------------------
+    def _add(self, t: F.Tensor) -> int:
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def work(self, shape, dtype: str) -> Value:
+        shape = tuple(int(d) for d in shape)
+        nbytes = max(1, int(np.prod(shape, dtype=np.int64))) * _ITEMSIZE[dtype]
+        self._work += -self._work % _ALIGN
+        tid = self._add(F.Tensor(F.KIND_WORK, DEVICE_DTYPES[dtype], self.gear,
+                                 0, self._work, nbytes))
+        self._work += nbytes
+        return Value(shape, dtype, tid)
+
+    def io(self, kind: int, index: int, shape, dtype: str,
+           nbytes: int | None = None) -> Value:
+        shape = tuple(int(d) for d in shape)
+        if nbytes is None:
+            nbytes = int(np.prod(shape, dtype=np.int64)) * _ITEMSIZE[dtype]
+        tid = self._add(F.Tensor(kind, DEVICE_DTYPES.get(dtype, 0), self.gear,
+                                 index, 0, nbytes))
+        return Value(shape, dtype, tid)
+
+    def weight(self, arr: np.ndarray, dtype: str) -> Value:
+        if dtype not in DEVICE_DTYPES:
+            raise ConversionError(
+                "a %s constant cannot live on the device: davinci tensors "
+                "are float32, float16, bfloat16 or int32" % dtype)
+        w = self.weights.add(arr, dtype)
+        if w not in self._weight_refs:
+            self._weight_refs[w] = self._add(None)   # placeholder
+        return Value(tuple(arr.shape), dtype, self._weight_refs[w])
+
+    def device(self, v: Value) -> Value:
+        """``v`` as a device tensor (a constant becomes a weight)."""
+        if not v.is_const:
+            return v
+        return self.weight(v.const, v.dtype).with_shape(v.shape)
+
+    def make_output(self, v: Value, index: int) -> None:
+        """Graph output ``index`` is ``v``: write it straight into the
+        caller's buffer when ``v`` is this gear's own work tensor, else
+        copy it there."""
+        t = None if v.is_const else self.tensors[v.tid]
+        if t is not None and t.kind == F.KIND_WORK and \
+                t.size == v.size * _ITEMSIZE[v.dtype]:
+            t.kind, t.index, t.offset = F.KIND_OUTPUT, index, 0
+            return
+        src = self.device(v)
+        dst = self.io(F.KIND_OUTPUT, index, v.shape, v.dtype)
+        self.emit(_uapi.DAVINCI_OP_MEMCPY, 0, dst, src,
+                  count=v.size * _ITEMSIZE[v.dtype])
+
+    # -- ops ------------------------------------------------------------------
+    def emit(self, opcode: int, dtype, dst: Value, src0: Value | None = None,
+             src1: Value | None = None, **fields) -> Value:
+        code = DEVICE_DTYPES[dtype] if isinstance(dtype, str) else dtype
+        self.ops.append(F.Op(
+            gear=self.gear, opcode=opcode, dtype=code,
+            dst_dtype=fields.pop("dst_dtype", 0), flags=fields.pop("flags", 0),
+            dst=dst.tid, src0=F.NO_TENSOR if src0 is None else src0.tid,
+            src1=F.NO_TENSOR if src1 is None else src1.tid, **fields))
+        return dst
+
+    # -- assembly -------------------------------------------------------------
+    def finish(self, base: int) -> tuple[list[F.Tensor], list[F.Op]]:
+        """This gear's tensors with ids from ``base`` on, and its ops with
+        global ids (weights are ids 0..len(weights)-1)."""
+        remap: dict[int, int] = {}
+        for w, local in self._weight_refs.items():
+            remap[local] = w
+        mine: list[F.Tensor] = []
+        for local, t in enumerate(self.tensors):
+            if t is None:
+                continue
+            remap[local] = base + len(mine)
+            mine.append(t)
+
+        def g(tid: int) -> int:
+            return tid if tid == F.NO_TENSOR else remap[tid]
+        ops = [F.Op(o.gear, o.opcode, o.dtype, o.dst_dtype, o.flags, g(o.dst),
+                    g(o.src0), g(o.src1), o.imm, o.count, o.m, o.n, o.k)
+               for o in self.ops]
+        return mine, ops

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ONNX model -> davinci offline model (:mod:`davinci.omfile`).
+
+The graph is lowered once per gear: a static model has one, a model
+converted with ``dynamic_batch_size`` one per batch size, each with every
+shape known, so each gear's task list is final at conversion time and the
+runtime only fills in the caller's input and output addresses.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import omfile as F
+from .builder import ConversionError, GearBuilder, Value, Weights
+from .lower import HANDLERS, ONNX_DTYPES, Lowering, supported_ops
+
+__all__ = ["convert", "convert_file", "parse_input_shape",
+           "ConversionError"]
+
+
+def _onnx():
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        raise ConversionError(
+            "davinci-atc reads ONNX with the onnx package: pip install onnx"
+        ) from None
+    return onnx, numpy_helper
+
+
+def parse_input_shape(text: str | None) -> dict[str, list[int]]:
+    """``"x:1,784;y:-1,3"`` -> {"x": [1, 784], "y": [-1, 3]} (ATC's
+    --input_shape)."""
+    out: dict[str, list[int]] = {}
+    for part in filter(None, (text or "").split(";")):
+        name, sep, dims = part.rpartition(":")
+        try:
+            if not sep or not name:
+                raise ValueError(part)
+            out[name.strip()] = [int(d) for d in dims.split(",") if d.strip()]
+        except ValueError:
+            raise ConversionError(
+                "--input_shape %r: give name:d0,d1,...;name2:... (for "
+                "example \"input:1,784\")" % text) from None
+    return out
+
+
+def _dims(vi) -> list:
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return []
+    return [d.dim_value if d.HasField("dim_value") else -1
+            for d in t.shape.dim]
+
+
+def _elem(vi, what: str) -> str:
+    code = vi.type.tensor_type.elem_type
+    name = ONNX_DTYPES.get(code)
+    if name not in ("float32", "float16", "bfloat16", "int32"):
+        raise ConversionError(
+            "%s %r has ONNX element type %d (%s): davinci inputs and outputs "
+            "are float32, float16, bfloat16 or int32" % (
+                what, vi.name, code, name or "unknown"))
+    return name
+
+
+def _attrs(onnx, node) -> dict:
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        out[a.name] = v
+    return out
+
+
+def _const(numpy_helper, tensor) -> Value:
+    arr = numpy_helper.to_array(tensor)
+    dtype = ONNX_DTYPES.get(tensor.data_type, str(arr.dtype))
+    return Value(tuple(arr.shape), dtype, const=arr)
+
+
+def convert(model, input_shape: "str | dict | None" = None,
+            dynamic_batch_size: "str | list[int] | None" = None,
+            soc_version: str = "davinci", input_format: str = "ND",
+            source: str = "") -> bytes:
+    """Convert ``model`` (an onnx ModelProto, or a path) into the bytes of
+    a davinci offline model. Raises :class:`ConversionError`."""
+    onnx, numpy_helper = _onnx()
+    if isinstance(model, (str, os.PathLike)):
+        source = source or os.path.basename(str(model))
+        try:
+            model = onnx.load(str(model))
+        except Exception as exc:   # noqa: BLE001 - onnx raises many kinds
+            raise ConversionError("cannot read ONNX model %s: %s"
+                                  % (model, exc)) from None
+    if input_format not in F.FORMATS:
+        raise ConversionError("--input_format %r: use one of %s"
+                              % (input_format, ", ".join(F.FORMATS)))
+    g = model.graph
+    opset = next((o.version for o in model.opset_import
+                  if o.domain in ("", "ai.onnx")), 13)
+    shapes = input_shape if isinstance(input_shape, dict) \
+        else parse_input_shape(input_shape)
+    batches = _batches(dynamic_batch_size)
+    inits = {t.name: _const(numpy_helper, t) for t in g.initializer}
+    inputs = [vi for vi in g.input if vi.name not in inits]
+    unknown = set(shapes) - {vi.name for vi in inputs}
+    if unknown:
+        raise ConversionError("--input_shape names %s, which the model does "
+                              "not have as inputs (it has %s)"
+                              % (sorted(unknown), [vi.name for vi in inputs]))
+    in_dims = []
+    for vi in inputs:
+        dims = list(shapes.get(vi.name, _dims(vi)))
+        dyn = [i for i, d in enumerate(dims) if d < 0]
+        if dyn and (dyn != [0] or not batches):
+            raise ConversionError(
+                "input %r has unknown dimensions %s (shape %s): give "
+                "--input_shape=%s:1,... for a static model, or -1 for the "
+                "batch with --dynamic_batch_size=1,2,4,8" % (
+                    vi.name, dyn, dims, vi.name))
+        if batches and not dyn:
+            raise ConversionError(
+                "--dynamic_batch_size needs the batch dimension of every "
+                "input set to -1 in --input_shape (input %r is %s)"
+                % (vi.name, dims))
+        in_dims.append(dims)
+    weights = Weights()
+    gears = []
+    out_shapes = None
+    for gi in range(max(1, len(batches))):
+        gb = GearBuilder(gi, weights)
+        b = batches[gi] if batches else None
+        env = dict(inits)
+        for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
+            shape = [b if d < 0 else d for d in dims]
+            env[vi.name] = gb.io(F.KIND_INPUT, i, shape,
+                                 _elem(vi, "input"))
+        if batches:
+            gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
+        _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
+        shapes_now = []
+        for j, vo in enumerate(g.output):
+            v = env.get(vo.name)
+            if v is None:
+                raise ConversionError("graph output %r is never produced"
+                                      % vo.name)
+            if v.dtype not in ("float32", "float16", "bfloat16", "int32"):
+                raise ConversionError("graph output %r is %s: davinci "
+                                      "outputs are float32, float16, bfloat16 "
+                                      "or int32" % (vo.name, v.dtype))
+            gb.make_output(v, j)
+            shapes_now.append((list(v.shape), v.dtype))
+        if out_shapes is None:
+            out_shapes = shapes_now
+        gears.append(gb)
+        if b is not None:
+            for (s0, _), (s, _) in zip(out_shapes, shapes_now):
+                if len(s) != len(s0) or s[1:] != s0[1:]:
+                    raise ConversionError(
+                        "output shapes change beyond the batch dimension "
+                        "between batch sizes (%s and %s)" % (s0, s))
+    return F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
+                                 weights, gears, input_format,
+                                 {"producer": "davinci-atc",
+                                  "soc_version": soc_version,
+                                  "source": source,
+                                  "opset": int(opset)}))
+
+
+def _batches(spec) -> list[int]:
+    if not spec:
+        return []
+    try:
+        vals = [int(v) for v in (spec.split(",") if isinstance(spec, str)
+                                 else spec)]
+    except ValueError:
+        raise ConversionError("--dynamic_batch_size %r: give batch sizes "
+                              "like \"1,2,4,8\"" % (spec,)) from None
+    if not vals or any(v < 1 for v in vals) or len(vals) > F.MAX_GEARS or \
+            len(set(vals)) != len(vals):
+        raise ConversionError("--dynamic_batch_size %r: 1 to %d distinct "
+                              "positive sizes" % (spec, F.MAX_GEARS))
+    return sorted(vals)
+
+
+def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
+                 opset: int) -> None:
+    for idx, node in enumerate(g.node):
+        attrs = _attrs(onnx, node)
+        name = node.name or "#%d" % idx
+        if node.domain not in ("", "ai.onnx"):
+            raise ConversionError(
+                "node %r uses op %s of domain %r: davinci-atc converts the "
+                "standard ONNX domain only" % (name, node.op_type, node.domain))
+        if node.op_type == "Constant":
+            t = attrs.get("value")
+            if t is None:
+                raise ConversionError("Constant node %r: only the 'value' "
+                                      "form is supported" % name)
+            env[node.output[0]] = _const(numpy_helper, t)
+            continue
+        fn = HANDLERS.get(node.op_type)
+        if fn is None:
+            raise ConversionError(
+                "unsupported ONNX op %s in node %r (node %d of %d): "
+                "davinci-atc converts %s" % (
+                    node.op_type, name, idx, len(g.node),
+                    ", ".join(supported_ops())))
+        args = []
+        for i in node.input:
+            if not i:
+                args.append(None)
+                continue
+            if i not in env:
+                raise ConversionError("%s node %r reads %r, which nothing "
+                                      "produced before it"
+                                      % (node.op_type, name, i))
+            args.append(env[i])
+        L = Lowering(gb, node, attrs, opset)
+        try:
+            outs = fn(L, *args)
+        except TypeError as exc:
+            raise ConversionError("%s node %r: unexpected inputs (%s)"
+                                  % (node.op_type, name, exc)) from None
+        for o, v in zip(node.output, outs):
+            if o:
+                env[o] = v
+
+
+def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:
+    return F.IoDesc(name, dtype, fmt if len(dims) == 4 else "ND",
+                    [int(d) for d in dims])
+
+
+def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
+              gears, fmt: str, info: dict) -> F.OfflineModel:
+    ins = [_io_desc(vi.name, dims, _elem(vi, "input"), fmt)
+           for vi, dims in zip(inputs, in_dims)]
+    if batches:
+        ins.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [1]))
+    outs = []
+    for vo, (shape, dtype) in zip(g.output, out_shapes):
+        dims = ([-1] + shape[1:]) if batches else shape
+        outs.append(_io_desc(vo.name, dims, dtype, fmt))
+    tensors = list(weights.tensors)
+    ops = []
+    for gb in gears:
+        t, o = gb.finish(len(tensors))
+        tensors.extend(t)
+        ops.extend(o)
+    return F.OfflineModel(ins, outs, batches, bytes(weights.blob), tensors,
+                          ops, info)
+
+
+def convert_file(model_path: str, output: str, **kw) -> str:
+    """Convert ``model_path`` and write ``output`` (``.om`` appended as ATC
+    does); returns the path written."""
+    data = convert(model_path, **kw)
+    path = output if output.endswith(".om") else output + ".om"
+    with open(path, "wb") as f:
+        f.write(data)
+    return path

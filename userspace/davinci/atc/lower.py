@@ -1,0 +1,407 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ONNX nodes -> davinci ops, one handler per ONNX op type.
+
+Every handler gets the :class:`Lowering` (the gear being built and the
+node's attributes) and the node's input values, and returns its output
+values. Where ONNX asks for more than a davinci op does, handlers compose
+ops: a bias or any operand repeated along leading or trailing dimensions is
+broadcast by a MATMUL with a ones vector (exact: one product, added to
+zero), Gemm's alpha and beta become AXPY or are folded into constant
+weights, a 2-D Transpose is a MATMUL of the input (transposed) with an
+identity. Values known at conversion time (initializers, Constant, Shape of
+a static tensor) are folded on the host.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import _uapi as U
+from .builder import ConversionError, GearBuilder, Value
+
+__all__ = ["HANDLERS", "Lowering", "supported_ops"]
+
+_FLOATS = ("float32", "float16", "bfloat16")
+_ISZ = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+
+
+class Lowering:
+    """One node being lowered into ``gb``."""
+
+    def __init__(self, gb: GearBuilder, node, attrs: dict, opset: int):
+        self.gb = gb
+        self.node = node
+        self.attrs = attrs
+        self.opset = opset
+
+    @property
+    def where(self) -> str:
+        return "%s node %r" % (self.node.op_type,
+                               self.node.name or self.node.output[0])
+
+    def fail(self, msg: str) -> None:
+        raise ConversionError("%s: %s" % (self.where, msg))
+
+    def attr(self, name: str, default=None):
+        return self.attrs.get(name, default)
+
+    def need_float(self, v: Value, what: str = "input") -> None:
+        if v.dtype not in _FLOATS:
+            self.fail("%s is %s; davinci runs this op on float32, float16 or "
+                      "bfloat16 (add a Cast before it)" % (what, v.dtype))
+
+    def const_of(self, v: Value | None, what: str) -> np.ndarray:
+        if v is None or not v.is_const:
+            self.fail("%s must be known at conversion time (an initializer "
+                      "or a Constant), not computed by the graph" % what)
+        return v.const
+
+
+def _numel(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def _ones(L: Lowering, shape, dtype: str) -> Value:
+    return L.gb.weight(np.ones(shape, _np_dtype(dtype)), dtype)
+
+
+def _np_dtype(dtype: str):
+    return np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+def _host(v: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        from ..ops import float32_to_bfloat16
+        return float32_to_bfloat16(v.astype(np.float32))
+    return v.astype(dtype)
+
+
+# ---------------------------------------------------------------------------
+# broadcasting
+# ---------------------------------------------------------------------------
+def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
+    """``v`` repeated to ``shape`` as a device tensor."""
+    if v.shape == shape:
+        return L.gb.device(v)
+    if v.is_const:
+        arr = np.broadcast_to(v.const, shape)
+        return L.gb.weight(np.ascontiguousarray(arr), v.dtype)
+    L.need_float(v, "the operand to broadcast")
+    padded = (1,) * (len(shape) - len(v.shape)) + v.shape
+    s = v.size
+    total = _numel(shape)
+    out = L.gb.work(shape, v.dtype)
+    p = next((i for i in range(len(shape) + 1)
+              if padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])),
+             None)
+    if p is not None:
+        # a block repeated along the leading dims: ones[r,1] @ v[1,s]
+        rows = total // max(s, 1)
+        L.gb.emit(U.DAVINCI_OP_MATMUL, v.dtype, out, _ones(L, (rows, 1),
+                  v.dtype), v, m=rows, n=s, k=1)
+        return out
+    q = next((i for i in range(len(shape), -1, -1)
+              if padded[:i] == shape[:i] and all(d == 1 for d in padded[i:])),
+             None)
+    if q is not None:
+        # each element repeated along the trailing dims: v[s,1] @ ones[1,c]
+        cols = total // max(s, 1)
+        L.gb.emit(U.DAVINCI_OP_MATMUL, v.dtype, out, v,
+                  _ones(L, (1, cols), v.dtype), m=s, n=cols, k=1)
+        return out
+    L.fail("broadcasting a computed %s tensor of shape %s to %s is not "
+           "supported: only a block repeated along the leading dimensions "
+           "or elements repeated along the trailing ones"
+           % (v.dtype, list(v.shape), list(shape)))
+
+
+# ---------------------------------------------------------------------------
+# handlers
+# ---------------------------------------------------------------------------
+_BINARY = {"Add": (U.DAVINCI_OP_ADD, np.add),
+           "Sub": (U.DAVINCI_OP_SUB, np.subtract),
+           "Mul": (U.DAVINCI_OP_MUL, np.multiply),
+           "Div": (U.DAVINCI_OP_DIV, None),
+           "Max": (U.DAVINCI_OP_MAX, np.maximum),
+           "Min": (U.DAVINCI_OP_MIN, np.minimum)}
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        return np.trunc(a / b).astype(a.dtype)
+    return a / b
+
+
+def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
+    opcode, fn = _BINARY[L.node.op_type]
+    if a.dtype != b.dtype:
+        L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
+               % (a.dtype, b.dtype))
+    try:
+        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        L.fail("shapes %s and %s do not broadcast" % (list(a.shape),
+                                                      list(b.shape)))
+    if a.is_const and b.is_const:
+        r = (fn or _div)(a.const, b.const)
+        return [Value(shape, a.dtype, const=np.asarray(r).astype(a.const.dtype))]
+    if a.dtype not in _ISZ:
+        L.fail("%s tensors do not run on the device" % a.dtype)
+    x, y = broadcast(L, a, shape), broadcast(L, b, shape)
+    out = L.gb.work(shape, a.dtype)
+    return [L.gb.emit(opcode, a.dtype, out, x, y, count=_numel(shape))]
+
+
+def unary(L: Lowering, x: Value) -> list[Value]:
+    opcode = {"Relu": U.DAVINCI_OP_RELU, "Exp": U.DAVINCI_OP_EXP}[
+        L.node.op_type]
+    if opcode == U.DAVINCI_OP_EXP:
+        L.need_float(x)
+    x = L.gb.device(x)
+    out = L.gb.work(x.shape, x.dtype)
+    return [L.gb.emit(opcode, x.dtype, out, x, count=x.size)]
+
+
+def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
+            ) -> tuple[Value, int, int]:
+    """op(a) @ op(b) for 2-D a, b: (result, m, n)."""
+    L.need_float(a, "A")
+    if a.dtype != b.dtype:
+        L.fail("A is %s and B is %s" % (a.dtype, b.dtype))
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    if k != k2:
+        L.fail("inner dimensions differ: %d and %d" % (k, k2))
+    out = L.gb.work((m, n), a.dtype)
+    flags = (U.DAVINCI_TASK_F_TRANS_A if ta else 0) | \
+        (U.DAVINCI_TASK_F_TRANS_B if tb else 0)
+    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.gb.device(a),
+              L.gb.device(b), m=m, n=n, k=k, flags=flags)
+    return out, m, n
+
+
+def matmul(L: Lowering, a: Value, b: Value) -> list[Value]:
+    if len(b.shape) != 2 or len(a.shape) < 1:
+        L.fail("A %s @ B %s: davinci multiplies an N-D A by a 2-D B"
+               % (list(a.shape), list(b.shape)))
+    lead = a.shape[:-1]
+    rows = a.with_shape((_numel(lead), a.shape[-1]))
+    out, _, n = _matmul(L, rows, b, False, False)
+    return [out.with_shape(lead + (n,))]
+
+
+def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
+         ) -> list[Value]:
+    alpha = float(L.attr("alpha", 1.0))
+    beta = float(L.attr("beta", 1.0))
+    ta, tb = bool(L.attr("transA", 0)), bool(L.attr("transB", 0))
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        L.fail("Gemm takes 2-D A and B, not %s and %s"
+               % (list(a.shape), list(b.shape)))
+    if alpha != 1.0 and b.is_const:
+        b = Value(b.shape, b.dtype, const=(b.const * alpha).astype(
+            b.const.dtype))
+        alpha = 1.0
+    y, m, n = _matmul(L, a, b, ta, tb)
+    if alpha != 1.0:
+        zero = L.gb.work((m, n), y.dtype)
+        L.gb.emit(U.DAVINCI_OP_MEMSET, 0, zero, count=m * n * _ISZ[y.dtype])
+        scaled = L.gb.work((m, n), y.dtype)
+        y = L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, scaled, y, zero,
+                      count=m * n, imm=_f32(alpha))
+    if c is None or beta == 0.0:
+        return [y]
+    if c.is_const and beta != 1.0:
+        c = Value(c.shape, c.dtype, const=(c.const * beta).astype(
+            c.const.dtype))
+        beta = 1.0
+    cb = broadcast(L, c, (m, n))
+    out = L.gb.work((m, n), y.dtype)
+    if beta == 1.0:
+        return [L.gb.emit(U.DAVINCI_OP_ADD, y.dtype, out, y, cb, count=m * n)]
+    return [L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, out, cb, y, count=m * n,
+                      imm=_f32(beta))]
+
+
+def _f32(x: float) -> int:
+    return int(np.array([x], np.float32).view(np.uint32)[0])
+
+
+def _axis(L: Lowering, axis: int, nd: int) -> int:
+    a = axis + nd if axis < 0 else axis
+    if not 0 <= a < max(nd, 1):
+        L.fail("axis %d outside a %d-D input" % (axis, nd))
+    return a
+
+
+def softmax(L: Lowering, x: Value) -> list[Value]:
+    L.need_float(x)
+    nd = len(x.shape)
+    axis = _axis(L, int(L.attr("axis", -1 if L.opset >= 13 else 1)), nd)
+    if L.opset >= 13 and any(d != 1 for d in x.shape[axis + 1:]):
+        L.fail("softmax over axis %d of shape %s: davinci's SOFTMAX runs over "
+               "the last axis" % (axis, list(x.shape)))
+    m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
+    x = L.gb.device(x)
+    out = L.gb.work(x.shape, x.dtype)
+    return [L.gb.emit(U.DAVINCI_OP_SOFTMAX, x.dtype, out, x, m=m, n=n)]
+
+
+def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
+               ) -> list[Value]:
+    L.need_float(x)
+    nd = len(x.shape)
+    if axes is not None:
+        ax = [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+    else:
+        ax = [int(a) for a in L.attr("axes", [])]
+    if not ax:
+        if L.attr("noop_with_empty_axes", 0):
+            return [x]
+        ax = list(range(nd))
+    norm = sorted({_axis(L, a, nd) for a in ax})
+    r = norm[0]
+    if norm != list(range(r, nd)):
+        L.fail("ReduceSum over axes %s: davinci reduces trailing axes only "
+               "(the last k of %d)" % (ax, nd))
+    keep = bool(L.attr("keepdims", 1))
+    shape = x.shape[:r] + ((1,) * (nd - r) if keep else ())
+    m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
+    x = L.gb.device(x)
+    out = L.gb.work(shape or (1,), x.dtype)
+    L.gb.emit(U.DAVINCI_OP_REDUCE_SUM, x.dtype, out, x, m=m, n=n)
+    return [out.with_shape(shape)]
+
+
+#: ONNX TensorProto element types davinci-atc knows
+ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
+               7: "int64", 11: "float64", 9: "bool"}
+
+
+def cast(L: Lowering, x: Value) -> list[Value]:
+    to = ONNX_DTYPES.get(int(L.attr("to", 1)))
+    if to is None:
+        L.fail("cast to ONNX type %s is not supported" % L.attr("to"))
+    if x.is_const:
+        return [Value(x.shape, to, const=x.const.astype(
+            np.float32 if to == "bfloat16" else to))]
+    if to not in _ISZ:
+        L.fail("cast to %s: davinci tensors are float32, float16, bfloat16 "
+               "or int32" % to)
+    if to == x.dtype:
+        return [x]
+    out = L.gb.work(x.shape, to)
+    from .builder import DEVICE_DTYPES
+    return [L.gb.emit(U.DAVINCI_OP_CAST, x.dtype, out, x, count=x.size,
+                      dst_dtype=DEVICE_DTYPES[to])]
+
+
+def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
+    want = [int(d) for d in L.const_of(shape, "the target shape").reshape(-1)]
+    allowzero = int(L.attr("allowzero", 0))
+    dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
+            else d for i, d in enumerate(want)]
+    if dims.count(-1) > 1:
+        L.fail("more than one -1 in shape %s" % want)
+    if -1 in dims:
+        known = _numel([d for d in dims if d != -1])
+        dims[dims.index(-1)] = x.size // known if known else 0
+    if _numel(dims) != x.size:
+        L.fail("cannot reshape %s to %s" % (list(x.shape), want))
+    return [x.with_shape(dims)]
+
+
+def flatten(L: Lowering, x: Value) -> list[Value]:
+    axis = int(L.attr("axis", 1))
+    axis = axis + len(x.shape) if axis < 0 else axis
+    return [x.with_shape((_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
+
+
+def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
+    if axes is not None:
+        return [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+    a = L.attr("axes")
+    return None if a is None else [int(v) for v in a]
+
+
+def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
+    ax = _axes_arg(L, axes)
+    nd = len(x.shape)
+    drop = {i for i, d in enumerate(x.shape) if d == 1} if ax is None \
+        else {_axis(L, a, nd) for a in ax}
+    return [x.with_shape([d for i, d in enumerate(x.shape) if i not in drop])]
+
+
+def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
+              ) -> list[Value]:
+    ax = _axes_arg(L, axes) or []
+    nd = len(x.shape) + len(ax)
+    shape = list(x.shape)
+    for a in sorted(_axis(L, a, nd) for a in ax):
+        shape.insert(a, 1)
+    return [x.with_shape(shape)]
+
+
+def transpose(L: Lowering, x: Value) -> list[Value]:
+    nd = len(x.shape)
+    perm = [int(p) for p in L.attr("perm", list(range(nd))[::-1])]
+    shape = tuple(x.shape[p] for p in perm)
+    if x.is_const:
+        return [Value(shape, x.dtype, const=np.ascontiguousarray(
+            x.const.transpose(perm)))]
+    moved = [p for p in perm if x.shape[p] != 1]
+    if moved == sorted(moved):
+        return [x.with_shape(shape)]        # only size-1 dims move
+    # a 2-D transpose after dropping size-1 dims: x^T @ I (exact)
+    big = [i for i, d in enumerate(x.shape) if d != 1]
+    if len(big) != 2:
+        L.fail("transpose %s of shape %s moves more than two dimensions; "
+               "davinci-atc does 2-D transposes" % (perm, list(x.shape)))
+    L.need_float(x)
+    r, c = x.shape[big[0]], x.shape[big[1]]
+    eye = L.gb.weight(_host(np.eye(r, dtype=np.float32), x.dtype), x.dtype)
+    out = L.gb.work(shape, x.dtype)
+    L.gb.emit(U.DAVINCI_OP_MATMUL, x.dtype, out, L.gb.device(x), eye,
+              m=c, n=r, k=r, flags=U.DAVINCI_TASK_F_TRANS_A)
+    return [out]
+
+
+def identity(L: Lowering, x: Value, *rest) -> list[Value]:
+    return [x]
+
+
+def shape_of(L: Lowering, x: Value) -> list[Value]:
+    s = np.array(x.shape, np.int64)
+    start, end = L.attr("start", 0), L.attr("end", None)
+    s = s[start:end]
+    return [Value(s.shape, "int64", const=s)]
+
+
+def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
+    d = L.const_of(data, "Gather's data")
+    i = L.const_of(idx, "Gather's indices")
+    r = np.take(d, i, axis=int(L.attr("axis", 0)))
+    return [Value(r.shape, data.dtype, const=r)]
+
+
+def concat(L: Lowering, *vals: Value) -> list[Value]:
+    arrs = [L.const_of(v, "each Concat input") for v in vals]
+    r = np.concatenate(arrs, axis=int(L.attr("axis", 0)))
+    return [Value(r.shape, vals[0].dtype, const=r)]
+
+
+HANDLERS: dict[str, Callable[..., list[Value]]] = {
+    **{op: binary for op in _BINARY},
+    "Relu": unary, "Exp": unary, "MatMul": matmul, "Gemm": gemm,
+    "Softmax": softmax, "ReduceSum": reduce_sum, "Cast": cast,
+    "Reshape": reshape, "Flatten": flatten, "Squeeze": squeeze,
+    "Unsqueeze": unsqueeze, "Transpose": transpose, "Identity": identity,
+    "Dropout": identity, "Shape": shape_of, "Gather": gather,
+    "Concat": concat,
+}
+
+
+def supported_ops() -> list[str]:
+    return sorted(HANDLERS) + ["Constant"]

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Offline models on a device: load once, run as one submission.
+
+    from davinci.model import Model
+    with davinci.Device(0) as dev:
+        m = Model(dev, open("mlp.om", "rb").read())
+        out = m.run([x])                      # numpy in, numpy out
+
+Loading parses and checks the file (:func:`davinci.omfile.parse`), copies
+the weights into HBM once, reserves the workspace (intermediate tensors)
+once, and builds each gear's task descriptors once, with every weight and
+workspace address filled in. :meth:`Model.execute` only writes the caller's
+input and output addresses into the descriptors that use them (skipped when
+they are the same as last time) and hands the whole list to the stream in
+one submission (:meth:`Model.submit`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import omfile as F
+from .errors import InvalidArgumentError, ShapeError
+from .stream import TASK_DTYPE, Stream
+
+__all__ = ["Model", "GearPlan"]
+
+_ALIGN = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8}
+_NP = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,
+       "int32": np.int32, "int64": np.int64}
+
+
+@dataclass
+class GearPlan:
+    """One gear's descriptors and where the caller's addresses go:
+    ``patches[field]`` = (rows of ``tasks``, index into the address vector
+    [inputs..., outputs...])."""
+    batch: int
+    tasks: np.ndarray
+    patches: dict[str, tuple[np.ndarray, np.ndarray]]
+    last: tuple[int, ...] | None = None
+
+
+class Model:
+    """A loaded offline model on ``device``."""
+
+    def __init__(self, device, data: bytes):
+        self.device = device
+        self.om = F.parse(data)
+        om = self.om
+        self._lock = threading.Lock()
+        ws = max(om.workspace_size(g) for g in range(om.gears))
+        self.weight_size = len(om.weights)
+        self.work_size = ws
+        self._weights = device.malloc(max(1, len(om.weights)))
+        try:
+            if om.weights:
+                self._weights.write(om.weights)
+            self._work = device.malloc(max(1, ws))
+        except BaseException:
+            self._weights.free()
+            raise
+        self.plans = [self._plan(g) for g in range(om.gears)]
+        self.inputs = om.inputs
+        self.outputs = om.outputs
+        self._stream: Stream | None = None
+
+    # -- building -------------------------------------------------------------
+    def _addr(self, t: F.Tensor) -> int:
+        if t.kind == F.KIND_WEIGHT:
+            return self._weights.dev_addr + t.offset
+        if t.kind == F.KIND_WORK:
+            return self._work.dev_addr + t.offset
+        return 0                    # the caller's, filled in by execute
+
+    def _plan(self, gear: int) -> GearPlan:
+        om = self.om
+        ops = [o for o in om.ops if o.gear == gear]
+        tasks = np.zeros(len(ops), TASK_DTYPE)
+        nin = len(om.inputs)
+        patches: dict[str, tuple[list[int], list[int]]] = {
+            "dst": ([], []), "src0": ([], []), "src1": ([], [])}
+        for row, o in enumerate(ops):
+            tk = tasks[row]
+            tk["opcode"], tk["dtype"], tk["dst_dtype"] = \
+                o.opcode, o.dtype, o.dst_dtype
+            tk["flags"], tk["imm"], tk["count"] = o.flags, o.imm, o.count
+            tk["m"], tk["n"], tk["k"] = o.m, o.n, o.k
+            for field in ("dst", "src0", "src1"):
+                tid = getattr(o, field)
+                if tid == F.NO_TENSOR:
+                    continue
+                t = om.tensors[tid]
+                tk[field] = self._addr(t)
+                if t.kind in (F.KIND_INPUT, F.KIND_OUTPUT):
+                    patches[field][0].append(row)
+                    patches[field][1].append(
+                        t.index + (nin if t.kind == F.KIND_OUTPUT else 0))
+        return GearPlan(
+            om.batches[gear] if om.batches else 0, tasks,
+            {f: (np.array(r, np.intp), np.array(i, np.intp))
+             for f, (r, i) in patches.items() if r})
+
+    # -- description ----------------------------------------------------------
+    def gear_of(self, batch: int) -> int:
+        """The gear that runs ``batch`` (0 for a static model)."""
+        if not self.om.batches:
+            if batch:
+                raise InvalidArgumentError(
+                    "the model has a static batch; it was not converted "
+                    "with --dynamic_batch_size")
+            return 0
+        if batch not in self.om.batches:
+            raise InvalidArgumentError(
+                "batch %d is not one of the model's batch sizes %s"
+                % (batch, self.om.batches))
+        return self.om.batches.index(batch)
+
+    def input_size(self, index: int, gear: int | None = None) -> int:
+        """Bytes of input ``index`` (the largest gear's by default)."""
+        g = self.om.gears - 1 if gear is None else gear
+        return self.om.io_tensor(F.KIND_INPUT, index, g).size
+
+    def output_size(self, index: int, gear: int | None = None) -> int:
+        g = self.om.gears - 1 if gear is None else gear
+        return self.om.io_tensor(F.KIND_OUTPUT, index, g).size
+
+    # -- execution ------------------------------------------------------------
+    def _check_io(self, addrs, gear: int) -> None:
+        om = self.om
+        nin, nout = len(om.inputs), len(om.outputs)
+        if len(addrs) != nin + nout:
+            raise InvalidArgumentError(
+                "the model takes %d inputs and %d outputs, got %d addresses"
+                % (nin, nout, len(addrs)))
+        for i, (a, io) in enumerate(zip(addrs, om.inputs + om.outputs)):
+            if a % _ALIGN[io.dtype]:
+                raise InvalidArgumentError(
+                    "%s %r at %#x is not aligned to its %d-byte elements"
+                    % ("input" if i < nin else "output", io.name, a,
+                       _ALIGN[io.dtype]))
+
+    def execute(self, stream: Stream, addrs: "list[int]", gear: int = 0
+                ) -> None:
+        """Enqueue one run of gear ``gear`` on ``stream``: ``addrs`` holds
+        the device addresses of the inputs, then of the outputs (the
+        caller checked their sizes: :meth:`input_size`)."""
+        self._check_io(addrs, gear)
+        plan = self.plans[gear]
+        key = tuple(int(a) for a in addrs)
+        with self._lock:
+            if plan.last != key:
+                vec = np.array(key, np.uint64)
+                for field, (rows, idx) in plan.patches.items():
+                    plan.tasks[field][rows] = vec[idx]
+                plan.last = key
+            self.submit(stream, plan.tasks)
+
+    @staticmethod
+    def submit(stream: Stream, tasks: np.ndarray) -> None:
+        """The model's whole task list in one submission. This is where a
+        recorded task graph, replayed by one doorbell, takes over."""
+        stream.submit(tasks)
+
+    def run(self, inputs: "list[np.ndarray]", batch: int = 0
+            ) -> list[np.ndarray]:
+        """Convenience: upload ``inputs``, run, return the outputs."""
+        gear = self.gear_of(batch)
+        om = self.om
+        real = [io for io in om.inputs if io.name != F.MBATCH_INPUT]
+        if len(inputs) != len(real):
+            raise InvalidArgumentError("the model takes %d inputs, got %d"
+                                       % (len(real), len(inputs)))
+        bufs = []
+        try:
+            for i, io in enumerate(om.inputs):
+                b = self.device.malloc(max(1, self.input_size(i, gear)))
+                bufs.append(b)
+                if i < len(inputs):
+                    arr = np.ascontiguousarray(inputs[i], _NP[io.dtype])
+                    if arr.nbytes != self.input_size(i, gear):
+                        raise ShapeError(
+                            "input %r: %d bytes given, the model takes %d "
+                            "(dims %s)" % (io.name, arr.nbytes,
+                                           self.input_size(i, gear),
+                                           om.dims(io, gear)))
+                    b.write(arr.reshape(-1).view(np.uint8))
+            for j in range(len(om.outputs)):
+                bufs.append(self.device.malloc(max(1, self.output_size(j,
+                                                                       gear))))
+            s = self.stream
+            self.execute(s, [b.dev_addr for b in bufs], gear)
+            s.synchronize()
+            outs = []
+            for j, io in enumerate(om.outputs):
+                b = bufs[len(om.inputs) + j]
+                dims = om.dims(io, gear)
+                outs.append(b.numpy(_NP[io.dtype], tuple(dims)).copy())
+            return outs
+        finally:
+            for b in bufs:
+                b.free()
+
+    @property
+    def stream(self) -> Stream:
+        """The model's own stream (made on first use)."""
+        if self._stream is None or self._stream.destroyed:
+            self._stream = self.device.stream()
+        return self._stream
+
+    def unload(self) -> None:
+        """Free the model's device memory and stream."""
+        if self._stream is not None and not self._stream.destroyed:
+            try:
+                self._stream.synchronize()
+            finally:
+                self._stream.destroy()
+        for b in (self._weights, self._work):
+            if not b.freed:
+                b.free()
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.unload()

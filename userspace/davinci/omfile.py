@@ -1,0 +1,439 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The davinci offline model file (``.om``), format 1.
+
+``davinci-atc`` writes it (:mod:`davinci.atc`), :class:`davinci.model.Model`
+and ``acl.mdl`` load it. ``OM_FORMAT.md`` next to this file documents the
+layout; in short, all little-endian:
+
+* a 64-byte header: magic ``b"DVNCOM\\r\\n"``, format version (major,
+  minor), the davinci ABI version (major, minor) the descriptors follow,
+  header size, section count, file size;
+* a section table: ``(kind, count, offset, size)`` per section;
+* sections: META (UTF-8 JSON: inputs and outputs with names, dims, dtypes
+  and formats, dynamic-batch gears, producer), WEIGHTS (raw bytes),
+  TENSORS (24-byte records: where each operand lives), OPS (56-byte
+  records: one davinci task each, with tensor ids in place of addresses).
+
+:func:`parse` checks everything a hostile file could get wrong (magic,
+versions, sizes, offsets, counts, tensor ids, operand extents) and raises
+:class:`ModelFormatError` saying what; nothing it accepts can make a task
+read or write outside the model's own buffers and the caller's.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+
+from . import _uapi
+from .errors import DavinciError
+
+__all__ = ["MAGIC", "FORMAT_MAJOR", "FORMAT_MINOR", "ModelFormatError",
+           "IoDesc", "Tensor", "Op", "OfflineModel", "parse", "serialize",
+           "DTYPE_SIZES", "KIND_INPUT", "KIND_OUTPUT", "KIND_WEIGHT",
+           "KIND_WORK", "ANY_GEAR", "NO_TENSOR", "MBATCH_INPUT"]
+
+MAGIC = b"DVNCOM\r\n"
+#: the first four bytes of Huawei ATC's own .om files ("IMOD")
+ASCEND_MAGIC = b"IMOD"
+FORMAT_MAJOR = 1
+FORMAT_MINOR = 0
+
+_HEADER = struct.Struct("<8sHHHHIIQ32x")      # 64 bytes
+_SECTION = struct.Struct("<IIQQ")             # 24 bytes
+_TENSOR = struct.Struct("<BBHIQQ")            # 24 bytes
+_OP = struct.Struct("<HHBBHIIIIIQIIII")       # 56 bytes
+
+SECT_META, SECT_WEIGHTS, SECT_TENSORS, SECT_OPS = 1, 2, 3, 4
+_SECTIONS = {SECT_META: "META", SECT_WEIGHTS: "WEIGHTS",
+             SECT_TENSORS: "TENSORS", SECT_OPS: "OPS"}
+
+KIND_INPUT, KIND_OUTPUT, KIND_WEIGHT, KIND_WORK = 1, 2, 3, 4
+ANY_GEAR = 0xFFFF
+NO_TENSOR = 0xFFFFFFFF
+#: the extra input of a dynamic-batch model, as Huawei's ATC names it
+MBATCH_INPUT = "ascend_mbatch_shape_data"
+
+#: limits a file must stay within (far above any model davinci-atc makes)
+MAX_META = 1 << 20
+MAX_RECORDS = 1 << 20
+MAX_WORKSPACE = 1 << 40
+MAX_GEARS = 128
+MAX_DIMS = 8
+MAX_IO = 1024
+
+#: bytes per element of the dtypes a model's inputs and outputs may have
+DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4,
+               "int64": 8}
+FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
+_DEV_DTYPES = {_uapi.DAVINCI_DTYPE_FLOAT32: 4, _uapi.DAVINCI_DTYPE_FLOAT16: 2,
+               _uapi.DAVINCI_DTYPE_BFLOAT16: 2, _uapi.DAVINCI_DTYPE_INT32: 4}
+_ELEMENTWISE2 = frozenset((_uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB,
+                           _uapi.DAVINCI_OP_MUL, _uapi.DAVINCI_OP_DIV,
+                           _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
+                           _uapi.DAVINCI_OP_AXPY))
+_ELEMENTWISE1 = frozenset((_uapi.DAVINCI_OP_RELU, _uapi.DAVINCI_OP_EXP,
+                           _uapi.DAVINCI_OP_CAST))
+_ROWS = frozenset((_uapi.DAVINCI_OP_SOFTMAX, _uapi.DAVINCI_OP_REDUCE_SUM))
+_BYTES = frozenset((_uapi.DAVINCI_OP_MEMCPY, _uapi.DAVINCI_OP_MEMSET))
+OPCODES = _ELEMENTWISE2 | _ELEMENTWISE1 | _ROWS | _BYTES | \
+    {_uapi.DAVINCI_OP_MATMUL}
+
+
+class ModelFormatError(DavinciError):
+    """The bytes are not a davinci offline model this runtime can load."""
+
+
+@dataclass
+class IoDesc:
+    """One model input or output as the caller sees it."""
+    name: str
+    dtype: str
+    format: str
+    dims: list[int]         # -1 at the batch dimension of a dynamic model
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype,
+                "format": self.format, "dims": list(self.dims)}
+
+
+@dataclass
+class Tensor:
+    """Where one operand lives: ``kind`` KIND_*, ``index`` the input or
+    output number, ``offset`` into WEIGHTS or the workspace."""
+    kind: int
+    dtype: int
+    gear: int
+    index: int
+    offset: int
+    size: int
+
+
+@dataclass
+class Op:
+    """One task: a davinci_task with tensor ids for dst, src0 and src1."""
+    gear: int
+    opcode: int
+    dtype: int
+    dst_dtype: int
+    flags: int
+    dst: int
+    src0: int
+    src1: int = NO_TENSOR
+    imm: int = 0
+    count: int = 0
+    m: int = 0
+    n: int = 0
+    k: int = 0
+
+
+@dataclass
+class OfflineModel:
+    inputs: list[IoDesc]
+    outputs: list[IoDesc]
+    batches: list[int]
+    weights: bytes
+    tensors: list[Tensor]
+    ops: list[Op]
+    info: dict = field(default_factory=dict)
+    abi: tuple[int, int] = (_uapi.DAVINCI_ABI_MAJOR, _uapi.DAVINCI_ABI_MINOR)
+
+    @property
+    def gears(self) -> int:
+        return max(1, len(self.batches))
+
+    def workspace_size(self, gear: int) -> int:
+        return max([t.offset + t.size for t in self.tensors
+                    if t.kind == KIND_WORK and t.gear == gear] or [0])
+
+    def io_tensor(self, kind: int, index: int, gear: int) -> Tensor:
+        for t in self.tensors:
+            if t.kind == kind and t.index == index and t.gear == gear:
+                return t
+        raise KeyError((kind, index, gear))
+
+    def dims(self, io: IoDesc, gear: int) -> list[int]:
+        """``io``'s dims in ``gear`` (the batch filled in)."""
+        if not self.batches:
+            return list(io.dims)
+        return [self.batches[gear] if d == -1 else d for d in io.dims]
+
+
+# ---------------------------------------------------------------------------
+def serialize(model: OfflineModel) -> bytes:
+    """The file bytes of ``model`` (format 1.0)."""
+    meta = dict(model.info)
+    meta.update({"inputs": [i.to_json() for i in model.inputs],
+                 "outputs": [o.to_json() for o in model.outputs],
+                 "batches": list(model.batches)})
+    blobs = [
+        (SECT_META, 0, json.dumps(meta, sort_keys=True).encode()),
+        (SECT_WEIGHTS, 0, bytes(model.weights)),
+        (SECT_TENSORS, len(model.tensors), b"".join(
+            _TENSOR.pack(t.kind, t.dtype, t.gear, t.index, t.offset, t.size)
+            for t in model.tensors)),
+        (SECT_OPS, len(model.ops), b"".join(
+            _OP.pack(o.gear, o.opcode, o.dtype, o.dst_dtype, 0, o.flags,
+                     o.dst, o.src0, o.src1, o.imm, o.count, o.m, o.n, o.k, 0)
+            for o in model.ops)),
+    ]
+    pos = _HEADER.size + _SECTION.size * len(blobs)
+    table, body = [], []
+    for kind, count, blob in blobs:
+        pad = -pos % 64
+        body.append(b"\0" * pad)
+        pos += pad
+        table.append(_SECTION.pack(kind, count, pos, len(blob)))
+        body.append(blob)
+        pos += len(blob)
+    header = _HEADER.pack(MAGIC, FORMAT_MAJOR, FORMAT_MINOR, model.abi[0],
+                          model.abi[1], _HEADER.size, len(blobs), pos)
+    return header + b"".join(table) + b"".join(body)
+
+
+# ---------------------------------------------------------------------------
+def _fail(msg: str) -> None:
+    raise ModelFormatError(
+        "not a loadable davinci offline model: %s; convert the source model "
+        "again with davinci-atc" % msg)
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        _fail(msg)
+
+
+def _header(data: bytes) -> tuple[int, int, int]:
+    if data[:4] == ASCEND_MAGIC:
+        raise ModelFormatError(
+            "this is an offline model made by Huawei's ATC for real Ascend "
+            "hardware; it cannot run on the davinci device: convert the "
+            "source model (ONNX) with davinci-atc instead")
+    if len(data) < _HEADER.size or data[:8] != MAGIC:
+        raise ModelFormatError(
+            "not a davinci offline model (no davinci .om magic at the "
+            "start of its %d bytes): convert the source model (ONNX) with "
+            "davinci-atc --model model.onnx --framework=5 --output name"
+            % len(data))
+    (_, fmaj, fmin, amaj, amin, hsize, nsect, fsize) = \
+        _HEADER.unpack_from(data)
+    _check(fmaj == FORMAT_MAJOR,
+           "file format %d.%d, this runtime reads format %d.x"
+           % (fmaj, fmin, FORMAT_MAJOR))
+    _check(amaj == _uapi.DAVINCI_ABI_MAJOR,
+           "its tasks follow davinci ABI %d.%d, this runtime speaks %d.x"
+           % (amaj, amin, _uapi.DAVINCI_ABI_MAJOR))
+    _check(hsize == _HEADER.size, "header size %d, not %d"
+           % (hsize, _HEADER.size))
+    _check(fsize == len(data), "the header says %d bytes, the file has %d "
+           "(truncated or padded)" % (fsize, len(data)))
+    _check(1 <= nsect <= 16, "%d sections (1 to 16 allowed)" % nsect)
+    _check(_HEADER.size + nsect * _SECTION.size <= len(data),
+           "the section table runs past the end of the file")
+    return amaj, amin, nsect
+
+
+def _sections(data: bytes, nsect: int) -> dict[int, tuple[int, bytes]]:
+    out: dict[int, tuple[int, bytes]] = {}
+    table_end = _HEADER.size + nsect * _SECTION.size
+    spans = []
+    for i in range(nsect):
+        kind, count, off, size = _SECTION.unpack_from(
+            data, _HEADER.size + i * _SECTION.size)
+        name = _SECTIONS.get(kind)
+        _check(name is not None, "section %d has unknown kind %d" % (i, kind))
+        _check(kind not in out, "two %s sections" % name)
+        _check(table_end <= off <= len(data) and size <= len(data) - off,
+               "%s section (offset %d, %d bytes) lies outside the %d-byte "
+               "file" % (name, off, size, len(data)))
+        _check(count <= MAX_RECORDS, "%s section claims %d records (at most "
+               "%d)" % (name, count, MAX_RECORDS))
+        spans.append((off, off + size, name))
+        out[kind] = (count, data[off:off + size])
+    spans.sort()
+    for (a0, a1, an), (b0, _, bn) in zip(spans, spans[1:]):
+        _check(a1 <= b0, "sections %s and %s overlap" % (an, bn))
+    for kind, name in _SECTIONS.items():
+        _check(kind in out, "no %s section" % name)
+    for kind, rec in ((SECT_TENSORS, _TENSOR), (SECT_OPS, _OP)):
+        count, blob = out[kind]
+        _check(count * rec.size == len(blob),
+               "%s section: %d records of %d bytes do not fill its %d bytes"
+               % (_SECTIONS[kind], count, rec.size, len(blob)))
+    return out
+
+
+def _int(v, lo: int, hi: int, what: str) -> int:
+    _check(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
+           "%s must be an integer in %d..%d, not %r" % (what, lo, hi, v))
+    return v
+
+
+def _io(v, what: str, dynamic: bool) -> IoDesc:
+    _check(isinstance(v, dict), "%s is not an object" % what)
+    name, dtype, fmt, dims = (v.get("name"), v.get("dtype"), v.get("format"),
+                              v.get("dims"))
+    _check(isinstance(name, str) and 0 < len(name) <= 1024,
+           "%s has no valid name" % what)
+    _check(dtype in DTYPE_SIZES, "%s has unknown dtype %r" % (what, dtype))
+    _check(fmt in FORMATS, "%s has unknown format %r" % (what, fmt))
+    _check(isinstance(dims, list) and len(dims) <= MAX_DIMS,
+           "%s: dims must be a list of at most %d" % (what, MAX_DIMS))
+    dims = [_int(d, -1 if dynamic and i == 0 else 0, 1 << 31,
+                 "%s dim %d" % (what, i)) for i, d in enumerate(dims)]
+    return IoDesc(name, dtype, fmt, dims)
+
+
+def _meta(blob: bytes) -> tuple[list[IoDesc], list[IoDesc], list[int], dict]:
+    _check(len(blob) <= MAX_META, "META section of %d bytes (at most %d)"
+           % (len(blob), MAX_META))
+    try:
+        meta = json.loads(blob.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        _fail("META section is not UTF-8 JSON (%s)" % exc)
+    _check(isinstance(meta, dict), "META section is not a JSON object")
+    batches = meta.get("batches", [])
+    _check(isinstance(batches, list) and len(batches) <= MAX_GEARS,
+           "batches must be a list of at most %d" % MAX_GEARS)
+    batches = [_int(b, 1, 1 << 20, "batch") for b in batches]
+    _check(batches == sorted(set(batches)), "batches must be increasing")
+    ins, outs = meta.get("inputs"), meta.get("outputs")
+    _check(isinstance(ins, list) and isinstance(outs, list)
+           and 0 < len(ins) <= MAX_IO and 0 < len(outs) <= MAX_IO,
+           "inputs and outputs must be non-empty lists")
+    dyn = bool(batches)
+    inputs = [_io(v, "input %d" % i, dyn) for i, v in enumerate(ins)]
+    outputs = [_io(v, "output %d" % i, dyn) for i, v in enumerate(outs)]
+    info = {k: v for k, v in meta.items()
+            if k not in ("inputs", "outputs", "batches")
+            and isinstance(v, (str, int))}
+    return inputs, outputs, batches, info
+
+
+def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
+             weights: int) -> list[Tensor]:
+    out = []
+    for i in range(count):
+        t = Tensor(*_TENSOR.unpack_from(blob, i * _TENSOR.size))
+        what = "tensor %d" % i
+        _check(t.dtype in _DEV_DTYPES, "%s has unknown dtype %d"
+               % (what, t.dtype))
+        if t.kind == KIND_WEIGHT:
+            _check(t.gear in (ANY_GEAR,) or t.gear < gears,
+                   "%s: bad gear %d" % (what, t.gear))
+            _check(t.offset <= weights and t.size <= weights - t.offset,
+                   "%s: weight bytes %d..%d outside the %d-byte WEIGHTS "
+                   "section" % (what, t.offset, t.offset + t.size, weights))
+        else:
+            _check(t.kind in (KIND_INPUT, KIND_OUTPUT, KIND_WORK),
+                   "%s has unknown kind %d" % (what, t.kind))
+            _check(t.gear < gears, "%s: gear %d of %d" % (what, t.gear, gears))
+            if t.kind == KIND_WORK:
+                _check(t.offset <= MAX_WORKSPACE
+                       and t.size <= MAX_WORKSPACE - t.offset,
+                       "%s: workspace bytes past %d" % (what, MAX_WORKSPACE))
+            else:
+                lim = nin if t.kind == KIND_INPUT else nout
+                _check(t.index < lim, "%s: %s index %d of %d" % (
+                    what, "input" if t.kind == KIND_INPUT else "output",
+                    t.index, lim))
+                _check(t.size <= MAX_WORKSPACE, "%s: %d bytes" % (what, t.size))
+        out.append(t)
+    return out
+
+
+def _extents(o: Op) -> list[tuple[int, int, int]]:
+    """(tensor id, bytes, alignment) each operand of ``o`` needs."""
+    es = _DEV_DTYPES.get(o.dtype, 0)
+    if o.opcode in _BYTES:
+        ext = [(o.dst, o.count, 1)]
+        if o.opcode == _uapi.DAVINCI_OP_MEMCPY:
+            ext.append((o.src0, o.count, 1))
+        return ext
+    if o.opcode == _uapi.DAVINCI_OP_MATMUL:
+        return [(o.dst, o.m * o.n * es, es), (o.src0, o.m * o.k * es, es),
+                (o.src1, o.k * o.n * es, es)]
+    if o.opcode in _ROWS:
+        rows = o.m if o.opcode == _uapi.DAVINCI_OP_REDUCE_SUM else o.m * o.n
+        return [(o.dst, rows * es, es), (o.src0, o.m * o.n * es, es)]
+    dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) \
+        if o.opcode == _uapi.DAVINCI_OP_CAST else es
+    ext = [(o.dst, o.count * dst_es, dst_es), (o.src0, o.count * es, es)]
+    if o.opcode in _ELEMENTWISE2:
+        ext.append((o.src1, o.count * es, es))
+    return ext
+
+
+def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor]
+         ) -> list[Op]:
+    out = []
+    for i in range(count):
+        f = _OP.unpack_from(blob, i * _OP.size)
+        o = Op(gear=f[0], opcode=f[1], dtype=f[2], dst_dtype=f[3],
+               flags=f[5], dst=f[6], src0=f[7], src1=f[8], imm=f[9],
+               count=f[10], m=f[11], n=f[12], k=f[13])
+        what = "op %d" % i
+        _check(o.gear < gears, "%s: gear %d of %d" % (what, o.gear, gears))
+        _check(o.opcode in OPCODES, "%s: opcode %d is not a davinci compute "
+               "or copy task" % (what, o.opcode))
+        _check(o.dtype in _DEV_DTYPES or o.opcode in _BYTES,
+               "%s: unknown dtype %d" % (what, o.dtype))
+        _check(o.dst_dtype in _DEV_DTYPES if o.opcode == _uapi.DAVINCI_OP_CAST
+               else o.dst_dtype == 0, "%s: bad dst_dtype %d"
+               % (what, o.dst_dtype))
+        allowed = (_uapi.DAVINCI_TASK_F_TRANS_A | _uapi.DAVINCI_TASK_F_TRANS_B
+                   if o.opcode == _uapi.DAVINCI_OP_MATMUL else 0)
+        _check(not o.flags & ~allowed, "%s: flags %#x" % (what, o.flags))
+        ext = _extents(o)
+        used = {tid for tid, _, _ in ext}
+        _check(o.src1 == NO_TENSOR or o.src1 in used,
+               "%s: src1 set on an op that reads one operand" % what)
+        _check(o.src0 == NO_TENSOR or o.src0 in used
+               or o.opcode == _uapi.DAVINCI_OP_MEMSET,
+               "%s: src0 set on an op that reads none" % what)
+        for j, (tid, nbytes, align) in enumerate(ext):
+            _check(tid < len(tensors), "%s: tensor %d of %d"
+                   % (what, tid, len(tensors)))
+            t = tensors[tid]
+            _check(t.gear in (o.gear, ANY_GEAR), "%s uses tensor %d of gear "
+                   "%d" % (what, tid, t.gear))
+            _check(nbytes <= t.size, "%s needs %d bytes of tensor %d, which "
+                   "has %d" % (what, nbytes, tid, t.size))
+            _check(align <= 1 or t.offset % align == 0,
+                   "%s: tensor %d misaligned" % (what, tid))
+            if j == 0:
+                _check(t.kind in (KIND_OUTPUT, KIND_WORK),
+                       "%s writes an input or a weight" % what)
+        out.append(o)
+    return out
+
+
+def parse(data: bytes) -> OfflineModel:
+    """Check and decode an offline model; raises :class:`ModelFormatError`."""
+    data = bytes(data)
+    amaj, amin, nsect = _header(data)
+    sect = _sections(data, nsect)
+    inputs, outputs, batches, info = _meta(sect[SECT_META][1])
+    gears = max(1, len(batches))
+    weights = sect[SECT_WEIGHTS][1]
+    tensors = _tensors(*sect[SECT_TENSORS], gears, len(inputs), len(outputs),
+                       len(weights))
+    ops = _ops(*sect[SECT_OPS], gears, tensors)
+    model = OfflineModel(inputs, outputs, batches, weights, tensors, ops,
+                         info, (amaj, amin))
+    for kind, ios in ((KIND_INPUT, inputs), (KIND_OUTPUT, outputs)):
+        for i, io in enumerate(ios):
+            for g in range(gears):
+                hits = [t for t in tensors
+                        if t.kind == kind and t.index == i and t.gear == g]
+                _check(len(hits) == 1, "%s %r has %d tensors in gear %d"
+                       % ("input" if kind == KIND_INPUT else "output",
+                          io.name, len(hits), g))
+                n = DTYPE_SIZES[io.dtype]
+                for d in model.dims(io, g):
+                    n *= d
+                _check(hits[0].size == n, "%s %r: %d bytes for dims %s"
+                       % ("input" if kind == KIND_INPUT else "output",
+                          io.name, hits[0].size, model.dims(io, g)))
+    return model
