@@ -114,17 +114,8 @@ static struct dv_event *dv_event_arg(struct dv_context *ctx, void *arg,
 				     int *ret)
 {
 	struct davinci_event_id *a = arg;
-	struct dv_event *ev;
 
-	*ret = 0;
-	if (a->pad) {
-		*ret = -EINVAL;
-		return NULL;
-	}
-	ev = dv_event_find(ctx, a->event_id);
-	if (!ev)
-		*ret = -ENOENT;
-	return ev;
+	return dv_named(dv_event_find(ctx, a->event_id), a->pad, ret);
 }
 
 /**

@@ -100,13 +100,13 @@ void dv_graphs_destroy(struct dv_context *ctx)
 int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg)
 {
 	struct davinci_graph_capture *c = arg;
-	struct dv_stream *s = dv_stream_find(ctx, c->stream_id);
+	int ret;
+	struct dv_stream *s = dv_named(dv_stream_find(ctx, c->stream_id),
+				       c->pad, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
-	if (c->pad)
-		return -EINVAL;
 	if (!s)
-		return -ENOENT;
+		return ret;
 	dv_stream_take_in_polled(s, true);
 	if (s->capture || dv_stream_published(s))
 		return -EBUSY;
@@ -124,16 +124,15 @@ int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg)
 int dv_ioctl_graph_end(struct dv_context *ctx, void *arg)
 {
 	struct davinci_graph_capture *c = arg;
-	struct dv_stream *s = dv_stream_find(ctx, c->stream_id);
 	struct dv_graph *g;
 	u64 id;
 	int ret;
+	struct dv_stream *s = dv_named(dv_stream_find(ctx, c->stream_id),
+				       c->pad, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
-	if (c->pad)
-		return -EINVAL;
 	if (!s)
-		return -ENOENT;
+		return ret;
 	if (!s->capture)
 		return -EINVAL;
 	dv_stream_take_in_polled(s, true);	/* the capture's last tasks */
@@ -222,14 +221,12 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 int dv_ioctl_graph_destroy(struct dv_context *ctx, void *arg)
 {
 	struct davinci_graph_id *a = arg;
-	struct dv_graph *g;
+	int ret;
+	struct dv_graph *g = dv_named(dv_id_find(&ctx->graph_ids, a->graph_id),
+				      a->pad, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
-	if (a->pad)
-		return -EINVAL;
-	g = dv_id_find(&ctx->graph_ids, a->graph_id);
-	if (!g)
-		return -ENOENT;
-	dv_graph_destroy_locked(ctx, g);
-	return 0;
+	if (g)
+		dv_graph_destroy_locked(ctx, g);
+	return ret;
 }

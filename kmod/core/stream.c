@@ -219,17 +219,8 @@ static struct dv_stream *dv_stream_arg(struct dv_context *ctx, void *arg,
 				       int *ret)
 {
 	struct davinci_stream_id *a = arg;
-	struct dv_stream *s;
 
-	*ret = 0;
-	if (a->pad) {
-		*ret = -EINVAL;
-		return NULL;
-	}
-	s = dv_stream_find(ctx, a->stream_id);
-	if (!s)
-		*ret = -ENOENT;
-	return s;
+	return dv_named(dv_stream_find(ctx, a->stream_id), a->pad, ret);
 }
 
 /**

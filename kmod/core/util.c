@@ -116,3 +116,17 @@ bool dv_mem_is_zero(const void *p, size_t len)
 			return false;
 	return true;
 }
+
+/**
+ * dv_named() - the object an ioctl names by id, with a must-be-zero pad
+ * @obj: what looking the id up found, or NULL
+ * @pad: the argument's pad field
+ * @ret: 0, -EINVAL for a non-zero pad, -ENOENT when nothing was found
+ *
+ * Return: @obj, or NULL when *@ret is an error.
+ */
+void *dv_named(void *obj, u32 pad, int *ret)
+{
+	*ret = pad ? -EINVAL : obj ? 0 : -ENOENT;
+	return *ret ? NULL : obj;
+}
