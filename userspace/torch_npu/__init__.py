@@ -69,6 +69,10 @@ _quiet_repr()
 from . import npu  # noqa: E402  (after the backend is registered)
 from ._kernels import DEVICE_OPS  # noqa: E402
 
+if torch.distributed.is_available():
+    from . import hccl  # noqa: E402
+    hccl.register()
+
 
 def fallback_ops() -> list[str]:
     """ATen ops that ran through the CPU fallback so far in this process."""

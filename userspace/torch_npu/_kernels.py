@@ -164,17 +164,21 @@ _lib.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
 
 
 # -- elementwise ------------------------------------------------------------------
+def _result_shape(x: torch.Tensor, other) -> torch.Size:
+    return torch.broadcast_shapes(
+        x.shape, other.shape if isinstance(other, torch.Tensor) else ())
+
+
 def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     """x <op> alpha*other on the device when possible; ``out``: None
     (a new tensor), or the tensor to write (in-place or out=)."""
     op = getattr(aten, name)
     s = _scalar(other)
     rtype = torch.result_type(x, other)
-    target = out if out is not None else None
+    target = out
     if target is None:
-        target = torch.empty(torch.broadcast_shapes(
-            x.shape, other.shape if isinstance(other, torch.Tensor)
-            else ()), dtype=rtype, device=x.device)
+        target = torch.empty(_result_shape(x, other), dtype=rtype,
+                             device=x.device)
     elif target.dtype != rtype and name in ("add", "sub", "mul"):
         rtype = target.dtype if x.dtype == target.dtype else rtype
     ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
@@ -223,7 +227,7 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
             return _binary_op(name, dev_op, x, other, alpha, out=x)
 
         def out_fn(x, other, *, alpha=1, out):
-            out.resize_(torch.broadcast_shapes(x.shape, other.shape))
+            out.resize_(_result_shape(x, other))
             return _binary_op(name, dev_op, x, other, alpha, out=out)
     else:
         def functional(x, other):
@@ -233,7 +237,7 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
             return _binary_op(name, dev_op, x, other, out=x)
 
         def out_fn(x, other, *, out):
-            out.resize_(torch.broadcast_shapes(x.shape, other.shape))
+            out.resize_(_result_shape(x, other))
             return _binary_op(name, dev_op, x, other, out=out)
     _impl(name + ".Tensor", name + ".Scalar")(functional)
     _impl(name + "_.Tensor", name + "_.Scalar")(inplace)
