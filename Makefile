@@ -77,10 +77,13 @@ test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_core
 
-test-fuzz: $(BUILD)/fuzz_dispatch
+test-fuzz: $(BUILD)/fuzz_dispatch core
 	@mkdir -p $(BUILD)/fuzz-corpus
 	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
 		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus tests/fuzz/corpus
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
+		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=userspace \
+		$(PY) tests/fuzz/fuzz_om.py --seconds $(FUZZ_SECONDS)
 
 # The Python suites run twice on the in-process backend: plain, and with the
 # core built under AddressSanitizer and UBSan (Python itself is not, so its

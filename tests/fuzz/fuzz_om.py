@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Fuzz the offline-model parser (davinci.omfile.parse) and loader.
+
+Mutates valid models made by davinci-atc (bytes flipped, fields of the
+header, section table, tensor and op records overwritten with boundary
+values, files cut or extended) and checks that every mutant is refused
+with ModelFormatError or accepted; an accepted mutant is loaded on the
+in-process device, run, and unloaded, where only davinci errors may come
+out. At the end the device must hold no memory: nothing leaked.
+
+    DAVINCI_BACKEND=inproc python tests/fuzz/fuzz_om.py --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import struct
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+
+import davinci  # noqa: E402
+from davinci import atc, omfile as F  # noqa: E402
+from davinci.errors import DavinciError  # noqa: E402
+from davinci.model import Model  # noqa: E402
+from tests.conformance._onnx_models import mlp  # noqa: E402
+
+_BOUNDARY = (0, 1, 2, 7, 8, 63, 64, 0x7F, 0xFF, 0xFFFF, 0x7FFFFFFF,
+             0xFFFFFFFF, 1 << 32, 1 << 40, (1 << 63) - 1, (1 << 64) - 1)
+
+
+def seeds() -> list[bytes]:
+    m, _ = mlp(n_in=16, hidden=8, n_out=4)
+    return [atc.convert(m, input_shape="x:2,16"),
+            atc.convert(m, input_shape="x:-1,16", dynamic_batch_size="1,3")]
+
+
+def _record_fields(data: bytes) -> list[tuple[int, str]]:
+    """(offset, struct format) of every header, table and record field."""
+    out = [(8, "<H"), (10, "<H"), (12, "<H"), (14, "<H"), (16, "<I"),
+           (20, "<I"), (24, "<Q")]
+    try:
+        nsect = struct.unpack_from("<I", data, 20)[0]
+    except struct.error:
+        return out
+    for i in range(min(nsect, 16)):
+        base = 64 + 24 * i
+        out += [(base, "<I"), (base + 4, "<I"), (base + 8, "<Q"),
+                (base + 16, "<Q")]
+        try:
+            kind, count, off, size = struct.unpack_from("<IIQQ", data, base)
+        except struct.error:
+            break
+        rec = {F.SECT_TENSORS: (24, ((0, "<B"), (1, "<B"), (2, "<H"),
+                                     (4, "<I"), (8, "<Q"), (16, "<Q"))),
+               F.SECT_OPS: (56, ((0, "<H"), (2, "<H"), (4, "<B"), (5, "<B"),
+                                 (8, "<I"), (12, "<I"), (16, "<I"),
+                                 (20, "<I"), (24, "<I"), (28, "<Q"),
+                                 (36, "<I"), (40, "<I"), (44, "<I")))}.get(kind)
+        if rec and off + size <= len(data):
+            for r in range(min(count, size // rec[0])):
+                out += [(off + r * rec[0] + o, f) for o, f in rec[1]]
+    return out
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):
+        what = rng.random()
+        if what < 0.55:
+            fields = [(o, f) for o, f in _record_fields(bytes(b))
+                      if o + struct.calcsize(f) <= len(b)]
+            if not fields:
+                continue
+            off, fmt = rng.choice(fields)
+            bits = struct.calcsize(fmt) * 8
+            v = rng.choice(_BOUNDARY) if rng.random() < 0.6 \
+                else rng.getrandbits(bits)
+            if rng.random() < 0.3:
+                v = struct.unpack_from(fmt, b, off)[0] + rng.choice((-1, 1))
+            struct.pack_into(fmt, b, off, v % (1 << bits))
+        elif what < 0.8 and b:
+            i = rng.randrange(len(b))
+            b[i] ^= 1 << rng.randrange(8)
+        elif what < 0.9:
+            del b[rng.randrange(len(b) + 1):]
+        else:
+            b += bytes(rng.randrange(1, 200))
+    return bytes(b)
+
+
+def run_one(dev, data: bytes, stats: dict) -> None:
+    try:
+        om = F.parse(data)
+    except F.ModelFormatError:
+        stats["refused"] += 1
+        return
+    stats["accepted"] += 1
+    try:
+        mod = Model(dev, data)
+    except DavinciError:
+        stats["load_failed"] += 1
+        return
+    bufs = []
+    try:
+        gear = om.gears - 1
+        sizes = [mod.input_size(i, gear) for i in range(len(om.inputs))] + \
+            [mod.output_size(j, gear) for j in range(len(om.outputs))]
+        bufs = [dev.malloc(max(1, s)) for s in sizes]
+        for b in bufs:
+            b.write(np.random.default_rng(0).integers(
+                0, 255, b.size, np.uint8))
+        s = mod.stream
+        mod.execute(s, [b.dev_addr for b in bufs], gear)
+        s.synchronize(timeout=30)
+        stats["ran"] += 1
+    except DavinciError:
+        stats["run_failed"] += 1
+        if mod.stream.query().error:
+            mod.stream.reset()
+    finally:
+        for b in bufs:
+            b.free()
+        mod.unload()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    corpus = seeds()
+    stats = dict.fromkeys(("cases", "refused", "accepted", "load_failed",
+                           "ran", "run_failed"), 0)
+    deadline = time.monotonic() + args.seconds
+    with davinci.Device(0) as dev:
+        for c in corpus:
+            F.parse(c)
+        while time.monotonic() < deadline:
+            data = mutate(rng.choice(corpus), rng)
+            stats["cases"] += 1
+            try:
+                run_one(dev, data, stats)
+            except Exception:
+                print("fuzz_om: seed %d, case %d: unexpected exception"
+                      % (args.seed, stats["cases"]), file=sys.stderr)
+                path = "fuzz_om-crash.om"
+                with open(path, "wb") as f:
+                    f.write(data)
+                print("fuzz_om: the input is in %s" % path, file=sys.stderr)
+                raise
+        used = dev.mem_info().ctx_used
+    print("fuzz_om: seed %d: %s; HBM left in use: %d bytes"
+          % (args.seed, ", ".join("%s %d" % kv for kv in stats.items()),
+             used))
+    return 1 if used else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
