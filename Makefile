@@ -160,6 +160,10 @@ bench: deps install-py core
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
 		$(PY) scripts/bench.py --sweep-aicores --json $(BUILD)/bench/inproc.json
 	scripts/with-fuse.sh $(PY) $(PY) scripts/bench.py --json $(BUILD)/bench/fuse.json
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
+		$(PY) scripts/bench_torch.py --json $(BUILD)/bench/torch-inproc.json
+	scripts/with-fuse.sh $(PY) $(PY) scripts/bench_torch.py \
+		--json $(BUILD)/bench/torch-fuse.json
 
 # The same rows on the kernel module in the QEMU guest (under TCG: compare
 # the ratios, not the absolute figures, with the host's).

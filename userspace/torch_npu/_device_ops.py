@@ -11,13 +11,14 @@ the device.
 
 from __future__ import annotations
 
+import struct
 import threading
 
 import numpy as np
 import torch
 
 import davinci
-from davinci import ops
+from davinci import _uapi, make_task, ops
 
 from . import _devices, memory, streams
 
@@ -49,6 +50,33 @@ def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
 
 def stream_of(t: torch.Tensor) -> davinci.Stream:
     return streams.current_stream(t.device.index).davinci_stream
+
+
+def addr(t: torch.Tensor) -> int:
+    """Device address of ``t``'s first element."""
+    buf, offset = memory.device_buffer(t)
+    return buf.dev_addr + offset
+
+
+_CODES = {dt: ops.DTYPES[name][0] for dt, name in DTYPES.items()}
+_OPCODES = {"add": _uapi.DAVINCI_OP_ADD, "sub": _uapi.DAVINCI_OP_SUB,
+            "mul": _uapi.DAVINCI_OP_MUL, "div": _uapi.DAVINCI_OP_DIV,
+            "maximum": _uapi.DAVINCI_OP_MAX, "minimum": _uapi.DAVINCI_OP_MIN,
+            "relu": _uapi.DAVINCI_OP_RELU, "exp": _uapi.DAVINCI_OP_EXP}
+
+
+def _launch(t: torch.Tensor, opcode: int, **fields) -> None:
+    """One elementwise task on ``t``'s device and current stream. The
+    allocator's blocks are 512-byte aligned, so operands are aligned to
+    their element size; check_alignment still guards the rule."""
+    task = make_task(opcode, dtype=_CODES[t.dtype], count=t.numel(),
+                     **fields)
+    ops.check_alignment(task)
+    stream_of(t).launch(task)
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", float(x)))[0]
 
 
 class _Constants:
@@ -97,38 +125,33 @@ def fill(out: torch.Tensor, value: float) -> None:
 
 def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
     """out := alpha * x (alpha * x + 0: exact)."""
-    n = x.numel()
-    ops.axpy(alpha, dev(x, (n,)), const(x, 0, (n,)), out=dev(out, (n,)),
-             stream=stream_of(x))
+    zeros = const(x, 0, (x.numel(),))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=addr(x),
+            src1=zeros.dev_addr, imm=_f32_bits(alpha))
 
 
 def add_scalar(x: torch.Tensor, value: float, out: torch.Tensor) -> None:
     """out := x + value (value * 1 + x: exact)."""
-    n = x.numel()
-    ops.axpy(value, const(x, 1, (n,)), dev(x, (n,)), out=dev(out, (n,)),
-             stream=stream_of(x))
+    ones = const(x, 1, (x.numel(),))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=ones.dev_addr,
+            src1=addr(x), imm=_f32_bits(value))
 
 
 def binary(opname: str, a: torch.Tensor, b: torch.Tensor,
            out: torch.Tensor) -> None:
     """out := a <op> b elementwise (one shape, one dtype)."""
-    n = a.numel()
-    fn = getattr(ops, opname)
-    fn(dev(a, (n,)), dev(b, (n,)), out=dev(out, (n,)), stream=stream_of(a))
+    _launch(a, _OPCODES[opname], dst=addr(out), src0=addr(a), src1=addr(b))
 
 
 def axpy(alpha: float, x: torch.Tensor, y: torch.Tensor,
          out: torch.Tensor) -> None:
     """out := alpha * x + y."""
-    n = x.numel()
-    ops.axpy(alpha, dev(x, (n,)), dev(y, (n,)), out=dev(out, (n,)),
-             stream=stream_of(x))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=addr(x),
+            src1=addr(y), imm=_f32_bits(alpha))
 
 
 def unary(opname: str, x: torch.Tensor, out: torch.Tensor) -> None:
-    n = x.numel()
-    getattr(ops, opname)(dev(x, (n,)), out=dev(out, (n,)),
-                         stream=stream_of(x))
+    _launch(x, _OPCODES[opname], dst=addr(out), src0=addr(x))
 
 
 def matmul_operand(t: torch.Tensor):

@@ -165,6 +165,8 @@ _lib.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
 
 # -- elementwise ------------------------------------------------------------------
 def _result_shape(x: torch.Tensor, other) -> torch.Size:
+    if not isinstance(other, torch.Tensor) or other.shape == x.shape:
+        return x.shape
     return torch.broadcast_shapes(
         x.shape, other.shape if isinstance(other, torch.Tensor) else ())
 

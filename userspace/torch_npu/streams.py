@@ -125,6 +125,10 @@ def default_stream(device=None) -> Stream:
 
 def current_stream(device=None) -> Stream:
     """The stream ops on the device queue on."""
+    if isinstance(device, int):         # the kernels' per-op path
+        s = _current.get(device) or _default.get(device)
+        if s is not None:
+            return s
     index = device_index(device)
     return _current.get(index) or default_stream(index)
 

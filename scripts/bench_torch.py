@@ -1,0 +1,112 @@
+"""make bench: torch_npu's overheads, as ratios from one run.
+
+Per-op overhead: a tiny ``x + y`` on npu tensors from Python, submitted and
+waited for, next to the runtime's own tiny-task latency (a NOP launched and
+waited for on a davinci stream) in the same process (goal: at most 3x).
+Training: one step of an MLP on scikit-learn's digits (forward, backward,
+SGD with momentum) on npu:0 against CPU torch in the same process. Nothing
+is asserted: it measures.
+
+    python scripts/bench_torch.py [--json PATH] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+
+import torch
+from torch import nn
+
+import davinci
+from davinci import _uapi, make_task
+
+import torch_npu  # noqa: F401  (registers the npu device)
+
+
+def median_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def op_overhead(repeat: int) -> dict:
+    s = torch.npu.current_stream()
+    ds = s.davinci_stream
+    nop = make_task(_uapi.DAVINCI_OP_NOP)
+
+    def task():
+        ds.launch(nop)
+        ds.synchronize()
+    x = torch.ones(4, device="npu")
+    y = torch.ones(4, device="npu")
+
+    def add():
+        x + y
+        s.synchronize()
+    for _ in range(200):
+        task()
+        add()
+    t_task = median_of(task, repeat)
+    t_add = median_of(add, repeat)
+    return dict(tiny_task_us=t_task * 1e6, npu_add_us=t_add * 1e6,
+                ratio=t_add / t_task)
+
+
+def train_step(repeat: int) -> dict:
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    X = torch.tensor(d.data, dtype=torch.float32) / 16
+    Y = torch.tensor(d.target)
+    out = {}
+    for device in ("cpu", "npu"):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(64, 64), nn.ReLU(),
+                          nn.Linear(64, 10)).to(device)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        lossf = nn.CrossEntropyLoss()
+        Xd, Yd = X.to(device), Y.to(device)
+
+        def step():
+            opt.zero_grad()
+            loss = lossf(m(Xd), Yd)
+            loss.backward()
+            opt.step()
+            loss.item()                 # the step's result, on the host
+        for _ in range(5):
+            step()
+        out[device] = median_of(step, repeat) * 1e3
+    return dict(cpu_step_ms=out["cpu"], npu_step_ms=out["npu"],
+                ratio=out["npu"] / out["cpu"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the figures as JSON here")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    print("torch_npu bench on %s" % davinci.backend().describe())
+    o = op_overhead(300 if args.quick else 2000)
+    print("tiny task (davinci NOP) submit-to-complete  %8.1f us"
+          % o["tiny_task_us"])
+    print("tiny x + y on npu, submit-to-result         %8.1f us  %.2fx "
+          "the tiny task (goal <= 3x)%s" % (o["npu_add_us"], o["ratio"],
+                                            "" if o["ratio"] <= 3
+                                            else "  MISS"))
+    t = train_step(10 if args.quick else 30)
+    print("MLP step (digits, SGD momentum): cpu %.2f ms, npu %.2f ms, "
+          "npu/cpu %.2fx" % (t["cpu_step_ms"], t["npu_step_ms"],
+                             t["ratio"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(op_overhead=o, train_step=t), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
