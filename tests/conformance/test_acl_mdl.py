@@ -183,21 +183,44 @@ def test_dynamic_batch(acl_dev, tmp_path):
 
 
 def test_execute_is_one_submission(dev, monkeypatch):
-    """The whole task list goes to the stream in one submit call, built at
-    load (execute only fills in the caller's addresses)."""
+    """Each execute hands the whole task list to the stream at once: a
+    replay of the graph captured at the first execute with these buffers
+    (one ioctl), or, without task graphs, one batch into the ring."""
     m, ref = mlp(seed=6)
     mod = Model(dev, atc.convert(m, input_shape="x:4,64"))
+    ntasks = len(mod.plans[0].tasks)
+    assert ntasks >= 4
     calls = []
-    real = davinci.Stream.submit
+    submit, launch = davinci.Stream.submit, davinci.Stream.launch_graph
 
-    def counting(self, tasks):
-        calls.append(len(tasks))
-        return real(self, tasks)
-    monkeypatch.setattr(davinci.Stream, "submit", counting)
-    x = np.random.default_rng(7).standard_normal((4, 64)).astype(np.float32)
-    out, = mod.run([x])
-    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
-    assert calls == [len(mod.plans[0].tasks)] and calls[0] >= 4
+    def counting_submit(self, tasks):
+        calls.append(("submit", len(tasks)))
+        return submit(self, tasks)
+
+    def counting_launch(self, graph_id):
+        calls.append(("graph", graph_id))
+        return launch(self, graph_id)
+    monkeypatch.setattr(davinci.Stream, "submit", counting_submit)
+    monkeypatch.setattr(davinci.Stream, "launch_graph", counting_launch)
+    x = dev.tensor(np.zeros((4, 64), np.float32))
+    y = dev.empty((4, 10), "float32")
+    s = dev.stream()
+    rng = np.random.default_rng(7)
+    for i in range(3):
+        xv = rng.standard_normal((4, 64)).astype(np.float32)
+        x.buffer.write(xv.view(np.uint8).reshape(-1))
+        calls.clear()
+        mod.execute(s, [x.dev_addr, y.dev_addr])
+        s.synchronize()
+        np.testing.assert_allclose(y.numpy(), ref(xv), rtol=1e-5, atol=1e-6)
+        if not mod.use_graphs:
+            assert calls == [("submit", ntasks)]
+        elif i == 0:        # captured (on the model's own stream), replayed
+            assert [c[0] for c in calls] == ["submit", "graph"]
+            assert calls[0][1] == ntasks
+        else:
+            assert [c[0] for c in calls] == ["graph"]
+    s.destroy()
     mod.unload()
 
 

@@ -12,21 +12,30 @@ once, and builds each gear's task descriptors once, with every weight and
 workspace address filled in. :meth:`Model.execute` only writes the caller's
 input and output addresses into the descriptors that use them (skipped when
 they are the same as last time) and hands the whole list to the stream in
-one submission (:meth:`Model.submit`).
+one submission (:meth:`Model.submit`): where the driver has task graphs
+(``DAVINCI_FEAT_GRAPHS``), the list is captured once per gear and set of
+caller addresses (the last :data:`GRAPHS_KEPT` of them are kept) and each
+execute replays that graph with one ioctl; elsewhere it is written into the
+stream's ring as one batch.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _uapi
 from . import omfile as F
 from .errors import InvalidArgumentError, ShapeError
+from .graph import Graph
 from .stream import TASK_DTYPE, Stream
 
-__all__ = ["Model", "GearPlan"]
+__all__ = ["Model", "GearPlan", "GRAPHS_KEPT"]
+
+#: captured graphs a gear keeps, one per set of caller addresses
+GRAPHS_KEPT = 4
 
 _ALIGN = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8}
 _NP = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,
@@ -42,6 +51,8 @@ class GearPlan:
     tasks: np.ndarray
     patches: dict[str, tuple[np.ndarray, np.ndarray]]
     last: tuple[int, ...] | None = None
+    #: caller addresses -> the graph captured with them, oldest first
+    graphs: dict[tuple[int, ...], Graph] = field(default_factory=dict)
 
 
 class Model:
@@ -67,6 +78,8 @@ class Model:
         self.inputs = om.inputs
         self.outputs = om.outputs
         self._stream: Stream | None = None
+        self._capture: Stream | None = None
+        self.use_graphs = device.version.has(_uapi.DAVINCI_FEAT_GRAPHS)
 
     # -- building -------------------------------------------------------------
     def _addr(self, t: F.Tensor) -> int:
@@ -89,15 +102,15 @@ class Model:
                 o.opcode, o.dtype, o.dst_dtype
             tk["flags"], tk["imm"], tk["count"] = o.flags, o.imm, o.count
             tk["m"], tk["n"], tk["k"] = o.m, o.n, o.k
-            for field in ("dst", "src0", "src1"):
-                tid = getattr(o, field)
+            for name in ("dst", "src0", "src1"):
+                tid = getattr(o, name)
                 if tid == F.NO_TENSOR:
                     continue
                 t = om.tensors[tid]
-                tk[field] = self._addr(t)
+                tk[name] = self._addr(t)
                 if t.kind in (F.KIND_INPUT, F.KIND_OUTPUT):
-                    patches[field][0].append(row)
-                    patches[field][1].append(
+                    patches[name][0].append(row)
+                    patches[name][1].append(
                         t.index + (nin if t.kind == F.KIND_OUTPUT else 0))
         return GearPlan(
             om.batches[gear] if om.batches else 0, tasks,
@@ -154,16 +167,27 @@ class Model:
         with self._lock:
             if plan.last != key:
                 vec = np.array(key, np.uint64)
-                for field, (rows, idx) in plan.patches.items():
-                    plan.tasks[field][rows] = vec[idx]
+                for name, (rows, idx) in plan.patches.items():
+                    plan.tasks[name][rows] = vec[idx]
                 plan.last = key
-            self.submit(stream, plan.tasks)
+            self.submit(stream, plan, key)
 
-    @staticmethod
-    def submit(stream: Stream, tasks: np.ndarray) -> None:
-        """The model's whole task list in one submission. This is where a
-        recorded task graph, replayed by one doorbell, takes over."""
-        stream.submit(tasks)
+    def submit(self, stream: Stream, plan: GearPlan, key: tuple) -> None:
+        """The gear's whole task list in one submission: a replay of the
+        graph captured with these addresses, or one batch into the ring."""
+        if not self.use_graphs:
+            stream.submit(plan.tasks)
+            return
+        g = plan.graphs.pop(key, None)
+        if g is None:
+            if len(plan.graphs) >= GRAPHS_KEPT:
+                plan.graphs.pop(next(iter(plan.graphs))).destroy()
+            if self._capture is None or self._capture.destroyed:
+                self._capture = self.device.stream()
+            with self._capture.capture() as g:
+                self._capture.submit(plan.tasks)
+        plan.graphs[key] = g            # now the newest
+        g.launch(stream)
 
     def run(self, inputs: "list[np.ndarray]", batch: int = 0
             ) -> list[np.ndarray]:
@@ -212,7 +236,13 @@ class Model:
         return self._stream
 
     def unload(self) -> None:
-        """Free the model's device memory and stream."""
+        """Free the model's device memory, graphs and streams."""
+        for plan in self.plans:
+            for g in plan.graphs.values():
+                g.destroy()
+            plan.graphs.clear()
+        if self._capture is not None:
+            self._capture.destroy()
         if self._stream is not None and not self._stream.destroyed:
             try:
                 self._stream.synchronize()
