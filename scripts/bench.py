@@ -4,7 +4,8 @@ Every row of the performance table (issue 11) on the backend that discovery
 finds (DAVINCI_DEV_DIR, the module, a FUSE mount, or DAVINCI_BACKEND=inproc):
 tiny-task latency against a null ioctl, batched NOPs against a bare Python
 loop writing the same descriptors, NOP throughput of N streams from N threads
-against one, task-graph replay, matmul and copies against numpy. Prints
+against one, task-graph replay, matmul and copies against numpy, an offline
+model against per-op calls and numpy. Prints
 absolute figures and ratios, marks a row that misses its goal, and writes
 them all as JSON (--json PATH). Nothing here is asserted: it measures.
 
@@ -281,6 +282,89 @@ def bench_matmul(dev, quick: bool) -> None:
     s.destroy()
 
 
+def bench_model(dev, quick: bool) -> None:
+    """The digits MLP (64-64-10, batch 1) as an offline model through
+    acl.mdl.execute, as six acl.op.execute_v2 calls, and in numpy."""
+    try:
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        record("mdl_vs_ops", "digits MLP: acl.mdl.execute", 0, "us",
+               note="onnx not installed")
+        return
+    import acl
+    from davinci import atc
+    rng = np.random.default_rng(2)
+    w1 = rng.standard_normal((64, 64), np.float32) * 0.1
+    b1 = rng.standard_normal(64, np.float32)
+    w2 = rng.standard_normal((64, 10), np.float32) * 0.1
+    b2 = rng.standard_normal(10, np.float32)
+    x = rng.standard_normal((1, 64), np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]),
+         helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("Gemm", ["r", "w2", "b2"], ["z"]),
+         helper.make_node("Softmax", ["z"], ["y"], axis=-1)], "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(a, n) for n, a in
+         (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))])
+    data = atc.convert(helper.make_model(graph))
+    acl.init()
+    acl.rt.set_device(dev.index)
+    stream, _ = acl.rt.create_stream()
+    ptrs = {}
+    for name, arr in (("x", x), ("w1", w1), ("b1", b1[None]), ("w2", w2),
+                      ("b2", b2[None]), ("h", np.empty((1, 64), np.float32)),
+                      ("r", np.empty((1, 64), np.float32)),
+                      ("z0", np.empty((1, 10), np.float32)),
+                      ("z", np.empty((1, 10), np.float32)),
+                      ("y", np.empty((1, 10), np.float32)),
+                      ("h0", np.empty((1, 64), np.float32))):
+        p, _ = acl.rt.malloc(arr.nbytes, 0)
+        acl.rt.memcpy(p, arr.nbytes, arr.ctypes.data, arr.nbytes, 1)
+        ptrs[name] = (acl.create_tensor_desc(acl.ACL_FLOAT, list(arr.shape),
+                                             acl.ACL_FORMAT_ND),
+                      acl.create_data_buffer(p, arr.nbytes), p)
+    layers = [("MatMul", ["x", "w1"], "h0"), ("Add", ["h0", "b1"], "h"),
+              ("Relu", ["h"], "r"), ("MatMul", ["r", "w2"], "z0"),
+              ("Add", ["z0", "b2"], "z"), ("SoftmaxV2", ["z"], "y")]
+
+    def by_ops():
+        for op, ins, out in layers:
+            acl.op.execute_v2(op, [ptrs[i][0] for i in ins],
+                              [ptrs[i][1] for i in ins], [ptrs[out][0]],
+                              [ptrs[out][1]], 0, stream)
+        acl.rt.synchronize_stream(stream)
+    model_id, _ = acl.mdl.load_from_mem(data, len(data))
+    datasets = []
+    for names in (["x"], ["y"]):
+        ds = acl.mdl.create_dataset()
+        for n in names:
+            acl.mdl.add_dataset_buffer(ds, ptrs[n][1])
+        datasets.append(ds)
+
+    def by_model():
+        acl.mdl.execute(model_id, datasets[0], datasets[1])
+
+    def by_numpy():
+        z = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    repeat = 50 if quick else 300
+    by_model()
+    by_ops()
+    t_mdl = median_of(by_model, repeat)
+    t_ops = median_of(by_ops, repeat)
+    t_np = median_of(by_numpy, repeat)
+    record("mdl_vs_ops", "digits MLP: acl.mdl.execute vs 6 execute_v2",
+           t_mdl * 1e6, "us", t_ops / t_mdl)
+    record("mdl_vs_numpy", "digits MLP: acl.mdl.execute vs numpy",
+           t_mdl * 1e6, "us", t_np / t_mdl)
+    acl.mdl.unload(model_id)
+    acl.rt.reset_device(dev.index)
+    acl.finalize()
+
+
 def sweep_aicores(quick: bool) -> None:
     """In-process only: N streams on N AI cores for N = 1..16, each in a
     child process with DAVINCI_INPROC_AICORES=N."""
@@ -329,6 +413,7 @@ def main() -> None:
         bench_graph(dev, args.quick)
         bench_copies(dev, args.quick)
         bench_matmul(dev, args.quick)
+        bench_model(dev, args.quick)
     if args.sweep_aicores and kind == "inproc":
         sweep_aicores(args.quick)
     if args.json:
