@@ -4,7 +4,8 @@
 # made with Debian's /usr/bin/python3 (readable by unprivileged test users).
 #
 # usage: scripts/install-deps.sh VENV [vm]
-#   vm: also what the QEMU kernel-module tests need
+#   vm: also what the QEMU kernel-module tests need (6.1 and, from
+#       bookworm-backports pinned to these packages alone, 6.12)
 set -eu
 
 venv=$1
@@ -16,7 +17,8 @@ die() { echo "install-deps: $*" >&2; exit 1; }
 . "$(dirname "$0")/lib.sh"
 
 debs="build-essential python3-venv python3-dev fuse libfuse2 clang-14 \
-libclang-rt-14-dev llvm-14 kmod"
+libclang-rt-14-dev llvm-14 kmod gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+qemu-user-static"
 if [ "$want_vm" = vm ]; then
 	debs="$debs qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
 linux-source-6.1 busybox-static"
@@ -24,6 +26,8 @@ fi
 
 # shellcheck disable=SC2086  # one word a package
 install_debs $debs
+# the second kernel the module is tested on: 6.12 from bookworm-backports
+[ "$want_vm" = vm ] && install_backports_kernel
 
 if [ ! -x "$venv/bin/python" ]; then
 	echo "install-deps: creating $venv"

@@ -116,6 +116,16 @@ else
 		tee -a "$summary"
 fi
 
+# Without the whole suite (VM_SKIP), its op digest workload alone.
+case " ${VM_SKIP:-} " in
+*" conformance "*)
+	[ "$debug" = 1 ] ||
+		step digest env DAVINCI_DEV_DIR=/dev \
+			DAVINCI_DIGEST_FILE="$out/digest-kmod.txt" \
+			timeout 600 "$py" -m pytest "${pytest_args[@]}" \
+			"$here/tests/conformance/test_digest.py" ;;
+esac
+
 step kmod-tests env DAVINCI_DEV_DIR=/dev timeout $((400 * slow)) \
 	"$py" -m pytest "${pytest_args[@]}" --junitxml="$out/kmod.xml" \
 	"$here/tests/kmod"

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Build davinci.ko for Debian's 6.1 kernel and test it in a QEMU guest.
+# Build davinci.ko for Debian's 6.1 or 6.12 kernel and test it in a QEMU
+# guest.
 #
 # usage: scripts/vm-test.sh [PYTHON]
 #   PYTHON: interpreter of the venv with pytest, numpy and the davinci
@@ -12,11 +13,14 @@
 # the conformance suite on /dev/davinci*, tests/kmod, rmmods and checks
 # dmesg. Its exit status and reports come back in build/vm-test/.
 #
-# Environment: VM_KVER (kernel release to use), VM_MEMORY (default 2G),
+# Environment: VM_KVER (6.1, the default, or 6.12 from bookworm-backports,
+# installed when missing; or a release; 6.12's results go to
+# build/vm-test-6.12/), VM_MEMORY (default 2G),
 # VM_CPUS (default 2), VM_TIMEOUT (seconds, default 1800), VM_PYTEST_ARGS
 # (extra pytest arguments for both suites in the guest, e.g. -x or -k),
-# VM_SKIP (guest steps to leave out while iterating, e.g. "demo
-# conformance"; a full run skips none).
+# VM_SKIP (guest steps to leave out, e.g. "demo conformance"; a full run
+# skips none; without the conformance suite the guest runs its op digest
+# workload alone).
 #
 # Another kernel: VM_KERNEL_IMAGE (a bzImage) with VM_KDIR (its build tree,
 # for the module). VM_DEBUG=1 boots the debug kernel of
@@ -87,15 +91,25 @@ if [ -n "${VM_KERNEL_IMAGE:-}" ]; then
 		die "VM_KDIR ${kdir:-(unset)} is no prepared kernel build tree"
 	kver=$(cat "$kdir/include/config/kernel.release")
 else
-	kver=${VM_KVER:-}
-	if [ -z "$kver" ]; then
-		for img in $(ls -v /boot/vmlinuz-*-amd64 2>/dev/null); do
+	# VM_KVER: a series (6.1, 6.12: its newest installed release) or a
+	# release (6.1.0-57-amd64)
+	kver=${VM_KVER:-6.1}
+	if [ ! -r "/boot/vmlinuz-$kver" ]; then
+		series=$kver
+		kver=
+		[ "$series" = 6.12 ] && install_backports_kernel
+		for img in $(ls -v /boot/vmlinuz-"$series".*-amd64 2>/dev/null); do
 			v=${img#/boot/vmlinuz-}
 			[ -d "/usr/src/linux-headers-$v" ] &&
 				[ -d "/lib/modules/$v" ] && kver=$v
 		done
+		[ -n "$kver" ] ||
+			die "no /boot/vmlinuz-$series.*-amd64 with headers"
 	fi
-	[ -n "$kver" ] || die "no /boot/vmlinuz-*-amd64 with headers"
+	# each series its own results: 6.1 in build/vm-test, 6.12 in
+	# build/vm-test-6.12
+	series=$(echo "$kver" | cut -d. -f1,2)
+	[ "$series" = 6.1 ] || out=$here/build/vm-test-$series
 	kdir=/usr/src/linux-headers-$kver
 	image=/boot/vmlinuz-$kver
 	[ -r "$image" ] || die "$image not readable"
@@ -110,10 +124,10 @@ find "$out/kmod" \( -name '*.o' -o -name '.*.cmd' -o -name '*.ko' \
 log "building davinci.ko for $kver"
 if ! make -C "$out/kmod" KDIR="$kdir" KVER="$kver" >"$out/build.log" 2>&1; then
 	cat "$out/build.log" >&2
-	die "module build failed (build/vm-test/build.log)"
+	die "module build failed (${out#$here/}/build.log)"
 fi
 if grep -E "warning:|error:" "$out/build.log" >&2; then
-	die "module build has warnings (build/vm-test/build.log)"
+	die "module build has warnings (${out#$here/}/build.log)"
 fi
 if [ "$debug" = 1 ]; then
 	gcc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror \

@@ -16,6 +16,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "dv_linux.h"
 
 static DEFINE_MUTEX(dv_bus_lock);
@@ -125,7 +126,7 @@ static void dv_bus_del(struct dv_bus_dev *bdev)
 	device_unregister(&bdev->dev);
 }
 
-static ssize_t new_device_store(struct bus_type *bus, const char *buf,
+static ssize_t new_device_store(dv_bus_attr_type *bus, const char *buf,
 				size_t count)
 {
 	unsigned int id, hbm_mb = dv_param_hbm_mb, aicores = dv_param_aicores;
@@ -140,7 +141,7 @@ static ssize_t new_device_store(struct bus_type *bus, const char *buf,
 }
 static BUS_ATTR_WO(new_device);
 
-static ssize_t del_device_store(struct bus_type *bus, const char *buf,
+static ssize_t del_device_store(dv_bus_attr_type *bus, const char *buf,
 				size_t count)
 {
 	struct dv_bus_dev *bdev;

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/uidgid.h>
 
+#include "compat.h"
 #include "dv_linux.h"
 
 struct class *dv_class;
@@ -223,7 +224,7 @@ static const struct file_operations dv_fops = {
 	.llseek = noop_llseek,
 };
 
-static char *dv_devnode(struct device *dev, umode_t *mode)
+static char *dv_devnode(dv_devnode_device *dev, umode_t *mode)
 {
 	/* udev's 60-davinci.rules sets group HwHiAiUser on top. */
 	if (mode)
@@ -245,7 +246,7 @@ int dv_cdev_init(void)
 	if (ret)
 		goto err_region;
 
-	dv_class = class_create(THIS_MODULE, "davinci");
+	dv_class = dv_class_create("davinci");
 	if (IS_ERR(dv_class)) {
 		ret = PTR_ERR(dv_class);
 		goto err_cdev;

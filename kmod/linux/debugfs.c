@@ -118,7 +118,6 @@ static const struct file_operations dv_##_name##_fops = {		\
 	.owner = THIS_MODULE,						\
 	.open = simple_open,						\
 	.write = dv_##_name##_write,					\
-	.llseek = no_llseek,						\
 }
 
 DV_KNOB(ecc);

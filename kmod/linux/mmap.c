@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "dv_linux.h"
 
 /**
@@ -105,8 +106,8 @@ int dv_mmap(struct file *filp, struct vm_area_struct *vma)
 	dvma->pages = len >> PAGE_SHIFT;
 	atomic_long_inc(&dv_live_vmas);
 
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_flags &= ~VM_MAYEXEC;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_clear(vma, VM_MAYEXEC);
 	vma->vm_private_data = dvma;
 	vma->vm_ops = &dv_vm_ops;
 	return 0;

@@ -15,7 +15,11 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
+#ifdef CONFIG_ARM64
+#include <asm/neon.h>
+#else
 #include <asm/fpu/api.h>
+#endif
 
 #include "dv_linux.h"
 
@@ -214,14 +218,23 @@ u64 os_now_ns(void)
 	return ktime_get_ns();
 }
 
+/* The op kernels' FP/SIMD registers: SSE on x86, NEON on arm64. */
 void os_fpu_begin(void)
 {
+#ifdef CONFIG_ARM64
+	kernel_neon_begin();
+#else
 	kernel_fpu_begin();
+#endif
 }
 
 void os_fpu_end(void)
 {
+#ifdef CONFIG_ARM64
+	kernel_neon_end();
+#else
 	kernel_fpu_end();
+#endif
 }
 
 void os_yield(void)
