@@ -588,3 +588,12 @@ for _op, _base in ((aten.addcmul_.default, "_foreach_addcmul_"),
     for _overload in ("Scalar", "ScalarList", "Tensor"):
         _lib.impl(_base + "." + _overload, _pointwise_foreach(_op),
                   "PrivateUse1")
+
+
+def _record_stream(t: torch.Tensor, s) -> None:
+    """Not tracked: a block is reused on the stream that allocated it; a
+    tensor freed while another stream still reads it needs that stream
+    synchronised first (README)."""
+
+
+_lib.impl("record_stream", _record_stream, "PrivateUse1")
