@@ -34,12 +34,13 @@ from . import _state as _S
 from ._state import AclFail, api
 from . import rt, util, op, media, prof
 from . import mdl
+from ._system import app_log, get_soc_name
 from ._desc import *  # noqa: F401,F403
 from . import _desc
 
 __all__ = ["init", "finalize", "get_recent_err_msg", "get_device_count",
            "rt", "util", "op", "media", "prof", "mdl",
-           "constants"] + list(_desc.__all__)
+           "constants", "app_log", "get_soc_name"] + list(_desc.__all__)
 
 
 @api()

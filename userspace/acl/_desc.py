@@ -19,7 +19,8 @@ __all__ = [
     "get_tensor_desc_element_count", "set_tensor_desc_name",
     "get_tensor_desc_name", "get_data_type_size", "create_data_buffer",
     "destroy_data_buffer", "get_data_buffer_addr", "get_data_buffer_size",
-    "get_data_buffer_size_v2", "update_data_buffer",
+    "get_data_buffer_size_v2", "update_data_buffer", "data_type_size",
+    "set_tensor_const",
 ]
 
 #: bytes per element of each aclDataType
@@ -36,6 +37,8 @@ class TensorDesc:
         self.shape = tuple(int(d) for d in shape)
         self.format = fmt
         self.name = ""
+        #: set_tensor_const's (pointer, length): a constant input
+        self.const: "tuple[int, int] | None" = None
 
     @property
     def count(self) -> int:
@@ -149,6 +152,30 @@ def get_tensor_desc_name(desc):
 
 def get_data_type_size(data_type):
     return DTYPE_SIZE.get(data_type, 0)
+
+
+def data_type_size(data_type):
+    """Bytes per element of ``data_type`` (0 for an unknown type), the
+    documented name of get_data_type_size."""
+    return DTYPE_SIZE.get(data_type, 0)
+
+
+def set_tensor_const(desc, data_buffer, length):
+    """ret: mark the tensor described by ``desc`` constant, its data the
+    ``length`` bytes at pointer ``data_buffer`` (0 and 0: an empty
+    constant)."""
+    S.check_args_of("acl.set_tensor_const", (("desc", desc),))
+    if not isinstance(data_buffer, int) or not isinstance(length, int) \
+            or length < 0 or (length and not data_buffer):
+        raise TypeError("acl.set_tensor_const() takes a pointer (int) and a "
+                        "length (int >= 0, 0 for an empty buffer)")
+    d = _desc(desc)
+    if d is None:
+        S.record_error(C.ACL_ERROR_INVALID_PARAM, "no tensor desc %r"
+                       % (desc,), "acl.set_tensor_const")
+        return C.ACL_ERROR_INVALID_PARAM
+    d.const = (data_buffer, length)
+    return C.ACL_SUCCESS
 
 
 def create_data_buffer(data, size):

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import inspect
 import itertools
 import logging
+import os
+import sys
 import threading
 
 import davinci
@@ -262,16 +265,83 @@ def record_error(code: int, message: str, api: str,
     text = "%s failed with %d (%s): %s" % (
         api, code, C.ERROR_NAMES.get(code, "?"), message)
     _recent.msg = text
+    _recent.code = code
     if quiet:
         log.debug(text)
     else:
-        log.warning(text)
+        log.error(text)
 
 
 def recent_error() -> str:
     msg = getattr(_recent, "msg", "")
     _recent.msg = ""
     return msg
+
+
+def last_error(clear: bool) -> int:
+    """aclError of this thread's last failed call (0: none); ``clear``
+    forgets it (get_last_error) or not (peek_at_last_error)."""
+    code = getattr(_recent, "code", 0)
+    if clear:
+        _recent.code = 0
+    return code
+
+
+#: Python types each pyACL argument name takes, checked as a C extension's
+#: PyArg_ParseTuple would (TypeError, not an error code)
+ARG_TYPES = {
+    "size": int, "count": int, "dest_max": int, "max_size": int,
+    "kind": int, "policy": int, "device_id": int, "value": int,
+    "stream": int, "event": int, "context": int, "timeout": int,
+    "flag": int, "model_id": int, "model_desc": int, "dataset": int,
+    "data_buffer": int, "index": int, "desc": int, "handle": int,
+    "op_type": str, "model_path": str, "file_name": str, "attr_name": str,
+    "priority": int, "input_desc": (list, tuple), "output_desc": (list, tuple),
+    "batch_size": int, "level": int, "log_level": int, "message": str,
+    "data_type": int, "dev_ptr": int, "host_ptr": int,
+}
+
+
+def check_args(sig: inspect.Signature, name: str, args, kwargs) -> None:
+    """Raise TypeError for a wrong number of arguments or an argument of
+    the wrong type (None where a handle is required included)."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError("%s(): %s" % (name, exc)) from None
+    check_args_of(name, bound.arguments.items())
+
+
+def check_args_of(name: str, pairs) -> None:
+    """TypeError unless each (argument name, value) has its ARG_TYPES."""
+    for arg, v in pairs:
+        want = ARG_TYPES.get(arg)
+        if want is not None and not isinstance(v, want):
+            raise TypeError(
+                "%s() argument '%s' must be %s, not %s" % (
+                    name, arg, " or ".join(t.__name__ for t in (
+                        want if isinstance(want, tuple) else (want,))),
+                    type(v).__name__))
+
+
+def _configure_logging() -> None:
+    """Failed calls go to the "acl" logger, which prints nothing unless
+    the program configures logging or, as CANN's log does,
+    ASCEND_SLOG_PRINT_TO_STDOUT=1 (level: ASCEND_GLOBAL_LOG_LEVEL, 0 debug
+    to 3 error, the default)."""
+    if os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1":
+        h = logging.StreamHandler(sys.stdout)
+        h.setFormatter(logging.Formatter("[%(levelname)s] %(name)s: "
+                                         "%(message)s"))
+        log.addHandler(h)
+        lvl = os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "3")
+        log.setLevel({"0": logging.DEBUG, "1": logging.INFO,
+                      "2": logging.WARNING}.get(lvl, logging.ERROR))
+    else:
+        log.addHandler(logging.NullHandler())
+
+
+_configure_logging()
 
 
 def api(nvalues: int = 0, defaults=None, locked: bool = True):
@@ -289,8 +359,10 @@ def api(nvalues: int = 0, defaults=None, locked: bool = True):
     def deco(fn):
         # the public module: acl.rt.malloc, defined in acl.rt.memory
         name = ".".join(fn.__module__.split(".")[:2] + [fn.__name__])
+        sig = inspect.signature(fn)
 
         def wrapper(*args, **kwargs):
+            check_args(sig, name, args, kwargs)
             try:
                 if locked:
                     with lock:

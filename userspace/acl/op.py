@@ -46,7 +46,9 @@ from .rt.memory import operand
 __all__ = ["create_attr", "destroy_attr", "set_attr_bool", "set_attr_int",
            "set_attr_float", "set_attr_string", "set_attr_list_bool",
            "set_attr_list_int", "set_attr_list_float", "set_attr_list_string",
-           "set_attr_data_type", "set_model_dir", "execute_v2", "execute"]
+           "set_attr_list_list_int", "set_attr_data_type", "set_model_dir",
+           "execute_v2", "execute", "create_handle", "execute_with_handle",
+           "destroy_handle", "update_params", "cast", "load"]
 
 _attrs: "dict[int, dict]" = {}
 
@@ -98,6 +100,7 @@ set_attr_list_bool = _setter("list_bool", _list(lambda v: bool(int(v))))
 set_attr_list_int = _setter("list_int", _list(int))
 set_attr_list_float = _setter("list_float", _list(float))
 set_attr_list_string = _setter("list_string", _list(str))
+set_attr_list_list_int = _setter("list_list_int", _list(_list(int)))
 
 
 @api()
@@ -354,20 +357,20 @@ def _task(op, ins, outs, attrs):
                   "or Cast" % (op,))
 
 
-@api()
-def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr,
-               stream):
-    """Enqueue operator ``op_type`` on ``stream`` (see the module notes)."""
+def _attrs_of(attr) -> dict:
+    if attr in (0, None):
+        return {}
+    a = _attrs.get(attr)
+    if a is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "attr %r was not made by acl.op.create_attr" % (attr,))
+    return a
+
+
+def _launch(op_type, input_desc, inputs, output_desc, outputs, attrs,
+            stream) -> None:
     if not isinstance(op_type, str):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "op_type must be a str")
-    attrs = {}
-    if attr not in (0, None):
-        a = _attrs.get(attr)
-        if a is None:
-            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                          "attr %r was not made by acl.op.create_attr"
-                          % (attr,))
-        attrs = a
     s = S.get_stream(stream)
     ins = _operands(input_desc, inputs, "input")
     outs = _operands(output_desc, outputs, "output")
@@ -382,4 +385,104 @@ def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr,
     s.stream.launch(task)
 
 
+@api()
+def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr,
+               stream):
+    """Enqueue operator ``op_type`` on ``stream`` (see the module notes)."""
+    _launch(op_type, input_desc, inputs, output_desc, outputs,
+            _attrs_of(attr), stream)
+
+
 execute = execute_v2
+
+
+class _Handle:
+    """create_handle's operator: its type, descriptions and attributes."""
+
+    def __init__(self, op_type: str, input_desc, output_desc, attrs: dict):
+        self.op_type = op_type
+        self.input_desc = list(input_desc)
+        self.output_desc = list(output_desc)
+        self.attrs = dict(attrs)
+
+
+_handles: "dict[int, _Handle]" = {}
+
+
+def _known(op_type: str) -> None:
+    if op_type not in _BUILT_IN:
+        raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
+                      "operator %r is not built in: use %s"
+                      % (op_type, ", ".join(sorted(_BUILT_IN))))
+
+
+_BUILT_IN = frozenset(list(_BINARY) + list(_UNARY) + [
+    "MatMul", "MatMulV2", "SoftmaxV2", "Softmax", "ReduceSum", "ReduceSumD",
+    "Cast"])
+
+
+@api(1, (0,))
+def create_handle(op_type, input_desc, output_desc, attr):
+    """(handle, ret): operator ``op_type`` with these tensor descriptions
+    and attributes, for execute_with_handle."""
+    _known(op_type)
+    for d in list(input_desc) + list(output_desc):
+        if d not in D.descs:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "%r is not a tensor desc" % (d,))
+    h = S.new_handle()
+    _handles[h] = _Handle(op_type, input_desc, output_desc, _attrs_of(attr))
+    return h
+
+
+@api()
+def execute_with_handle(handle, inputs, outputs, stream):
+    """ret: enqueue the operator of ``handle`` on ``stream`` with these
+    data buffers."""
+    h = _handles.get(handle)
+    if h is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "%r is not a handle from acl.op.create_handle"
+                      % (handle,))
+    _launch(h.op_type, h.input_desc, inputs, h.output_desc, outputs,
+            h.attrs, stream)
+
+
+def destroy_handle(handle):
+    """Forget a handle from create_handle (nothing when it is not one)."""
+    S.check_args_of("acl.op.destroy_handle", (("handle", handle),))
+    _handles.pop(handle, None)
+
+
+@api()
+def update_params(op_type, input_desc, output_desc, attr):
+    """ret: operators are built into the device, nothing to compile; the
+    operator and the descriptions are checked."""
+    _known(op_type)
+    _attrs_of(attr)
+    for d in list(input_desc) + list(output_desc):
+        if d not in D.descs:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "%r is not a tensor desc" % (d,))
+
+
+@api()
+def cast(src_desc, src_buffer, dst_desc, dst_buffer, truncate, stream):
+    """ret: enqueue a Cast of one tensor into another's data type
+    (``truncate`` is accepted; float to int32 rounds as the device's CAST
+    does)."""
+    _launch("Cast", [src_desc], [src_buffer], [dst_desc], [dst_buffer], {},
+            stream)
+
+
+@api()
+def load(model, model_size):
+    """ret: operators are built in, so only a davinci offline model is
+    taken (and has nothing to add); anything else is refused."""
+    from .mdl import read_model
+    from davinci import omfile
+    try:
+        omfile.parse(read_model(model, model_size))
+    except omfile.ModelFormatError as exc:
+        raise AclFail(C.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
+                      "acl.op.load: %s" % exc) from None

@@ -59,8 +59,7 @@ def ptr_to_numpy(ptr: int, shape, np_type) -> np.ndarray:
     shape = tuple(int(d) for d in shape)
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     nbytes = count * dtype.itemsize
-    if not ptr:
-        raise ValueError("ptr_to_numpy of a null pointer")
+    _check_host(ptr, nbytes, "ptr_to_numpy")
     buf = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
     return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
 
@@ -80,7 +79,52 @@ def bytes_to_ptr(data) -> int:
 
 def ptr_to_bytes(ptr: int, size: int) -> bytes:
     """Copy ``size`` bytes at ``ptr`` into a new bytes object."""
+    if not isinstance(size, int) or size < 0:
+        raise TypeError("ptr_to_bytes() size must be an int >= 0")
+    _check_host(ptr, size, "ptr_to_bytes")
     return ctypes.string_at(ptr, size)
+
+
+def _check_host(ptr, nbytes: int, what: str) -> None:
+    """ValueError unless ``nbytes`` at ``ptr`` are readable host memory
+    (device memory from acl.rt.malloc, or an address nothing maps, would
+    crash the interpreter)."""
+    if not isinstance(ptr, int) or isinstance(ptr, bool):
+        raise TypeError("%s() takes a pointer (int), not %s"
+                        % (what, type(ptr).__name__))
+    if not ptr:
+        raise ValueError("%s of a null pointer" % what)
+    from . import _state as S
+    for d in list(S.devices.values()):
+        if d.find_device_ptr(ptr) is not None:
+            raise ValueError(
+                "%s: %#x is device memory (acl.rt.malloc), which the host "
+                "cannot read: copy it to host memory with acl.rt.memcpy "
+                "(ACL_MEMCPY_DEVICE_TO_HOST) first" % (what, ptr))
+    if not _mapped_readable(ptr, max(nbytes, 1)):
+        raise ValueError("%s: %d bytes at %#x are not readable host memory "
+                         "of this process" % (what, nbytes, ptr))
+
+
+def _mapped_readable(ptr: int, nbytes: int) -> bool:
+    """[ptr, ptr + nbytes) lies in readable mappings (/proc/self/maps)."""
+    end, at = ptr + nbytes, ptr
+    try:
+        with open("/proc/self/maps") as f:
+            spans = []
+            for line in f:
+                rng, perms = line.split(None, 2)[:2]
+                lo, hi = (int(x, 16) for x in rng.split("-"))
+                if perms[0] == "r":
+                    spans.append((lo, hi))
+    except OSError:
+        return True                 # no /proc: cannot tell, trust the caller
+    for lo, hi in sorted(spans):
+        if lo <= at < hi:
+            at = hi
+            if at >= end:
+                return True
+    return False
 
 
 # ---------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def _read_file(path) -> bytes:
                       "cannot read model file %s: %s" % (path, exc)) from None
 
 
-def _read_mem(model, model_size) -> bytes:
+def read_model(model, model_size) -> bytes:
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model)[:model_size]
     if not isinstance(model, int) or model == 0 or \
@@ -118,7 +118,7 @@ def load_from_file(model_path):
 def load_from_mem(model, model_size):
     """(model_id, ret): load a model from ``model_size`` bytes at pointer
     ``model`` (host memory, or device memory from acl.rt.malloc)."""
-    return _load(_read_mem(model, model_size))
+    return _load(read_model(model, model_size))
 
 
 @api()
@@ -143,7 +143,7 @@ def query_size(file_name):
 @api(2, (0, 0))
 def query_size_from_mem(model, model_size):
     """(work_size, weight_size, ret)"""
-    return _sizes(_parse(_read_mem(model, model_size)))
+    return _sizes(_parse(read_model(model, model_size)))
 
 
 # -- descriptions -------------------------------------------------------------

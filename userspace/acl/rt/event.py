@@ -7,7 +7,9 @@ from .. import _state as S
 from .. import constants as C
 from .._state import AclFail, api
 
-__all__ = ["create_event", "create_event_with_flag", "destroy_event",
+__all__ = ["create_event", "create_event_with_flag",
+           "create_event_ex_with_flag", "query_event_wait_status",
+           "destroy_event",
            "record_event", "reset_event", "synchronize_event", "query_event",
            "query_event_status", "event_elapsed_time", "stream_wait_event"]
 
@@ -26,6 +28,14 @@ def create_event():
 @api(1, (0,))
 def create_event_with_flag(flag):
     """(event, ret); every event records timestamps here."""
+    return _new_event(flag)
+
+
+@api(1, (0,))
+def create_event_ex_with_flag(flag):
+    """(event, ret): as create_event_with_flag (ACL_EVENT_SYNC,
+    ACL_EVENT_TIME_LINE, ... are accepted; every event records
+    timestamps)."""
     return _new_event(flag)
 
 
@@ -80,6 +90,16 @@ def query_event_status(event):
     e = S.get_event(event)
     return (C.ACL_EVENT_RECORDED_STATUS_COMPLETE if e.event.query().recorded
             else C.ACL_EVENT_RECORDED_STATUS_NOT_READY)
+
+
+@api(1, (C.ACL_EVENT_WAIT_STATUS_NOT_READY,))
+def query_event_wait_status(event):
+    """(status, ret): ACL_EVENT_WAIT_STATUS_COMPLETE once a stream waiting
+    for ``event`` may go on (its last record completed), else
+    _NOT_READY."""
+    e = S.get_event(event)
+    return (C.ACL_EVENT_WAIT_STATUS_COMPLETE if e.event.query().complete
+            else C.ACL_EVENT_WAIT_STATUS_NOT_READY)
 
 
 @api(1, (0.0,))

@@ -140,83 +140,108 @@ def _check_copy(dest_max, count, kind):
     if not isinstance(dest_max, int) or count > dest_max:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                       "count %r exceeds dest_max %r" % (count, dest_max))
-    if kind not in (0, 1, 2, 3):
+    if kind not in (0, 1, 2, 3, 4):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                       "unknown memcpy kind %r: use ACL_MEMCPY_HOST_TO_DEVICE "
-                      "(1), DEVICE_TO_HOST (2), DEVICE_TO_DEVICE (3) or "
-                      "HOST_TO_HOST (0)" % (kind,))
+                      "(1), DEVICE_TO_HOST (2), DEVICE_TO_DEVICE (3), "
+                      "HOST_TO_HOST (0) or DEFAULT (4)" % (kind,))
+
+
+#: kind -> (the destination is device memory, the source is)
+_KIND_SIDES = {C.ACL_MEMCPY_HOST_TO_HOST: (False, False),
+               C.ACL_MEMCPY_HOST_TO_DEVICE: (True, False),
+               C.ACL_MEMCPY_DEVICE_TO_HOST: (False, True),
+               C.ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True),
+               C.ACL_MEMCPY_DEFAULT: (False, False)}
+
+
+def _ends(dst, src, count: int, kind):
+    """Both ends of a copy, found by their addresses as CANN's unified
+    addressing does: ``kind`` only says which ends must be device memory
+    when their address is none of ours (a freed pointer is refused, not
+    read as host memory)."""
+    dev_dst, dev_src = _KIND_SIDES[kind]
+    return (_end(dst, count, "destination", dev_dst),
+            _end(src, count, "source", dev_src))
+
+
+def _end(ptr, count: int, what: str, claimed_device: bool):
+    """("device", Buffer, offset) for memory from malloc, ("pinned",
+    Buffer, offset) for malloc_host's, ("host", address) for any other
+    host memory."""
+    pin = _pinned(ptr)
+    if pin is not None:
+        if pin[2] + count > pin[1].size:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "%s range %s + %d bytes runs past its %d-byte "
+                          "pinned allocation" % (what, _hex(ptr), count,
+                                                 pin[1].size))
+        return ("pinned", pin[1], pin[2])
+    if claimed_device or (isinstance(ptr, int) and any(
+            d.find_device_ptr(ptr) is not None for d in _devices_first())):
+        _, buf, off = _dev_ptr(ptr, count, what)
+        return ("device", buf, off)
+    return ("host", _host_ptr(ptr, what))
+
+
+def _mapped(end) -> int:
+    """Process address of a copy end (device memory through its mapping)."""
+    return end[1] if end[0] == "host" else end[1].address + end[2]
+
+
+def _task_addr(end) -> int:
+    """Device address a MEMCPY task uses for a device or pinned end."""
+    return end[1].dev_addr + end[2]
 
 
 @api(locked=False)
 def memcpy(dst, dest_max, src, count, kind):
-    """Synchronous copy of ``count`` bytes of ``kind`` (ACL_MEMCPY_*)."""
+    """Synchronous copy of ``count`` bytes; the direction comes from the
+    addresses (``kind`` is checked, and ACL_MEMCPY_DEFAULT accepted)."""
     with S.lock:
         _check_copy(dest_max, count, kind)
         if count == 0:
             return
-        if kind == C.ACL_MEMCPY_HOST_TO_HOST:
-            ctypes.memmove(_host_ptr(dst, "destination"),
-                           _host_ptr(src, "source"), count)
+        d, s = _ends(dst, src, count, kind)
+        if d[0] != "device" or s[0] != "device":
+            # the host side is mapped: one memmove, no task
+            ctypes.memmove(_mapped(d), _mapped(s), count)
             return
-        if kind == C.ACL_MEMCPY_HOST_TO_DEVICE:
-            _, buf, off = _dev_ptr(dst, count, "destination")
-            ctypes.memmove(buf.address + off, _host_ptr(src, "source"), count)
-            return
-        if kind == C.ACL_MEMCPY_DEVICE_TO_HOST:
-            _, buf, off = _dev_ptr(src, count, "source")
-            ctypes.memmove(_host_ptr(dst, "destination"), buf.address + off,
-                           count)
-            return
-        d, _, _ = _dev_ptr(dst, count, "destination")
-        _dev_ptr(src, count, "source")
-        stream = d.dev.default_stream
-    stream.memcpy(dst, src, count, sync=True)
+        stream = d[1].device.default_stream
+    stream.memcpy(_task_addr(d), _task_addr(s), count, sync=True)
 
 
 @api()
 def memcpy_async(dst, dest_max, src, count, kind, stream):
-    """Copy enqueued on ``stream`` (see the notes of acl.rt)."""
+    """Copy enqueued on ``stream`` (see the notes of acl.rt); the direction
+    comes from the addresses."""
     _check_copy(dest_max, count, kind)
-    s = S.get_stream(stream).stream
+    st = S.get_stream(stream).stream
     if count == 0:
         return
-    if kind == C.ACL_MEMCPY_HOST_TO_HOST:
-        s.synchronize()
-        ctypes.memmove(_host_ptr(dst, "destination"), _host_ptr(src, "source"),
-                       count)
+    d, s = _ends(dst, src, count, kind)
+    if d[0] != "host" and s[0] != "host":
+        st.memcpy(_task_addr(d), _task_addr(s), count)
         return
-    if kind == C.ACL_MEMCPY_HOST_TO_DEVICE:
-        _dev_ptr(dst, count, "destination")
-        pin = _pinned(src)
-        if pin is not None and pin[2] + count <= pin[1].size:
-            s.memcpy(dst, pin[1].dev_addr + pin[2], count)
-            return
-        staging = s.device.malloc_host(count)
-        ctypes.memmove(staging.address, _host_ptr(src, "source"), count)
-        seq = s.memcpy(dst, staging, count)
-        s.after_task(seq, lambda ok, b=staging: b.free())
+    if d[0] == "host" and s[0] == "host":
+        st.synchronize()
+        ctypes.memmove(d[1], s[1], count)
         return
-    if kind == C.ACL_MEMCPY_DEVICE_TO_HOST:
-        _dev_ptr(src, count, "source")
-        pin = _pinned(dst)
-        if pin is not None and pin[2] + count <= pin[1].size:
-            s.memcpy(pin[1].dev_addr + pin[2], src, count)
-            return
-        dst = _host_ptr(dst, "destination")
-        staging = s.device.malloc_host(count)
-        seq = s.memcpy(staging, src, count)
+    staging = st.device.malloc_host(count)
+    if s[0] == "host":              # into device or pinned memory
+        ctypes.memmove(staging.address, s[1], count)
+        seq = st.memcpy(_task_addr(d), staging, count)
+        st.after_task(seq, lambda ok, b=staging: b.free())
+        return
+    seq = st.memcpy(staging, _task_addr(s), count)
 
-        def done(ok, b=staging, dst=dst, n=count):
-            try:
-                if ok:
-                    ctypes.memmove(dst, b.address, n)
-            finally:
-                b.free()
-        s.after_task(seq, done)
-        return
-    _dev_ptr(dst, count, "destination")
-    _dev_ptr(src, count, "source")
-    s.memcpy(dst, src, count)
+    def done(ok, b=staging, dst=d[1], n=count):
+        try:
+            if ok:
+                ctypes.memmove(dst, b.address, n)
+        finally:
+            b.free()
+    st.after_task(seq, done)
 
 
 def _check_set(max_size, value, count):

@@ -1,0 +1,294 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The pyACL surface real programs call besides acl.mdl: every name of
+Ascend's public samples, copies whose direction comes from the addresses,
+top-level and acl.rt calls, op handles, argument checking like a C
+extension, quiet failures, pointers that would crash, acl.media."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import acl
+from acl import util
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+NAMES = HERE / "pyacl_sample_names.txt"
+
+
+def _names():
+    """The acl.* names Ascend's public Python samples call (with counts);
+    the shared copy when present, else this repository's."""
+    shared = REPO.parent / "shared" / "pyacl-sample-names.txt"
+    path = shared if shared.is_file() else NAMES
+    out = []
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            out.append(line.split()[1])
+    return out
+
+
+def _resolve(name):
+    obj = acl
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def test_every_name_of_ascend_samples_exists():
+    names = _names()
+    assert len(names) >= 160
+    missing = []
+    for n in names:
+        try:
+            fn = _resolve(n)
+        except AttributeError:
+            missing.append(n)
+            continue
+        assert callable(fn), n
+        if not n.startswith("acl.media."):
+            # a real call, not one of acl.media's "not supported" stand-ins
+            assert n.split(".")[-1] not in acl.media.UNSUPPORTED, n
+    assert missing == []
+
+
+def test_media_names_fail_cleanly(acl_dev):
+    assert acl.media.dvpp_create_pic_desc() == 0
+    assert acl.media.dvpp_vpc_resize_async(1, 2, 3, 4, 5) == \
+        acl.ACL_ERROR_FEATURE_UNSUPPORTED
+    assert "DVPP" in acl.get_recent_err_msg()
+    p, ret = acl.media.dvpp_malloc(4096)
+    assert ret == 0 and acl.media.dvpp_free(p) == 0
+
+
+# -- copies --------------------------------------------------------------------
+def _pinned(n):
+    p, ret = acl.rt.malloc_host(n)
+    assert ret == 0
+    return p
+
+
+def test_memcpy_direction_comes_from_the_addresses(acl_dev):
+    n = 256
+    src = np.arange(n, dtype=np.uint8)
+    dev, ret = acl.rt.malloc(n, 0)
+    assert ret == 0
+    pin = _pinned(n)
+    out = np.zeros(n, np.uint8)
+    H = util.numpy_to_ptr
+    # the kind the issue names: a pinned host source said to be device
+    assert acl.rt.memcpy(pin, n, H(src), n, acl.ACL_MEMCPY_HOST_TO_DEVICE) \
+        == 0
+    assert acl.rt.memcpy(H(out), n, pin, n, acl.ACL_MEMCPY_DEVICE_TO_HOST) \
+        == 0
+    np.testing.assert_array_equal(out, src)
+    for kind in (acl.ACL_MEMCPY_DEFAULT, acl.ACL_MEMCPY_HOST_TO_HOST):
+        out[:] = 0
+        assert acl.rt.memcpy(dev, n, H(src), n, kind) == 0
+        assert acl.rt.memcpy(pin, n, dev, n, kind) == 0
+        dev2, _ = acl.rt.malloc(n, 0)
+        assert acl.rt.memcpy(dev2, n, dev, n, kind) == 0
+        assert acl.rt.memcpy(H(out), n, dev2, n, kind) == 0
+        np.testing.assert_array_equal(out, src)
+        assert acl.rt.free(dev2) == 0
+    assert acl.rt.memcpy(dev, n, H(src), n, 9) == acl.ACL_ERROR_INVALID_PARAM
+    # a pointer said to be device memory that is not ours is refused
+    assert acl.rt.free(dev) == 0
+    assert acl.rt.memcpy(dev, n, H(src), n,
+                         acl.ACL_MEMCPY_HOST_TO_DEVICE) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    assert acl.rt.free_host(pin) == 0
+
+
+def test_memcpy_async_direction_comes_from_the_addresses(acl_dev):
+    n = 4096
+    src = np.random.default_rng(0).integers(0, 255, n, np.uint8)
+    stream, _ = acl.rt.create_stream()
+    dev, _ = acl.rt.malloc(n, 0)
+    pin, pin2 = _pinned(n), _pinned(n)
+    out = np.zeros(n, np.uint8)
+    H = util.numpy_to_ptr
+    D = acl.ACL_MEMCPY_DEFAULT
+    assert acl.rt.memcpy_async(pin, n, H(src), n, D, stream) == 0
+    assert acl.rt.memcpy_async(dev, n, pin, n,
+                               acl.ACL_MEMCPY_DEVICE_TO_HOST, stream) == 0
+    assert acl.rt.memcpy_async(pin2, n, dev, n,
+                               acl.ACL_MEMCPY_HOST_TO_DEVICE, stream) == 0
+    assert acl.rt.memcpy_async(H(out), n, pin2, n, D, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(out, src)
+    for p in (pin, pin2):
+        assert acl.rt.free_host(p) == 0
+    assert acl.rt.free(dev) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+# -- top level ------------------------------------------------------------------
+def test_top_level_calls(acl_dev, caplog):
+    assert isinstance(acl.get_soc_name(), str) and acl.get_soc_name()
+    assert acl.data_type_size(acl.ACL_FLOAT16) == 2
+    assert acl.data_type_size(acl.ACL_INT64) == 8
+    p, _ = acl.rt.malloc(64, 0)
+    b = acl.create_data_buffer(p, 64)
+    assert acl.get_data_buffer_size_v2(b) == 64
+    desc = acl.create_tensor_desc(acl.ACL_INT64, [2], acl.ACL_FORMAT_ND)
+    axes = np.array([0, 1], np.int64)
+    assert acl.set_tensor_const(desc, util.numpy_to_ptr(axes),
+                                axes.nbytes) == 0
+    assert acl.set_tensor_const(desc, 0, 0) == 0          # empty buffer
+    assert acl.set_tensor_const(123, 0, 0) == acl.ACL_ERROR_INVALID_PARAM
+    with caplog.at_level("INFO", logger="acl.app"):
+        assert acl.app_log(acl.ACL_INFO, "model loaded") is None
+    assert "model loaded" in caplog.text
+    acl.destroy_tensor_desc(desc)
+    acl.destroy_data_buffer(b)
+    acl.rt.free(p)
+
+
+def _python(code, **env):
+    e = dict(os.environ, **env)
+    us = str(REPO / "userspace")
+    e["PYTHONPATH"] = us + (os.pathsep + e["PYTHONPATH"]
+                            if e.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, "-c", code], env=e,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_failed_calls_are_quiet_unless_asked():
+    code = ("import acl\nprint(acl.rt.free(12345))\n"
+            "print(acl.get_recent_err_msg())")
+    p = _python(code)
+    assert p.returncode == 0 and p.stderr == ""
+    lines = p.stdout.splitlines()
+    assert lines[0] == str(acl.ACL_ERROR_RT_MEMORY_FREE)
+    assert "acl.rt.free" in lines[1]
+    p = _python(code, ASCEND_SLOG_PRINT_TO_STDOUT="1")
+    assert p.stderr == "" and "[ERROR] acl: acl.rt.free failed" in p.stdout
+
+
+# -- argument checking -------------------------------------------------------------
+def test_arguments_are_checked_like_a_c_extension(acl_dev):
+    with pytest.raises(TypeError):
+        acl.rt.malloc()
+    with pytest.raises(TypeError):
+        acl.rt.malloc(64, 0, 1)
+    with pytest.raises(TypeError, match="size"):
+        acl.rt.malloc("64", 0)
+    with pytest.raises(TypeError, match="stream"):
+        acl.rt.synchronize_stream(None)
+    with pytest.raises(TypeError, match="model_path"):
+        acl.mdl.load_from_file(None)
+    with pytest.raises(TypeError):
+        acl.rt.memcpy(0, 1, 0, 1)
+    with pytest.raises(TypeError, match="device_id"):
+        acl.rt.set_device(None)
+
+
+def test_pointer_helpers_refuse_what_would_crash(acl_dev):
+    dev, _ = acl.rt.malloc(64, 0)
+    with pytest.raises(ValueError, match="acl.rt.memcpy"):
+        util.ptr_to_bytes(dev, 8)
+    with pytest.raises(ValueError, match="device memory"):
+        util.ptr_to_numpy(dev, (4,), acl.NPY_FLOAT)
+    with pytest.raises(ValueError, match="not readable"):
+        util.ptr_to_bytes(0x10, 8)
+    host = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(
+        util.ptr_to_numpy(util.numpy_to_ptr(host), (4,), acl.NPY_FLOAT), host)
+    acl.rt.free(dev)
+
+
+# -- acl.rt ---------------------------------------------------------------------------
+def test_rt_calls(acl_dev):
+    assert acl.rt.get_run_mode() == (acl.ACL_HOST, 0)
+    status, ret = acl.rt.query_device_status(0)
+    assert (status, ret) == (acl.ACL_RT_DEVICE_STATUS_NORMAL, 0)
+    util_rate, ret = acl.rt.get_device_utilization_rate(0)
+    assert ret == 0 and 0 <= util_rate["cubeUtilization"] <= 100
+    assert set(util_rate) >= {"cubeUtilization", "vectorUtilization",
+                              "aicpuUtilization", "memoryUtilization"}
+    assert acl.rt.query_device_status(99)[1] == \
+        acl.ACL_ERROR_RT_INVALID_DEVICEID
+    event, ret = acl.rt.create_event_ex_with_flag(acl.ACL_EVENT_SYNC)
+    assert ret == 0
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.record_event(event, stream) == 0
+    assert acl.rt.synchronize_stream_with_timeout(stream, 5000) == 0
+    assert acl.rt.query_event_wait_status(event) == \
+        (acl.ACL_EVENT_WAIT_STATUS_COMPLETE, 0)
+    assert acl.rt.synchronize_device_with_timeout(5000) == 0
+    assert acl.rt.synchronize_device_with_timeout(-1) == 0
+    acl.rt.destroy_event(event)
+    acl.rt.destroy_stream(stream)
+    acl.rt.get_last_error()                         # forget older errors
+    assert acl.rt.free(4242) == acl.ACL_ERROR_RT_MEMORY_FREE
+    assert acl.rt.peek_at_last_error() == acl.ACL_ERROR_RT_MEMORY_FREE
+    assert acl.rt.get_last_error() == acl.ACL_ERROR_RT_MEMORY_FREE
+    assert acl.rt.get_last_error() == 0
+    # reset_device_force releases a device set twice at once
+    assert acl.rt.set_device(0) == 0
+    p, _ = acl.rt.malloc(4096, 0)
+    assert acl.rt.reset_device_force(0) == 0
+    assert acl.rt.get_device()[1] == acl.ACL_ERROR_RT_CONTEXT_NULL
+    assert acl.rt.free(p) == acl.ACL_ERROR_RT_MEMORY_FREE
+    assert acl.rt.set_device(0) == 0                 # for the fixture
+
+
+# -- acl.op ----------------------------------------------------------------------------
+def _tensor(arr, dtype):
+    p, _ = acl.rt.malloc(max(arr.nbytes, 1), 0)
+    acl.rt.memcpy(p, arr.nbytes, util.numpy_to_ptr(arr), arr.nbytes,
+                  acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    return (acl.create_tensor_desc(dtype, list(arr.shape), acl.ACL_FORMAT_ND),
+            acl.create_data_buffer(p, arr.nbytes), p)
+
+
+def _read(t, shape, dtype):
+    out = np.empty(shape, dtype)
+    acl.rt.memcpy(util.numpy_to_ptr(out), out.nbytes, t[2], out.nbytes,
+                  acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return out
+
+
+def test_op_handles_cast_and_params(acl_dev, tmp_path):
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(8).astype(np.float32) for _ in range(2))
+    ta, tb = _tensor(a, acl.ACL_FLOAT), _tensor(b, acl.ACL_FLOAT)
+    tc = _tensor(np.zeros(8, np.float32), acl.ACL_FLOAT)
+    stream, _ = acl.rt.create_stream()
+    attr = acl.op.create_attr()
+    assert acl.op.set_attr_list_list_int(attr, "pads", [[0, 1], [2, 3]]) == 0
+    handle, ret = acl.op.create_handle("Add", [ta[0], tb[0]], [tc[0]], attr)
+    assert ret == 0
+    for _ in range(2):
+        assert acl.op.execute_with_handle(handle, [ta[1], tb[1]], [tc[1]],
+                                          stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(_read(tc, 8, np.float32), a + b)
+    acl.op.destroy_handle(handle)
+    assert acl.op.execute_with_handle(handle, [ta[1], tb[1]], [tc[1]],
+                                      stream) == acl.ACL_ERROR_INVALID_PARAM
+    assert acl.op.create_handle("Conv2D", [ta[0]], [tc[0]], 0)[1] == \
+        acl.ACL_ERROR_OP_NOT_FOUND
+    assert acl.op.update_params("Add", [ta[0], tb[0]], [tc[0]], attr) == 0
+    th = _tensor(np.zeros(8, np.float16), acl.ACL_FLOAT16)
+    assert acl.op.cast(ta[0], ta[1], th[0], th[1], 0, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(_read(th, 8, np.float16),
+                                  a.astype(np.float16))
+    bad = tmp_path / "op.om"
+    bad.write_bytes(b"IMOD" + bytes(100))
+    data = np.frombuffer(bad.read_bytes(), np.uint8).copy()
+    assert acl.op.load(util.numpy_to_ptr(data), data.nbytes) == \
+        acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
+    assert "davinci-atc" in acl.get_recent_err_msg()
+    acl.op.destroy_attr(attr)
+    for t in (ta, tb, tc, th):
+        acl.destroy_data_buffer(t[1])
+        acl.destroy_tensor_desc(t[0])
+        acl.rt.free(t[2])
+    acl.rt.destroy_stream(stream)
