@@ -31,12 +31,16 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
     """True when the tensors can be operands of a davinci op together:
     npu, one device, one supported dtype, contiguous."""
-    t0 = ts[0]
     allowed = FLOATS if floats else DTYPES
+    t0 = ts[0]
+    if not isinstance(t0, torch.Tensor) or t0.dtype not in allowed or \
+            t0.device.type != "npu":
+        return False
+    index, dtype = t0.get_device(), t0.dtype
     for t in ts:
-        if not isinstance(t, torch.Tensor) or t.device.type != "npu" or \
-                t.device != t0.device or t.dtype != t0.dtype or \
-                t.dtype not in allowed or not t.is_contiguous():
+        if not isinstance(t, torch.Tensor) or t.get_device() != index or \
+                t.dtype != dtype or not t.is_contiguous() or \
+                t.device.type != "npu":
             return False
     return True
 
@@ -49,7 +53,7 @@ def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
 
 
 def stream_of(t: torch.Tensor) -> davinci.Stream:
-    return streams.current_stream(t.device.index).davinci_stream
+    return streams.current_stream(t.get_device()).davinci_stream
 
 
 def addr(t: torch.Tensor) -> int:

@@ -168,9 +168,9 @@ def _free(address: int) -> None:
 def device_buffer(t: torch.Tensor) -> tuple[davinci.Buffer, int]:
     """The davinci buffer under npu tensor ``t`` and the byte offset of
     ``t``'s first element in it."""
-    base = t.untyped_storage().data_ptr()
-    block = allocator(t.device.index).block(base)
-    return block.buffer, t.data_ptr() - base
+    offset = t.storage_offset() * t.element_size()
+    block = allocator(t.get_device()).block(t.data_ptr() - offset)
+    return block.buffer, offset
 
 
 def _index(device) -> int:
