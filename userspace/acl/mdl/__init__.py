@@ -37,7 +37,7 @@ from .. import _desc as D
 from .. import _state as S
 from .. import constants as C
 from .._state import AclFail, api
-from ..rt.memory import operand
+from ..rt.memory import device_range, operand
 from ._objects import (ACL_DTYPES, ACL_FORMATS, AclModel, Dataset, ModelDesc,
                        datasets, descs, get_dataset, get_model, io_at, models,
                        next_model_id)
@@ -79,16 +79,11 @@ def read_model(model, model_size) -> bytes:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                       "model must be a non-null pointer and model_size a "
                       "positive int, not %r, %r" % (model, model_size))
-    for d in S.devices.values():        # device memory: read its mapping
-        hit = d.find_device_ptr(model)
-        if hit is not None:
-            buf, off = hit
-            if off + model_size > buf.size:
-                raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                              "model_size %d runs past the %d-byte buffer"
-                              % (model_size, buf.size - off))
-            return bytes(buf.numpy(dtype="uint8", shape=(model_size,),
-                                   offset=off))
+    hit = device_range(model, model_size, "model")
+    if hit is not None:                 # device memory: read its mapping
+        _, buf, off = hit
+        return bytes(buf.numpy(dtype="uint8", shape=(model_size,),
+                               offset=off))
     return ctypes.string_at(model, model_size)
 
 

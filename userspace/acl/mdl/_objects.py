@@ -73,22 +73,20 @@ def get_model(model_id) -> AclModel:
     return m
 
 
-def get_desc(desc) -> ModelDesc:
-    d = descs.get(desc) if isinstance(desc, int) else None
-    if d is None:
+def _lookup(table: dict, h, what: str):
+    obj = table.get(h) if isinstance(h, int) else None
+    if obj is None:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                      "%r is not a model description from "
-                      "acl.mdl.create_desc" % (desc,))
-    return d
+                      "%r is not a %s" % (h, what))
+    return obj
+
+
+def get_desc(desc) -> ModelDesc:
+    return _lookup(descs, desc, "model description from acl.mdl.create_desc")
 
 
 def get_dataset(dataset) -> Dataset:
-    d = datasets.get(dataset) if isinstance(dataset, int) else None
-    if d is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                      "%r is not a dataset from acl.mdl.create_dataset"
-                      % (dataset,))
-    return d
+    return _lookup(datasets, dataset, "dataset from acl.mdl.create_dataset")
 
 
 def io_at(ios: list, index, what: str):

@@ -88,6 +88,18 @@ def _dev_ptr(ptr, count: int, what: str):
     if not isinstance(ptr, int) or ptr == 0:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s pointer is null or not "
                       "an int: %r" % (what, ptr))
+    hit = device_range(ptr, count, what)
+    if hit is not None:
+        return hit
+    raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                  "%s %s is not device memory from acl.rt.malloc (freed, or "
+                  "its device was reset)" % (what, _hex(ptr)))
+
+
+def device_range(ptr: int, count: int, what: str):
+    """(AclDevice, Buffer, offset) when ``ptr`` is device memory from
+    malloc, None when it is not; AclFail when ``count`` bytes from it run
+    past its allocation."""
     for d in _devices_first():
         hit = d.find_device_ptr(ptr)
         if hit is not None:
@@ -97,9 +109,7 @@ def _dev_ptr(ptr, count: int, what: str):
                               "%s range %s + %d bytes runs past its %d-byte "
                               "allocation" % (what, _hex(ptr), count, buf.size))
             return d, buf, off
-    raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                  "%s %s is not device memory from acl.rt.malloc (freed, or "
-                  "its device was reset)" % (what, _hex(ptr)))
+    return None
 
 
 def _pinned(ptr):
@@ -177,10 +187,11 @@ def _end(ptr, count: int, what: str, claimed_device: bool):
                           "pinned allocation" % (what, _hex(ptr), count,
                                                  pin[1].size))
         return ("pinned", pin[1], pin[2])
-    if claimed_device or (isinstance(ptr, int) and any(
-            d.find_device_ptr(ptr) is not None for d in _devices_first())):
-        _, buf, off = _dev_ptr(ptr, count, what)
-        return ("device", buf, off)
+    hit = device_range(ptr, count, what) if isinstance(ptr, int) else None
+    if hit is None and claimed_device:
+        hit = _dev_ptr(ptr, count, what)        # refused: not ours
+    if hit is not None:
+        return ("device", hit[1], hit[2])
     return ("host", _host_ptr(ptr, what))
 
 
