@@ -393,3 +393,26 @@ def test_model_from_torch_onnx_export(dev, tmp_path):
         want = net(x).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     mod.unload()
+
+
+def test_model_runs_when_no_graph_fits(dev):
+    """With every task graph of the context taken, execute falls back to
+    one batch into the ring."""
+    if not dev.version.has(davinci._uapi.DAVINCI_FEAT_GRAPHS):
+        pytest.skip("this driver has no task graphs")
+    m, ref = mlp(seed=12)
+    mod = Model(dev, atc.convert(m, input_shape="x:2,64"))
+    s = dev.stream()
+    held = []
+    with pytest.raises(davinci.DavinciError, match="ENOSPC"):
+        while True:
+            with s.capture() as g:
+                s.nop()
+            held.append(g)
+    x = np.random.default_rng(13).standard_normal((2, 64)).astype(np.float32)
+    out, = mod.run([x])
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+    for g in held:
+        g.destroy()
+    s.destroy()
+    mod.unload()

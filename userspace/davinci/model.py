@@ -28,7 +28,8 @@ import numpy as np
 
 from . import _uapi
 from . import omfile as F
-from .errors import InvalidArgumentError, ShapeError
+from .errors import (DavinciError, DeviceLostError, InvalidArgumentError,
+                     ShapeError)
 from .graph import Graph
 from .stream import TASK_DTYPE, Stream
 
@@ -182,12 +183,25 @@ class Model:
         if g is None:
             if len(plan.graphs) >= GRAPHS_KEPT:
                 plan.graphs.pop(next(iter(plan.graphs))).destroy()
-            if self._capture is None or self._capture.destroyed:
-                self._capture = self.device.stream()
-            with self._capture.capture() as g:
-                self._capture.submit(plan.tasks)
+            try:
+                g = self._record(plan)
+            except DeviceLostError:
+                raise
+            except DavinciError:
+                # no room for one more graph (ENOSPC), one this large
+                # (E2BIG), or its memory: one batch into the ring instead
+                stream.submit(plan.tasks)
+                return
         plan.graphs[key] = g            # now the newest
         g.launch(stream)
+
+    def _record(self, plan: GearPlan) -> Graph:
+        """Capture ``plan``'s descriptors, as they are now, into a graph."""
+        if self._capture is None or self._capture.destroyed:
+            self._capture = self.device.stream()
+        with self._capture.capture() as g:
+            self._capture.submit(plan.tasks)
+        return g
 
     def run(self, inputs: "list[np.ndarray]", batch: int = 0
             ) -> list[np.ndarray]:
