@@ -21,11 +21,20 @@ def collectives(rank: int, n: int, dev: torch.device) -> None:
     dist.all_gather(outs, torch.full((2,), float(rank), device=dev))
     for i, o in enumerate(outs):
         assert o.device == dev and torch.equal(o.cpu(), torch.full((2,), i))
+    flat = torch.empty(2 * n, device=dev)
+    dist.all_gather_into_tensor(flat, torch.full((2,), float(rank),
+                                                 device=dev))
+    assert torch.equal(flat.cpu(), torch.arange(n).repeat_interleave(2)
+                       .float())
     out = torch.empty(2, device=dev)
     dist.reduce_scatter(out, [torch.full((2,), float(rank + i), device=dev)
                               for i in range(n)])
     want = sum(r + rank for r in range(n))
     assert torch.equal(out.cpu(), torch.full((2,), float(want))), out
+    dist.reduce_scatter_tensor(out, torch.arange(2 * n, dtype=torch.float32,
+                                                 device=dev))
+    assert torch.equal(out.cpu(), n * torch.arange(2 * rank, 2 * rank + 2)
+                       .float())
     dist.barrier()
 
 

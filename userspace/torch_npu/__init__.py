@@ -38,7 +38,7 @@ class _Hooks(torch._C._acc.PrivateUse1Hooks):
 
 def _setup() -> None:
     ext = _ext.load()
-    ext.init(memory._malloc, memory._free, _devices.device_count())
+    ext.init(memory.malloc_hook, memory.free_hook, _devices.device_count())
     torch.utils.rename_privateuse1_backend("npu")
     from . import npu as module
     torch._register_device_module("npu", module)

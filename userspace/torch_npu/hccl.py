@@ -68,11 +68,12 @@ class HcclProcessGroup(dist.ProcessGroup):
             _back(o, h)
         return _done(output_tensors)
 
-    def _allgather_base(self, output, input, opts):
-        host = _to_host([output])
-        self.gloo._allgather_base(host[0], _to_host([input])[0],
-                                  opts).wait()
-        _back([output], host)
+    def all_gather_single(self, output, input, opts):
+        # all_gather_into_tensor: gather into views of one host tensor
+        host = output.cpu()
+        self.gloo.allgather([list(host.chunk(self.size()))],
+                            _to_host([input]), opts).wait()
+        output.copy_(host)
         return _done([output])
 
     def reduce_scatter(self, output_tensors, input_tensors, opts):
@@ -86,7 +87,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             out.copy_(c[rank])
         return _done(output_tensors)
 
-    def _reduce_scatter_base(self, output, input, opts):
+    def reduce_scatter_single(self, output, input, opts):
         host = input.cpu()
         self.gloo.allreduce([host], _reduce_opts(opts)).wait()
         output.copy_(host.chunk(self.size())[self.rank()])

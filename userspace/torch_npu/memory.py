@@ -154,13 +154,13 @@ def allocator(index: int) -> DeviceAllocator:
     return a
 
 
-def _malloc(nbytes: int, index: int) -> "int | str":
-    """Called by the C++ allocator (csrc/npu.cpp)."""
+def malloc_hook(nbytes: int, index: int) -> "int | str":
+    """What the C++ allocator (csrc/npu.cpp) calls for device memory."""
     return allocator(index).malloc(nbytes)
 
 
-def _free(address: int) -> None:
-    """Called by the C++ allocator's deleter."""
+def free_hook(address: int) -> None:
+    """What the C++ allocator's deleter calls."""
     for a in list(_allocators.values()):
         a.free(address)
 
