@@ -161,6 +161,10 @@ def test_dynamic_batch(acl_dev, tmp_path):
     assert info == {"batchCount": 3, "batch": [1, 2, 4]}
     dims, _ = acl.mdl.get_input_dims(d, 0)
     assert dims["dims"] == [-1, 64]
+    hw, ret = acl.mdl.get_dynamic_hw(d, -1)
+    assert ret == 0 and hw["hwCount"] == 0
+    assert acl.mdl.set_dynamic_hw_size(model_id, r.inputs, idx, 8, 8) == \
+        acl.ACL_ERROR_MODEL_NOT_DYNAMIC
     assert acl.mdl.get_input_size_by_index(d, 0) == 4 * 64 * 4
     # no batch chosen yet: refused, nothing runs
     assert acl.mdl.execute(model_id, r.inputs, r.outputs) == \
@@ -260,8 +264,9 @@ def test_refuses_files_that_are_not_davinci_models(acl_dev, tmp_path):
         assert "davinci-atc" in msg, msg
     acl.mdl.load_from_file(_write(tmp_path, cases["ascend.om"], "a.om"))
     assert "Huawei" in acl.get_recent_err_msg()
-    mid, ret = acl.mdl.load_from_file(str(tmp_path / "missing.om"))
-    assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
+    for path in (tmp_path / "missing.om", tmp_path):
+        mid, ret = acl.mdl.load_from_file(str(path))
+        assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
     assert acl.rt.get_mem_info(acl.ACL_HBM_MEM)[2] == 0
 
 
