@@ -16,14 +16,22 @@
 # build/arm64/site. Both are cached there. Results: build/arm64/
 # (test_core.log, digest.txt, digest.log).
 #
+# Step kmod cross-builds davinci.ko against Debian's arm64 6.1 headers
+# (build/arm64/kmod/davinci.ko, kmod-build.log); any warning fails it.
+#
+# Step vm boots that kernel under qemu-system-aarch64 (TCG) with the
+# module and scripts/arm64-guest.sh as the initramfs's /init: load, nodes,
+# the op digest workload on /dev/davinci*, unload, a clean dmesg
+# (build/arm64/vm-console.log, vm-summary.txt, digest-kmod.txt).
+#
 # Environment: ARM64_OUT (default build/arm64), ARM64_STEPS (default
-# "core digest").
+# "core digest kmod vm"), ARM64_VM_TIMEOUT (seconds, default 1200).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 py=${1:-/opt/davinci-venv/bin/python}
 out=${ARM64_OUT:-$here/build/arm64}
-steps=" ${ARM64_STEPS:-core digest} "
+steps=" ${ARM64_STEPS:-core digest kmod vm} "
 cc=aarch64-linux-gnu-gcc
 qemu=qemu-aarch64-static
 
@@ -138,6 +146,136 @@ if [[ $steps == *" digest "* ]]; then
 	else
 		tail -n 30 "$out/digest.log" >&2
 		log "FAIL digest (build/arm64/digest.log)"
+		fail=1
+	fi
+fi
+
+# arm64 Debian packages by name and version into $out/DIR (dpkg -x, not
+# installed: their dependencies are arm64 toolchains that cannot sit next
+# to the amd64 ones).
+unpack_arm64() {
+	local dir=$1 stamp p
+	shift
+	stamp="$*"
+	[ -f "$out/$dir/.debs" ] && [ "$(cat "$out/$dir/.debs")" = "$stamp" ] &&
+		return 0
+	[ "$(id -u)" = 0 ] || die "$out/$dir missing: run as root once"
+	dpkg --print-foreign-architectures | grep -qx arm64 ||
+		{ dpkg --add-architecture arm64 && apt-get update -qq; } ||
+		die "dpkg --add-architecture arm64 failed"
+	rm -rf "$out/$dir" "$out/$dir.debs"
+	mkdir -p "$out/$dir" "$out/$dir.debs"
+	log "apt-get download $*"
+	(cd "$out/$dir.debs" && apt-get download -qq \
+		-o APT::Sandbox::User=root "$@") ||
+		die "apt-get download $* failed"
+	for p in "$out/$dir.debs"/*.deb; do
+		dpkg -x "$p" "$out/$dir" || die "dpkg -x $p"
+	done
+	rm -rf "$out/$dir.debs"
+	echo "$stamp" >"$out/$dir/.debs"
+}
+
+# arm_kver: Debian's arm64 6.1 kernel of the amd64 one installed; ver:
+# their package version (that of the amd64 linux-kbuild-6.1).
+arm64_kernel() {
+	local abi
+	ver=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1) ||
+		die "linux-kbuild-6.1 is not installed"
+	abi=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		sed -n 's/.*linux-headers-\(6\.1\.[0-9]*-[0-9]*\)-amd64.*/\1/p')
+	[ -n "$abi" ] || die "linux-headers-amd64 names no 6.1 headers"
+	arm_kver=$abi-arm64
+}
+
+# davinci.ko for Debian's arm64 6.1 kernel: its headers package (the same
+# version as the amd64 one installed) with the amd64 linux-kbuild-6.1 as
+# its scripts (Multi-Arch: foreign, the host tools), and the cross compiler.
+if [[ $steps == *" kmod "* ]]; then
+	t0=$SECONDS
+	install_debs linux-headers-amd64 gcc-aarch64-linux-gnu
+	arm64_kernel
+	unpack_arm64 kheaders "linux-headers-$arm_kver:arm64=$ver"
+	kdir=$out/kheaders/usr/src/linux-headers-$arm_kver
+	# its scripts -> ../../lib/linux-kbuild-6.1/scripts: the host's
+	mkdir -p "$out/kheaders/usr/lib"
+	ln -sfn /usr/lib/linux-kbuild-6.1 "$out/kheaders/usr/lib/linux-kbuild-6.1"
+	rm -rf "$out/kmod"
+	mkdir -p "$out/kmod"
+	cp -a "$here/kmod/." "$out/kmod/"
+	find "$out/kmod" \( -name '*.o' -o -name '.*.cmd' -o -name '*.ko' \
+		-o -name '*.mod' -o -name '*.mod.c' -o -name Module.symvers \
+		-o -name modules.order \) -delete
+	log "cross-building davinci.ko for $arm_kver"
+	if make -C "$out/kmod" KDIR="$kdir" ARCH=arm64 \
+		CROSS_COMPILE=aarch64-linux-gnu- >"$out/kmod-build.log" 2>&1 &&
+		! grep -E "warning:|error:" "$out/kmod-build.log" >&2; then
+		log "PASS davinci.ko: $(modinfo -F vermagic "$out/kmod/davinci.ko")" \
+			"($((SECONDS - t0)) s)"
+	else
+		tail -n 30 "$out/kmod-build.log" >&2
+		log "FAIL davinci.ko for arm64 (build/arm64/kmod-build.log)"
+		fail=1
+	fi
+fi
+
+# The module in Debian's arm64 kernel under qemu-system-aarch64 (TCG): an
+# initramfs of busybox, the arm64 Python with numpy and pytest, the runtime
+# and tests/conformance; scripts/arm64-guest.sh loads the module, checks
+# the nodes, runs the op digest workload on /dev/davinci*, unloads, and
+# checks dmesg. Needs step kmod's davinci.ko.
+if [[ $steps == *" vm "* ]]; then
+	t0=$SECONDS
+	[ -f "$out/kmod/davinci.ko" ] || die "step vm needs step kmod's davinci.ko"
+	install_debs qemu-system-arm cpio
+	arm64_kernel
+	sysroot_ready || make_sysroot
+	make_site
+	unpack_arm64 kbusybox "busybox-static:arm64"
+	# the kernel image alone, not its 350 MB of modules
+	img=$out/vmlinuz-$arm_kver
+	if [ ! -s "$img" ]; then
+		mkdir -p "$out/kimage.debs"
+		(cd "$out/kimage.debs" && apt-get download -qq \
+			-o APT::Sandbox::User=root "linux-image-$arm_kver:arm64=$ver") ||
+			die "apt-get download linux-image-$arm_kver:arm64 failed"
+		dpkg-deb --fsys-tarfile "$out"/kimage.debs/*.deb |
+			tar -xO "./boot/vmlinuz-$arm_kver" >"$img.tmp" &&
+			mv "$img.tmp" "$img" || die "no vmlinuz in the image package"
+		rm -rf "$out/kimage.debs"
+	fi
+	root=$out/initramfs
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/src/tests" "$root/site"
+	cp -a "$out/sysroot/." "$root/"
+	cp -a "$out/site/." "$root/site/"
+	cp "$out/kbusybox/bin/busybox" "$root/bin/busybox"
+	cp "$out/kmod/davinci.ko" "$root/davinci.ko"
+	cp -a "$here/userspace" "$root/src/"
+	cp -a "$here/tests/conftest.py" "$here/tests/conformance" "$root/src/tests/"
+	cp "$here/pyproject.toml" "$root/src/"
+	cp "$here/scripts/arm64-guest.sh" "$root/init"
+	chmod 0755 "$root/init"
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$out/initramfs.cpio" ||
+		die "cpio failed"
+	rm -rf "$root"
+	t1=$SECONDS
+	log "booting $arm_kver under qemu-system-aarch64 TCG (setup $((t1 - t0)) s)"
+	timeout -k 10 "${ARM64_VM_TIMEOUT:-1200}" qemu-system-aarch64 \
+		-M virt -cpu cortex-a57 -smp 2 -m 2048 -nographic -no-reboot \
+		-kernel "$img" -initrd "$out/initramfs.cpio" \
+		-append "console=ttyAMA0 panic=-1 quiet" \
+		</dev/null >"$out/vm-console.log" 2>&1
+	rm -f "$out/initramfs.cpio"
+	tr -d '\r' <"$out/vm-console.log" | grep '^ARM64-GUEST' >"$out/vm-summary.txt"
+	sed 's/^/arm64-test:   /' "$out/vm-summary.txt"
+	if grep -q '^ARM64-GUEST DONE 0$' "$out/vm-summary.txt"; then
+		sed -n 's/^ARM64-GUEST DIGEST //p' "$out/vm-summary.txt" \
+			>"$out/digest-kmod.txt"
+		log "PASS arm64 guest ($((SECONDS - t1)) s)"
+	else
+		tail -n 40 "$out/vm-console.log" >&2
+		log "FAIL arm64 guest (build/arm64/vm-console.log)"
 		fail=1
 	fi
 fi
