@@ -86,13 +86,14 @@ class GearBuilder:
     def __init__(self, gear: int, weights: Weights):
         self.gear = gear
         self.weights = weights
-        self.tensors: list[F.Tensor] = []     # this gear's, ids local
+        # this gear's, ids local; None holds the place of a weight's id
+        self.tensors: "list[F.Tensor | None]" = []
         self.ops: list[F.Op] = []
         self._work = 0
         self._weight_refs: dict[int, int] = {}   # weight index -> local id
 
     # -- storage ------------------------------------------------------------
-    def _add(self, t: F.Tensor) -> int:
+    def _add(self, t: "F.Tensor | None") -> int:
         self.tensors.append(t)
         return len(self.tensors) - 1
 

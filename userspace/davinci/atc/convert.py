@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from .. import omfile as F
 from .builder import ConversionError, GearBuilder, Value, Weights
 from .lower import HANDLERS, ONNX_DTYPES, Lowering, supported_ops

@@ -19,7 +19,8 @@ from typing import Callable
 import numpy as np
 
 from .. import _uapi as U
-from .builder import ConversionError, GearBuilder, Value
+from ..ops import float32_to_bfloat16
+from .builder import DEVICE_DTYPES, ConversionError, GearBuilder, Value
 
 __all__ = ["HANDLERS", "Lowering", "supported_ops"]
 
@@ -73,7 +74,6 @@ def _np_dtype(dtype: str):
 
 def _host(v: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "bfloat16":
-        from ..ops import float32_to_bfloat16
         return float32_to_bfloat16(v.astype(np.float32))
     return v.astype(dtype)
 
@@ -293,7 +293,6 @@ def cast(L: Lowering, x: Value) -> list[Value]:
     if to == x.dtype:
         return [x]
     out = L.gb.work(x.shape, to)
-    from .builder import DEVICE_DTYPES
     return [L.gb.emit(U.DAVINCI_OP_CAST, x.dtype, out, x, count=x.size,
                       dst_dtype=DEVICE_DTYPES[to])]
 
