@@ -305,6 +305,10 @@ ARG_TYPES = {
 def check_args(sig: inspect.Signature, name: str, args, kwargs) -> None:
     """Raise TypeError for a wrong number of arguments or an argument of
     the wrong type (None where a handle is required included)."""
+    params = sig.parameters
+    if not kwargs and len(args) == len(params):     # the common call
+        check_args_of(name, zip(params, args))
+        return
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
