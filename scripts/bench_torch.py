@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
 import warnings
 
 import torch
@@ -24,15 +22,7 @@ import davinci
 from davinci import _uapi, make_task
 
 import torch_npu  # noqa: F401  (registers the npu device)
-
-
-def median_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from bench import median_of     # scripts/bench.py
 
 
 def op_overhead(repeat: int) -> dict:

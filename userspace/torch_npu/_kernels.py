@@ -181,8 +181,6 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     if target is None:
         target = torch.empty(_result_shape(x, other), dtype=rtype,
                              device=x.device)
-    elif target.dtype != rtype and name in ("add", "sub", "mul"):
-        rtype = target.dtype if x.dtype == target.dtype else rtype
     ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
         and target.is_contiguous()
     if ok_out and s is not None and D.on_device(x, target, floats=True):
@@ -200,20 +198,16 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     if ok_out and isinstance(other, torch.Tensor) and \
             other.shape == x.shape and D.on_device(x, other, target) and \
             (name != "div" or x.dtype in D.FLOATS):
-        if alpha != 1:
-            if x.dtype not in D.FLOATS:
-                pass
-            else:
-                D.axpy(alpha if name == "add" else -alpha, other, x, target)
-                return target
-        else:
+        if alpha == 1:
             D.binary(dev_op, x, other, target)
             return target
+        if x.dtype in D.FLOATS:
+            D.axpy(alpha if name == "add" else -alpha, other, x, target)
+            return target
     reason = "operands of different shapes, dtypes or layouts"
-    args = (x, other) if name in ("mul", "div") else (x, other)
     kw = {} if name in ("mul", "div") else {"alpha": alpha}
     res = on_cpu(op.Tensor if isinstance(other, torch.Tensor)
-                 else op.Scalar, reason, *args, **kw)
+                 else op.Scalar, reason, x, other, **kw)
     if out is None:
         return res
     out.copy_(res)
@@ -252,22 +246,20 @@ _make_binary("mul", "mul", False)
 _make_binary("div", "div", False)
 
 
-@_impl("maximum")
-def _maximum(x, other):
-    if D.on_device(x, other) and x.shape == other.shape:
-        out = torch.empty_like(x)
-        D.binary("maximum", x, other, out)
-        return out
-    return on_cpu(aten.maximum.default, "operands differ", x, other)
+def _make_minmax(name: str) -> None:
+    op = getattr(aten, name).default
+
+    def kernel(x, other):
+        if D.on_device(x, other) and x.shape == other.shape:
+            out = torch.empty_like(x)
+            D.binary(name, x, other, out)
+            return out
+        return on_cpu(op, "operands differ", x, other)
+    _impl(name)(kernel)
 
 
-@_impl("minimum")
-def _minimum(x, other):
-    if D.on_device(x, other) and x.shape == other.shape:
-        out = torch.empty_like(x)
-        D.binary("minimum", x, other, out)
-        return out
-    return on_cpu(aten.minimum.default, "operands differ", x, other)
+_make_minmax("maximum")
+_make_minmax("minimum")
 
 
 def _make_unary(name: str, dev_op: str, floats: bool):
