@@ -658,6 +658,7 @@ void dv_trace_doorbell(struct dv_context *ctx,
 		       const struct davinci_doorbell *d);
 void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t);
 void dv_trace_task_start(struct dv_stream *s, struct dv_task *t);
+u16 dv_trace_aicore(const struct dv_task *t);
 void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 			    u32 status, u64 start_ns, u64 end_ns);
 void dv_trace_mem(struct dv_buffer *buf, u32 type);

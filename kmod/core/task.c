@@ -406,6 +406,7 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
 	c.end_ns = end_ns;
 	c.status = status;
 	c.opcode = t->desc.opcode;
+	c.aicore = dv_trace_aicore(t);
 	slot = (u8 *)s->cq + DAVINCI_RING_ENTRIES_OFFSET +
 	       (size_t)(s->cq_tail & (s->cq_entries - 1)) * DV_CQ_ENTRY_SIZE;
 	memcpy(slot, &c, sizeof(c));

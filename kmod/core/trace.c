@@ -8,13 +8,13 @@
  * Every hook runs with dev->lock held, which the ring needs no more than:
  * a record is a 64-byte store and a clock read, no allocation, no lock
  * of its own. The AI core of a task is a slot in dev->trace.cores, taken
- * when it starts and given back when it completes: at most cfg.aicores
+ * when it starts and given back when it completes, whether recording is
+ * on or not (its completion entry names it too): at most cfg.aicores
  * tasks run at once, so slots never collide on a per-core timeline.
  */
 #include "dv_internal.h"
 
 #define DV_TRACE_MASK		(DAVINCI_TRACE_CAPACITY - 1)
-#define DV_TRACE_NO_CORE	0xFFFF
 
 static void (*dv_trace_hook)(u32 device,
 			     const struct davinci_trace_record *rec);
@@ -124,6 +124,17 @@ void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t)
 	dv_trace_put(s->ctx->dev, &r);
 }
 
+/**
+ * dv_trace_aicore() - the AI core @t runs or ran on
+ * @t: a task
+ *
+ * Return: 0..aicores-1, or DAVINCI_TRACE_NO_CORE when no core ran it.
+ */
+u16 dv_trace_aicore(const struct dv_task *t)
+{
+	return t->aicore ? t->aicore - 1 : DAVINCI_TRACE_NO_CORE;
+}
+
 /* Take the lowest free AI-core slot for @t (dev->lock held). */
 static void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
 {
@@ -149,11 +160,11 @@ void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
+	dv_trace_take_core(dev, t);
 	if (!dev->trace.enabled)
 		return;
-	dv_trace_take_core(dev, t);
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t, t->start_ns);
-	r.aicore = t->aicore ? t->aicore - 1 : DV_TRACE_NO_CORE;
+	r.aicore = dv_trace_aicore(t);
 	dv_trace_put(dev, &r);
 }
 
@@ -182,7 +193,7 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 	r.status = status;
 	r.arg0 = start_ns;
 	r.arg1 = end_ns;
-	r.aicore = t->aicore ? t->aicore - 1 : DV_TRACE_NO_CORE;
+	r.aicore = dv_trace_aicore(t);
 	dv_trace_put(dev, &r);
 }
 

@@ -125,6 +125,15 @@ void test_trace_ring(void)
 		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, id), NTASKS);
 	}
 	CHECK_EQ(cores_overlap(&log), 0);
+	/* Each completion entry names the core its trace record names. */
+	for (i = 0; i < log.n; i++) {
+		const struct davinci_trace_record *r = &log.rec[i];
+
+		if (r->type == DAVINCI_TRACE_TASK_COMPLETE &&
+		    r->id == s[0].c.stream_id)
+			CHECK_EQ(cq_slot(&s[0], (uint32_t)r->seq - 1)->aicore,
+				 r->aicore);
+	}
 	free(log.rec);
 
 	/* Off: nothing written; both flags or an unknown one: EINVAL. */

@@ -552,12 +552,13 @@ class davinci_completion(_Struct):
         ("end_ns", _u64),
         ("status", _u32),
         ("opcode", _u16),
-        ("pad", _u16),
+        ("aicore", _u16),
         ("reserved", _u64 * 3),
     ]
 
 
 DAVINCI_TRACE_CAPACITY = 16384
+DAVINCI_TRACE_NO_CORE = 0xFFFF
 DAVINCI_TRACE_DOORBELL = 1
 DAVINCI_TRACE_TASK_QUEUED = 2
 DAVINCI_TRACE_TASK_START = 3

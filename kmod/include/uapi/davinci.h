@@ -820,7 +820,9 @@ struct davinci_task {
  * @end_ns: device time it completed
  * @status: DAVINCI_STATUS_*
  * @opcode: the task's opcode
- * @pad: zero
+ * @aicore: the AI core (0..aicores-1) that ran it, as the trace's
+ *	TASK_COMPLETE record says, or DAVINCI_TRACE_NO_CORE when no AI core
+ *	ran it; with DAVINCI_FEAT_TRACE only (zero before ABI 1.3)
  * @reserved: zero
  */
 struct davinci_completion {
@@ -830,7 +832,7 @@ struct davinci_completion {
 	__u64 end_ns;
 	__u32 status;
 	__u16 opcode;
-	__u16 pad;
+	__u16 aicore;
 	__u64 reserved[3];
 };
 
@@ -847,6 +849,7 @@ struct davinci_completion {
  * (each carries its context's @pid), as npu-smi shows every process.
  */
 #define DAVINCI_TRACE_CAPACITY		16384
+#define DAVINCI_TRACE_NO_CORE		0xFFFF	/* @aicore: no AI core ran it */
 
 #define DAVINCI_TRACE_DOORBELL		1	/* @id stream, @arg0 SQ tail */
 #define DAVINCI_TRACE_TASK_QUEUED	2	/* taken in from the SQ */
@@ -882,8 +885,8 @@ struct davinci_completion {
  * @status: TASK_COMPLETE: DAVINCI_STATUS_*; MGMT: DAVINCI_MGMT_EV_*
  * @opcode: TASK_*: the task's DAVINCI_OP_*
  * @aicore: TASK_START, TASK_COMPLETE: the AI core (0..aicores-1) that
- *	ran it; 0xFFFF for a task no AI core ran (events, notifications,
- *	failures the scheduler completes itself)
+ *	ran it; DAVINCI_TRACE_NO_CORE for a task no AI core ran (events,
+ *	notifications, failures the scheduler completes itself)
  * @pad: zero
  */
 struct davinci_trace_record {

@@ -19,7 +19,7 @@ __all__ = ["TraceRecord", "TraceChunk", "DeviceTraceReader",
            "TraceUnsupportedError", "KIND_NAMES", "NO_CORE"]
 
 #: ``aicore`` of a task that never ran on an AI core.
-NO_CORE = 0xFFFF
+NO_CORE = _uapi.DAVINCI_TRACE_NO_CORE
 
 #: DAVINCI_TRACE_* -> short name ("TASK_COMPLETE").
 KIND_NAMES = {getattr(_uapi, n): n[len("DAVINCI_TRACE_"):] for n in dir(_uapi)
