@@ -18,7 +18,7 @@ from torch import nn
 
 import torch_npu  # noqa: F401  (registers the npu device and torch.npu)
 
-STEPS = 60
+STEPS = 30
 
 
 def data():
@@ -33,7 +33,7 @@ def data():
 
 def train(model, device, x, y, xt, yt):
     model = copy.deepcopy(model).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
     lossf = nn.CrossEntropyLoss()
     x, y = x.to(device), y.to(device)
     t0 = time.perf_counter()

@@ -6,6 +6,10 @@ Skipped only where torch itself is not installed."""
 import pytest
 
 torch = pytest.importorskip("torch")
+# One CPU thread: torch's OpenMP workers spin while they wait, and on a
+# 2-core machine they starve the device's worker threads (a CPU training
+# step measured 4 s for 30 steps with two threads, 0.05 s with one).
+torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
