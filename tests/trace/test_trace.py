@@ -173,6 +173,8 @@ def test_trace_command_matches_workload(tmp_path):
     core_flows = {f for s in cores for f in s.flows}
     assert {f for i in queued for f in i.flows} == core_flows
     assert {f for i in done for f in i.end_flows} == core_flows
+    submits = [s for s in host if s.name == "Stream.submit"]
+    assert {f for s in submits for f in s.flows} == core_flows
     # host spans of the workload's process, on the device's clock
     names = {s.name for s in host}
     assert {"Stream.submit", "Stream.synchronize", "Device.malloc",

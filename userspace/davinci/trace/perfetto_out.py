@@ -5,8 +5,9 @@ with the ``perfetto`` package's :class:`TraceProtoBuilder`.
 Per device, under a track named ``davinciN``: a track per AI core and a
 track per stream (task slices from start to end), an ``HBM in use`` counter,
 and a ``device`` track of instants (doorbells, event records and waits,
-faults, resets). A task's queued instant, its AI-core slice and its
-completion instant are joined by one flow. Host spans go on the traced
+faults, resets). The host call that submitted a task (Stream.submit or
+launch), the task's queued instant, its AI-core slice and its completion
+instant are joined by one flow. Host spans go on the traced
 process's thread tracks. Every timestamp is CLOCK_MONOTONIC, the clock the
 device stamps with; a clock snapshot makes it the trace's clock.
 """
@@ -143,9 +144,12 @@ class _Writer:
                           rank=2000, counter=True)
 
     def flow(self, r: TraceRecord) -> int:
-        key = (r.device, r.pid, r.id, r.seq)
+        return self.flow_of(r.device, r.pid, r.id, r.seq)
+
+    def flow_of(self, device: int, pid: int, stream: int, seq: int) -> int:
+        key = (device, pid, stream, seq)
         if key not in self.flows:
-            self.flows[key] = (r.device << 56) | (len(self.flows) + 1)
+            self.flows[key] = (device << 56) | (len(self.flows) + 1)
         return self.flows[key]
 
     def thread_track(self, pid: int, tid: int, name: str) -> int:
@@ -254,8 +258,13 @@ class _Writer:
         for s in sorted(self.data.spans, key=lambda s: (s.start_ns,
                                                         -s.end_ns)):
             args = {"error": s.error} if s.error else None
+            flows: tuple[int, ...] = ()
+            if s.tasks:     # a submission: a flow into each task it made
+                dev, stream, first, last = s.tasks
+                flows = tuple(self.flow_of(dev, s.pid, stream, seq) for seq
+                              in range(first, min(last, first + 4095) + 1))
             self.slice(self.thread_track(s.pid, s.tid, s.thread_name),
-                       s.start_ns, s.end_ns, s.name, s.category, args)
+                       s.start_ns, s.end_ns, s.name, s.category, args, flows)
         return self.b.serialize()
 
 

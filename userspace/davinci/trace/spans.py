@@ -29,7 +29,8 @@ __all__ = ["Span", "SpanRecorder", "Instrumentation", "instrument"]
 @dataclass(frozen=True)
 class Span:
     """One host call: ``category`` is "runtime" or "acl"; ``error`` names
-    the exception it raised, if any."""
+    the exception it raised, if any; ``tasks`` the (device, stream, first
+    seq, last seq) it submitted, for a submission."""
     name: str
     category: str
     pid: int
@@ -38,15 +39,27 @@ class Span:
     start_ns: int
     end_ns: int
     error: str | None = None
+    tasks: tuple[int, int, int, int] | None = None
 
     def to_list(self) -> list:
         return [self.name, self.category, self.pid, self.tid,
-                self.thread_name, self.start_ns, self.end_ns, self.error]
+                self.thread_name, self.start_ns, self.end_ns, self.error,
+                list(self.tasks) if self.tasks else None]
 
     @classmethod
     def from_list(cls, v: list) -> "Span":
         return cls(str(v[0]), str(v[1]), int(v[2]), int(v[3]), str(v[4]),
-                   int(v[5]), int(v[6]), v[7])
+                   int(v[5]), int(v[6]), v[7],
+                   tuple(int(x) for x in v[8]) if v[8] else None)
+
+
+def submitted_tasks(stream, result) -> tuple[int, int, int, int] | None:
+    """What ``Stream.submit`` (a list of seqs) or ``Stream.launch`` (a seq)
+    submitted: (device, stream, first seq, last seq), or None."""
+    seqs = [result] if isinstance(result, int) else list(result or ())
+    if not seqs:
+        return None
+    return (stream.device.index, stream.stream_id, min(seqs), max(seqs))
 
 
 class SpanRecorder:
@@ -55,7 +68,6 @@ class SpanRecorder:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._spans: list[Span] = []
-        self._depth = threading.local()
 
     def spans(self) -> list[Span]:
         with self._lock:
@@ -66,28 +78,43 @@ class SpanRecorder:
             self._spans.append(span)
 
     @contextlib.contextmanager
-    def span(self, name: str, category: str = "runtime") -> Iterator[None]:
-        """Record the ``with`` block as a span named ``name``."""
+    def span(self, name: str, category: str = "runtime"
+             ) -> Iterator["OpenSpan"]:
+        """Record the ``with`` block as a span named ``name``; set the
+        yielded object's ``tasks`` to link it to the tasks it submitted."""
         t = threading.current_thread()
         start = time.monotonic_ns()
-        error = None
+        open_ = OpenSpan()
         try:
-            yield
+            yield open_
         except BaseException as exc:
-            error = type(exc).__name__
+            open_.error = type(exc).__name__
             raise
         finally:
-            self.add(Span(name, category, os.getpid(), threading.get_native_id(),
-                          t.name, start, time.monotonic_ns(), error))
+            self.add(Span(name, category, os.getpid(),
+                          threading.get_native_id(), t.name, start,
+                          time.monotonic_ns(), open_.error, open_.tasks))
 
-    def wrap(self, fn: Callable, name: str, category: str) -> Callable:
-        """``fn`` recording a span per call."""
+    def wrap(self, fn: Callable, name: str, category: str,
+             tasks: Callable | None = None) -> Callable:
+        """``fn`` recording a span per call; ``tasks(self_arg, result)``
+        names the device tasks a submission made (:func:`submitted_tasks`)."""
         @functools.wraps(fn)
         def traced(*args, **kwargs):
-            with self.span(name, category):
-                return fn(*args, **kwargs)
+            with self.span(name, category) as open_:
+                result = fn(*args, **kwargs)
+                if tasks is not None:
+                    open_.tasks = tasks(args[0], result)
+                return result
         traced.__davinci_traced__ = fn  # type: ignore[attr-defined]
         return traced
+
+
+@dataclass
+class OpenSpan:
+    """A span being recorded: what :meth:`SpanRecorder.span` yields."""
+    error: str | None = None
+    tasks: tuple[int, int, int, int] | None = None
 
 
 # What instrument() wraps: the runtime's calls that do device work or wait
@@ -104,6 +131,7 @@ _RUNTIME_API = {
     "Buffer": ("write", "read", "free"),
     "DeviceTensor": ("numpy",),
 }
+_SUBMITS = {("Stream", "submit"), ("Stream", "launch")}
 _OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
         "axpy", "matmul", "softmax", "reduce_sum", "cast")
 _ACL_MODULES = ("acl", "acl.rt", "acl.op", "acl.util", "acl.media")
@@ -154,7 +182,9 @@ def instrument(rec: SpanRecorder, acl: bool = True,
             for name, fn in _public_functions(cls):
                 if name in names:
                     ins._replace(cls, name, rec.wrap(
-                        fn, "%s.%s" % (cname, name), "runtime"))
+                        fn, "%s.%s" % (cname, name), "runtime",
+                        submitted_tasks if (cname, name) in _SUBMITS
+                        else None))
         for name, fn in _public_functions(davinci.ops):
             if name in _OPS:
                 ins._replace(davinci.ops, name, rec.wrap(
