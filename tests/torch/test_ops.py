@@ -136,3 +136,24 @@ def test_printing_does_not_warn(npu):
 def test_device_ops_are_listed(npu):
     for op in ("add.Tensor", "mm", "addmm", "_softmax", "sum.dim_IntList"):
         assert op in npu.DEVICE_OPS
+
+
+def test_empty_and_zero_dim_tensors(npu):
+    e = torch.empty(0, 3, device="npu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert (e + e).shape == (0, 3)
+        assert (e * 2).shape == (0, 3)
+        assert e.sum().item() == 0
+        assert (e @ torch.ones(3, 2, device="npu")).shape == (0, 2)
+    s = torch.tensor(3.0, device="npu")
+    assert (s * s + 1).item() == 10.0
+
+
+def test_views_with_offsets(npu):
+    a, da = _pair(20)
+    got = _device_only(lambda: da[2:7] + da[10:15])
+    assert torch.equal(got.cpu(), a[2:7] + a[10:15])
+    da[5:10].mul_(2)
+    a[5:10].mul_(2)
+    assert torch.equal(da.cpu(), a)

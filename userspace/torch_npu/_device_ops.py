@@ -30,12 +30,12 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
     """True when the tensors can be operands of a davinci op together:
-    npu, one device, one supported dtype, contiguous."""
+    npu, one device, one supported dtype, contiguous, not empty."""
     allowed = FLOATS if floats else DTYPES
     t0 = ts[0]
     if not isinstance(t0, torch.Tensor) or t0.dtype not in allowed or \
-            t0.device.type != "npu":
-        return False
+            t0.device.type != "npu" or t0.numel() == 0:
+        return False                # (empty tensors have no memory)
     index, dtype = t0.get_device(), t0.dtype
     for t in ts:
         if not isinstance(t, torch.Tensor) or t.get_device() != index or \
@@ -161,7 +161,8 @@ def unary(opname: str, x: torch.Tensor, out: torch.Tensor) -> None:
 def matmul_operand(t: torch.Tensor):
     """(DeviceTensor, transposed) for a 2-D operand that is contiguous or
     the transpose of a contiguous tensor; None otherwise."""
-    if t.dim() != 2 or t.device.type != "npu" or t.dtype not in FLOATS:
+    if t.dim() != 2 or t.device.type != "npu" or t.dtype not in FLOATS \
+            or t.numel() == 0:
         return None
     if t.is_contiguous():
         return dev(t), False
