@@ -87,6 +87,22 @@ void dv_graphs_destroy(struct dv_context *ctx)
 					struct dv_graph, node));
 }
 
+/*
+ * The stream a struct davinci_graph_capture names, with what its polled
+ * ring holds taken in; NULL with *@ret set.
+ */
+static struct dv_stream *dv_capture_stream(struct dv_context *ctx,
+					   struct davinci_graph_capture *c,
+					   int *ret)
+{
+	struct dv_stream *s = dv_named(dv_stream_find(ctx, c->stream_id),
+				       c->pad, ret);
+
+	if (s)
+		dv_stream_take_in_polled(s, true);
+	return s;
+}
+
 /**
  * dv_ioctl_graph_capture() - DAVINCI_IOCTL_GRAPH_CAPTURE
  * @ctx: the context (dev->lock held)
@@ -99,15 +115,12 @@ void dv_graphs_destroy(struct dv_context *ctx)
  */
 int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg)
 {
-	struct davinci_graph_capture *c = arg;
 	int ret;
-	struct dv_stream *s = dv_named(dv_stream_find(ctx, c->stream_id),
-				       c->pad, &ret);
+	struct dv_stream *s = dv_capture_stream(ctx, arg, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return ret;
-	dv_stream_take_in_polled(s, true);
 	if (s->capture || dv_stream_published(s))
 		return -EBUSY;
 	s->capture = dv_zalloc_account(sizeof(*s->capture));
@@ -127,15 +140,14 @@ int dv_ioctl_graph_end(struct dv_context *ctx, void *arg)
 	struct dv_graph *g;
 	u64 id;
 	int ret;
-	struct dv_stream *s = dv_named(dv_stream_find(ctx, c->stream_id),
-				       c->pad, &ret);
+	/* taking in records the capture's last tasks */
+	struct dv_stream *s = dv_capture_stream(ctx, c, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!s)
 		return ret;
 	if (!s->capture)
 		return -EINVAL;
-	dv_stream_take_in_polled(s, true);	/* the capture's last tasks */
 	g = s->capture;
 	s->capture = NULL;
 	if (g->too_big)
