@@ -107,6 +107,35 @@ u64 os_now_ns(void);
 /* Bracket floating-point code (kernel_fpu_begin/end); keep sections short. */
 void os_fpu_begin(void);
 void os_fpu_end(void);
+/*
+ * SIMD levels of the op kernels: OS_SIMD_BASE is SSE2 on x86-64 and NEON
+ * on arm64 (both always there); the others are x86-64 only. Every level
+ * gives the same bits (NUMERICS.md), so this only changes the speed.
+ */
+enum os_simd_level {
+	OS_SIMD_BASE,
+	OS_SIMD_AVX2,
+	OS_SIMD_AVX512,
+	OS_SIMD_LEVELS,
+};
+
+/*
+ * The highest level this CPU (and the OS's saved FPU state) supports,
+ * capped by the override: the module parameter simd in the kernel, the
+ * environment variable DAVINCI_SIMD in userspace ("sse2", "neon", "avx2",
+ * "avx512"; read at every call so tests can step through the levels).
+ */
+enum os_simd_level os_simd_level(void);
+
+/*
+ * os_fpu_scratch() - OS_FPU_SCRATCH_SIZE bytes, 64-byte aligned, of the
+ * calling CPU (kernel) or thread (userspace), for an op kernel to pack
+ * operands in. Valid only between os_fpu_begin() and os_fpu_end(), which
+ * keep the caller on its CPU; never NULL.
+ */
+#define OS_FPU_SCRATCH_SIZE (384 * 1024)
+void *os_fpu_scratch(void);
+
 /* A point where a long task lets other work run (cond_resched). */
 void os_yield(void);
 

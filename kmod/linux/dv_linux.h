@@ -102,6 +102,10 @@ void dv_debugfs_remove(struct dv_kdev *kdev);
 void dv_trace_linux_init(void);
 void dv_trace_linux_exit(void);
 
+/* os_simd.c: per-CPU scratch of the op kernels (os_fpu_scratch()). */
+int dv_simd_init(void);
+void dv_simd_exit(void);
+
 /* netlink.c */
 int dv_netlink_init(void);
 void dv_netlink_exit(void);

@@ -102,10 +102,13 @@ static int __init dv_init(void)
 	}
 
 	dv_core_set_limits(dv_param_ctx_process, dv_param_ctx_user);
+	ret = dv_simd_init();
+	if (ret)
+		return ret;
 	dv_trace_linux_init();
 	ret = dv_netlink_init();
 	if (ret)
-		return ret;
+		goto err_simd;
 	dv_debugfs_init();
 	ret = dv_cdev_init();
 	if (ret)
@@ -135,6 +138,8 @@ err_netlink:
 	dv_netlink_exit();
 	dv_trace_linux_exit();
 	dv_core_exit();
+err_simd:
+	dv_simd_exit();
 	return ret;
 }
 
@@ -146,6 +151,7 @@ static void __exit dv_exit(void)
 	dv_netlink_exit();
 	dv_trace_linux_exit();
 	dv_core_exit();
+	dv_simd_exit();
 	dv_leak_report();
 }
 
