@@ -224,7 +224,7 @@ def test_environment_switch(tmp_path):
     assert any(s.name == "Stream.submit" for s in p.slices)
 
 
-def test_acl_prof(tmp_path):
+def test_acl_prof(tmp_path, dev):
     code = """
 import acl, sys
 acl.init(); acl.rt.set_device(0)
@@ -251,6 +251,9 @@ assert acl.prof.create_config([], 0, 0, 0) == 0
     assert len(files) == 1 and files[0].endswith(".pftrace")
     p = parse(str(tmp_path / files[0]))
     assert [s.name for s in p.on("davinci0/AI core")] == ["MEMSET"]
+    # every AI core has its track, idle ones too
+    cores = {n for n in p.names.values() if n.startswith("AI core")}
+    assert len(cores) == dev.info.aicores
     acl_calls = {s.name for s in p.slices if s.cat == "acl"}
     assert {"acl.rt.malloc", "acl.rt.memset",
             "acl.rt.synchronize_stream"} <= acl_calls

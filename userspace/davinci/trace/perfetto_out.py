@@ -239,6 +239,9 @@ class _Writer:
         for r in sorted(self.data.records,
                         key=lambda r: (r.device, r.index)):
             by_dev[r.device].append(r)
+        for dev, cores in sorted(self.data.aicores.items()):
+            for core in range(cores):       # idle cores show, empty
+                self.core_track(dev, core)
         for dev, recs in sorted(by_dev.items()):
             self.device_track(dev)
             if self.data.dropped.get(dev):

@@ -74,6 +74,8 @@ class TraceSession:
             self._close()
             raise
         self._data = TraceData(processes={os.getpid(): process_name()},
+                               aicores={d.index: d.info.aicores
+                                        for d in self._devices},
                                start_ns=time.monotonic_ns())
         if self._spans:
             self._recorder = SpanRecorder()
