@@ -12,7 +12,12 @@
 
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
-#define DV_OP_MM_CHUNK_FLOP	(2ULL << 20)	/* ~2 MFLOP of matmul */
+/*
+ * ~64 MFLOP of matmul (about 1 ms): each chunk packs all of B once, so
+ * fewer rows per chunk would spend the time copying B instead.
+ */
+#define DV_OP_MM_CHUNK_FLOP	(64ULL << 20)
+#define DV_OP_MM_CHUNK_ROWS	8ULL	/* the largest register block's rows */
 #define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
 
 static u64 dv_dtype_size(u8 dtype)
@@ -209,8 +214,8 @@ u64 dv_op_units(const struct davinci_task *task)
  * dv_op_chunk_units() - units to run between two scheduling points
  * @task: a validated task
  *
- * Return: 64K elements for elementwise ops and CAST; rows worth ~2 MFLOP
- * for MATMUL (a multiple of 4 rows when possible); rows worth ~64K
+ * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
+ * for MATMUL, a multiple of 8 rows and at least 8; rows worth ~64K
  * elements for SOFTMAX and REDUCE_SUM. Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task)
@@ -222,9 +227,8 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 		per_row = 2ULL * (task->n ? task->n : 1) *
 			  (task->k ? task->k : 1);
 		rows = DV_OP_MM_CHUNK_FLOP / per_row;
-		if (rows >= 4)
-			rows &= ~3ULL;
-		return rows ? rows : 1;
+		rows -= rows % DV_OP_MM_CHUNK_ROWS;
+		return rows ? rows : DV_OP_MM_CHUNK_ROWS;
 	case DAVINCI_OP_SOFTMAX:
 	case DAVINCI_OP_REDUCE_SUM:
 		per_row = task->n ? task->n : 1;

@@ -82,6 +82,8 @@ def lib():
                                 ctypes.c_void_p, ctypes.c_void_p,
                                 ctypes.c_uint64, ctypes.c_uint64]
         l.dvc_op_run.restype = None
+        l.dvc_simd_level.argtypes = []
+        l.dvc_simd_level.restype = ctypes.c_int
         _lib = l
     return _lib
 
@@ -122,6 +124,16 @@ def units(t):
 
 def chunk_units(t):
     return lib().dvc_op_chunk_units(ctypes.byref(t))
+
+
+# os_simd_level(): 0 sse2 (neon on arm64), 1 avx2, 2 avx512; capped by the
+# DAVINCI_SIMD environment variable, which the library reads at every call
+SIMD_NAMES = ("neon" if os.uname().machine == "aarch64" else "sse2",
+              "avx2", "avx512")
+
+
+def simd_level():
+    return lib().dvc_simd_level()
 
 
 def run(t, chunks=None):

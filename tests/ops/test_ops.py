@@ -561,7 +561,7 @@ def test_units_and_chunks():
     t = task(L.OP_MATMUL, m=512, n=512, k=512)
     assert units(t) == 512
     ch = L.chunk_units(t)
-    assert 1 <= ch <= 512 and 2 * ch * 512 * 512 <= 8 << 20
+    assert 8 <= ch <= 512 and ch % 8 == 0 and 2 * ch * 512 * 512 <= 64 << 20
     t = task(L.OP_SOFTMAX, m=10, n=0)
     assert L.chunk_units(t) >= 1
     t = task(L.OP_MATMUL, m=3, n=0, k=0)

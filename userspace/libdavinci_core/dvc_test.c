@@ -38,3 +38,8 @@ void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
 {
 	dv_op_run(task, dst, src0, src1, begin, end);
 }
+
+int dvc_simd_level(void)
+{
+	return os_simd_level();
+}

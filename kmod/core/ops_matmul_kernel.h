@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops_matmul_kernel.h - the MATMUL row-range kernel, instantiated once per
+ * SIMD level by a translation unit that defines, before including it:
+ *
+ *	MMK_W	float32 lanes of a vector (4: SSE2/NEON, 8: AVX2, 16: AVX-512)
+ *	MMK_MR	rows of the register block
+ *	MMK_NV	vectors per row of the register block (MMK_NR = W * NV columns)
+ *	MMK_FN	the function's name (declared in ops_matmul.h)
+ *
+ * The vectors are GCC vector extensions, so the unit's target flags pick
+ * the instructions; -ffp-contract=off keeps every multiply and add
+ * separate (no FMA).
+ *
+ * Order (NUMERICS.md): each output element is one accumulator, c = +0,
+ * then c = c + a[i][p] * b[p][j] for p = 0, 1, ..., k-1, each product and
+ * sum rounded to float32. Lanes are output columns, never p, so the vector
+ * width, the block shape, and the k blocking (the accumulators go to a
+ * float32 array and come back unchanged) leave that sequence as it is.
+ *
+ * Blocking: B is packed into panels of k x NR floats (contiguous, read
+ * once per MR rows), as many panels as fit the scratch memory, and reused
+ * by every row block of [begin, end). float32 A is read in place (either
+ * layout); float16/bfloat16 A is widened into MR x k on the scratch.
+ * When k exceeds what the scratch holds, the accumulators of one block
+ * are carried across pieces of k instead.
+ */
+#define MMK_NR (MMK_W * MMK_NV)
+/* packed rows of A: kc rounded up to 16 floats, plus 16 if 2 KiB aligned */
+#define MMK_A_STRIDE(kc) ((((kc) + 15) & ~(size_t)15) + \
+			  ((((kc) + 15) & 511) < 16 ? 16 : 0))
+#define mmk_v float __attribute__((vector_size(MMK_W * 4)))
+
+#if MMK_MR > DV_MM_MAX_MR || MMK_NR > DV_MM_MAX_NR
+#error "register block larger than DV_MM_MAX_MR x DV_MM_MAX_NR"
+#endif
+
+static inline mmk_v mmk_ld(const float *p)
+{
+	mmk_v v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void mmk_st(float *p, mmk_v v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * acc[r * NR + j] = acc[r * NR + j] + a[r][p * as] * b[p * ldb + j], in
+ * order p = 0 .. kc-1, for every r < MR and j < NR.
+ */
+static void mmk_block(const float *const *a, size_t as, const float *b,
+		      size_t ldb, size_t kc, float *acc)
+{
+	const float *ar[MMK_MR];
+	mmk_v c[MMK_MR][MMK_NV];
+	size_t p, off;
+	int r, v;
+
+#pragma GCC unroll 16
+	for (r = 0; r < MMK_MR; r++) {
+		ar[r] = a[r];
+#pragma GCC unroll 16
+		for (v = 0; v < MMK_NV; v++)
+			c[r][v] = mmk_ld(acc + r * MMK_NR + v * MMK_W);
+	}
+	for (p = 0, off = 0; p < kc; p++, off += as, b += ldb) {
+		mmk_v bv[MMK_NV];
+
+#pragma GCC unroll 16
+		for (v = 0; v < MMK_NV; v++)
+			bv[v] = mmk_ld(b + v * MMK_W);
+#pragma GCC unroll 16
+		for (r = 0; r < MMK_MR; r++) {
+			float x = ar[r][off];
+
+#pragma GCC unroll 16
+			for (v = 0; v < MMK_NV; v++)
+				c[r][v] = c[r][v] + bv[v] * x;
+		}
+	}
+#pragma GCC unroll 16
+	for (r = 0; r < MMK_MR; r++)
+#pragma GCC unroll 16
+		for (v = 0; v < MMK_NV; v++)
+			mmk_st(acc + r * MMK_NR + v * MMK_W, c[r][v]);
+}
+
+/*
+ * Row pointers of op(A) from column k0, returning their stride in p.
+ * Transposed float32 A is read in place (one line serves MR rows);
+ * otherwise rows are copied (widened) to @ap at a stride that is not a
+ * multiple of 2 KiB, so that the MR streams do not fall into the same L1
+ * sets as rows of a large power-of-two k would.
+ */
+static size_t mmk_rows_a(const struct dv_mm *mm, const size_t *row,
+			 size_t k0, size_t kc, float *ap, const float **a)
+{
+	size_t st = MMK_A_STRIDE(kc);
+	int r;
+
+	if (mm->dtype == DAVINCI_DTYPE_FLOAT32 && mm->ta) {
+		for (r = 0; r < MMK_MR; r++)
+			a[r] = (const float *)mm->a + k0 * mm->m + row[r];
+		return mm->m;
+	}
+	for (r = 0; r < MMK_MR; r++) {
+		dv_mm_pack_a(mm, row + r, 1, k0, kc, ap + r * st);
+		a[r] = ap + r * st;
+	}
+	return 1;
+}
+
+void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
+{
+	size_t total = OS_FPU_SCRATCH_SIZE / sizeof(float);
+	size_t kcmax = (total - 32 * MMK_MR) / (MMK_MR + MMK_NR);
+	bool whole = mm->k <= kcmax;	/* panels of all of k fit */
+	size_t kc = whole ? mm->k : kcmax;
+	float *ap = scratch, *bp = scratch + MMK_MR * MMK_A_STRIDE(kc);
+	size_t nc = whole ? (size_t)(scratch + total - bp) / (kc * MMK_NR) *
+			    MMK_NR : MMK_NR;
+	float acc[MMK_MR * MMK_NR];
+	const float *a[MMK_MR];
+	size_t row[MMK_MR];
+	size_t jc, jr, i0, k0, r, as = 1;
+
+	for (jc = 0; jc < mm->n; jc += nc) {
+		size_t ncur = mm->n - jc < nc ? mm->n - jc : nc;
+
+		for (jr = 0; whole && jr < ncur; jr += MMK_NR)
+			dv_mm_pack_b(mm, 0, kc, jc + jr,
+				     ncur - jr < MMK_NR ? ncur - jr : MMK_NR,
+				     MMK_NR, bp + jr * kc);
+		for (i0 = begin; i0 < end; i0 += MMK_MR) {
+			size_t rows = end - i0 < MMK_MR ? end - i0 : MMK_MR;
+
+			/* a short block repeats its first row, not stored */
+			for (r = 0; r < MMK_MR; r++)
+				row[r] = i0 + (r < rows ? r : 0);
+			if (whole)
+				as = mmk_rows_a(mm, row, 0, kc, ap, a);
+			for (jr = 0; jr < ncur; jr += MMK_NR) {
+				size_t cols = ncur - jr < MMK_NR ?
+					      ncur - jr : MMK_NR;
+
+				memset(acc, 0, sizeof(acc));
+				if (whole) {
+					mmk_block(a, as, bp + jr * kc, MMK_NR,
+						  kc, acc);
+				} else {
+					for (k0 = 0; k0 < mm->k; k0 += kc) {
+						size_t kp = mm->k - k0 < kc ?
+							    mm->k - k0 : kc;
+
+						dv_mm_pack_b(mm, k0, kp, jc + jr,
+							     cols, MMK_NR, bp);
+						as = mmk_rows_a(mm, row, k0, kp,
+								ap, a);
+						mmk_block(a, as, bp, MMK_NR,
+							  kp, acc);
+					}
+				}
+				dv_mm_store(mm, row, rows, jc + jr, cols,
+					    MMK_NR, acc);
+			}
+		}
+	}
+}
+
+#undef mmk_v
+#undef MMK_NR
