@@ -35,12 +35,12 @@ def _env(**extra):
     return env
 
 
-def _trace(tmp_path, *command, check_rc=0, extra=()):
+def _trace(tmp_path, *command, check_rc=0, extra=(), poll_ms=100):
     out = str(tmp_path / "t.pftrace")
     proc = subprocess.run(
         [sys.executable, "-m", "davinci.cli", "trace", "-o", out, *extra,
-         "--", *command], env=_env(), capture_output=True, text=True,
-        timeout=300)
+         "--", *command], env=_env(DAVINCI_TRACE_POLL_MS=str(poll_ms)),
+        capture_output=True, text=True, timeout=300)
     assert proc.returncode == check_rc, proc.stderr
     return out, proc
 
@@ -203,12 +203,24 @@ def test_failing_command_still_writes_its_trace(tmp_path):
 
 def test_trace_command_reports_drops(tmp_path):
     n = _uapi.DAVINCI_TRACE_CAPACITY // 2
-    out, proc = _trace(tmp_path, *_workload(n, 1, 4096), extra=("-q",))
+    out, proc = _trace(tmp_path, *_workload(n, 1, 4096), extra=("-q",),
+                       poll_ms=0)
     p = parse(out)
     said = [i for i in p.instants if i.cat == "trace"]
     assert len(said) == 1 and said[0].args["dropped"] > 0
     assert "records dropped" in proc.stderr
     assert 0 < len(p.on("davinci0/AI core")) < n
+
+
+def test_polling_loses_nothing_of_a_long_run(tmp_path):
+    """More records than the ring holds, spread over a second: read every
+    20 ms, none is dropped."""
+    n = _uapi.DAVINCI_TRACE_CAPACITY // 2
+    out, _ = _trace(tmp_path, *_workload(n, 1, 4096, "slow"),
+                    extra=("-q",), poll_ms=20)
+    p = parse(out)
+    assert not [i for i in p.instants if i.cat == "trace"]
+    assert len(p.on("davinci0/AI core")) == n
 
 
 def test_environment_switch(tmp_path):

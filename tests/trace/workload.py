@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """A known workload for the trace tests.
 
-usage: workload.py TASKS STREAMS ALLOC_BYTES [fail]
+usage: workload.py TASKS STREAMS ALLOC_BYTES [fail|slow]
 
 STREAMS streams of TASKS MEMSET tasks each (64 bytes into one buffer per
 stream), synchronized; one extra allocation of ALLOC_BYTES, freed. With
-"fail", it exits with status 3 after the tasks completed.
+"fail", it exits with status 3 after the tasks completed; with "slow", it
+sleeps 50 ms after each batch of 256.
 """
 
 import sys
+import time
 
 import davinci
 
@@ -25,6 +27,9 @@ def main() -> int:
             s.submit([davinci.make_task(davinci._uapi.DAVINCI_OP_MEMSET,
                                         dst=b.dev_addr, count=64, imm=7)
                       for _ in range(min(256, tasks - i))])
+            if sys.argv[4:] == ["slow"]:
+                s.synchronize()
+                time.sleep(0.05)
     for s in ss:
         s.synchronize()
     big.free()

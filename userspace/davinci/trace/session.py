@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 from ..errors import DavinciError
@@ -14,6 +15,13 @@ from .records import DeviceTraceReader
 from .spans import Instrumentation, SpanRecorder, instrument
 
 __all__ = ["TraceSession", "process_name"]
+
+
+def _env_poll_ms() -> int:
+    try:
+        return max(0, int(os.environ.get("DAVINCI_TRACE_POLL_MS", "100")))
+    except ValueError:
+        return 100
 
 
 def process_name() -> str:
@@ -29,11 +37,21 @@ class TraceSession:
     the backend, [] none). ``spans``: record host API spans of the runtime
     and of acl. Records are read from the point :meth:`start` was called;
     on a shared backend (the module, FUSE) they include other processes'
-    work on the same devices, each record naming its pid.
+    work on the same devices, each record naming its pid. ``poll_ms``: a
+    thread reads the rings this often, so that a long run loses nothing
+    while it produces less than a ring (16384 records) per period; None
+    takes ``DAVINCI_TRACE_POLL_MS`` (default 100), 0 reads only at
+    :meth:`stop`.
     """
 
     def __init__(self, devices: list[int] | None = None, spans: bool = True,
-                 backend=None) -> None:
+                 backend=None, poll_ms: int | None = None) -> None:
+        if poll_ms is None:
+            poll_ms = _env_poll_ms()
+        self._poll_s = poll_ms / 1000.0
+        self._poller: threading.Thread | None = None
+        self._stop_polling = threading.Event()
+        self._lock = threading.Lock()
         self._want = devices
         self._spans = spans
         self._backend = backend
@@ -80,11 +98,24 @@ class TraceSession:
         if self._spans:
             self._recorder = SpanRecorder()
             self._ins = instrument(self._recorder)
+        if self._poll_s > 0 and self._readers:
+            self._stop_polling.clear()
+            self._poller = threading.Thread(target=self._poll, daemon=True,
+                                            name="davinci-trace")
+            self._poller.start()
         self.running = True
+
+    def _poll(self) -> None:
+        while not self._stop_polling.wait(self._poll_s):
+            self.collect()
 
     def collect(self) -> None:
         """Read what the devices recorded so far (a ring holds the last
-        16384 records: call this in long runs to lose none)."""
+        16384 records: poll_ms does it in a thread)."""
+        with self._lock:
+            self._collect_locked()
+
+    def _collect_locked(self) -> None:
         for reader in self._readers:
             try:
                 chunk = reader.read()
@@ -105,6 +136,10 @@ class TraceSession:
         if self._ins is not None:
             self._ins.remove()
             self._ins = None
+        if self._poller is not None:
+            self._stop_polling.set()
+            self._poller.join()
+            self._poller = None
         self.collect()
         if self._recorder is not None:
             self._data.spans.extend(self._recorder.spans())
