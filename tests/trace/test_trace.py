@@ -77,7 +77,8 @@ def test_ring_records_each_task(dev):
     aicores = dev.info.aicores
     for s in streams:
         for kind in ("TASK_QUEUED", "TASK_START", "TASK_COMPLETE"):
-            got = sorted(r.seq for r in recs if r.kind == kind and r.id == s.stream_id)
+            got = sorted(r.seq for r in recs
+                         if r.kind == kind and r.id == s.stream_id)
             assert got == [1, 2, 3, 4, 5], (kind, s.stream_id, got)
     for r in recs:
         if r.kind == "TASK_COMPLETE":

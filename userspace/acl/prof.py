@@ -7,7 +7,7 @@
                                     acl.prof.ACL_PROF_TASK_TIME)
     ret = acl.prof.start(config)
     ...                                 # the work to profile
-    ret = acl.prof.stop(config)         # writes /tmp/prof/davinci_<pid>_1.pftrace
+    ret = acl.prof.stop(config)     # writes /tmp/prof/davinci_<pid>_1.pftrace
     ret = acl.prof.destroy_config(config)
     ret = acl.prof.finalize()
 

@@ -31,12 +31,12 @@ __all__ = ["build_trace", "write_trace", "SEQUENCE_ID"]
 
 SEQUENCE_ID = 0x0DA
 _CLOCK = BuiltinClock.BUILTIN_CLOCK_MONOTONIC
-_T = _uapi
 
 _MGMT_NAMES = {v: k[len("DAVINCI_MGMT_EV_"):] for k, v in vars(_uapi).items()
                if k.startswith("DAVINCI_MGMT_EV_")}
 _FAULT_NAMES = {v: k[len("DAVINCI_FAULT_"):] for k, v in vars(_uapi).items()
-                if k.startswith("DAVINCI_FAULT_") and k != "DAVINCI_FAULT_KINDS"}
+                if k.startswith("DAVINCI_FAULT_")
+                and k != "DAVINCI_FAULT_KINDS"}
 
 
 class _Writer:
@@ -174,11 +174,11 @@ class _Writer:
     def task(self, r: TraceRecord) -> None:
         st = self.stream_track(r.device, r.pid, r.id)
         args = {"stream": r.id, "seq": r.seq, "pid": r.pid}
-        if r.type == _T.DAVINCI_TRACE_TASK_QUEUED:
+        if r.type == _uapi.DAVINCI_TRACE_TASK_QUEUED:
             self.instant(st, r.timestamp_ns, "queued %s" % r.op_name, "task",
                          args, flows=(self.flow(r),))
             return
-        if r.type == _T.DAVINCI_TRACE_TASK_START:
+        if r.type == _uapi.DAVINCI_TRACE_TASK_START:
             return      # the completion carries start, end and core
         status = _uapi.STATUS_NAMES.get(r.status, str(r.status))
         args.update(status=status, aicore=r.aicore, user_data=r.arg2)
@@ -194,27 +194,27 @@ class _Writer:
 
     def misc(self, r: TraceRecord) -> None:
         t = self.misc_track(r.device)
-        if r.type == _T.DAVINCI_TRACE_DOORBELL:
+        if r.type == _uapi.DAVINCI_TRACE_DOORBELL:
             self.instant(t, r.timestamp_ns, "doorbell stream %d" % r.id,
                          "submit", {"stream": r.id, "sq_tail": r.arg0,
                                     "pid": r.pid})
-        elif r.type in (_T.DAVINCI_TRACE_EVENT_RECORD,
-                        _T.DAVINCI_TRACE_EVENT_WAIT):
-            what = "record" if r.type == _T.DAVINCI_TRACE_EVENT_RECORD \
+        elif r.type in (_uapi.DAVINCI_TRACE_EVENT_RECORD,
+                        _uapi.DAVINCI_TRACE_EVENT_WAIT):
+            what = "record" if r.type == _uapi.DAVINCI_TRACE_EVENT_RECORD \
                 else "host wait"
             self.instant(t, r.timestamp_ns, "event %d %s" % (r.id, what),
                          "event", {"event": r.id, "generation": r.seq,
                                    "pid": r.pid})
-        elif r.type == _T.DAVINCI_TRACE_MGMT:
+        elif r.type == _uapi.DAVINCI_TRACE_MGMT:
             name = _MGMT_NAMES.get(r.status, str(r.status))
             if r.arg0:
                 name += " " + _FAULT_NAMES.get(r.arg0, str(r.arg0))
             self.instant(t, r.timestamp_ns, name, "fault",
                          {"health": r.id, "addr": r.arg1, "value": r.arg2})
-        elif r.type in (_T.DAVINCI_TRACE_CTX_RESET,
-                        _T.DAVINCI_TRACE_CTX_FAIL):
+        elif r.type in (_uapi.DAVINCI_TRACE_CTX_RESET,
+                        _uapi.DAVINCI_TRACE_CTX_FAIL):
             self.instant(t, r.timestamp_ns, "context %s (pid %d)" % (
-                "reset" if r.type == _T.DAVINCI_TRACE_CTX_RESET
+                "reset" if r.type == _uapi.DAVINCI_TRACE_CTX_RESET
                 else "failed", r.pid), "fault", {"pid": r.pid})
 
     def memory(self, recs: list[TraceRecord]) -> None:
@@ -223,7 +223,7 @@ class _Writer:
             return
         first = hbm[0]
         before = first.arg2 - first.arg1 \
-            if first.type == _T.DAVINCI_TRACE_MEM_ALLOC \
+            if first.type == _uapi.DAVINCI_TRACE_MEM_ALLOC \
             else first.arg2 + first.arg1
         t = self.hbm_track(first.device)
         start = min(self.data.start_ns or first.timestamp_ns,
@@ -249,15 +249,15 @@ class _Writer:
                              "%d records dropped" % self.data.dropped[dev],
                              "trace", {"dropped": self.data.dropped[dev]})
             for r in recs:
-                if r.type in (_T.DAVINCI_TRACE_TASK_QUEUED,
-                              _T.DAVINCI_TRACE_TASK_START,
-                              _T.DAVINCI_TRACE_TASK_COMPLETE):
+                if r.type in (_uapi.DAVINCI_TRACE_TASK_QUEUED,
+                              _uapi.DAVINCI_TRACE_TASK_START,
+                              _uapi.DAVINCI_TRACE_TASK_COMPLETE):
                     self.task(r)
-                elif r.type not in (_T.DAVINCI_TRACE_MEM_ALLOC,
-                                    _T.DAVINCI_TRACE_MEM_FREE):
+                elif r.type not in (_uapi.DAVINCI_TRACE_MEM_ALLOC,
+                                    _uapi.DAVINCI_TRACE_MEM_FREE):
                     self.misc(r)
             self.memory([r for r in recs if r.type in (
-                _T.DAVINCI_TRACE_MEM_ALLOC, _T.DAVINCI_TRACE_MEM_FREE)])
+                _uapi.DAVINCI_TRACE_MEM_ALLOC, _uapi.DAVINCI_TRACE_MEM_FREE)])
         for s in sorted(self.data.spans, key=lambda s: (s.start_ns,
                                                         -s.end_ns)):
             args = {"error": s.error} if s.error else None
