@@ -39,8 +39,7 @@ def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
     index, dtype = t0.get_device(), t0.dtype
     for t in ts:
         if not isinstance(t, torch.Tensor) or t.get_device() != index or \
-                t.dtype != dtype or not t.is_contiguous() or \
-                t.device.type != "npu":
+                t.is_cpu or t.dtype != dtype or not t.is_contiguous():
             return False
     return True
 

@@ -174,6 +174,12 @@ def _result_shape(x: torch.Tensor, other) -> torch.Size:
 def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     """x <op> alpha*other on the device when possible; ``out``: None
     (a new tensor), or the tensor to write (in-place or out=)."""
+    if out is None and alpha == 1 and isinstance(other, torch.Tensor) and \
+            other.shape == x.shape and D.on_device(x, other) and \
+            (name != "div" or x.dtype in D.FLOATS):
+        target = torch.empty_like(x)      # the common case, first
+        D.binary(dev_op, x, other, target)
+        return target
     op = getattr(aten, name)
     s = _scalar(other)
     rtype = torch.result_type(x, other)

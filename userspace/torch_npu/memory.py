@@ -65,24 +65,31 @@ class DeviceAllocator:
         stream = streams.current_stream(self.index).npu_stream
         with self._lock:
             free = self._pool.get((stream, size))
-            block = free.pop() if free else None
-        if block is None:
+            if free:                    # the common case: a cached block
+                block = free.pop()
+                self._taken(block)
+                return block.address
+        try:
+            block = self._new_block(size, stream)
+        except davinci.OutOfMemoryError:
+            self.empty_cache()
             try:
                 block = self._new_block(size, stream)
-            except davinci.OutOfMemoryError:
-                self.empty_cache()
-                try:
-                    block = self._new_block(size, stream)
-                except davinci.OutOfMemoryError as e:
-                    self.stats["num_ooms"] += 1
-                    return self._oom_message(nbytes, e)
+            except davinci.OutOfMemoryError as e:
+                self.stats["num_ooms"] += 1
+                return self._oom_message(nbytes, e)
         with self._lock:
-            self._active[block.address] = block
-            s = self.stats
-            s["allocated"] += size
-            s["allocation_count"] += 1
-            s["peak_allocated"] = max(s["peak_allocated"], s["allocated"])
+            self._taken(block)
         return block.address
+
+    def _taken(self, block: _Block) -> None:
+        """Count ``block`` as allocated (lock held)."""
+        self._active[block.address] = block
+        s = self.stats
+        s["allocated"] += block.size
+        s["allocation_count"] += 1
+        if s["allocated"] > s["peak_allocated"]:
+            s["peak_allocated"] = s["allocated"]
 
     def _new_block(self, size: int, stream: int) -> _Block:
         buf = _devices.context(self.index).malloc(size)
