@@ -75,32 +75,46 @@ libtinfo6 libreadline8 libnsl2 libtirpc3 libdb5.3 libgssapi-krb5-2
 libkrb5-3 libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1
 python3.11-minimal libpython3.11-minimal libpython3.11-stdlib"
 
-sysroot_ready() {
-	[ -x "$out/sysroot/usr/bin/python3.11" ] &&
-		[ -f "$out/sysroot/.debs" ] &&
-		[ "$(cat "$out/sysroot/.debs")" = "$(echo $arm64_debs)" ]
+# download_arm64 DIR PKG...: arm64 Debian packages (NAME:arm64[=VERSION])
+# into DIR, adding the arm64 architecture to dpkg first when needed.
+download_arm64() {
+	local dir=$1
+	shift
+	[ "$(id -u)" = 0 ] || die "arm64 packages missing: run as root once"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		log "dpkg --add-architecture arm64"
+		dpkg --add-architecture arm64 && apt-get update -qq ||
+			die "dpkg --add-architecture arm64 failed"
+	fi
+	mkdir -p "$dir"
+	log "apt-get download $*"
+	(cd "$dir" && apt-get download -qq -o APT::Sandbox::User=root "$@") ||
+		{ apt-get update -qq && (cd "$dir" &&
+			apt-get download -qq -o APT::Sandbox::User=root "$@"); } ||
+		die "apt-get download $* failed"
+}
+
+# unpack_arm64 DIR PKG...: those packages unpacked (dpkg -x, not installed:
+# their dependencies are arm64 toolchains that cannot sit next to the amd64
+# ones) into $out/DIR, once for that list.
+unpack_arm64() {
+	local dir=$1 p
+	shift
+	[ -f "$out/$dir/.debs" ] && [ "$(cat "$out/$dir/.debs")" = "$*" ] &&
+		return 0
+	rm -rf "$out/$dir" "$out/$dir.debs"
+	download_arm64 "$out/$dir.debs" "$@"
+	for p in "$out/$dir.debs"/*.deb; do
+		dpkg -x "$p" "$out/$dir" || die "dpkg -x $p"
+	done
+	rm -rf "$out/$dir.debs"
+	echo "$*" >"$out/$dir/.debs"
 }
 
 make_sysroot() {
-	[ "$(id -u)" = 0 ] || die "no arm64 sysroot yet: run as root once"
-	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-		log "dpkg --add-architecture arm64"
-		dpkg --add-architecture arm64
-		apt-get update -qq || die "apt-get update failed"
-	fi
-	rm -rf "$out/debs" "$out/sysroot"
-	mkdir -p "$out/debs" "$out/sysroot"
 	local p pkgs=()
 	for p in $arm64_debs; do pkgs+=("$p:arm64"); done
-	log "apt-get download ${#pkgs[@]} arm64 packages"
-	(cd "$out/debs" && apt-get download -qq -o APT::Sandbox::User=root "${pkgs[@]}") ||
-		{ apt-get update -qq && (cd "$out/debs" &&
-			apt-get download -qq -o APT::Sandbox::User=root "${pkgs[@]}"); } ||
-		die "apt-get download of the arm64 packages failed"
-	for p in "$out"/debs/*.deb; do
-		dpkg -x "$p" "$out/sysroot" || die "dpkg -x $p"
-	done
-	echo $arm64_debs >"$out/sysroot/.debs"
+	unpack_arm64 sysroot "${pkgs[@]}"
 }
 
 make_site() {
@@ -133,7 +147,7 @@ no_fma() {
 
 if [[ $steps == *" digest "* ]]; then
 	t0=$SECONDS
-	sysroot_ready || make_sysroot
+	make_sysroot
 	make_site
 	log "cross-building libdavinci_core.so"
 	"$cc" "${cflags[@]}" -fPIC -shared \
@@ -161,32 +175,6 @@ if [[ $steps == *" digest "* ]]; then
 		fail=1
 	fi
 fi
-
-# arm64 Debian packages by name and version into $out/DIR (dpkg -x, not
-# installed: their dependencies are arm64 toolchains that cannot sit next
-# to the amd64 ones).
-unpack_arm64() {
-	local dir=$1 stamp p
-	shift
-	stamp="$*"
-	[ -f "$out/$dir/.debs" ] && [ "$(cat "$out/$dir/.debs")" = "$stamp" ] &&
-		return 0
-	[ "$(id -u)" = 0 ] || die "$out/$dir missing: run as root once"
-	dpkg --print-foreign-architectures | grep -qx arm64 ||
-		{ dpkg --add-architecture arm64 && apt-get update -qq; } ||
-		die "dpkg --add-architecture arm64 failed"
-	rm -rf "$out/$dir" "$out/$dir.debs"
-	mkdir -p "$out/$dir" "$out/$dir.debs"
-	log "apt-get download $*"
-	(cd "$out/$dir.debs" && apt-get download -qq \
-		-o APT::Sandbox::User=root "$@") ||
-		die "apt-get download $* failed"
-	for p in "$out/$dir.debs"/*.deb; do
-		dpkg -x "$p" "$out/$dir" || die "dpkg -x $p"
-	done
-	rm -rf "$out/$dir.debs"
-	echo "$stamp" >"$out/$dir/.debs"
-}
 
 # arm_kver: Debian's arm64 6.1 kernel of the amd64 one installed; ver:
 # their package version (that of the amd64 linux-kbuild-6.1).
@@ -242,16 +230,13 @@ if [[ $steps == *" vm "* ]]; then
 	[ -f "$out/kmod/davinci.ko" ] || die "step vm needs step kmod's davinci.ko"
 	install_debs qemu-system-arm cpio
 	arm64_kernel
-	sysroot_ready || make_sysroot
+	make_sysroot
 	make_site
 	unpack_arm64 kbusybox "busybox-static:arm64"
 	# the kernel image alone, not its 350 MB of modules
 	img=$out/vmlinuz-$arm_kver
 	if [ ! -s "$img" ]; then
-		mkdir -p "$out/kimage.debs"
-		(cd "$out/kimage.debs" && apt-get download -qq \
-			-o APT::Sandbox::User=root "linux-image-$arm_kver:arm64=$ver") ||
-			die "apt-get download linux-image-$arm_kver:arm64 failed"
+		download_arm64 "$out/kimage.debs" "linux-image-$arm_kver:arm64=$ver"
 		dpkg-deb --fsys-tarfile "$out"/kimage.debs/*.deb |
 			tar -xO "./boot/vmlinuz-$arm_kver" >"$img.tmp" &&
 			mv "$img.tmp" "$img" || die "no vmlinuz in the image package"
