@@ -13,11 +13,15 @@
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
 /*
- * ~64 MFLOP of matmul (about 1 ms): each chunk packs all of B once, so
- * fewer rows per chunk would spend the time copying B instead.
+ * ~64 MFLOP of matmul (about 1 ms), but at least 32 rows unless that is
+ * more than 512 MFLOP: each chunk packs all of B once, and with fewer rows
+ * a chunk spends more of its time copying B than multiplying. Always a
+ * multiple of 8 rows (the largest register block) and at least 8.
  */
 #define DV_OP_MM_CHUNK_FLOP	(64ULL << 20)
-#define DV_OP_MM_CHUNK_ROWS	8ULL	/* the largest register block's rows */
+#define DV_OP_MM_CHUNK_MAX_FLOP	(512ULL << 20)
+#define DV_OP_MM_CHUNK_MIN_ROWS	32ULL
+#define DV_OP_MM_CHUNK_ROWS	8ULL
 #define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
 
 static u64 dv_dtype_size(u8 dtype)
@@ -35,12 +39,12 @@ static u64 dv_dtype_size(u8 dtype)
 }
 
 /**
- * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_CAST
+ * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_RELU_GRAD
  * @opcode: task opcode
  */
 bool dv_op_is_compute(u16 opcode)
 {
-	return opcode >= DAVINCI_OP_ADD && opcode <= DAVINCI_OP_CAST;
+	return opcode >= DAVINCI_OP_ADD && opcode < DAVINCI_OP_COUNT;
 }
 
 /**
@@ -51,7 +55,7 @@ bool dv_op_is_compute(u16 opcode)
  * CAST) its entry of dv_opcodes[] allows, the flags (NOTIFY always;
  * TRANS_A/TRANS_B only for MATMUL), every field the op does not use zero,
  * pad0 and reserved[] zero. INT32 is allowed for ADD SUB MUL DIV MAX MIN
- * RELU and CAST only.
+ * RELU CAST and RELU_GRAD only.
  *
  * Return: 0, or -EINVAL when malformed or not a compute task.
  */
@@ -215,7 +219,8 @@ u64 dv_op_units(const struct davinci_task *task)
  * @task: a validated task
  *
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
- * for MATMUL, a multiple of 8 rows and at least 8; rows worth ~64K
+ * for MATMUL, at least 32 rows when they are worth <= 512 MFLOP, a
+ * multiple of 8 rows and at least 8; rows worth ~64K
  * elements for SOFTMAX and REDUCE_SUM. Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task)
@@ -227,6 +232,11 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 		per_row = 2ULL * (task->n ? task->n : 1) *
 			  (task->k ? task->k : 1);
 		rows = DV_OP_MM_CHUNK_FLOP / per_row;
+		if (rows < DV_OP_MM_CHUNK_MIN_ROWS)
+			rows = DV_OP_MM_CHUNK_MAX_FLOP / per_row <
+			       DV_OP_MM_CHUNK_MIN_ROWS ?
+			       DV_OP_MM_CHUNK_MAX_FLOP / per_row :
+			       DV_OP_MM_CHUNK_MIN_ROWS;
 		rows -= rows % DV_OP_MM_CHUNK_ROWS;
 		return rows ? rows : DV_OP_MM_CHUNK_ROWS;
 	case DAVINCI_OP_SOFTMAX:
@@ -283,6 +293,9 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 		break;
 	case DAVINCI_OP_CAST:
 		dv_opk_cast(task, dst, src0, begin, end);
+		break;
+	case DAVINCI_OP_RELU_GRAD:
+		dv_opk_relu_grad(task, dst, src0, src1, begin, end);
 		break;
 	default:
 		break;
