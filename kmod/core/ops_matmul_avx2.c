@@ -5,7 +5,7 @@
  *
  * Only dv_opk_matmul() calls it, when os_simd_level() says the CPU and
  * the OS have AVX2, between os_fpu_begin() and os_fpu_end(). The target
- * is set here rather than by build flags so that every build of the core
+ * is set here (MMK_TARGET) rather than by build flags so that every build of the core
  * (Kbuild, the Makefile, setup.py, the fuzzer's clang) compiles this unit
  * the same way; AVX2 does not include FMA and -ffp-contract=off is on, so
  * no multiply and add fuse. Empty on other architectures.
@@ -13,23 +13,10 @@
 #include "ops_matmul.h"
 
 #if defined(__x86_64__)
-#ifdef __clang__
-#pragma clang attribute push(__attribute__((target("avx2"))), \
-			     apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-
 #define MMK_W	8
 #define MMK_MR	6
 #define MMK_NV	2
 #define MMK_FN	dv_mm_rows_avx2
+#define MMK_TARGET "avx2"
 #include "ops_matmul_kernel.h"
-
-#ifdef __clang__
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 #endif /* __x86_64__ */

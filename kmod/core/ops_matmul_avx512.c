@@ -13,23 +13,10 @@
 #include "ops_matmul.h"
 
 #if defined(__x86_64__)
-#ifdef __clang__
-#pragma clang attribute push(__attribute__((target("avx512f"))), \
-			     apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#endif
-
 #define MMK_W	16
 #define MMK_MR	8
 #define MMK_NV	2
 #define MMK_FN	dv_mm_rows_avx512
+#define MMK_TARGET "avx512f"
 #include "ops_matmul_kernel.h"
-
-#ifdef __clang__
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 #endif /* __x86_64__ */

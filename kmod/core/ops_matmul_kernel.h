@@ -7,6 +7,8 @@
  *	MMK_MR	rows of the register block
  *	MMK_NV	vectors per row of the register block (MMK_NR = W * NV columns)
  *	MMK_FN	the function's name (declared in ops_matmul.h)
+ *	MMK_TARGET	optional: the instruction set for these functions
+ *			(a string for the target attribute, e.g. "avx2")
  *
  * The vectors are GCC vector extensions, so the unit's target flags pick
  * the instructions; -ffp-contract=off keeps every multiply and add
@@ -25,6 +27,18 @@
  * When k exceeds what the scratch holds, the accumulators of one block
  * are carried across pieces of k instead.
  */
+#ifdef MMK_TARGET
+#define MMK_PRAGMA_STR(...) _Pragma(#__VA_ARGS__)
+#define MMK_PRAGMA(...) MMK_PRAGMA_STR(__VA_ARGS__)
+#ifdef __clang__
+MMK_PRAGMA(clang attribute push(__attribute__((target(MMK_TARGET))),
+			       apply_to = function))
+#else
+MMK_PRAGMA(GCC push_options)
+MMK_PRAGMA(GCC target(MMK_TARGET))
+#endif
+#endif
+
 #define MMK_NR (MMK_W * MMK_NV)
 /* packed rows of A: kc rounded up to 16 floats, plus 16 if 2 KiB aligned */
 #define MMK_A_STRIDE(kc) ((((kc) + 15) & ~(size_t)15) + \
@@ -173,3 +187,11 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 
 #undef mmk_v
 #undef MMK_NR
+
+#ifdef MMK_TARGET
+#ifdef __clang__
+MMK_PRAGMA(clang attribute pop)
+#else
+MMK_PRAGMA(GCC pop_options)
+#endif
+#endif

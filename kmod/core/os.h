@@ -119,6 +119,19 @@ enum os_simd_level {
 	OS_SIMD_LEVELS,
 };
 
+/* The levels' names, and "auto" (no cap) at OS_SIMD_LEVELS: an initializer. */
+#ifdef __aarch64__
+#define OS_SIMD_BASE_NAME "neon"
+#else
+#define OS_SIMD_BASE_NAME "sse2"
+#endif
+#define OS_SIMD_NAMES { \
+	[OS_SIMD_BASE] = OS_SIMD_BASE_NAME, \
+	[OS_SIMD_AVX2] = "avx2", \
+	[OS_SIMD_AVX512] = "avx512", \
+	[OS_SIMD_LEVELS] = "auto", \
+}
+
 /*
  * The highest level this CPU (and the OS's saved FPU state) supports,
  * capped by the override: the module parameter simd in the kernel, the

@@ -20,16 +20,7 @@
 
 #include "dv_linux.h"
 
-static const char * const dv_simd_names[] = {
-#ifdef CONFIG_ARM64
-	[OS_SIMD_BASE] = "neon",
-#else
-	[OS_SIMD_BASE] = "sse2",
-#endif
-	[OS_SIMD_AVX2] = "avx2",
-	[OS_SIMD_AVX512] = "avx512",
-	[OS_SIMD_LEVELS] = "auto",
-};
+static const char * const dv_simd_names[] = OS_SIMD_NAMES;
 
 /* OS_SIMD_LEVELS: no cap */
 static int dv_simd_cap = OS_SIMD_LEVELS;

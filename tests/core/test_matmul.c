@@ -11,14 +11,7 @@
 #include "ops_kernels.h"
 #include "numerics.h"
 
-static const char *const mm_level_names[OS_SIMD_LEVELS] = {
-#ifdef __aarch64__
-	"neon",
-#else
-	"sse2",
-#endif
-	"avx2", "avx512",
-};
+static const char *const mm_level_names[] = OS_SIMD_NAMES;
 
 static u32 mm_rand(u64 *s)
 {

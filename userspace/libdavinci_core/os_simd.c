@@ -21,15 +21,7 @@ static enum os_simd_level os_simd_cpu(void)
 	return OS_SIMD_BASE;
 }
 
-static const char *const os_simd_names[OS_SIMD_LEVELS] = {
-#ifdef __aarch64__
-	[OS_SIMD_BASE] = "neon",
-#else
-	[OS_SIMD_BASE] = "sse2",
-#endif
-	[OS_SIMD_AVX2] = "avx2",
-	[OS_SIMD_AVX512] = "avx512",
-};
+static const char *const os_simd_names[] = OS_SIMD_NAMES;
 
 enum os_simd_level os_simd_level(void)
 {
