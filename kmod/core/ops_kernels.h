@@ -28,6 +28,9 @@ void dv_opk_softmax(const struct davinci_task *t, void *dst,
 		    const void *src0, u64 begin, u64 end);
 void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
 		       const void *src0, u64 begin, u64 end);
+/* RELU_GRAD; units are elements. */
+void dv_opk_relu_grad(const struct davinci_task *t, void *dst,
+		      const void *src0, const void *src1, u64 begin, u64 end);
 /* CAST; units are elements. */
 void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src0,
 		 u64 begin, u64 end);

@@ -58,6 +58,7 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	DV_OP(REDUCE_SUM, DV_U_DST | DV_U_SRC0 | DV_U_MN, DV_DT_FLOATS,
 	      DV_TF_NOTIFY, REDUCE),
 	DV_OP(CAST, DV_UNARY | DV_U_DST_DTYPE, DV_DT_ALL, DV_TF_NOTIFY, CAST),
+	DV_OP(RELU_GRAD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
 };
 
 /* A field the opcode does not use is non-zero. */

@@ -34,6 +34,7 @@ int th_failures, th_passed, th_failed;
 	X(notifications) \
 	X(device_lost) \
 	X(compute_smoke) \
+	X(relu_grad) \
 	X(matmul_simd_levels) \
 	X(misaligned_operands) \
 	X(mmap) \

@@ -14,7 +14,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # opcodes (kmod/include/uapi/davinci.h)
 (OP_NOP, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_EVENT_WAIT, OP_NOTIFY,
  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU, OP_EXP, OP_AXPY,
- OP_MATMUL, OP_SOFTMAX, OP_REDUCE_SUM, OP_CAST, OP_COUNT) = range(20)
+ OP_MATMUL, OP_SOFTMAX, OP_REDUCE_SUM, OP_CAST, OP_RELU_GRAD,
+ OP_COUNT) = range(21)
 F32, F16, BF16, I32 = range(4)
 F_NOTIFY, F_TRANS_A, F_TRANS_B = 1, 2, 4
 

@@ -649,7 +649,8 @@ def test_validate_rejects():
 
 def test_is_compute():
     for op in range(0, 25):
-        assert L.lib().dvc_op_is_compute(op) == (L.OP_ADD <= op <= L.OP_CAST)
+        assert L.lib().dvc_op_is_compute(op) == \
+            (L.OP_ADD <= op <= L.OP_RELU_GRAD)
 
 
 BASE = 0x100000000

@@ -273,7 +273,8 @@ def _out(op: str, out, device, shape, dtype) -> DeviceTensor:
 _USES_SRC1 = frozenset((
     _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
     _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
-    _uapi.DAVINCI_OP_AXPY, _uapi.DAVINCI_OP_MATMUL))
+    _uapi.DAVINCI_OP_AXPY, _uapi.DAVINCI_OP_MATMUL,
+    _uapi.DAVINCI_OP_RELU_GRAD))
 
 
 def check_alignment(task, op: str | None = None,
@@ -289,7 +290,7 @@ def check_alignment(task, op: str | None = None,
     caller gave those operands. Other opcodes pass unchecked.
     """
     opcode = int(task.opcode)
-    if not _uapi.DAVINCI_OP_ADD <= opcode <= _uapi.DAVINCI_OP_CAST:
+    if not _uapi.DAVINCI_OP_ADD <= opcode < _uapi.DAVINCI_OP_COUNT:
         return
     src = _CODE_TO_NAME.get(int(task.dtype))
     dst = _CODE_TO_NAME.get(int(task.dst_dtype)) \

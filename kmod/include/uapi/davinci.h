@@ -49,6 +49,7 @@
 #define DAVINCI_FEAT_SQ_POLL		(1ULL << 10)	/* DAVINCI_STREAM_F_POLLED */
 #define DAVINCI_FEAT_GRAPHS		(1ULL << 11)	/* DAVINCI_IOCTL_GRAPH_* */
 #define DAVINCI_FEAT_TRACE		(1ULL << 12)	/* DAVINCI_IOCTL_TRACE_READ */
+#define DAVINCI_FEAT_RELU_GRAD		(1ULL << 13)	/* DAVINCI_OP_RELU_GRAD */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -720,6 +721,7 @@ enum davinci_opcode {
 	DAVINCI_OP_SOFTMAX,	/* dst[m,n] = softmax of each row of src0 */
 	DAVINCI_OP_REDUCE_SUM,	/* dst[m] = sum of each row of src0[m,n] */
 	DAVINCI_OP_CAST,	/* dst (@dst_dtype) = src0 (@dtype), @count */
+	DAVINCI_OP_RELU_GRAD,	/* dst = src1 <= 0 ? 0 : src0, @count */
 	DAVINCI_OP_COUNT,
 };
 
@@ -772,8 +774,8 @@ enum davinci_dtype {
  * (HBM or pinned host) when the doorbell takes it in, else the task fails
  * with DAVINCI_STATUS_INVALID_ADDRESS when it reaches the head of its
  * stream, touching nothing. The operands of a compute task (DAVINCI_OP_ADD
- * .. DAVINCI_OP_CAST) must be aligned to their element size: @dst to that
- * of @dst_dtype for CAST and of @dtype otherwise, @src0 and @src1 to that
+ * .. DAVINCI_OP_RELU_GRAD) must be aligned to their element size: @dst to
+ * that of @dst_dtype for CAST and of @dtype otherwise, @src0 and @src1 to that
  * of @dtype (4 bytes for FLOAT32 and INT32, 2 for FLOAT16 and BFLOAT16),
  * else the task fails the same way with DAVINCI_STATUS_MISALIGNED. The
  * task holds those allocations from the doorbell until it completes:
