@@ -92,6 +92,7 @@ int dv_device_create(const struct dv_device_config *cfg,
 	for (i = 0; i < DV_PRIORITIES; i++)
 		dv_list_init(&dev->runq[i]);
 	dv_list_init(&dev->polled);
+	dv_list_init(&dev->helpable);
 	dev->poll_idle_ns = (u64)(cfg->poll_idle_us ? cfg->poll_idle_us :
 				  DV_POLL_IDLE_US) * 1000ULL;
 	ret = -ENOMEM;

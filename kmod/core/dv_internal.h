@@ -207,6 +207,11 @@ struct dv_task_result {
  * @hang: an injected hang: it makes no progress until the watchdog
  * @quiet: a graph's task that writes a completion entry only if it fails
  * @aicore: 1 + the AI-core slot it runs on (trace.c), 0 when on none
+ * @help_node: in dev->helpable while idle AI cores may run its chunks
+ * @units: work units of a compute task shared out that way
+ * @chunk: units per chunk
+ * @next_unit: first unit no AI core has claimed (claimed atomically)
+ * @helpers: AI cores other than its own running its chunks now
  */
 struct dv_task {
 	struct dv_list node;
@@ -226,6 +231,11 @@ struct dv_task {
 	bool abort;
 	bool quiet;
 	u16 aicore;
+	struct dv_list help_node;
+	u64 units;
+	u64 chunk;
+	u64 next_unit;
+	u32 helpers;
 };
 
 /**
@@ -441,6 +451,7 @@ struct dv_trace {
  * @pools: HBM and pinned host pools
  * @contexts: open contexts
  * @runq: ready streams per priority, FIFO
+ * @helpable: running compute tasks whose chunks idle AI cores may take
  * @polled: polled streams, the dispatcher's to read
  * @workers: AI-core threads
  * @nworkers: started workers
@@ -469,6 +480,7 @@ struct dv_device {
 	struct dv_pool pools[DAVINCI_ARENAS];
 	struct dv_list contexts;
 	struct dv_list runq[DV_PRIORITIES];
+	struct dv_list helpable;
 	struct dv_list polled;
 	struct os_thread *workers[DV_MAX_AICORES];
 	u32 nworkers;
@@ -609,6 +621,7 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 
 /* sched.c */
 int dv_worker_main(void *arg);
+bool dv_task_help(struct dv_device *dev);
 struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only);
 u32 dv_sched_ready_count(struct dv_device *dev);
 void dv_sched_run(struct dv_device *dev, struct dv_stream *s);

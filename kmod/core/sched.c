@@ -174,6 +174,8 @@ int dv_worker_main(void *arg)
 
 		if (dev->running < dev->cfg.aicores)
 			s = dv_sched_pick(dev, false);
+		if (!s && dv_task_help(dev))
+			continue;
 		if (!s) {
 			os_waitq_wait(dev->work_wq, dev->lock, OS_NO_DEADLINE);
 			continue;

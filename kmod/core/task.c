@@ -326,6 +326,139 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 	os_fpu_end();
 }
 
+/*
+ * Claim chunks of a shared compute task and run them until none is left.
+ * The owner also checks for cancellation, device loss and the watchdog,
+ * and on a failure lets nobody claim more.
+ */
+static u32 dv_exec_claimed(struct dv_device *dev, struct dv_task *t,
+			   bool owner)
+{
+	u32 st = DAVINCI_STATUS_OK;
+
+	for (;;) {
+		u64 begin = __atomic_fetch_add(&t->next_unit, t->chunk,
+					       __ATOMIC_RELAXED);
+
+		if (begin >= t->units)
+			return st;
+		dv_chunk_compute(t, begin, t->units - begin > t->chunk ?
+				 begin + t->chunk : t->units);
+		os_yield();
+		if (!owner)
+			continue;
+		st = dv_exec_check(dev, t);
+		if (st) {
+			__atomic_store_n(&t->next_unit, t->units,
+					 __ATOMIC_RELAXED);
+			return st;
+		}
+	}
+}
+
+/*
+ * A compute task of several chunks, without throttle or hang, is shared
+ * out: idle AI cores run its chunks beside the owner (one large matmul
+ * uses every free core). Chunks write disjoint outputs with the same
+ * kernels, so the result does not depend on who ran which.
+ */
+static u32 dv_exec_shared(struct dv_device *dev, struct dv_task *t)
+{
+	u32 idle, st;
+
+	os_mutex_assert_held(dev->lock);
+	t->units = dv_op_units(&t->desc);
+	t->chunk = dv_op_chunk_units(&t->desc);
+	t->next_unit = 0;
+	dv_list_add_tail(&t->help_node, &dev->helpable);
+	idle = dev->cfg.aicores - dev->running;
+	while (idle-- && idle < t->units / t->chunk)
+		os_waitq_wake_one(dev->work_wq);
+	os_mutex_unlock(dev->lock);
+	st = dv_exec_claimed(dev, t, true);
+	os_mutex_lock(dev->lock);
+	dv_list_del(&t->help_node);
+	while (t->helpers)
+		os_waitq_wait(dev->wq, dev->lock, OS_NO_DEADLINE);
+	os_mutex_unlock(dev->lock);
+	return st;
+}
+
+/* A compute task of more than one chunk that runs at full speed. */
+static bool dv_task_shareable(const struct dv_task *t)
+{
+	u16 op = t->desc.opcode;
+
+	return !t->hang && !t->throttle_pct && op != DAVINCI_OP_NOP &&
+	       op != DAVINCI_OP_MEMCPY && op != DAVINCI_OP_MEMSET &&
+	       dv_op_units(&t->desc) > dv_op_chunk_units(&t->desc);
+}
+
+/**
+ * dv_task_help() - run chunks of a shared compute task on an idle AI core
+ * @dev: the device (dev->lock held; dropped while the chunks run)
+ *
+ * Return: false when no task has chunks left to take or no AI core is
+ * free.
+ */
+bool dv_task_help(struct dv_device *dev)
+{
+	struct dv_task *t = NULL;
+	struct dv_list *pos;
+
+	os_mutex_assert_held(dev->lock);
+	if (dev->running >= dev->cfg.aicores)
+		return false;
+	for (pos = dev->helpable.next; pos != &dev->helpable && !t;
+	     pos = pos->next) {
+		t = DV_CONTAINER_OF(pos, struct dv_task, help_node);
+		if (__atomic_load_n(&t->next_unit, __ATOMIC_RELAXED) >=
+		    t->units)
+			t = NULL;	/* every chunk is taken already */
+	}
+	if (!t)
+		return false;
+	t->helpers++;
+	dev->running++;
+	os_mutex_unlock(dev->lock);
+	dv_exec_claimed(dev, t, false);
+	os_mutex_lock(dev->lock);
+	dev->running--;
+	if (!--t->helpers)
+		os_waitq_wake_all(dev->wq);	/* its owner waits */
+	return true;
+}
+
+/* Run @t on this AI core alone; called with dev->lock, returns without. */
+static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st;
+
+	os_mutex_unlock(dev->lock);
+	switch (t->hang ? DAVINCI_OP_COUNT : t->desc.opcode) {
+	case DAVINCI_OP_COUNT:
+		st = dv_exec_hang(dev, t);
+		break;
+	case DAVINCI_OP_NOP:
+		st = dv_exec_nop(dev, t);
+		break;
+	case DAVINCI_OP_MEMCPY:
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memcpy);
+		break;
+	case DAVINCI_OP_MEMSET:
+		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
+				    dv_chunk_memset);
+		break;
+	default:
+		st = dv_exec_chunks(dev, t, dv_op_units(&t->desc),
+				    dv_op_chunk_units(&t->desc),
+				    dv_chunk_compute);
+		break;
+	}
+	return st;
+}
+
 /**
  * dv_task_run() - run a task that touches memory or time
  * @dev: the device (dev->lock held; released while the task runs)
@@ -351,28 +484,10 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		return;
 	}
 	t->running = true;
-	os_mutex_unlock(dev->lock);
-	switch (t->hang ? DAVINCI_OP_COUNT : t->desc.opcode) {
-	case DAVINCI_OP_COUNT:
-		st = dv_exec_hang(dev, t);
-		break;
-	case DAVINCI_OP_NOP:
-		st = dv_exec_nop(dev, t);
-		break;
-	case DAVINCI_OP_MEMCPY:
-		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
-				    dv_chunk_memcpy);
-		break;
-	case DAVINCI_OP_MEMSET:
-		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
-				    dv_chunk_memset);
-		break;
-	default:
-		st = dv_exec_chunks(dev, t, dv_op_units(&t->desc),
-				    dv_op_chunk_units(&t->desc),
-				    dv_chunk_compute);
-		break;
-	}
+	if (dv_task_shareable(t))
+		st = dv_exec_shared(dev, t);
+	else
+		st = dv_exec_alone(dev, t);
 	os_mutex_lock(dev->lock);
 	t->running = false;
 	dev->busy_ns += os_now_ns() - t->start_ns;
@@ -380,6 +495,7 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		dv_mgmt_task_failed(dev, t, st);
 	dv_task_complete(s, t, st, t->start_ns);
 }
+
 
 /* Write the completion entry of @t, or count an overflow (dev->lock held). */
 static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
