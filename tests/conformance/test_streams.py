@@ -331,3 +331,17 @@ def test_per_stream_wait_mode_spins_without_a_wait_ioctl(dev):
         davinci.set_wait_mode(old)
     with pytest.raises(davinci.InvalidArgumentError):
         dev.stream(wait_mode="sometimes")
+
+
+def test_completions_name_the_ai_core(dev):
+    """A task an AI core ran says which; a notification names none."""
+    if dev.version.abi_minor < 3:
+        pytest.skip("drivers before ABI 1.3 leave the field zero")
+    s = dev.stream()
+    with dev.malloc(1 << 20) as b:
+        mem = s.memset(b, 1)
+        note = s.notify(7)
+        s.synchronize()
+        assert s.completion(mem).aicore in range(dev.info.aicores)
+        assert s.completion(note).aicore is None
+    s.destroy()

@@ -129,6 +129,9 @@ class Completion:
     end_ns: int
     status: int
     opcode: int
+    #: the AI core that ran it, or None (events, notifications, failures
+    #: before it ran, and drivers before ABI 1.3)
+    aicore: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -144,8 +147,10 @@ class Completion:
 
 
 def _completion(e) -> Completion:
+    core = int(e["aicore"])
     return Completion(int(e["seq"]), int(e["user_data"]), int(e["start_ns"]),
-                      int(e["end_ns"]), int(e["status"]), int(e["opcode"]))
+                      int(e["end_ns"]), int(e["status"]), int(e["opcode"]),
+                      None if core == _uapi.DAVINCI_TRACE_NO_CORE else core)
 
 
 @dataclass(frozen=True)
