@@ -43,6 +43,26 @@ def test_unary_bit_identical(npu, op):
     assert torch.equal(got.cpu(), getattr(torch, op)(a))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_relu_backward_on_device_bit_identical(npu, dtype):
+    from davinci import _uapi
+    from torch_npu import _device_ops
+    if not _device_ops.has_feature(torch.empty(1, device="npu"),
+                                   _uapi.DAVINCI_FEAT_RELU_GRAD):
+        pytest.skip("the driver predates DAVINCI_OP_RELU_GRAD")
+    x = torch.tensor([1.0, -1.0, 0.0, -0.0, 2.5, float("nan"),
+                      float("-inf"), 3e-39]).to(dtype)
+    g = torch.tensor([1.5, 2.0, -3.0, 4.0, float("nan"), 6.0, 7.0, -8.0]
+                     ).to(dtype)
+    got = _device_only(lambda: torch.ops.aten.threshold_backward(
+        g.npu(), x.npu(), 0))
+    want = torch.ops.aten.threshold_backward(g, x, 0)
+    assert torch.equal(got.cpu().view(torch.int16 if dtype != torch.float32
+                                      else torch.int32),
+                       want.view(torch.int16 if dtype != torch.float32
+                                 else torch.int32))
+
+
 def test_exp_close(npu):
     a, da = _pair(500)
     torch.testing.assert_close(torch.exp(da).cpu(), torch.exp(a),

@@ -65,7 +65,13 @@ _CODES = {dt: ops.DTYPES[name][0] for dt, name in DTYPES.items()}
 _OPCODES = {"add": _uapi.DAVINCI_OP_ADD, "sub": _uapi.DAVINCI_OP_SUB,
             "mul": _uapi.DAVINCI_OP_MUL, "div": _uapi.DAVINCI_OP_DIV,
             "maximum": _uapi.DAVINCI_OP_MAX, "minimum": _uapi.DAVINCI_OP_MIN,
-            "relu": _uapi.DAVINCI_OP_RELU, "exp": _uapi.DAVINCI_OP_EXP}
+            "relu": _uapi.DAVINCI_OP_RELU, "exp": _uapi.DAVINCI_OP_EXP,
+            "relu_grad": _uapi.DAVINCI_OP_RELU_GRAD}
+
+
+def has_feature(t: torch.Tensor, feature: int) -> bool:
+    """The driver of ``t``'s device has DAVINCI_FEAT_* ``feature``."""
+    return _devices.context(t.get_device()).version.has(feature)
 
 
 def _launch(t: torch.Tensor, opcode: int, **fields) -> None:

@@ -18,6 +18,8 @@ import warnings
 import torch
 from torch.utils._pytree import tree_map
 
+from davinci import _uapi
+
 from . import _devices, _ext
 from . import _device_ops as D
 
@@ -290,6 +292,19 @@ def _make_unary(name: str, dev_op: str, floats: bool):
 
 _make_unary("relu", "relu", False)
 _make_unary("exp", "exp", True)
+
+
+@_impl("threshold_backward")
+def _threshold_backward(grad, x, threshold):
+    # relu's backward: grad where x > 0, else 0 (DAVINCI_OP_RELU_GRAD)
+    if threshold == 0 and D.on_device(grad, x) and grad.shape == x.shape \
+            and D.has_feature(grad, _uapi.DAVINCI_FEAT_RELU_GRAD):
+        out = torch.empty_like(grad)
+        D.binary("relu_grad", grad, x, out)
+        return out
+    return on_cpu(aten.threshold_backward.default,
+                  "threshold, operands or a driver without RELU_GRAD",
+                  grad, x, threshold)
 
 
 @_impl("neg")
