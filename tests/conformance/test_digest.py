@@ -26,6 +26,7 @@ def workload(dev):
         outs = {name: getattr(ops, name)(a, b, stream=s)
                 for name in ("add", "sub", "mul", "div", "maximum", "minimum")}
         outs["relu"] = ops.relu(a, stream=s)
+        outs["relu_grad"] = ops.relu_grad(b, a, stream=s)
         for dst in ALL:
             outs["cast_" + dst] = ops.cast(a, dst, stream=s)
         if dt in FLOATS:

@@ -68,6 +68,17 @@ def test_relu_exact(dev, rng, dtype):
                       R.relu(a, dtype))
 
 
+@pytest.mark.parametrize("dtype", ALL)
+def test_relu_grad_exact(dev, rng, dtype):
+    g = R.random(rng, (1000,), dtype)
+    x = R.random(rng, (1000,), dtype)
+    x[:4] = R.from_f32(np.array([0.0, -0.0, np.inf, -np.inf]), dtype) \
+        if dtype != "int32" else [0, -1, 1, 2**31 - 1]
+    want = np.where(R.to_f32(x, dtype) <= 0, np.zeros_like(g), g)
+    got = ops.relu_grad(upload(dev, g, dtype), upload(dev, x, dtype))
+    assert_bits_equal(got.numpy(raw=True), want)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_axpy_exact(dev, rng, dtype):
     x = R.random(rng, (3, 500), dtype)

@@ -34,7 +34,7 @@ from .stream import Stream, make_task
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32",
            "add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
-           "axpy", "matmul", "softmax", "reduce_sum", "cast",
+           "axpy", "matmul", "softmax", "reduce_sum", "cast", "relu_grad",
            "check_alignment"]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
@@ -389,6 +389,14 @@ def maximum(a, b, out=None, stream=None) -> DeviceTensor:
 def minimum(a, b, out=None, stream=None) -> DeviceTensor:
     """min(a, b), elementwise."""
     return _binary(_uapi.DAVINCI_OP_MIN, "minimum", a, b, out, stream)
+
+
+def relu_grad(grad, x, out=None, stream=None) -> DeviceTensor:
+    """``grad`` where ``x > 0``, else 0: the gradient of relu (a NaN in
+    ``x`` lets ``grad`` through, as PyTorch's threshold_backward does).
+    Needs a driver with ``DAVINCI_FEAT_RELU_GRAD``."""
+    return _binary(_uapi.DAVINCI_OP_RELU_GRAD, "relu_grad", grad, x, out,
+                   stream)
 
 
 def _unary(opcode: int, name: str, x, out, stream, allowed) -> DeviceTensor:
