@@ -113,13 +113,9 @@ static void dv_owner_uncharge(struct dv_context *ctx)
  */
 void dv_owners_exit(void)
 {
-	struct os_mutex *m;
-
 	if (!dv_list_empty(&dv_owners))
 		return;
-	m = __atomic_exchange_n(&dv_owners_lock, NULL, __ATOMIC_ACQ_REL);
-	if (m)
-		os_mutex_destroy(m);
+	dv_global_mutex_free(&dv_owners_lock);
 }
 
 /**

@@ -743,6 +743,7 @@ const struct dv_ioctl_desc *dv_ioctl_lookup(unsigned int cmd);
 /* manager.c */
 struct os_mutex *dv_global_mutex(struct os_mutex **slot,
 				 enum os_lock_class cls);
+void dv_global_mutex_free(struct os_mutex **slot);
 int dv_mgmt_get_version(void *arg);
 int dv_mgmt_get_limits(void *arg);
 int dv_mgmt_list(void *arg);

@@ -64,6 +64,19 @@ struct os_mutex *dv_global_mutex(struct os_mutex **slot,
 }
 
 /**
+ * dv_global_mutex_free() - free a global mutex dv_global_mutex() created
+ * @slot: where it lives; NULL afterwards, so that the next
+ *	dv_global_mutex() creates it again
+ */
+void dv_global_mutex_free(struct os_mutex **slot)
+{
+	struct os_mutex *m = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+
+	if (m)
+		os_mutex_destroy(m);
+}
+
+/**
  * dv_mgmt_health() - health of a device (dev->lock held)
  * @dev: the device
  *
@@ -201,16 +214,10 @@ void dv_mgmt_unregister(struct dv_device *dev)
  */
 void dv_core_exit(void)
 {
-	struct os_mutex *m;
-
 	if (!dv_list_empty(&dv_reg_list))
 		return;
-	m = __atomic_exchange_n(&dv_reg_lock, NULL, __ATOMIC_ACQ_REL);
-	if (m)
-		os_mutex_destroy(m);
-	m = __atomic_exchange_n(&dv_ev_lock, NULL, __ATOMIC_ACQ_REL);
-	if (m)
-		os_mutex_destroy(m);
+	dv_global_mutex_free(&dv_reg_lock);
+	dv_global_mutex_free(&dv_ev_lock);
 	dv_owners_exit();
 }
 
