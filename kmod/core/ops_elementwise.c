@@ -22,51 +22,41 @@ typedef void (*ew_s32_fn)(s32 *restrict d, const s32 *restrict a,
 /*
  * The main loop runs a multiple of 8 iterations, which the very-cheap
  * vectoriser cost model of gcc -O2 accepts; the scalar tail computes the
- * same expression.
+ * same expression. @T is the element type, @res the stored value (of x
+ * and y, the elements of a and b).
  */
+#define EW_STEP(T, res)							\
+	{								\
+		T x = a[i], y = b[i];					\
+									\
+		(void)x;						\
+		(void)y;						\
+		d[i] = (res);						\
+	}
+
+#define EW_LOOPS(T, res)						\
+	do {								\
+		size_t i = 0, nb = n & ~(size_t)7;			\
+									\
+		for (; i < nb; i++)					\
+			EW_STEP(T, res)					\
+		for (; i < n; i++)					\
+			EW_STEP(T, res)					\
+	} while (0)
+
 #define DEF_F32(name, expr)						\
 static void name(float *restrict d, const float *restrict a,		\
 		 const float *restrict b, size_t n, float alpha)	\
 {									\
-	size_t i = 0, nb = n & ~(size_t)7;				\
-									\
 	(void)alpha;							\
-	for (; i < nb; i++) {						\
-		float x = a[i], y = b[i];				\
-									\
-		(void)x;						\
-		(void)y;						\
-		d[i] = dv_canon_nan(expr);				\
-	}								\
-	for (; i < n; i++) {						\
-		float x = a[i], y = b[i];				\
-									\
-		(void)x;						\
-		(void)y;						\
-		d[i] = dv_canon_nan(expr);				\
-	}								\
+	EW_LOOPS(float, dv_canon_nan(expr));				\
 }
 
 #define DEF_S32(name, expr)						\
 static void name(s32 *restrict d, const s32 *restrict a,		\
 		 const s32 *restrict b, size_t n)			\
 {									\
-	size_t i = 0, nb = n & ~(size_t)7;				\
-									\
-	for (; i < nb; i++) {						\
-		s32 x = a[i], y = b[i];					\
-									\
-		(void)x;						\
-		(void)y;						\
-		d[i] = (expr);						\
-	}								\
-	for (; i < n; i++) {						\
-		s32 x = a[i], y = b[i];					\
-									\
-		(void)x;						\
-		(void)y;						\
-		d[i] = (expr);						\
-	}								\
+	EW_LOOPS(s32, expr);						\
 }
 
 DEF_F32(f32_add, x + y)
