@@ -13,6 +13,16 @@
 #include "libdavinci_core.h"
 #include "os_posix.h"
 
+/* @obj when @ret is 0; else NULL with errno set from the -errno @ret. */
+static void *dvc_obj_or_errno(int ret, void *obj)
+{
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return obj;
+}
+
 struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 				    uint64_t hbm_bytes, uint64_t host_bytes,
 				    uint32_t task_timeout_ms,
@@ -31,11 +41,7 @@ struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 	struct dv_device *dev = NULL;
 	int ret = dv_device_create(&cfg, &dev);
 
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
-	return dev;
+	return dvc_obj_or_errno(ret, dev);
 }
 
 void dvc_device_destroy(struct dv_device *dev)
@@ -54,18 +60,9 @@ struct dv_context *dvc_context_open_as(struct dv_device *dev, uint32_t pid,
 				       uint32_t uid)
 {
 	struct dv_context *ctx = NULL;
-	int ret;
+	int ret = dev ? dv_context_open(dev, pid, uid, &ctx) : -EINVAL;
 
-	if (!dev) {
-		errno = EINVAL;
-		return NULL;
-	}
-	ret = dv_context_open(dev, pid, uid, &ctx);
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
-	return ctx;
+	return dvc_obj_or_errno(ret, ctx);
 }
 
 struct dv_context *dvc_context_open(struct dv_device *dev, uint32_t pid)
@@ -140,18 +137,9 @@ struct dv_mapping *dvc_mmap(struct dv_context *ctx, uint64_t offset,
 			    uint64_t len)
 {
 	struct dv_mapping *map = NULL;
-	int ret;
+	int ret = ctx ? dv_mmap_get(ctx, offset, len, &map) : -EINVAL;
 
-	if (!ctx) {
-		errno = EINVAL;
-		return NULL;
-	}
-	ret = dv_mmap_get(ctx, offset, len, &map);
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
-	return map;
+	return dvc_obj_or_errno(ret, map);
 }
 
 void *dvc_mapping_addr(struct dv_mapping *map)
