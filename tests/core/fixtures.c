@@ -37,15 +37,22 @@ int stats_zero(void)
 	return 1;
 }
 
+int mem_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
+	      struct davinci_mem_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = size;
+	a->flags = flags;
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_ALLOC, a);
+}
+
 int buf_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
 	      struct buf *b)
 {
 	int ret;
 
 	memset(b, 0, sizeof(*b));
-	b->a.size = size;
-	b->a.flags = flags;
-	ret = dvc_ioctl(ctx, DAVINCI_IOCTL_MEM_ALLOC, &b->a);
+	ret = mem_alloc(ctx, size, flags, &b->a);
 	if (ret)
 		return ret;
 	b->map = dvc_mmap(ctx, b->a.mmap_offset, b->a.alloc_size);
@@ -276,6 +283,7 @@ struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
 int fixture_init(struct fixture *f, uint32_t timeout_ms)
 {
 	f->ctx = NULL;
+	f->ctx2 = NULL;
 	f->dev = mkdev(timeout_ms);
 	if (!f->dev)
 		return -ENODEV;
@@ -288,8 +296,25 @@ int fixture_init(struct fixture *f, uint32_t timeout_ms)
 	return 0;
 }
 
+int fixture_init2(struct fixture *f, uint32_t timeout_ms)
+{
+	int ret = fixture_init(f, timeout_ms);
+
+	if (ret)
+		return ret;
+	f->ctx2 = dvc_context_open(f->dev, 2);
+	if (!f->ctx2) {
+		fixture_exit(f);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void fixture_exit(struct fixture *f)
 {
+	if (f->ctx2)
+		dvc_context_close(f->ctx2);
+	f->ctx2 = NULL;
 	if (f->ctx)
 		dvc_context_close(f->ctx);
 	dvc_device_destroy(f->dev);

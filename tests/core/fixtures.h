@@ -13,9 +13,10 @@
  *
  * fixture_init() creates device 0 (2 AI cores, HBM_BYTES, HOST_BYTES, the
  * given watchdog timeout, backend "lib") and opens context 1 on it;
- * fixture_exit() closes the context (unless the test closed it and set
- * fx.ctx to NULL), destroys the device and checks that the core holds no
- * object any more (stats_zero()).
+ * fixture_init2() also opens context 2 (another process) as fx.ctx2.
+ * fixture_exit() closes fx.ctx2, then the context (unless the test closed
+ * it and set fx.ctx to NULL), destroys the device and checks that the
+ * core holds no object any more (stats_zero()).
  */
 #ifndef _DV_TEST_FIXTURES_H
 #define _DV_TEST_FIXTURES_H
@@ -58,13 +59,18 @@ struct stream {
 struct fixture {
 	struct dv_device *dev;
 	struct dv_context *ctx;
+	struct dv_context *ctx2;
 };
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms);
+int fixture_init2(struct fixture *f, uint32_t timeout_ms);
 void fixture_exit(struct fixture *f);
 
 struct dv_device *mkdev(uint32_t timeout_ms);
 int stats_zero(void);
+/* MEM_ALLOC of @size bytes with @flags into a zeroed @a: 0 or -errno. */
+int mem_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
+	      struct davinci_mem_alloc *a);
 int buf_alloc(struct dv_context *ctx, uint64_t size, uint32_t flags,
 	      struct buf *b);
 void buf_free(struct dv_context *ctx, struct buf *b);

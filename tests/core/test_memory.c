@@ -16,10 +16,7 @@ void test_alloc_basic(void)
 	uint64_t h1, addr1;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	memset(&a, 0, sizeof(a));
-	a.size = 1;
-	a.flags = DAVINCI_MEM_NORMAL_ONLY;
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
+	CHECK_EQ(mem_alloc(fx.ctx, 1, DAVINCI_MEM_NORMAL_ONLY, &a), 0);
 	CHECK_EQ(a.alloc_size, 4096);
 	CHECK(a.handle != 0);
 	CHECK_EQ(a.dev_addr % 4096, 0);
@@ -27,23 +24,15 @@ void test_alloc_basic(void)
 	h1 = a.handle;
 	addr1 = a.dev_addr;
 
-	memset(&a, 0, sizeof(a));
-	a.size = 3 * MiB;	/* HUGE_FIRST */
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
+	CHECK_EQ(mem_alloc(fx.ctx, 3 * MiB, 0, &a), 0);	/* HUGE_FIRST */
 	CHECK_EQ(a.alloc_size, 4 * MiB);
 	CHECK_EQ(a.dev_addr % (2 * MiB), 0);
 
-	memset(&a, 0, sizeof(a));
-	a.size = 5;
-	a.flags = DAVINCI_MEM_HUGE_ONLY;
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
+	CHECK_EQ(mem_alloc(fx.ctx, 5, DAVINCI_MEM_HUGE_ONLY, &a), 0);
 	CHECK_EQ(a.alloc_size, 2 * MiB);
 	CHECK_EQ(a.dev_addr % (2 * MiB), 0);
 
-	memset(&a, 0, sizeof(a));
-	a.size = 10000;
-	a.flags = DAVINCI_MEM_HOST;
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
+	CHECK_EQ(mem_alloc(fx.ctx, 10000, DAVINCI_MEM_HOST, &a), 0);
 	CHECK_EQ(a.alloc_size, 12288);
 	CHECK_EQ(DAVINCI_MMAP_ARENA(a.mmap_offset), 1);
 
@@ -79,9 +68,7 @@ void test_alloc_basic(void)
 	q.handle = h1;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_QUERY, &q), -ENOENT);
 	/* Handles are not reused. */
-	memset(&a, 0, sizeof(a));
-	a.size = 4096;
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
+	CHECK_EQ(mem_alloc(fx.ctx, 4096, 0, &a), 0);
 	CHECK(a.handle != h1);
 	CHECK_EQ(a.dev_addr, addr1);	/* first fit reuses the range */
 
@@ -290,16 +277,13 @@ void test_memcpy_memset(void)
 void test_mmap(void)
 {
 	struct fixture fx;
-	struct dv_context *other;
 	struct davinci_mem_alloc a = { .size = 3 * 4096,
 				       .flags = DAVINCI_MEM_NORMAL_ONLY };
 	struct davinci_mem_free f;
 	struct davinci_mem_info mi;
 	struct dv_mapping *map;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	other = dvc_context_open(fx.dev, 2);
-	REQUIRE(other);
+	REQUIRE(fixture_init2(&fx, 0) == 0);
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_MEM_ALLOC, &a), 0);
 	map = dvc_mmap(fx.ctx, a.mmap_offset + 4096, 8192);
 	CHECK(map != NULL);
@@ -311,7 +295,7 @@ void test_mmap(void)
 	CHECK(dvc_mmap(fx.ctx, a.mmap_offset, 0) == NULL);
 	CHECK(dvc_mmap(fx.ctx, a.mmap_offset, UINT64_MAX) == NULL);
 	CHECK(dvc_mmap(fx.ctx, a.mmap_offset | (5ULL << 40), 4096) == NULL);
-	CHECK(dvc_mmap(other, a.mmap_offset, 4096) == NULL);
+	CHECK(dvc_mmap(fx.ctx2, a.mmap_offset, 4096) == NULL);
 	/* A mapping keeps freed memory from reuse. */
 	map = dvc_mmap(fx.ctx, a.mmap_offset, 4096);
 	REQUIRE(map);
@@ -324,7 +308,6 @@ void test_mmap(void)
 	dvc_munmap(map);
 	CHECK_EQ(mem_info(fx.ctx, 0, &mi), 0);
 	CHECK_EQ(mi.free, HBM_BYTES);
-	dvc_context_close(other);
 	fixture_exit(&fx);
 }
 

@@ -9,7 +9,6 @@
 void test_device_lost(void)
 {
 	struct fixture fx;
-	struct dv_context *c2;
 	struct stream s;
 	struct davinci_task t[2] = { t_nop(5000000), t_nop(1) };
 	struct davinci_task_query q;
@@ -20,9 +19,7 @@ void test_device_lost(void)
 	struct buf m;
 	double t0;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	c2 = dvc_context_open(fx.dev, 2);
-	REQUIRE(c2);
+	REQUIRE(fixture_init2(&fx, 0) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &m) == 0);
 	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
 	CHECK_EQ(submit(fx.ctx, &s, t, 2, NULL), 0);
@@ -41,12 +38,11 @@ void test_device_lost(void)
 	memset(&n, 0, sizeof(n));
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n), -ENODEV);
 	CHECK_EQ(dvc_pollable(fx.ctx), 1);
-	CHECK_EQ(dvc_pollable(c2), 1);
+	CHECK_EQ(dvc_pollable(fx.ctx2), 1);
 	CHECK(dvc_mmap(fx.ctx, m.a.mmap_offset, 4096) == NULL);
 	CHECK(dvc_context_open(fx.dev, 3) == NULL);
 	stream_unmap(&s);
 	dvc_munmap(m.map);
-	dvc_context_close(c2);
 	fixture_exit(&fx);
 }
 

@@ -9,20 +9,17 @@
 void test_operand_validation(void)
 {
 	struct fixture fx;
-	struct dv_context *other;
 	struct buf a, b, freed, foreign;
 	struct stream s;
 	struct davinci_task t;
 	struct davinci_mem_free f;
 	uint64_t seq;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	other = dvc_context_open(fx.dev, 2);
-	REQUIRE(other);
+	REQUIRE(fixture_init2(&fx, 0) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 8192, 0, &a) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 8192, 0, &b) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 8192, 0, &freed) == 0);
-	REQUIRE(buf_alloc(other, 8192, 0, &foreign) == 0);
+	REQUIRE(buf_alloc(fx.ctx2, 8192, 0, &foreign) == 0);
 	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
 	memset(a.p, 0x11, 8192);
 	memset(b.p, 0x22, 8192);
@@ -90,8 +87,7 @@ void test_operand_validation(void)
 	}
 	stream_destroy(fx.ctx, &s);
 	buf_free(fx.ctx, &b);
-	buf_free(other, &foreign);
-	dvc_context_close(other);
+	buf_free(fx.ctx2, &foreign);
 	fixture_exit(&fx);
 }
 

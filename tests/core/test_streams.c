@@ -353,7 +353,6 @@ void test_error_recovery(void)
 void test_close_in_flight(void)
 {
 	struct fixture fx;
-	struct dv_context *keep;
 	struct stream s[3];
 	struct buf m, big;
 	struct dv_stats st;
@@ -362,9 +361,7 @@ void test_close_in_flight(void)
 	struct davinci_mem_info mi;
 	int i;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	keep = dvc_context_open(fx.dev, 2);
-	REQUIRE(keep);
+	REQUIRE(fixture_init2(&fx, 0) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &m) == 0);
 	REQUIRE(buf_alloc(fx.ctx, 48 * MiB, 0, &big) == 0);
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_EVENT_CREATE, &ec), 0);
@@ -395,13 +392,12 @@ void test_close_in_flight(void)
 	CHECK_EQ(st.mappings, 1);
 	CHECK_EQ(st.hbm_used, 4096);
 	m.p[0] = 42;	/* still mapped */
-	CHECK_EQ(mem_info(keep, 0, &mi), 0);
+	CHECK_EQ(mem_info(fx.ctx2, 0, &mi), 0);
 	CHECK_EQ(mi.free, HBM_BYTES - 4096);
 	dvc_munmap(m.map);
-	CHECK_EQ(mem_info(keep, 0, &mi), 0);
+	CHECK_EQ(mem_info(fx.ctx2, 0, &mi), 0);
 	CHECK_EQ(mi.free, HBM_BYTES);
 	CHECK_EQ(mi.largest_free, HBM_BYTES);
-	dvc_context_close(keep);
 	fixture_exit(&fx);
 }
 
