@@ -82,52 +82,37 @@ DEF_S32(s32_max, x >= y ? x : y)
 DEF_S32(s32_min, x <= y ? x : y)
 DEF_S32(s32_relu, x > 0 ? x : 0)
 
+/* The kernel of each elementwise opcode per type; NULL where none. */
+static const ew_f32_fn ew_f32_fns[DAVINCI_OP_COUNT] = {
+	[DAVINCI_OP_ADD] = f32_add,
+	[DAVINCI_OP_SUB] = f32_sub,
+	[DAVINCI_OP_MUL] = f32_mul,
+	[DAVINCI_OP_DIV] = f32_div,
+	[DAVINCI_OP_MAX] = f32_max,
+	[DAVINCI_OP_MIN] = f32_min,
+	[DAVINCI_OP_RELU] = f32_relu,
+	[DAVINCI_OP_EXP] = f32_exp,
+	[DAVINCI_OP_AXPY] = f32_axpy,
+};
+
+static const ew_s32_fn ew_s32_fns[DAVINCI_OP_COUNT] = {
+	[DAVINCI_OP_ADD] = s32_add,
+	[DAVINCI_OP_SUB] = s32_sub,
+	[DAVINCI_OP_MUL] = s32_mul,
+	[DAVINCI_OP_DIV] = s32_div,
+	[DAVINCI_OP_MAX] = s32_max,
+	[DAVINCI_OP_MIN] = s32_min,
+	[DAVINCI_OP_RELU] = s32_relu,
+};
+
 static ew_f32_fn ew_f32_pick(u16 opcode)
 {
-	switch (opcode) {
-	case DAVINCI_OP_ADD:
-		return f32_add;
-	case DAVINCI_OP_SUB:
-		return f32_sub;
-	case DAVINCI_OP_MUL:
-		return f32_mul;
-	case DAVINCI_OP_DIV:
-		return f32_div;
-	case DAVINCI_OP_MAX:
-		return f32_max;
-	case DAVINCI_OP_MIN:
-		return f32_min;
-	case DAVINCI_OP_RELU:
-		return f32_relu;
-	case DAVINCI_OP_EXP:
-		return f32_exp;
-	case DAVINCI_OP_AXPY:
-		return f32_axpy;
-	default:
-		return NULL;
-	}
+	return opcode < DAVINCI_OP_COUNT ? ew_f32_fns[opcode] : NULL;
 }
 
 static ew_s32_fn ew_s32_pick(u16 opcode)
 {
-	switch (opcode) {
-	case DAVINCI_OP_ADD:
-		return s32_add;
-	case DAVINCI_OP_SUB:
-		return s32_sub;
-	case DAVINCI_OP_MUL:
-		return s32_mul;
-	case DAVINCI_OP_DIV:
-		return s32_div;
-	case DAVINCI_OP_MAX:
-		return s32_max;
-	case DAVINCI_OP_MIN:
-		return s32_min;
-	case DAVINCI_OP_RELU:
-		return s32_relu;
-	default:
-		return NULL;
-	}
+	return opcode < DAVINCI_OP_COUNT ? ew_s32_fns[opcode] : NULL;
 }
 
 static void ew_f32(ew_f32_fn fn, float *d, const float *a, const float *b,
