@@ -540,6 +540,25 @@ int dv_mgmt_procs(void *arg)
 	return 0;
 }
 
+/*
+ * The device of @index with its lock taken (dv_reg_lock held), or NULL:
+ * none, removed by the OS, or lost unless @lost_ok (a reset brings a lost
+ * device back, but not a removed one).
+ */
+static struct dv_device *dv_mgmt_lock_dev(u32 index, bool lost_ok)
+{
+	struct dv_device *dev = dv_mgmt_find(index);
+
+	if (!dev)
+		return NULL;
+	os_mutex_lock(dev->lock);
+	if (lost_ok ? dev->removed : dev->lost) {
+		os_mutex_unlock(dev->lock);
+		return NULL;
+	}
+	return dev;
+}
+
 /* True while a stream of a context failed by a reset is still running. */
 static bool dv_mgmt_reset_busy(struct dv_device *dev)
 {
@@ -569,15 +588,10 @@ int dv_mgmt_reset(void *arg)
 	os_mutex_assert_held(dv_reg_lock);
 	if (r->flags || r->pad)
 		return -EINVAL;
-	dev = dv_mgmt_find(r->index);
+	dev = dv_mgmt_lock_dev(r->index, true);
 	if (!dev)
 		return -ENODEV;
 	mg = &dev->mg;
-	os_mutex_lock(dev->lock);
-	if (dev->removed) {
-		os_mutex_unlock(dev->lock);
-		return -ENODEV;
-	}
 	old = dv_mgmt_health(dev);
 	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
 		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
@@ -645,15 +659,10 @@ int dv_mgmt_inject(void *arg)
 	default:
 		return -EINVAL;
 	}
-	dev = dv_mgmt_find(f->index);
+	dev = dv_mgmt_lock_dev(f->index, false);
 	if (!dev)
 		return -ENODEV;
 	mg = &dev->mg;
-	os_mutex_lock(dev->lock);
-	if (dev->lost) {
-		os_mutex_unlock(dev->lock);
-		return -ENODEV;
-	}
 	old = dv_mgmt_health(dev);
 	switch (f->kind) {
 	case DAVINCI_FAULT_ECC:
