@@ -76,21 +76,25 @@ static int mgmt_reset(uint32_t index, uint32_t *contexts)
 	return ret;
 }
 
+/* The events of @dev after @since into @e: 1 when it got any. */
+static int mgmt_read_events(uint64_t since, uint32_t dev,
+			    struct davinci_mgmt_events *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->since_seq = since;
+	e->device = dev;
+	return !dvc_manager_ioctl(DAVINCI_IOCTL_MGMT_EVENTS, e) && e->count;
+}
+
 /* Latest event sequence number of all devices. */
 static uint64_t mgmt_last_seq(void)
 {
 	struct davinci_mgmt_events e;
 	uint64_t since = 0;
 
-	for (;;) {
-		memset(&e, 0, sizeof(e));
-		e.since_seq = since;
-		e.device = DAVINCI_MGMT_ALL_DEVICES;
-		if (dvc_manager_ioctl(DAVINCI_IOCTL_MGMT_EVENTS, &e) ||
-		    !e.count)
-			return since;
+	while (mgmt_read_events(since, DAVINCI_MGMT_ALL_DEVICES, &e))
 		since = e.next_seq;
-	}
+	return since;
 }
 
 /* Does an event of @type (and @fault, if not 0) on @dev follow @since? */
@@ -100,13 +104,7 @@ static int mgmt_has_event(uint64_t since, uint32_t dev, uint32_t type,
 	struct davinci_mgmt_events e;
 	uint32_t i;
 
-	for (;;) {
-		memset(&e, 0, sizeof(e));
-		e.since_seq = since;
-		e.device = dev;
-		if (dvc_manager_ioctl(DAVINCI_IOCTL_MGMT_EVENTS, &e) ||
-		    !e.count)
-			return 0;
+	while (mgmt_read_events(since, dev, &e)) {
 		for (i = 0; i < e.count; i++) {
 			if (e.ev[i].type == type &&
 			    (!fault || e.ev[i].fault == fault)) {
@@ -117,6 +115,7 @@ static int mgmt_has_event(uint64_t since, uint32_t dev, uint32_t type,
 		}
 		since = e.next_seq;
 	}
+	return 0;
 }
 
 void test_mgmt_list_info(void)
