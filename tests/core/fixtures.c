@@ -282,8 +282,7 @@ struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms)
 {
-	f->ctx = NULL;
-	f->ctx2 = NULL;
+	memset(f, 0, sizeof(*f));
 	f->dev = mkdev(timeout_ms);
 	if (!f->dev)
 		return -ENODEV;
@@ -310,8 +309,42 @@ int fixture_init2(struct fixture *f, uint32_t timeout_ms)
 	return 0;
 }
 
+/* A stream on f->ctx that fixture_exit() destroys: 0 or -errno. */
+int fx_stream(struct fixture *f, uint32_t prio, uint32_t sqe, uint32_t cqe,
+	      struct stream *s)
+{
+	int ret;
+
+	if (f->nstreams == FX_MAX_OWNED)
+		return -ENOSPC;
+	ret = stream_create(f->ctx, prio, sqe, cqe, s);
+	if (!ret)
+		f->streams[f->nstreams++] = s;
+	return ret;
+}
+
+/* A buffer on f->ctx that fixture_exit() frees: 0 or -errno. */
+int fx_buf(struct fixture *f, uint64_t size, uint32_t flags, struct buf *b)
+{
+	int ret;
+
+	if (f->nbufs == FX_MAX_OWNED)
+		return -ENOSPC;
+	ret = buf_alloc(f->ctx, size, flags, b);
+	if (!ret)
+		f->bufs[f->nbufs++] = b;
+	return ret;
+}
+
 void fixture_exit(struct fixture *f)
 {
+	unsigned int i;
+
+	for (i = 0; i < f->nstreams; i++)
+		stream_destroy(f->ctx, f->streams[i]);
+	for (i = 0; i < f->nbufs; i++)
+		buf_free(f->ctx, f->bufs[i]);
+	f->nstreams = f->nbufs = 0;
 	if (f->ctx2)
 		dvc_context_close(f->ctx2);
 	f->ctx2 = NULL;

@@ -14,9 +14,11 @@
  * fixture_init() creates device 0 (2 AI cores, HBM_BYTES, HOST_BYTES, the
  * given watchdog timeout, backend "lib") and opens context 1 on it;
  * fixture_init2() also opens context 2 (another process) as fx.ctx2.
- * fixture_exit() closes fx.ctx2, then the context (unless the test closed
- * it and set fx.ctx to NULL), destroys the device and checks that the
- * core holds no object any more (stats_zero()).
+ * fx_stream() and fx_buf() create a stream and a buffer on fx.ctx that the
+ * fixture owns (KUnit's managed resources). fixture_exit() destroys those
+ * streams, then frees those buffers, closes fx.ctx2, then the context
+ * (unless the test closed it and set fx.ctx to NULL), destroys the device
+ * and checks that the core holds no object any more (stats_zero()).
  */
 #ifndef _DV_TEST_FIXTURES_H
 #define _DV_TEST_FIXTURES_H
@@ -56,14 +58,22 @@ struct stream {
 	uint32_t tail;
 };
 
+#define FX_MAX_OWNED 8	/* streams, and buffers, a fixture owns at most */
+
 struct fixture {
 	struct dv_device *dev;
 	struct dv_context *ctx;
 	struct dv_context *ctx2;
+	struct stream *streams[FX_MAX_OWNED];
+	struct buf *bufs[FX_MAX_OWNED];
+	unsigned int nstreams, nbufs;
 };
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms);
 int fixture_init2(struct fixture *f, uint32_t timeout_ms);
+int fx_stream(struct fixture *f, uint32_t prio, uint32_t sqe, uint32_t cqe,
+	      struct stream *s);
+int fx_buf(struct fixture *f, uint64_t size, uint32_t flags, struct buf *b);
 void fixture_exit(struct fixture *f);
 
 struct dv_device *mkdev(uint32_t timeout_ms);

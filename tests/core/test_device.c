@@ -127,7 +127,7 @@ void test_ioctl_copy_rules(void)
 	uint64_t last;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	REQUIRE(submit(fx.ctx, &s, &gate, 1, &last) == 0);
 
 	/* a wait that times out leaves the caller's struct as it was */
@@ -163,7 +163,6 @@ void test_ioctl_copy_rules(void)
 	q.seq = last;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TASK_CANCEL, &q), 0);
 	CHECK_EQ(swait(fx.ctx, &s, last, 10000, NULL), 0);
-	stream_destroy(fx.ctx, &s);
 	fixture_exit(&fx);
 }
 

@@ -159,7 +159,7 @@ void test_notifications(void)
 	int i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	memset(&n, 0, sizeof(n));
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n), -ETIMEDOUT);
 	n.timeout_ms = 20;
@@ -221,7 +221,6 @@ void test_notifications(void)
 		}
 	}
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n), -ETIMEDOUT);
-	stream_destroy(fx.ctx, &s);
 	fixture_exit(&fx);
 }
 

@@ -219,10 +219,10 @@ void test_memcpy_memset(void)
 	struct davinci_stream_wait w;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, n, DAVINCI_MEM_HOST, &h1) == 0);
-	REQUIRE(buf_alloc(fx.ctx, n, DAVINCI_MEM_HOST, &h2) == 0);
-	REQUIRE(buf_alloc(fx.ctx, n, 0, &d) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_buf(&fx, n, DAVINCI_MEM_HOST, &h1) == 0);
+	REQUIRE(fx_buf(&fx, n, DAVINCI_MEM_HOST, &h2) == 0);
+	REQUIRE(fx_buf(&fx, n, 0, &d) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	CHECK_EQ(s.c.sq_entries, 256);
 	CHECK_EQ(s.sq->entries, 256);
 	for (i = 0; i < n; i++)
@@ -267,10 +267,6 @@ void test_memcpy_memset(void)
 			CHECK(0 && "overlapping memcpy");
 			break;
 		}
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &h1);
-	buf_free(fx.ctx, &h2);
-	buf_free(fx.ctx, &d);
 	fixture_exit(&fx);
 }
 

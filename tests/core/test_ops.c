@@ -103,10 +103,10 @@ void test_compute_smoke(void)
 	int i, n = 100000;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, (uint64_t)n * 4, 0, &a) == 0);
-	REQUIRE(buf_alloc(fx.ctx, (uint64_t)n * 4, 0, &b) == 0);
-	REQUIRE(buf_alloc(fx.ctx, (uint64_t)n * 4, DAVINCI_MEM_HOST, &c) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, 0, &a) == 0);
+	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, 0, &b) == 0);
+	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, DAVINCI_MEM_HOST, &c) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	pa = (int32_t *)a.p;
 	pb = (int32_t *)b.p;
 	pc = (int32_t *)c.p;
@@ -144,10 +144,6 @@ void test_compute_smoke(void)
 		      DAVINCI_STATUS_INVALID_ADDRESS);
 	}
 	CHECK(all_set(c.p, 0x77, (size_t)n * 4));
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &a);
-	buf_free(fx.ctx, &b);
-	buf_free(fx.ctx, &c);
 	fixture_exit(&fx);
 }
 
@@ -221,10 +217,10 @@ void test_misaligned_operands(void)
 	int i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, sz, 0, &bd) == 0);
-	REQUIRE(buf_alloc(fx.ctx, sz, 0, &b0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, sz, DAVINCI_MEM_HOST, &b1) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
+	REQUIRE(fx_buf(&fx, sz, 0, &bd) == 0);
+	REQUIRE(fx_buf(&fx, sz, 0, &b0) == 0);
+	REQUIRE(fx_buf(&fx, sz, DAVINCI_MEM_HOST, &b1) == 0);
+	REQUIRE(fx_stream(&fx, 0, 16, 16, &s) == 0);
 	/* finite, non-zero in every dtype: 0x3c3c... */
 	memset(b0.p, 0x3c, sz);
 	memset(b1.p, 0x3c, sz);
@@ -311,10 +307,6 @@ void test_misaligned_operands(void)
 		CHECK(all_set(bd.p + 16, 0xee, sz - 16));
 		CHECK_EQ(stream_reset(fx.ctx, &s), 0);
 	}
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &bd);
-	buf_free(fx.ctx, &b0);
-	buf_free(fx.ctx, &b1);
 	fixture_exit(&fx);
 }
 

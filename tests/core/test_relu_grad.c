@@ -62,10 +62,10 @@ void test_relu_grad(void)
 	REQUIRE(fixture_init(&fx, 0) == 0);
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GET_VERSION, &v), 0);
 	CHECK(v.features & DAVINCI_FEAT_RELU_GRAD);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &g) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &x) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &d) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &g) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &x) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &d) == 0);
+	REQUIRE(fx_stream(&fx, 0, 16, 16, &s) == 0);
 
 	/* float32: gradients with a NaN payload and a -0 pass bit for bit */
 	g32 = (uint32_t *)g.p;
@@ -154,9 +154,5 @@ void test_relu_grad(void)
 			CHECK_EQ(stream_reset(fx.ctx, &s), 0);
 		}
 	}
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &g);
-	buf_free(fx.ctx, &x);
-	buf_free(fx.ctx, &d);
 	fixture_exit(&fx);
 }

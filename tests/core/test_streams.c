@@ -17,10 +17,10 @@ void test_stream_ordering(void)
 	uint32_t i, n = 0;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &a) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096 * 100, 0, &b) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &c) == 0);
-	REQUIRE(stream_create(fx.ctx, 3, 256, 256, &s) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &a) == 0);
+	REQUIRE(fx_buf(&fx, 4096 * 100, 0, &b) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &c) == 0);
+	REQUIRE(fx_stream(&fx, 3, 256, 256, &s) == 0);
 	/* a = i; b[i] = a; repeated: b records the order of execution. */
 	for (i = 0; i < 100; i++) {
 		t[n++] = t_memset(a.a.dev_addr, (uint8_t)i, 4096);
@@ -53,10 +53,6 @@ void test_stream_ordering(void)
 		CHECK_EQ(d.first_seq, 201);
 		CHECK_EQ(d.last_seq, 200);
 	}
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &a);
-	buf_free(fx.ctx, &b);
-	buf_free(fx.ctx, &c);
 	fixture_exit(&fx);
 }
 
@@ -70,7 +66,7 @@ void test_cq_overflow(void)
 	int i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 8, 4, &s) == 0);
+	REQUIRE(fx_stream(&fx, 0, 8, 4, &s) == 0);
 	for (i = 0; i < 8; i++)
 		t[i] = t_nop(0);
 	CHECK_EQ(submit(fx.ctx, &s, t, 8, &last), 0);
@@ -89,7 +85,6 @@ void test_cq_overflow(void)
 	CHECK_EQ(submit(fx.ctx, &s, t, 1, &last), 0);
 	CHECK_EQ(swait(fx.ctx, &s, last, 5000, NULL), 0);
 	CHECK_EQ(s.cq->tail, 6);
-	stream_destroy(fx.ctx, &s);
 	fixture_exit(&fx);
 }
 
@@ -102,8 +97,8 @@ void test_parallel_streams(void)
 	uint64_t l1, l2;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s1) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s2) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s1) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s2) == 0);
 	CHECK_EQ(submit(fx.ctx, &s1, &t, 1, &l1), 0);
 	CHECK_EQ(submit(fx.ctx, &s2, &t, 1, &l2), 0);
 	CHECK_EQ(swait(fx.ctx, &s1, l1, 5000, NULL), 0);
@@ -122,8 +117,6 @@ void test_parallel_streams(void)
 		CHECK_EQ(dvc_device_info(fx.dev, &di, &busy), 0);
 		CHECK(busy >= 600000000ULL);
 	}
-	stream_destroy(fx.ctx, &s1);
-	stream_destroy(fx.ctx, &s2);
 	fixture_exit(&fx);
 }
 
@@ -173,8 +166,8 @@ void test_query_cancel(void)
 	uint64_t last;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &m) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	t[0] = t_nop(2000000);
 	t[1] = t_nop(1000000);
 	t[2] = t_memset(m.a.dev_addr, 3, 4096);
@@ -220,8 +213,6 @@ void test_query_cancel(void)
 	q.stream_id = s.c.stream_id;
 	q.pad = 1;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TASK_QUERY, &q), -EINVAL);
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &m);
 	fixture_exit(&fx);
 }
 
@@ -269,7 +260,7 @@ void test_watchdog(void)
 	struct davinci_task_query q;
 
 	REQUIRE(fixture_init(&fx, 100) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	CHECK_EQ(submit(fx.ctx, &s, t, 2, NULL), 0);
 	CHECK_EQ(swait(fx.ctx, &s, 0, 5000, &w), 0);
 	CHECK_EQ(w.status, DAVINCI_STATUS_TIMEOUT);
@@ -290,7 +281,6 @@ void test_watchdog(void)
 	CHECK_EQ(swait(fx.ctx, &s, 0, 5000, &w), 0);
 	CHECK_EQ(w.status, 0);
 	CHECK_EQ(tstatus(fx.ctx, &s, 3), DAVINCI_STATUS_OK);
-	stream_destroy(fx.ctx, &s);
 	fixture_exit(&fx);
 }
 
@@ -305,8 +295,8 @@ void test_error_recovery(void)
 	uint64_t last;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &m) == 0);
-	REQUIRE(stream_create(fx.ctx, 0, 0, 0, &s) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
+	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	t[0] = t_memset(m.a.dev_addr, 1, 4096);
 	t[1] = t_memset(m.a.dev_addr, 2, 8192);		/* fails */
 	t[2] = t_memset(m.a.dev_addr, 3, 4096);		/* aborted */
@@ -345,8 +335,6 @@ void test_error_recovery(void)
 	CHECK(all_set(m.p, 3, 4096));
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_STREAM_QUERY, &q), 0);
 	CHECK_EQ(q.state, DAVINCI_STREAM_IDLE);
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &m);
 	fixture_exit(&fx);
 }
 

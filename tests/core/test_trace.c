@@ -103,7 +103,7 @@ void test_trace_ring(void)
 	uint32_t i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(buf_alloc(fx.ctx, 1 * MiB, 0, &b) == 0);
+	REQUIRE(fx_buf(&fx, 1 * MiB, 0, &b) == 0);
 	since = written(fx.ctx);
 	for (i = 0; i < NSTREAMS; i++)
 		REQUIRE(stream_create(fx.ctx, 0, 64, 64, &s[i]) == 0);
@@ -170,6 +170,5 @@ void test_trace_ring(void)
 
 	for (i = 0; i < NSTREAMS; i++)
 		stream_destroy(fx.ctx, &s[i]);
-	buf_free(fx.ctx, &b);
 	fixture_exit(&fx);
 }
