@@ -28,7 +28,7 @@ def load_data(seed: int = 0):
     return x[:split], y[:split], x[split:], y[split:]
 
 
-def train(x, y, seed: int = 0):
+def train(x, y, seed: int = 0, epochs: int = EPOCHS):
     """Full-batch gradient descent on softmax cross-entropy."""
     rng = np.random.default_rng(seed)
     w1 = (rng.standard_normal((x.shape[1], HIDDEN)) *
@@ -38,7 +38,7 @@ def train(x, y, seed: int = 0):
           np.sqrt(2 / HIDDEN)).astype(np.float32)
     b2 = np.zeros(10, np.float32)
     onehot = np.eye(10, dtype=np.float32)[y]
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         h = np.maximum(x @ w1 + b1, 0)
         z = h @ w2 + b2
         z -= z.max(axis=1, keepdims=True)

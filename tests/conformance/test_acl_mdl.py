@@ -379,27 +379,6 @@ def test_davinci_atc_command_line(acl_dev, tmp_path):
     assert p.returncode == 1 and "--input_shape" in p.stderr
 
 
-def test_model_from_torch_onnx_export(dev, tmp_path):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 32),
-                              torch.nn.ReLU(), torch.nn.Linear(32, 10),
-                              torch.nn.Softmax(dim=1)).eval()
-    x = torch.randn(5, 1, 8, 8)
-    path = str(tmp_path / "torch_mlp.onnx")
-    torch.onnx.export(net, (x,), path, input_names=["image"],
-                      output_names=["prob"], dynamo=False,
-                      dynamic_axes={"image": {0: "batch"}})
-    data = atc.convert(path, input_shape="image:-1,1,8,8",
-                       dynamic_batch_size="1,5")
-    mod = Model(dev, data)
-    out, = mod.run([x.numpy()], batch=5)
-    with torch.no_grad():
-        want = net(x).numpy()
-    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
-    mod.unload()
-
-
 def test_model_runs_when_no_graph_fits(dev):
     """With every task graph of the context taken, execute falls back to
     one batch into the ring."""
