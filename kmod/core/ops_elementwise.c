@@ -82,37 +82,30 @@ DEF_S32(s32_max, x >= y ? x : y)
 DEF_S32(s32_min, x <= y ? x : y)
 DEF_S32(s32_relu, x > 0 ? x : 0)
 
-/* The kernel of each elementwise opcode per type; NULL where none. */
-static const ew_f32_fn ew_f32_fns[DAVINCI_OP_COUNT] = {
-	[DAVINCI_OP_ADD] = f32_add,
-	[DAVINCI_OP_SUB] = f32_sub,
-	[DAVINCI_OP_MUL] = f32_mul,
-	[DAVINCI_OP_DIV] = f32_div,
-	[DAVINCI_OP_MAX] = f32_max,
-	[DAVINCI_OP_MIN] = f32_min,
-	[DAVINCI_OP_RELU] = f32_relu,
-	[DAVINCI_OP_EXP] = f32_exp,
-	[DAVINCI_OP_AXPY] = f32_axpy,
-};
-
-static const ew_s32_fn ew_s32_fns[DAVINCI_OP_COUNT] = {
-	[DAVINCI_OP_ADD] = s32_add,
-	[DAVINCI_OP_SUB] = s32_sub,
-	[DAVINCI_OP_MUL] = s32_mul,
-	[DAVINCI_OP_DIV] = s32_div,
-	[DAVINCI_OP_MAX] = s32_max,
-	[DAVINCI_OP_MIN] = s32_min,
-	[DAVINCI_OP_RELU] = s32_relu,
+/* The kernels of each elementwise opcode; NULL where a type has none. */
+static const struct {
+	ew_f32_fn f32;	/* float32, and float16/bfloat16 widened */
+	ew_s32_fn s32;
+} ew_fns[DAVINCI_OP_COUNT] = {
+	[DAVINCI_OP_ADD] = { f32_add, s32_add },
+	[DAVINCI_OP_SUB] = { f32_sub, s32_sub },
+	[DAVINCI_OP_MUL] = { f32_mul, s32_mul },
+	[DAVINCI_OP_DIV] = { f32_div, s32_div },
+	[DAVINCI_OP_MAX] = { f32_max, s32_max },
+	[DAVINCI_OP_MIN] = { f32_min, s32_min },
+	[DAVINCI_OP_RELU] = { f32_relu, s32_relu },
+	[DAVINCI_OP_EXP] = { f32_exp, NULL },
+	[DAVINCI_OP_AXPY] = { f32_axpy, NULL },
 };
 
 static ew_f32_fn ew_f32_pick(u16 opcode)
 {
-	return opcode < DAVINCI_OP_COUNT ? ew_f32_fns[opcode] : NULL;
+	return opcode < DAVINCI_OP_COUNT ? ew_fns[opcode].f32 : NULL;
 }
 
 static ew_s32_fn ew_s32_pick(u16 opcode)
 {
-	return opcode < DAVINCI_OP_COUNT ? ew_s32_fns[opcode] : NULL;
+	return opcode < DAVINCI_OP_COUNT ? ew_fns[opcode].s32 : NULL;
 }
 
 static void ew_f32(ew_f32_fn fn, float *d, const float *a, const float *b,
