@@ -33,7 +33,8 @@ struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only)
 			struct dv_stream *s = DV_CONTAINER_OF(pos,
 					struct dv_stream, run_node);
 
-			if (short_only &&
+			/* (failed contexts leave queued streams empty) */
+			if (short_only && !dv_list_empty(&s->tasks) &&
 			    !dv_task_is_short(dev, DV_CONTAINER_OF(
 					s->tasks.next, struct dv_task, node)))
 				continue;
