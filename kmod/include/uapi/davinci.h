@@ -30,8 +30,9 @@
  * also announced by its feature bit. 3: polled submission rings
  * (DAVINCI_STREAM_F_POLLED; the ring header's @flags, @status and @seq;
  * DAVINCI_STATUS_QUEUE_FAULT), task graphs (DAVINCI_IOCTL_GRAPH_*), the
- * trace ring (DAVINCI_IOCTL_TRACE_READ) and a completion entry's @aicore
- * (was @pad), each announced by its feature bit.
+ * trace ring (DAVINCI_IOCTL_TRACE_READ), a completion entry's @aicore
+ * (was @pad) and DAVINCI_OP_RELU_GRAD, each announced by its feature
+ * bit.
  */
 #define DAVINCI_ABI_MINOR 3
 
