@@ -98,7 +98,7 @@ test-py: core
 	@mkdir -p $(DIGESTS)
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
 		DAVINCI_DIGEST_FILE=$(DIGESTS)/inproc \
-		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs tests/trace
+		$(PYTEST) tests/abi tests/ops tests/conformance tests/docs tests/trace tests/atc
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
 		$(PYTEST) tests/torch
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+"""davinci-atc on its own, no device: the command line and the error for
+an op it cannot convert. (Models it makes run in tests/conformance on
+every backend.)"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from davinci import atc, omfile  # noqa: E402
+
+from tests.conformance._onnx_models import mlp  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def test_unsupported_op_names_the_op_and_node(tmp_path):
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+               helper.make_node("LpNormalization", ["r"], ["y"],
+                                name="my_norm")],
+              [("x", [1, 4])], [("y", [1, 4])])
+    with pytest.raises(atc.ConversionError) as ei:
+        atc.convert(m)
+    assert "LpNormalization" in str(ei.value)
+    assert "my_norm" in str(ei.value)
+    src = tmp_path / "bad.onnx"
+    onnx.save(m, str(src))
+    p = _atc("--model", str(src), "--framework=5",
+             "--output", str(tmp_path / "bad"))
+    assert p.returncode == 1
+    assert "LpNormalization" in p.stderr and "my_norm" in p.stderr
+    assert not (tmp_path / "bad.om").exists()
+
+
+def _atc(*args):
+    env = dict(os.environ)
+    us = os.path.join(REPO, "userspace")
+    env["PYTHONPATH"] = us + (os.pathsep + env["PYTHONPATH"]
+                              if env.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, "-m", "davinci.atc", *args],
+                          env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_davinci_atc_command_line(tmp_path):
+    m, ref = mlp(seed=11)
+    src = tmp_path / "mlp.onnx"
+    onnx.save(m, str(src))
+    p = _atc("--model", str(src), "--framework=5", "--output",
+             str(tmp_path / "mlp"), "--soc_version=Ascend310",
+             "--input_shape=x:3,64")
+    assert p.returncode == 0, p.stderr
+    assert "ATC run success" in p.stdout
+    om = omfile.parse((tmp_path / "mlp.om").read_bytes())
+    assert om.inputs[0].dims == [3, 64]
+    assert om.info["soc_version"] == "Ascend310"
+    p = _atc("--model", str(src), "--framework=0", "--output",
+             str(tmp_path / "x"))
+    assert p.returncode == 2 and "--framework=5" in p.stderr
+    # a dynamic batch dimension needs a shape
+    p = _atc("--model", str(src), "--framework=5", "--output",
+             str(tmp_path / "y"))
+    assert p.returncode == 1 and "--input_shape" in p.stderr
