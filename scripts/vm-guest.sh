@@ -33,7 +33,8 @@ fi
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH="$here/userspace${PYTHONPATH:+:$PYTHONPATH}"
 # VM_PYTEST_ARGS is shell-quoted (-k 'a or b' stays one argument)
-eval "pytest_args=(-q -p no:cacheprovider ${VM_PYTEST_ARGS:-})"
+# (a test that hangs fails after 15 min times that, with its threads' stacks)
+eval "pytest_args=(-q -p no:cacheprovider -o timeout=$((900 * slow)) ${VM_PYTEST_ARGS:-})"
 
 result() {
 	echo "$1 $2" | tee -a "$summary"

@@ -40,6 +40,7 @@ destroyed and the memory directory removed.
 
 import ctypes
 import errno
+import faulthandler
 import itertools
 import logging
 import os
@@ -285,6 +286,9 @@ class Server:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
         signal.signal(signal.SIGUSR2, lambda s, f: None)
+        # SIGUSR1 writes every thread's stack to the log: what a hung
+        # daemon is doing (scripts/with-fuse.sh asks when a command fails)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         self._create_devices()
         self.fs = DavinciFS(self.devices)
         self.thread = threading.Thread(target=self._run_fuse,
