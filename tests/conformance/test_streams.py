@@ -2,12 +2,19 @@
 """Streams: batch submission, completions, synchronisation, failure, reset,
 cancel and timeouts (timing-independent: long work is held by a gate)."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import davinci
 from davinci import _uapi
 from davinci.stream import make_task
+
+USERSPACE = os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "userspace")
 
 
 def test_batch_submit_sequences_and_completions(dev):
@@ -39,6 +46,39 @@ def test_batch_larger_than_ring(dev):
     s.synchronize()
     assert s.query().completed_seq == 100
     s.drain()
+
+
+_REFILL_CHILD = """
+import numpy as np
+import davinci
+from davinci import _uapi
+with davinci.Device(0) as d:
+    s = d.stream(sq_entries=16, cq_entries=16)
+    batch = np.zeros(40, dtype=davinci.TASK_DTYPE)
+    batch["opcode"] = _uapi.DAVINCI_OP_NOP
+    for _ in range(1000):
+        s.submit(batch)
+    s.synchronize(timeout=60)
+    print(s.query().completed_seq)
+"""
+
+
+def test_ring_refills_while_the_host_waits_for_room():
+    """Batches larger than the ring, many times over: the device takes
+    tasks in while the host finds the ring full and starts waiting for
+    room. Whichever comes first, every submission finishes (a host that
+    waited for the head to move on from where it first read it waited
+    forever when the device had emptied the ring in between). In a child
+    process, so that a hang fails here rather than in the next test."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (USERSPACE, os.environ.get("PYTHONPATH")) if p))
+    try:
+        p = subprocess.run([sys.executable, "-c", _REFILL_CHILD], env=env,
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a submission larger than the ring never finished")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(1000 * 40)]
 
 
 def test_stream_order(dev):

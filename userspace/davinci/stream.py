@@ -330,6 +330,7 @@ class Stream:
         return seqs
 
     def _ring_room(self) -> int:
+        """Free slots in the submission ring."""
         return self.sq_entries - ((self._sq_tail - self._sqh.head) & _M32)
 
     def _write_ring(self, src: int, k: int) -> int:
@@ -375,16 +376,17 @@ class Stream:
     def _wait_for_room(self) -> None:
         """The polled ring is full (lock held). Its head moves when the
         dispatcher takes tasks in; when the stream already has as many
-        tasks queued as the device allows, that waits for completions."""
+        tasks queued as the device allows, that waits for completions.
+        Watches for room, not for the head to move: the dispatcher may have
+        taken everything in since the ring was found full."""
         h, c = self._sqh, self._cqh
-        head = h.head
-        if waiting.poll_until(lambda: h.head != head, None):
+        if waiting.poll_until(lambda: self._ring_room() > 0, None):
             return
-        while h.head == head:
+        while self._ring_room() <= 0:
             if c.status == _uapi.DAVINCI_STATUS_QUEUE_FAULT:
                 self._raise_failed(_uapi.DAVINCI_STATUS_QUEUE_FAULT)
             self._ring_doorbell()       # takes in what fits now
-            if h.head != head:
+            if self._ring_room() > 0:
                 return
             nxt = int(c.seq) + 1        # a completion makes room
             if nxt <= int(h.seq):
