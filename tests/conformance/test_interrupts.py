@@ -19,10 +19,14 @@ import pytest
 from .conftest import GATE_US
 
 _CHILD = """
+import signal
 import sys
 import davinci
 from davinci import _uapi
 
+# Ctrl-C raises KeyboardInterrupt even where SIGINT came in ignored (a
+# shell's background job: Python then installs no handler of its own)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 how = sys.argv[1]
 dev = davinci.Device(0)
 s = dev.stream()
