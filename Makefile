@@ -129,7 +129,7 @@ vm-test:
 
 # make test on 6.12: tests/kmod, the op digest, the kill soak and a clean
 # unload; the whole conformance suite and the demo run on 6.1 (CI budget).
-VM_612_SKIP ?= conformance demo
+VM_612_SKIP ?= conformance torch-smoke demo
 vm-test-6.12:
 	$(MAKE) vm-test VM_KVER=6.12 VM_SKIP="$(VM_612_SKIP)"
 
@@ -190,7 +190,7 @@ bench: deps install-py core
 # the ratios, not the absolute figures, with the host's).
 bench-vm: deps-vm install-py
 	@mkdir -p $(BUILD)/bench
-	VM_BENCH=1 VM_SKIP="conformance kmod-tests demo kill-soak" \
+	VM_BENCH=1 VM_SKIP="conformance torch-smoke kmod-tests demo kill-soak" \
 		scripts/vm-test.sh $(PY)
 	cp $(BUILD)/vm-test/bench-kmod.json $(BUILD)/bench/kmod.json
 

@@ -28,7 +28,7 @@ slow=1
 if [ "$debug" = 1 ]; then
 	slow=4
 	[ "${VM_DEBUG_CONFORMANCE:-0}" = 1 ] ||
-		VM_SKIP="${VM_SKIP:-} conformance demo kill-soak"
+		VM_SKIP="${VM_SKIP:-} conformance torch-smoke demo kill-soak"
 fi
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH="$here/userspace${PYTHONPATH:+:$PYTHONPATH}"
@@ -121,6 +121,11 @@ else
 	echo "SKIP conformance (tests/conformance not present)" |
 		tee -a "$summary"
 fi
+
+# PyTorch on the module: import torch_npu, a tensor round trip and one op
+# (the rest of tests/torch takes longer than TCG allows).
+step torch-smoke env DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) \
+	"$py" -m pytest "${pytest_args[@]}" "$here/tests/torch/test_smoke.py"
 
 # Without the whole suite (VM_SKIP), its op digest workload alone.
 case " ${VM_SKIP:-} " in
