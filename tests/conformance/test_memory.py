@@ -131,6 +131,46 @@ def test_sync_copies_both_ways(dev, rng):
         assert raw.dtype == np.uint8 and raw.tobytes() == data.tobytes()
 
 
+def test_small_sync_copies_with_offsets_and_shapes(dev, rng):
+    """Synchronous copies are host copies through the mapping: any
+    C-contiguous dtype and shape, at an offset, part of the buffer."""
+    s = dev.stream()
+    with dev.malloc(4096) as b:
+        s.memset(b, 0x5A)
+        grid = rng.standard_normal((3, 5)).astype(np.float16)
+        s.copy_from_host(b, grid, offset=100)    # waits for the memset
+        assert b.numpy()[99] == 0x5A and b.numpy()[130] == 0x5A
+        out = np.zeros((3, 5), np.float16)
+        s.copy_to_host(b, out, offset=100)
+        assert out.tobytes() == grid.tobytes()
+        wide = np.zeros(8, np.int32)
+        s.copy_to_host(b, wide, nbytes=4, offset=96)
+        assert wide[0] == 0x5A5A5A5A and not wide[1:].any()
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.copy_from_host(b, np.zeros(8, np.uint8), offset=4090)
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.copy_to_host(b, np.zeros(8, np.uint8), offset=4090)
+
+
+def test_copied_buffer_gives_its_memory_back_at_free(dev):
+    """A buffer that served a synchronous copy keeps no view of its
+    memory after free: the memory is back in the pool at once, and the
+    freed buffer refuses copies."""
+    s = dev.stream()
+    wait_quiescent(dev)
+    before = dev.mem_info()
+    b = dev.malloc(1 << 20)
+    s.copy_from_host(b, np.ones(4096, np.uint8))
+    s.copy_to_host(b, np.empty(4096, np.uint8))
+    b.free()
+    wait_quiescent(dev)
+    assert dev.mem_info() == before
+    with pytest.raises(davinci.InvalidHandleError):
+        s.copy_from_host(b, np.ones(16, np.uint8))
+    with pytest.raises(davinci.InvalidHandleError):
+        s.copy_to_host(b, np.empty(16, np.uint8))
+
+
 def test_async_copies_both_ways(dev, rng):
     s = dev.stream()
     data = rng.integers(0, 1 << 30, 50_000, dtype=np.int32)

@@ -93,6 +93,8 @@ class Buffer:
         self.mmap_offset = int(alloc.mmap_offset)
         self.host = host
         self._mapping: "Mapping | None" = None
+        # uint8 view of the mapping for small copies; dropped with it
+        self._bytes: "np.ndarray | None" = None
         self._lock = threading.Lock()
         self._freed = False
         self._freed_why = ""
@@ -118,6 +120,7 @@ class Buffer:
             self._freed = True
             self._freed_why = why
             mapping, self._mapping = self._mapping, None
+            self._bytes = None
         if mapping is not None:
             mapping.close()
 
@@ -165,6 +168,43 @@ class Buffer:
         arr = np.frombuffer(self.mapping.buffer, dtype=dtype, count=count,
                             offset=offset)
         return arr.reshape(shape)
+
+    def copy_from_array(self, arr: np.ndarray, offset: int = 0) -> None:
+        """Copy the C-contiguous array ``arr`` into the buffer at
+        ``offset`` now, as one numpy copy (the cheapest for small copies;
+        not ordered with tasks, as :meth:`write`)."""
+        n = arr.nbytes
+        if self._freed or offset < 0 or offset + n > self.size:
+            self._check_span(offset, n)
+        src = arr if arr.dtype == np.uint8 and arr.ndim == 1 else \
+            arr.reshape(-1).view(np.uint8)
+        view = self._byte_view()
+        np.copyto(view if n == self.size else view[offset:offset + n], src)
+
+    def copy_to_array(self, out: np.ndarray, nbytes: int,
+                      offset: int = 0) -> None:
+        """Copy ``nbytes`` of the buffer from ``offset`` into the writable
+        C-contiguous array ``out`` now (see :meth:`copy_from_array`)."""
+        if self._freed or offset < 0 or nbytes < 0 or \
+                offset + nbytes > self.size:
+            self._check_span(offset, nbytes)
+        dst = out if out.dtype == np.uint8 and out.ndim == 1 else \
+            out.reshape(-1).view(np.uint8)
+        view = self._byte_view()
+        np.copyto(dst if nbytes == dst.size else dst[:nbytes],
+                  view if nbytes == self.size else
+                  view[offset:offset + nbytes])
+
+    def _byte_view(self) -> np.ndarray:
+        view = self._bytes
+        if view is None:
+            view = np.frombuffer(self.mapping.buffer, np.uint8,
+                                 count=self.size)
+            with self._lock:
+                if self._freed:
+                    self.check()
+                self._bytes = view
+        return view
 
     def copy_in(self, address: int, nbytes: int, offset: int = 0) -> None:
         """Copy ``nbytes`` from process address ``address`` into the buffer
@@ -228,6 +268,7 @@ class Buffer:
             self._freed = True
             self._freed_why = "was freed"
             mapping, self._mapping = self._mapping, None
+            self._bytes = None
         if mapping is not None:
             mapping.close()
         self.device.forget(self)

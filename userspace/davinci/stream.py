@@ -762,14 +762,14 @@ class Stream:
         caller may reuse it at once) and enqueues a device MEMCPY; returns
         its sequence number.
         """
-        dst.check()
-        if sync and isinstance(data, np.ndarray) and data.flags.c_contiguous:
-            # a host memcpy through the mapping once the stream is idle:
-            # no task, so never slower than a task round trip
-            _check_range(dst, offset, data.nbytes, "destination")
+        if sync and type(data) is np.ndarray and data.flags.c_contiguous:
+            # a host copy through the mapping once the stream is idle: no
+            # task, so never slower than a task round trip (the buffer
+            # checks the range and that it was not freed)
             self.synchronize()
-            dst.copy_in(_np_address(data), data.nbytes, offset)
+            dst.copy_from_array(data, offset)
             return 0
+        dst.check()
         mv = _host_bytes(data)
         n = mv.nbytes
         _check_range(dst, offset, n, "destination")
@@ -814,7 +814,7 @@ class Stream:
             self.synchronize()
             if out is None:
                 out = np.empty(nbytes, np.uint8)
-            src.copy_out(_np_address(out), nbytes, offset)
+            src.copy_to_array(out, nbytes, offset)
             return out
         if out is None:
             raise InvalidArgumentError("an asynchronous copy_to_host needs an "
