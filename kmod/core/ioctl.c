@@ -12,6 +12,10 @@
 	[_IOC_NR(c)] = { .cmd = (c), .fn = (f) }
 #define DV_IOCTL_MGMT(c, f, flags_) \
 	[_IOC_NR(c)] = { .cmd = (c), .mgmt_fn = (f), .flags = (flags_) }
+/* Served on both nodes, without the manager's registry lock. */
+#define DV_IOCTL_BOTH(c, f, mf) \
+	[_IOC_NR(c)] = { .cmd = (c), .fn = (f), .mgmt_fn = (mf), \
+			 .flags = DV_IOCTL_UNLOCKED }
 
 /*
  * The ioctls of both nodes, indexed by _IOC_NR (as habanalabs does): the
@@ -19,20 +23,12 @@
  * unused number has neither.
  */
 static const struct dv_ioctl_desc dv_ioctls[] = {
-	[_IOC_NR(DAVINCI_IOCTL_GET_VERSION)] = {
-		.cmd = DAVINCI_IOCTL_GET_VERSION,
-		.fn = dv_ioctl_get_version,
-		.mgmt_fn = dv_mgmt_get_version,
-		.flags = DV_IOCTL_UNLOCKED,
-	},
+	DV_IOCTL_BOTH(DAVINCI_IOCTL_GET_VERSION, dv_ioctl_get_version,
+		      dv_mgmt_get_version),
 	DV_IOCTL(DAVINCI_IOCTL_DEVICE_INFO, dv_ioctl_device_info),
 	DV_IOCTL(DAVINCI_IOCTL_MMAP_INFO, dv_ioctl_mmap_info),
-	[_IOC_NR(DAVINCI_IOCTL_GET_LIMITS)] = {
-		.cmd = DAVINCI_IOCTL_GET_LIMITS,
-		.fn = dv_ioctl_get_limits,
-		.mgmt_fn = dv_mgmt_get_limits,
-		.flags = DV_IOCTL_UNLOCKED,
-	},
+	DV_IOCTL_BOTH(DAVINCI_IOCTL_GET_LIMITS, dv_ioctl_get_limits,
+		      dv_mgmt_get_limits),
 	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
 	DV_IOCTL(DAVINCI_IOCTL_TRACE_READ, dv_ioctl_trace_read),
 	DV_IOCTL(DAVINCI_IOCTL_MAP_HOLD, dv_ioctl_map_hold),
