@@ -85,6 +85,14 @@ static inline void dv_list_del(struct dv_list *n)
 	for (pos = (head)->next, tmp = pos->next; pos != (head); \
 	     pos = tmp, tmp = pos->next)
 
+/* list_for_each_entry(): @pos walks the objects linked by their @member. */
+#define dv_list_entry(ptr, pos, member) \
+	DV_CONTAINER_OF(ptr, typeof(*(pos)), member)
+#define dv_list_for_each_entry(pos, head, member) \
+	for (pos = dv_list_entry((head)->next, pos, member); \
+	     &(pos)->member != (head); \
+	     pos = dv_list_entry((pos)->member.next, pos, member))
+
 /* Objects held in an id table: ids grow monotonically, never reused. */
 struct dv_identry {
 	u64 id;

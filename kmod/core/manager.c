@@ -224,16 +224,12 @@ void dv_core_exit(void)
 /* The live device of @index (dv_reg_lock held), or NULL. */
 static struct dv_device *dv_mgmt_find(u32 index)
 {
-	struct dv_list *pos;
+	struct dv_device *dev;
 
 	os_mutex_assert_held(dv_reg_lock);
-	for (pos = dv_reg_list.next; pos != &dv_reg_list; pos = pos->next) {
-		struct dv_device *dev = DV_CONTAINER_OF(pos, struct dv_device,
-							reg_node);
-
+	dv_list_for_each_entry(dev, &dv_reg_list, reg_node)
 		if (dev->cfg.index == index)
 			return dev;
-	}
 	return NULL;
 }
 
@@ -314,27 +310,19 @@ void dv_mgmt_task_failed(struct dv_device *dev, struct dv_task *t, u32 st)
 static u64 dv_mgmt_busy_now(struct dv_device *dev, u64 now)
 {
 	u64 busy = dev->busy_ns;
-	struct dv_list *cp, *sp;
+	struct dv_context *ctx;
+	struct dv_stream *s;
+	struct dv_task *t;
 
 	os_mutex_assert_held(dev->lock);
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
-
-		for (sp = ctx->streams.next; sp != &ctx->streams;
-		     sp = sp->next) {
-			struct dv_stream *s = DV_CONTAINER_OF(sp,
-						struct dv_stream, node);
-			struct dv_task *t;
-
+	dv_list_for_each_entry(ctx, &dev->contexts, node)
+		dv_list_for_each_entry(s, &ctx->streams, node) {
 			if (!s->busy || dv_list_empty(&s->tasks))
 				continue;
-			t = DV_CONTAINER_OF(s->tasks.next, struct dv_task,
-					    node);
+			t = dv_list_entry(s->tasks.next, t, node);
 			if (t->running && now > t->start_ns)
 				busy += now - t->start_ns;
 		}
-	}
 	return busy;
 }
 
@@ -383,25 +371,17 @@ static void dv_fmt_bus_id(char *dst, u32 index)
 /* 2 MiB pages held by 2 MiB aligned HBM allocations (dev->lock held). */
 static u32 dv_mgmt_huge_used(struct dv_device *dev)
 {
-	struct dv_list *cp, *bp;
+	struct dv_context *ctx;
+	struct dv_buffer *b;
 	u64 pages = 0;
 
 	os_mutex_assert_held(dev->lock);
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
-
-		for (bp = ctx->buffers.next; bp != &ctx->buffers;
-		     bp = bp->next) {
-			struct dv_buffer *b = DV_CONTAINER_OF(bp,
-						struct dv_buffer, node);
-
+	dv_list_for_each_entry(ctx, &dev->contexts, node)
+		dv_list_for_each_entry(b, &ctx->buffers, node)
 			if (b->pool->index == DV_ARENA_HBM &&
 			    !(b->off % DV_HUGE_SIZE) &&
 			    !(b->alloc_size % DV_HUGE_SIZE))
 				pages += b->alloc_size / DV_HUGE_SIZE;
-		}
-	}
 	return (u32)pages;
 }
 
@@ -410,7 +390,7 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 {
 	struct dv_mgmt *mg = &dev->mg;
 	struct davinci_device_info d;
-	struct dv_list *cp;
+	struct dv_context *ctx;
 	u32 i, util;
 	u64 busy;
 
@@ -437,7 +417,7 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 	m->host_used = d.host_total - d.host_free;
 	m->huge_total = (u32)(d.hbm_total / DV_HUGE_SIZE);
 	m->huge_used = dv_mgmt_huge_used(dev);
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next)
+	dv_list_for_each_entry(ctx, &dev->contexts, node)
 		m->processes++;
 	m->task_timeout_ms = d.task_timeout_ms;
 	m->throttle_pct = mg->throttle_pct;
@@ -468,15 +448,12 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 int dv_mgmt_list(void *arg)
 {
 	struct davinci_mgmt_list *l = arg;
-	struct dv_list *pos;
+	struct dv_device *dev;
 	u32 n = 0, i, j;
 
 	os_mutex_assert_held(dv_reg_lock);
 	memset(l, 0, sizeof(*l));
-	for (pos = dv_reg_list.next; pos != &dv_reg_list; pos = pos->next) {
-		struct dv_device *dev = DV_CONTAINER_OF(pos, struct dv_device,
-							reg_node);
-
+	dv_list_for_each_entry(dev, &dv_reg_list, reg_node) {
 		if (n < DAVINCI_MGMT_MAX_DEVICES)
 			l->index[n] = dev->cfg.index;
 		n++;
@@ -514,7 +491,7 @@ int dv_mgmt_procs(void *arg)
 	struct davinci_mgmt_procs *p = arg;
 	struct dv_device *dev = dv_mgmt_find(p->index);
 	u32 index = p->index;
-	struct dv_list *cp;
+	struct dv_context *ctx;
 
 	os_mutex_assert_held(dv_reg_lock);
 	if (!dev)
@@ -522,9 +499,7 @@ int dv_mgmt_procs(void *arg)
 	memset(p, 0, sizeof(*p));
 	p->index = index;
 	os_mutex_lock(dev->lock);
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
+	dv_list_for_each_entry(ctx, &dev->contexts, node) {
 		struct davinci_mgmt_proc *e;
 
 		p->total++;
@@ -562,17 +537,13 @@ static struct dv_device *dv_mgmt_lock_dev(u32 index, bool lost_ok)
 /* True while a stream of a context failed by a reset is still running. */
 static bool dv_mgmt_reset_busy(struct dv_device *dev)
 {
-	struct dv_list *cp, *sp;
+	struct dv_context *ctx;
+	struct dv_stream *s;
 
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
-
-		for (sp = ctx->streams.next; sp != &ctx->streams;
-		     sp = sp->next)
-			if (DV_CONTAINER_OF(sp, struct dv_stream, node)->busy)
+	dv_list_for_each_entry(ctx, &dev->contexts, node)
+		dv_list_for_each_entry(s, &ctx->streams, node)
+			if (s->busy)
 				return true;
-	}
 	return false;
 }
 
@@ -581,7 +552,7 @@ int dv_mgmt_reset(void *arg)
 	struct davinci_mgmt_reset *r = arg;
 	struct dv_device *dev;
 	struct dv_mgmt *mg;
-	struct dv_list *cp;
+	struct dv_context *ctx;
 	u64 deadline = dv_deadline(10000);
 	u32 old, n = 0;
 
@@ -593,10 +564,7 @@ int dv_mgmt_reset(void *arg)
 		return -ENODEV;
 	mg = &dev->mg;
 	old = dv_mgmt_health(dev);
-	for (cp = dev->contexts.next; cp != &dev->contexts; cp = cp->next) {
-		struct dv_context *ctx = DV_CONTAINER_OF(cp, struct dv_context,
-							 node);
-
+	dv_list_for_each_entry(ctx, &dev->contexts, node) {
 		if (ctx->lost || ctx->closing)
 			continue;
 		__atomic_store_n(&ctx->lost, true, __ATOMIC_RELAXED);
@@ -711,7 +679,7 @@ int dv_mgmt_events(void *arg)
 	struct davinci_mgmt_events *e = arg;
 	u64 since = e->since_seq;
 	u32 device = e->device;
-	struct dv_list *pos;
+	struct dv_device *dev;
 	bool found = device == DAVINCI_MGMT_ALL_DEVICES;
 
 	os_mutex_assert_held(dv_reg_lock);
@@ -719,9 +687,7 @@ int dv_mgmt_events(void *arg)
 	e->since_seq = since;
 	e->device = device;
 	os_mutex_lock(dv_ev_lock);
-	for (pos = dv_reg_list.next; pos != &dv_reg_list; pos = pos->next) {
-		struct dv_device *dev = DV_CONTAINER_OF(pos, struct dv_device,
-							reg_node);
+	dv_list_for_each_entry(dev, &dv_reg_list, reg_node) {
 		struct dv_mgmt *mg = &dev->mg;
 		u64 first, k;
 
