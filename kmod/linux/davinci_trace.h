@@ -17,14 +17,16 @@
 #include "dv_core.h"
 
 /* Every event takes the device index and the record the core wrote. */
+#define DV_TP_PROTO \
+	TP_PROTO(u32 device, const struct davinci_trace_record *r)
+#define DV_TP_ARGS TP_ARGS(device, r)
+#define DV_EVENT_CLASS(class, tstruct, assign, print) \
+	DECLARE_EVENT_CLASS(class, DV_TP_PROTO, DV_TP_ARGS, \
+			    PARAMS(tstruct), PARAMS(assign), PARAMS(print))
 #define DV_DEFINE_EVENT(class, name) \
-	DEFINE_EVENT(class, name, \
-		TP_PROTO(u32 device, const struct davinci_trace_record *r), \
-		TP_ARGS(device, r))
+	DEFINE_EVENT(class, name, DV_TP_PROTO, DV_TP_ARGS)
 
-TRACE_EVENT(davinci_doorbell,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_EVENT_CLASS(davinci_doorbell,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, pid)
@@ -41,9 +43,9 @@ TRACE_EVENT(davinci_doorbell,
 		  __entry->pid, __entry->stream, __entry->sq_tail)
 );
 
-DECLARE_EVENT_CLASS(davinci_task,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_DEFINE_EVENT(davinci_doorbell, davinci_doorbell);
+
+DV_EVENT_CLASS(davinci_task,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, pid)
@@ -76,9 +78,7 @@ DV_DEFINE_EVENT(davinci_task, davinci_task_queued);
 DV_DEFINE_EVENT(davinci_task, davinci_task_start);
 DV_DEFINE_EVENT(davinci_task, davinci_task_complete);
 
-DECLARE_EVENT_CLASS(davinci_mem,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_EVENT_CLASS(davinci_mem,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, pid)
@@ -103,9 +103,7 @@ DECLARE_EVENT_CLASS(davinci_mem,
 DV_DEFINE_EVENT(davinci_mem, davinci_mem_alloc);
 DV_DEFINE_EVENT(davinci_mem, davinci_mem_free);
 
-DECLARE_EVENT_CLASS(davinci_event,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_EVENT_CLASS(davinci_event,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, pid)
@@ -125,9 +123,7 @@ DECLARE_EVENT_CLASS(davinci_event,
 DV_DEFINE_EVENT(davinci_event, davinci_event_record);
 DV_DEFINE_EVENT(davinci_event, davinci_event_wait);
 
-DECLARE_EVENT_CLASS(davinci_mgmt,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_EVENT_CLASS(davinci_mgmt,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, type)
@@ -156,9 +152,7 @@ DV_DEFINE_EVENT(davinci_mgmt, davinci_reset);
 /* DAVINCI_MGMT_EV_ADD, _REMOVE and _HEALTH */
 DV_DEFINE_EVENT(davinci_mgmt, davinci_mgmt);
 
-DECLARE_EVENT_CLASS(davinci_ctx,
-	TP_PROTO(u32 device, const struct davinci_trace_record *r),
-	TP_ARGS(device, r),
+DV_EVENT_CLASS(davinci_ctx,
 	TP_STRUCT__entry(
 		__field(u32, device)
 		__field(u32, pid)
