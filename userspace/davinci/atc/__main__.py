@@ -49,10 +49,7 @@ def main(argv: "list[str] | None" = None) -> int:
                             dynamic_batch_size=args.dynamic_batch_size,
                             soc_version=args.soc_version,
                             input_format=args.input_format)
-    except ConversionError as exc:
-        print("davinci-atc: ATC run failed: %s" % exc, file=sys.stderr)
-        return 1
-    except OSError as exc:
+    except (ConversionError, OSError) as exc:
         print("davinci-atc: ATC run failed: %s" % exc, file=sys.stderr)
         return 1
     print("ATC run success, welcome to the next use. (wrote %s)" % path)
