@@ -14,16 +14,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 USERSPACE = os.path.join(REPO, "userspace")
-if USERSPACE not in sys.path:
-    sys.path.insert(0, USERSPACE)
+for _path in (USERSPACE, os.path.dirname(HERE)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 from davinci import _uapi as U  # noqa: E402
 from davinci.fused import mount as mnt  # noqa: E402
+from polling import wait_for  # noqa: E402,F401
 
 NODES = ["davinci_manager"]
 
@@ -48,15 +49,6 @@ def proc_dead(pid):
     except OSError:
         return True
     return False
-
-
-def wait_for(cond, timeout, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 class Daemon:

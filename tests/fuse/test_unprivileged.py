@@ -112,6 +112,7 @@ def shared(users, core_lib):
                     os.path.join(py, "davinci"),
                     ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     shutil.copy(os.path.join(H.HERE, "fuse_helpers.py"), py)
+    shutil.copy(os.path.join(os.path.dirname(H.HERE), "polling.py"), py)
     lib = os.path.join(d, "libdavinci_core.so")
     shutil.copy(core_lib, lib)
     for root, dirs, files in os.walk(d):

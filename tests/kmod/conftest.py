@@ -5,11 +5,11 @@ them as root. Anywhere the module is not loaded they are skipped.
 """
 import os
 import sys
-import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import dvk  # noqa: E402
 
@@ -20,15 +20,6 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="davinci.ko not loaded (or not root)")
     for item in items:
         item.add_marker(skip)
-
-
-def wait_for(pred, timeout=20.0, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 @pytest.fixture

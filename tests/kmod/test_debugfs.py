@@ -9,7 +9,7 @@ import pytest
 
 import davinci
 import dvk
-from conftest import wait_for
+from polling import wait_for
 from davinci import _uapi
 from davinci.manager import Manager
 from davinci.netlink import DavinciNetlink

@@ -7,7 +7,7 @@ import select
 import pytest
 
 import dvk
-from conftest import wait_for
+from polling import wait_for
 
 DRV = os.path.join(dvk.SYS_BUS, "drivers", "davinci")
 

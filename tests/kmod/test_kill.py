@@ -4,7 +4,7 @@ import os
 import signal
 
 import dvk
-from conftest import wait_for
+from polling import wait_for
 
 
 def test_sigkill_mid_stream_frees_everything():

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import dvk
-from conftest import wait_for
+from polling import wait_for
 
 PAGE = mmap.PAGESIZE
 libc = ctypes.CDLL(None, use_errno=True)

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 import dvk
-from conftest import wait_for
+from polling import wait_for
 
 
 def param(name):

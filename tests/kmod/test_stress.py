@@ -5,7 +5,7 @@ import os
 import threading
 
 import dvk
-from conftest import wait_for
+from polling import wait_for
 
 ROUNDS = int(os.environ.get("DAVINCI_STRESS_ROUNDS", "25"))
 ID = 11
