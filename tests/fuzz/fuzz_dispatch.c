@@ -15,6 +15,7 @@
  *	userspace/libdavinci_core/\*.c -o fuzz_dispatch
  *   ./fuzz_dispatch -max_total_time=60
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,22 +117,28 @@ static void add_map(struct dv_mapping *m)
 	maps[nmaps++] = m;
 }
 
+/* The blocking ioctls, and where each keeps its timeout. */
+static const struct {
+	unsigned int cmd;
+	size_t timeout_off;
+} waits[] = {
+	{ DAVINCI_IOCTL_STREAM_WAIT,
+	  offsetof(struct davinci_stream_wait, timeout_ms) },
+	{ DAVINCI_IOCTL_SYNC, offsetof(struct davinci_sync, timeout_ms) },
+	{ DAVINCI_IOCTL_EVENT_WAIT,
+	  offsetof(struct davinci_event_wait, timeout_ms) },
+	{ DAVINCI_IOCTL_NOTIFY_WAIT,
+	  offsetof(struct davinci_notification, timeout_ms) },
+};
+
+/* A blocking ioctl waits 3 ms at the most. */
 static void clamp_timeouts(unsigned int cmd, void *arg)
 {
-	switch (_IOC_NR(cmd)) {
-	case 0x23:	/* STREAM_WAIT */
-		((struct davinci_stream_wait *)arg)->timeout_ms %= 4;
-		break;
-	case 0x28:	/* SYNC */
-		((struct davinci_sync *)arg)->timeout_ms %= 4;
-		break;
-	case 0x34:	/* EVENT_WAIT */
-		((struct davinci_event_wait *)arg)->timeout_ms %= 4;
-		break;
-	case 0x40:	/* NOTIFY_WAIT */
-		((struct davinci_notification *)arg)->timeout_ms %= 4;
-		break;
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (_IOC_NR(cmd) == _IOC_NR(waits[i].cmd))
+			*(uint32_t *)((uint8_t *)arg + waits[i].timeout_off) %= 4;
 }
 
 static void patch_ids(struct fctx *f, unsigned int cmd, void *arg,
