@@ -21,7 +21,7 @@ itself fails such a task with ``DAVINCI_STATUS_MISALIGNED``.
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -361,34 +361,26 @@ def _binary(opcode: int, name: str, a, b, out, stream) -> DeviceTensor:
                 {"dst": "out", "src0": "a", "src1": "b"})
 
 
-def add(a, b, out=None, stream=None) -> DeviceTensor:
-    """a + b, elementwise."""
-    return _binary(_uapi.DAVINCI_OP_ADD, "add", a, b, out, stream)
+def _elementwise(opcode: int, name: str,
+                 doc: str) -> Callable[..., DeviceTensor]:
+    """The public op ``name(a, b, out=None, stream=None)``, one task of
+    ``opcode`` over two operands of one shape and dtype."""
+    def op(a, b, out=None, stream=None) -> DeviceTensor:
+        return _binary(opcode, name, a, b, out, stream)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
-def sub(a, b, out=None, stream=None) -> DeviceTensor:
-    """a - b, elementwise."""
-    return _binary(_uapi.DAVINCI_OP_SUB, "sub", a, b, out, stream)
-
-
-def mul(a, b, out=None, stream=None) -> DeviceTensor:
-    """a * b, elementwise."""
-    return _binary(_uapi.DAVINCI_OP_MUL, "mul", a, b, out, stream)
-
-
-def div(a, b, out=None, stream=None) -> DeviceTensor:
-    """a / b, elementwise (int32: the core's integer division)."""
-    return _binary(_uapi.DAVINCI_OP_DIV, "div", a, b, out, stream)
-
-
-def maximum(a, b, out=None, stream=None) -> DeviceTensor:
-    """max(a, b), elementwise."""
-    return _binary(_uapi.DAVINCI_OP_MAX, "maximum", a, b, out, stream)
-
-
-def minimum(a, b, out=None, stream=None) -> DeviceTensor:
-    """min(a, b), elementwise."""
-    return _binary(_uapi.DAVINCI_OP_MIN, "minimum", a, b, out, stream)
+add = _elementwise(_uapi.DAVINCI_OP_ADD, "add", "a + b, elementwise.")
+sub = _elementwise(_uapi.DAVINCI_OP_SUB, "sub", "a - b, elementwise.")
+mul = _elementwise(_uapi.DAVINCI_OP_MUL, "mul", "a * b, elementwise.")
+div = _elementwise(_uapi.DAVINCI_OP_DIV, "div", "a / b, elementwise "
+                   "(int32: the core's integer division).")
+maximum = _elementwise(_uapi.DAVINCI_OP_MAX, "maximum",
+                       "max(a, b), elementwise.")
+minimum = _elementwise(_uapi.DAVINCI_OP_MIN, "minimum",
+                       "min(a, b), elementwise.")
 
 
 def relu_grad(grad, x, out=None, stream=None) -> DeviceTensor:
