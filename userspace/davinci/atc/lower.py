@@ -14,7 +14,8 @@ a static tensor) are folded on the host.
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,14 +29,15 @@ _FLOATS = ("float32", "float16", "bfloat16")
 _ISZ = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 
 
+@dataclass
 class Lowering:
-    """One node being lowered into ``gb``."""
+    """One node (an onnx NodeProto) being lowered into ``gb``, with its
+    attributes and the model's opset."""
 
-    def __init__(self, gb: GearBuilder, node, attrs: dict, opset: int):
-        self.gb = gb
-        self.node = node
-        self.attrs = attrs
-        self.opset = opset
+    gb: GearBuilder
+    node: Any
+    attrs: dict
+    opset: int
 
     @property
     def where(self) -> str:
