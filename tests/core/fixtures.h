@@ -112,6 +112,14 @@ struct davinci_task t_memset(uint64_t dst, uint8_t v, uint64_t n);
 struct davinci_task t_event(uint16_t op, uint32_t ev);
 int mem_info(struct dv_context *ctx, uint32_t flags,
 	     struct davinci_mem_info *m);
+/* The HBM arena, as @ctx sees it, is all free and in one piece again. */
+#define CHECK_HBM_WHOLE(ctx) do {					\
+	struct davinci_mem_info _mi;					\
+									\
+	CHECK_EQ(mem_info(ctx, 0, &_mi), 0);				\
+	CHECK_EQ(_mi.free, HBM_BYTES);					\
+	CHECK_EQ(_mi.largest_free, HBM_BYTES);				\
+} while (0)
 int all_set(const uint8_t *p, uint8_t v, size_t n);
 struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms);
 

@@ -203,9 +203,7 @@ void test_alloc_random(void)
 				      a[i].dev_addr);
 	}
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_CTX_RESET, NULL), 0);
-	CHECK_EQ(mem_info(fx.ctx, 0, &mi), 0);
-	CHECK_EQ(mi.free, HBM_BYTES);
-	CHECK_EQ(mi.largest_free, HBM_BYTES);
+	CHECK_HBM_WHOLE(fx.ctx);
 	fixture_exit(&fx);
 }
 
