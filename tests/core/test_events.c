@@ -122,8 +122,8 @@ void test_event_wait_next(void)
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_EVENT_CREATE, &ec), 0);
 	eid.event_id = ec.event_id;
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_EVENT_SIGNAL, &eid), 0);
-	CHECK_EQ(stream_create(fx.ctx, 0, 8, 8, &s), 0);
-	CHECK_EQ(buf_alloc(fx.ctx, 4096, 0, &m), 0);
+	REQUIRE(fx_stream(&fx, 0, 8, 8, &s) == 0);
+	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
 	/* Without the flag the completed signal releases the wait at once. */
 	t[0] = t_event(DAVINCI_OP_EVENT_WAIT, ec.event_id);
 	t[1] = t_memset(m.a.dev_addr, 1, 64);
@@ -144,8 +144,6 @@ void test_event_wait_next(void)
 	t[0] = t_event(DAVINCI_OP_EVENT_RECORD, ec.event_id);
 	t[0].flags = DAVINCI_TASK_F_WAIT_NEXT;
 	CHECK_EQ(submit(fx.ctx, &s, t, 1, &last), -EINVAL);
-	stream_destroy(fx.ctx, &s);
-	buf_free(fx.ctx, &m);
 	fixture_exit(&fx);
 }
 
