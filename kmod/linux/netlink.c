@@ -16,54 +16,75 @@ static const struct nla_policy dv_nl_policy[DAVINCI_NL_A_MAX + 1] = {
 
 static struct genl_family dv_nl_family;
 
+/*
+ * Reply to @info with command @cmd, its attributes put by @put from @arg.
+ * Return: what genlmsg_reply() returns, or -ENOMEM when the message could
+ * not be made or did not hold them.
+ */
+static int dv_nl_reply(struct genl_info *info, u8 cmd,
+		       int (*put)(struct sk_buff *msg, const void *arg),
+		       const void *arg)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &dv_nl_family, 0, cmd);
+	if (!hdr || put(msg, arg)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int dv_nl_put_list(struct sk_buff *msg, const void *arg)
+{
+	const struct davinci_mgmt_list *list = arg;
+	u32 i;
+
+	for (i = 0; i < list->count && i < DAVINCI_MGMT_MAX_DEVICES; i++)
+		if (nla_put_u32(msg, DAVINCI_NL_A_DEVICE, list->index[i]))
+			return -EMSGSIZE;
+	return 0;
+}
+
 static int dv_nl_list(struct sk_buff *skb, struct genl_info *info)
 {
 	struct davinci_mgmt_list *list;
-	struct sk_buff *msg;
-	void *hdr;
-	u32 i;
 	int ret;
 
 	list = kzalloc(sizeof(*list), GFP_KERNEL);
 	if (!list)
 		return -ENOMEM;
 	ret = dv_manager_ioctl(DAVINCI_IOCTL_MGMT_LIST, list);
-	if (ret)
-		goto out;
-	ret = -ENOMEM;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		goto out;
-	hdr = genlmsg_put_reply(msg, info, &dv_nl_family, 0,
-				DAVINCI_NL_CMD_LIST);
-	if (!hdr)
-		goto err_msg;
-	for (i = 0; i < list->count && i < DAVINCI_MGMT_MAX_DEVICES; i++)
-		if (nla_put_u32(msg, DAVINCI_NL_A_DEVICE, list->index[i]))
-			goto err_msg;
-	genlmsg_end(msg, hdr);
-	ret = genlmsg_reply(msg, info);
-	goto out;
-err_msg:
-	nlmsg_free(msg);
-out:
+	if (!ret)
+		ret = dv_nl_reply(info, DAVINCI_NL_CMD_LIST, dv_nl_put_list,
+				  list);
 	kfree(list);
 	return ret;
 }
 
-static int dv_nl_put_info(struct sk_buff *msg,
-			  const struct davinci_mgmt_info *mi)
+/* A u64 attribute, padded to 8 bytes as the family asks. */
+static int dv_nla_put_u64(struct sk_buff *msg, int attr, u64 value)
 {
+	return nla_put_u64_64bit(msg, attr, value, DAVINCI_NL_A_PAD);
+}
+
+static int dv_nl_put_info(struct sk_buff *msg, const void *arg)
+{
+	const struct davinci_mgmt_info *mi = arg;
+
 	if (nla_put_u32(msg, DAVINCI_NL_A_DEVICE, mi->index) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_HEALTH, mi->health) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_AICORES, mi->aicores) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_AICORE_UTIL, mi->aicore_util) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_POWER_MW, mi->power_mw) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_TEMP_MC, mi->temp_mc) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_HBM_TOTAL, mi->hbm_total,
-			      DAVINCI_NL_A_PAD) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_HBM_USED, mi->hbm_used,
-			      DAVINCI_NL_A_PAD) ||
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_HBM_TOTAL, mi->hbm_total) ||
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_HBM_USED, mi->hbm_used) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_PROCESSES, mi->processes) ||
 	    nla_put_string(msg, DAVINCI_NL_A_NAME, mi->name) ||
 	    nla_put_string(msg, DAVINCI_NL_A_SERIAL, mi->serial) ||
@@ -77,8 +98,6 @@ static int dv_nl_put_info(struct sk_buff *msg,
 static int dv_nl_info(struct sk_buff *skb, struct genl_info *info)
 {
 	struct davinci_mgmt_info *mi;
-	struct sk_buff *msg;
-	void *hdr;
 	int ret;
 
 	if (!info->attrs[DAVINCI_NL_A_DEVICE])
@@ -95,18 +114,7 @@ static int dv_nl_info(struct sk_buff *skb, struct genl_info *info)
 	mi->serial[sizeof(mi->serial) - 1] = '\0';
 	mi->bus_id[sizeof(mi->bus_id) - 1] = '\0';
 	mi->driver_version[sizeof(mi->driver_version) - 1] = '\0';
-	ret = -ENOMEM;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		goto out;
-	hdr = genlmsg_put_reply(msg, info, &dv_nl_family, 0,
-				DAVINCI_NL_CMD_INFO);
-	if (!hdr || dv_nl_put_info(msg, mi)) {
-		nlmsg_free(msg);
-		goto out;
-	}
-	genlmsg_end(msg, hdr);
-	ret = genlmsg_reply(msg, info);
+	ret = dv_nl_reply(info, DAVINCI_NL_CMD_INFO, dv_nl_put_info, mi);
 out:
 	kfree(mi);
 	return ret;
@@ -161,14 +169,10 @@ static void dv_nl_event(const struct davinci_mgmt_event *ev)
 	    nla_put_u32(msg, DAVINCI_NL_A_EV_STATUS, ev->status) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_EV_HEALTH, ev->health) ||
 	    nla_put_u32(msg, DAVINCI_NL_A_EV_OLD_HEALTH, ev->old_health) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_EV_SEQ, ev->seq,
-			      DAVINCI_NL_A_PAD) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_EV_TIMESTAMP, ev->timestamp_ns,
-			      DAVINCI_NL_A_PAD) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_EV_ADDR, ev->addr,
-			      DAVINCI_NL_A_PAD) ||
-	    nla_put_u64_64bit(msg, DAVINCI_NL_A_EV_VALUE, ev->value,
-			      DAVINCI_NL_A_PAD))
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_EV_SEQ, ev->seq) ||
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_EV_TIMESTAMP, ev->timestamp_ns) ||
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_EV_ADDR, ev->addr) ||
+	    dv_nla_put_u64(msg, DAVINCI_NL_A_EV_VALUE, ev->value))
 		goto err;
 	genlmsg_end(msg, hdr);
 	/* -ESRCH just means nobody listens. */
