@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+# tests/ for polling.py, behind this folder (dvk.py)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(__file__))
 
 import dvk  # noqa: E402
 
