@@ -18,9 +18,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 USERSPACE = os.path.join(REPO, "userspace")
-for _path in (USERSPACE, os.path.dirname(HERE)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+if USERSPACE not in sys.path:
+    sys.path.insert(0, USERSPACE)
+if os.path.dirname(HERE) not in sys.path:
+    sys.path.append(os.path.dirname(HERE))     # tests/, for polling.py
 
 from davinci import _uapi as U  # noqa: E402
 from davinci.fused import mount as mnt  # noqa: E402
