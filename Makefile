@@ -190,7 +190,7 @@ bench: deps install-py core
 # the ratios, not the absolute figures, with the host's).
 bench-vm: deps-vm install-py
 	@mkdir -p $(BUILD)/bench
-	VM_BENCH=1 VM_SKIP="conformance torch-smoke kmod-tests demo kill-soak" \
+	VM_BENCH=1 VM_SKIP="conformance digest torch-smoke kmod-tests demo kill-soak" \
 		scripts/vm-test.sh $(PY)
 	cp $(BUILD)/vm-test/bench-kmod.json $(BUILD)/bench/kmod.json
 
