@@ -87,14 +87,17 @@ def test_a_signal_ends_a_blocked_wait(backend, how, sig):
     KeyboardInterrupt in it (the child exits 3 on that)."""
     _skip_raw_inproc(backend, how)
     p = _start(how)
-    _until_asleep(p.pid)
-    os.kill(p.pid, sig)
     try:
+        _until_asleep(p.pid)
+        os.kill(p.pid, sig)
         out, _ = p.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         # a client stuck in the kernel cannot be reaped before its wait ends
         pytest.fail("%s did not end a %s wait within 10 s"
                     % (signal.Signals(sig).name, how))
+    finally:
+        if p.poll() is None:    # a failed case leaves no child behind
+            p.kill()
     if sig == signal.SIGKILL:
         assert p.returncode == -signal.SIGKILL
     else:
