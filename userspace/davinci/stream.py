@@ -923,10 +923,6 @@ def _seq_reached(h: _uapi.davinci_ring_header, target: int,
     return False
 
 
-def _np_address(arr: np.ndarray) -> int:
-    return arr.__array_interface__["data"][0]
-
-
 def _host_bytes(data) -> memoryview:
     if isinstance(data, (bytes, bytearray, memoryview)):
         return memoryview(data).cast("B")
