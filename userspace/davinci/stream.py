@@ -246,7 +246,6 @@ class Stream:
         self.sq_entries = int(self._sqh.entries)
         self.cq_entries = int(self._cqh.entries)
         self._sq_tail = int(self._sqh.tail)
-        self._sq_slots = self._sq.address + _ENTRIES
         self._submitted_seq = 0
         # completion entries read so far, oldest first (bounded)
         self._kept: "collections.deque[np.ndarray]" = collections.deque()
@@ -338,7 +337,7 @@ class Stream:
         """Copy ``k`` descriptors at address ``src`` into the slots from the
         tail on (two copies when they wrap); returns the new tail,
         unpublished."""
-        base = self._sq_slots
+        base = self._sq.address + _ENTRIES
         slot = self._sq_tail % self.sq_entries
         first = min(k, self.sq_entries - slot)
         ctypes.memmove(base + slot * _TASK_SIZE, src, first * _TASK_SIZE)
@@ -468,17 +467,14 @@ class Stream:
             c = self._cqh
             if c.head != c.tail:
                 self._drain_entries()
-            tail = self._sq_tail
-            if task.opcode in _EVENT_OPS or self._capture is not None or \
-                    ((tail - self._sqh.head) & _M32) >= self.sq_entries:
-                self._publish_polled(ctypes.addressof(task), 1,
-                                     task.opcode in _EVENT_OPS)
+            in_order = task.opcode in _EVENT_OPS
+            if in_order or self._capture is not None or \
+                    self._ring_room() <= 0:
+                self._publish_polled(ctypes.addressof(task), 1, in_order)
                 return self._submitted_seq
-            # the common case of _publish_polled, inline: one slot free
-            ctypes.memmove(self._sq_slots +
-                           (tail % self.sq_entries) * _TASK_SIZE,
-                           ctypes.addressof(task), _TASK_SIZE)
-            self._sq_tail = self._sqh.tail = (tail + 1) & _M32
+            # the common case of _publish_polled without its loop
+            self._sq_tail = self._sqh.tail = \
+                self._write_ring(ctypes.addressof(task), 1)
             self._submitted_seq += 1
             if self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
                 self._ring_doorbell()
