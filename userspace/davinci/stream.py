@@ -600,7 +600,7 @@ class Stream:
         target = seq or self._submitted_seq
         h = self._cqh
         if self._header_seq and target <= self._submitted_seq and (
-                not target or _seq_reached(h, target) or
+                not target or
                 waiting.poll_until(lambda: h.seq >= target, timeout,
                                    self.wait_mode)):
             completed, status = int(h.seq), int(h.status)
@@ -907,16 +907,6 @@ def _check_range(obj, offset: int, nbytes: int, what: str) -> None:
         raise InvalidArgumentError(
             "%s: %d bytes at offset %d overflow the %d-byte buffer"
             % (what, nbytes, offset, obj.size))
-
-
-def _seq_reached(h: _uapi.davinci_ring_header, target: int,
-                 reads: int = 24) -> bool:
-    """A few reads of the completion header's seq before the wait mode's
-    loop: a tiny task is often done within them (about a microsecond)."""
-    for _ in range(reads):
-        if h.seq >= target:
-            return True
-    return False
 
 
 def _host_bytes(data) -> memoryview:
