@@ -152,6 +152,21 @@ def test_small_sync_copies_with_offsets_and_shapes(dev, rng):
             s.copy_to_host(b, np.zeros(8, np.uint8), offset=4090)
 
 
+def test_bad_sync_copy_refused_before_waiting(dev, gate):
+    """A synchronous copy that cannot be done is refused at once, not after
+    the stream's earlier tasks: the gated stream is still busy then."""
+    s = dev.stream()
+    gate.block(s)
+    with dev.malloc(64) as b:
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.copy_from_host(b, np.zeros(65, np.uint8))
+        with pytest.raises(davinci.InvalidArgumentError):
+            s.copy_to_host(b, np.zeros(65, np.uint8))
+        assert not s.query().idle
+        gate.release()
+        s.synchronize()
+
+
 def test_copied_buffer_gives_its_memory_back_at_free(dev):
     """A buffer that served a synchronous copy keeps no view of its
     memory after free: the memory is back in the pool at once, and the

@@ -772,14 +772,14 @@ class Stream:
         caller may reuse it at once) and enqueues a device MEMCPY; returns
         its sequence number.
         """
+        dst.check()
         if sync and type(data) is np.ndarray and data.flags.c_contiguous:
             # a host copy through the mapping once the stream is idle: no
-            # task, so never slower than a task round trip (the buffer
-            # checks the range and that it was not freed)
+            # task, so never slower than a task round trip
+            _check_range(dst, offset, data.nbytes, "destination")
             self.synchronize()
             dst.copy_from_array(data, offset)
             return 0
-        dst.check()
         mv = _host_bytes(data)
         n = mv.nbytes
         _check_range(dst, offset, n, "destination")
