@@ -19,6 +19,8 @@ Contract (other modules code against it):
         (OSError on failure), .close()
     CoreMapping.address, .length, .close()
     manager_ioctl(cmd, buf, privileged=False) -> 0 or -errno
+    ring_publisher() -> fn(sq_header_address, tail) -> the ring's flags
+        (dvc_ring_publish; for a client of any backend)
     set_limits(per_process=-1, per_user=-1) -> 0 or -errno
     stats() -> dict of struct dv_stats fields
 """
@@ -32,7 +34,7 @@ import threading
 from . import _uapi
 
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
-           "manager_ioctl", "set_limits", "stats", "STATS_FIELDS"]
+           "manager_ioctl", "ring_publisher", "set_limits", "stats", "STATS_FIELDS"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")
@@ -43,7 +45,9 @@ class _DvStats(ctypes.Structure):
 
 
 _lib = None
+_lib_path = ""
 _lib_lock = threading.Lock()
+_publisher = None
 
 
 def _candidates():
@@ -104,7 +108,7 @@ _OPTIONAL = {
 def load() -> ctypes.CDLL:
     """Load libdavinci_core once: $DAVINCI_CORE_LIB, then
     davinci/_libdavinci_core*.so, then <repo>/build/libdavinci_core.so."""
-    global _lib
+    global _lib, _lib_path
     if _lib is not None:
         return _lib
     with _lib_lock:
@@ -122,13 +126,26 @@ def load() -> ctypes.CDLL:
                 raise OSError(_errno.ELIBBAD,
                               "cannot load the davinci core library %s: %s"
                               % (path, e)) from e
-            _lib = lib
+            _lib, _lib_path = lib, path
             return lib
         raise OSError(_errno.ENOENT,
                       "davinci core library not found (tried: %s); build it "
                       "with `make core` or `pip install .`, or point "
                       "DAVINCI_CORE_LIB at libdavinci_core.so"
                       % ", ".join(tried))
+
+
+def ring_publisher():
+    """dvc_ring_publish() as a callable that keeps the GIL: it takes
+    nanoseconds, and releasing and retaking the GIL would cost more."""
+    global _publisher
+    if _publisher is None:
+        load()
+        fn = ctypes.PyDLL(_lib_path).dvc_ring_publish
+        fn.restype = ctypes.c_uint32
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+        _publisher = fn
+    return _publisher
 
 
 def _oserror(what: str) -> OSError:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
-from . import _uapi, waiting
+from . import _corelib, _uapi, waiting
 from .errors import (DavinciError, InvalidArgumentError, InvalidHandleError,
                      TaskFailedError, TimeoutError, status_hint, status_name)
 from .memory import Buffer
@@ -246,6 +246,7 @@ class Stream:
         self.sq_entries = int(self._sqh.entries)
         self.cq_entries = int(self._cqh.entries)
         self._sq_tail = int(self._sqh.tail)
+        self._publish = _corelib.ring_publisher() if self.polled else None
         self._submitted_seq = 0
         # completion entries read so far, oldest first (bounded)
         self._kept: "collections.deque[np.ndarray]" = collections.deque()
@@ -356,15 +357,12 @@ class Stream:
             if k <= 0:
                 self._wait_for_room()
                 continue
-            # x86 keeps stores in order: the descriptors are visible
-            # before the tail that publishes them
             self._sq_tail = self._write_ring(src + i * _TASK_SIZE, k)
-            self._sqh.tail = self._sq_tail
+            flags = self._publish(self._sq.address, self._sq_tail)
             if self._capture is None:   # captured tasks get no numbers
                 self._submitted_seq += k
             i += k
-            if in_order or \
-                    self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
+            if in_order or flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
                 self._ring_doorbell()
 
     def _ring_doorbell(self) -> _uapi.davinci_doorbell:
@@ -473,10 +471,10 @@ class Stream:
                 self._publish_polled(ctypes.addressof(task), 1, in_order)
                 return self._submitted_seq
             # the common case of _publish_polled without its loop
-            self._sq_tail = self._sqh.tail = \
-                self._write_ring(ctypes.addressof(task), 1)
+            self._sq_tail = self._write_ring(ctypes.addressof(task), 1)
             self._submitted_seq += 1
-            if self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP:
+            if self._publish(self._sq.address, self._sq_tail) & \
+                    _uapi.DAVINCI_RING_F_NEED_WAKEUP:
                 self._ring_doorbell()
             return self._submitted_seq
 

@@ -153,6 +153,13 @@ void dvc_munmap(struct dv_mapping *map)
 		dv_mmap_put(map);
 }
 
+uint32_t dvc_ring_publish(struct davinci_ring_header *sq, uint32_t tail)
+{
+	__atomic_store_n(&sq->tail, tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&sq->flags, __ATOMIC_RELAXED);
+}
+
 void dvc_stats(struct dv_stats *out)
 {
 	if (out)

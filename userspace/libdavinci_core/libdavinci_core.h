@@ -19,6 +19,7 @@ struct dv_context;
 struct dv_mapping;
 struct dv_stats;
 struct davinci_device_info;
+struct davinci_ring_header;
 
 struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
 				    uint64_t hbm_bytes, uint64_t host_bytes,
@@ -83,6 +84,18 @@ struct dv_mapping *dvc_mmap(struct dv_context *ctx, uint64_t offset,
 			    uint64_t len);
 void *dvc_mapping_addr(struct dv_mapping *map);
 void dvc_munmap(struct dv_mapping *map);
+
+/*
+ * Publish @tail as the new tail of the submission ring @sq (a release
+ * store: the descriptors written before it are seen first), then order
+ * that store before every later load (a full barrier) and return the
+ * ring's flags read after it. A host that publishes a tail and a
+ * dispatcher that sets DAVINCI_RING_F_NEED_WAKEUP before its last look at
+ * the tails cannot then both miss each other (io_uring's SQPOLL: liburing
+ * puts the same barrier between its tail store and its flags load). For
+ * every backend's client, not only this library's devices.
+ */
+uint32_t dvc_ring_publish(struct davinci_ring_header *sq, uint32_t tail);
 
 /* Fill @out (struct dv_stats: ten uint64_t) with the core's accounting. */
 void dvc_stats(struct dv_stats *out);
