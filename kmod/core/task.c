@@ -587,7 +587,9 @@ void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	__atomic_store_n(&s->cq->seq, s->completed_seq, __ATOMIC_RELEASE);
 	dv_task_free(s, t);
 	os_waitq_wake_all(s->wq);
-	os_waitq_wake_all(ctx->dev->wq);
+	/* DAVINCI_IOCTL_SYNC waits there for streams to go idle, no sooner */
+	if (s->completed_seq >= s->submitted_seq)
+		os_waitq_wake_all(ctx->dev->wq);
 }
 
 /*
