@@ -250,6 +250,7 @@ def test_refuses_files_that_are_not_davinci_models(acl_dev, tmp_path):
         "text.om": b"this is not a model\n" * 10,
         "empty.om": b"",
     }
+    free0 = _hbm_free()
     for name, data in cases.items():
         mid, ret = acl.mdl.load_from_file(_write(tmp_path, data, name))
         assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, name
@@ -260,7 +261,13 @@ def test_refuses_files_that_are_not_davinci_models(acl_dev, tmp_path):
     for path in (tmp_path / "missing.om", tmp_path):
         mid, ret = acl.mdl.load_from_file(str(path))
         assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
-    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM)[2] == 0
+    assert _hbm_free() == free0         # nothing was left allocated
+
+
+def _hbm_free():
+    free, _, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+    assert ret == 0
+    return free
 
 
 def _corrupt(data: bytes):
@@ -311,13 +318,13 @@ def test_corrupt_models_are_refused(acl_dev, tmp_path):
     m, _ = mlp(seed=10)
     data = atc.convert(m, input_shape="x:1,64")
     omfile.parse(data)
+    free0 = _hbm_free()
     for what, bad in _corrupt(data):
         with pytest.raises(omfile.ModelFormatError):
             omfile.parse(bad)
         mid, ret = acl.mdl.load_from_mem(bad, len(bad))
         assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, what
-    free = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
-    assert free[2] == 0
+    assert _hbm_free() == free0, "a refused model left memory allocated"
 
 
 def test_model_runs_when_no_graph_fits(dev):
