@@ -186,6 +186,62 @@ def test_arguments_are_checked_like_a_c_extension(acl_dev):
         acl.rt.memcpy(0, 1, 0, 1)
     with pytest.raises(TypeError, match="device_id"):
         acl.rt.set_device(None)
+    # the audit's cases: a C extension raises, it returns no error code
+    with pytest.raises(TypeError, match="input"):
+        acl.mdl.execute(1, None, None)
+    with pytest.raises(TypeError, match="data"):
+        acl.create_data_buffer("x", 4)
+    with pytest.raises(TypeError, match="model_desc"):
+        acl.mdl.get_num_inputs(None)
+    with pytest.raises(TypeError, match="desc"):
+        acl.get_tensor_desc_type(None)
+
+
+#: parameters that are ints (handles, pointers, sizes) in every pyACL call
+_INT_ARGS = {"stream", "event", "context", "model_id", "model_desc",
+             "dataset", "data_buffer", "desc", "handle", "input", "output",
+             "device_id", "size", "count", "index", "data", "data_type",
+             "dev_ptr", "host_ptr", "kind", "timeout", "model_size"}
+
+
+#: the exceptions: parameters of these names that are not ints
+_NOT_INT = {("acl.util.bytes_to_ptr", "data")}   # takes bytes
+
+#: a valid-typed value for the parameters that are not ints
+_FILLER = {"op_type": "Add", "model_path": "", "file_name": "",
+           "attr_name": "a", "message": "", "config_path": "",
+           "input_desc": [], "output_desc": [], "inputs": [], "outputs": []}
+
+
+def _public_functions():
+    import inspect
+    for mod in (acl, acl.rt, acl.mdl, acl.op, acl.util):
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if inspect.isfunction(fn):
+                yield "%s.%s" % (mod.__name__, name), fn
+
+
+def test_none_where_an_int_is_required_raises_type_error(acl_dev):
+    """Every public call, each int parameter in turn given None (the others
+    0): TypeError, never an error code or a value."""
+    import inspect
+    checked = []
+    for name, fn in _public_functions():
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind is p.POSITIONAL_OR_KEYWORD]
+        for i, p in enumerate(params):
+            if p not in _INT_ARGS or (name, p) in _NOT_INT:
+                continue
+            args = [_FILLER.get(q, 0) for q in params]
+            args[i] = None
+            with pytest.raises(TypeError, match=p):
+                fn(*args)
+            checked.append(name)
+    # the calls of the audit are among them
+    assert {"acl.mdl.execute", "acl.create_data_buffer",
+            "acl.mdl.get_num_inputs", "acl.get_tensor_desc_dim",
+            "acl.mdl.get_dataset_buffer"} <= set(checked)
 
 
 def test_pointer_helpers_refuse_what_would_crash(acl_dev):

@@ -66,6 +66,7 @@ def _desc(h) -> TensorDesc | None:
     return descs.get(h)
 
 
+@S.checked
 def create_tensor_desc(data_type, dims, format):  # noqa: A002 - pyACL name
     """desc: a tensor description (0 when the arguments are invalid)."""
     try:
@@ -86,25 +87,30 @@ def create_tensor_desc(data_type, dims, format):  # noqa: A002 - pyACL name
     return h
 
 
+@S.checked
 def destroy_tensor_desc(desc):
     descs.pop(desc, None)
 
 
+@S.checked
 def get_tensor_desc_type(desc):
     d = _desc(desc)
     return d.dtype if d else C.ACL_DT_UNDEFINED
 
 
+@S.checked
 def get_tensor_desc_format(desc):
     d = _desc(desc)
     return d.format if d else C.ACL_FORMAT_UNDEFINED
 
 
+@S.checked
 def get_tensor_desc_num_dims(desc):
     d = _desc(desc)
     return len(d.shape) if d else 0
 
 
+@S.checked
 def get_tensor_desc_dim(desc, index):
     d = _desc(desc)
     if d is None or not isinstance(index, int) or \
@@ -113,6 +119,7 @@ def get_tensor_desc_dim(desc, index):
     return d.shape[index]
 
 
+@S.checked
 def get_tensor_desc_dim_v2(desc, index):
     """(dim_size, ret)"""
     d = _desc(desc)
@@ -128,43 +135,49 @@ def get_tensor_desc_dim_v2(desc, index):
     return d.shape[index], C.ACL_SUCCESS
 
 
+@S.checked
 def get_tensor_desc_size(desc):
     """Bytes of the described tensor (element count x element size)."""
     d = _desc(desc)
     return d.nbytes if d else 0
 
 
+@S.checked
 def get_tensor_desc_element_count(desc):
     d = _desc(desc)
     return d.count if d else 0
 
 
+@S.checked
 def set_tensor_desc_name(desc, name):
     d = _desc(desc)
     if d is not None:
         d.name = str(name)
 
 
+@S.checked
 def get_tensor_desc_name(desc):
     d = _desc(desc)
     return d.name if d else ""
 
 
+@S.checked
 def get_data_type_size(data_type):
     return DTYPE_SIZE.get(data_type, 0)
 
 
+@S.checked
 def data_type_size(data_type):
     """Bytes per element of ``data_type`` (0 for an unknown type), the
     documented name of get_data_type_size."""
     return DTYPE_SIZE.get(data_type, 0)
 
 
+@S.checked
 def set_tensor_const(desc, data_buffer, length):
     """ret: mark the tensor described by ``desc`` constant, its data the
     ``length`` bytes at pointer ``data_buffer`` (0 and 0: an empty
     constant)."""
-    S.check_args_of("acl.set_tensor_const", (("desc", desc),))
     if not isinstance(data_buffer, int) or not isinstance(length, int) \
             or length < 0 or (length and not data_buffer):
         raise TypeError("acl.set_tensor_const() takes a pointer (int) and a "
@@ -178,6 +191,7 @@ def set_tensor_const(desc, data_buffer, length):
     return C.ACL_SUCCESS
 
 
+@S.checked
 def create_data_buffer(data, size):
     """data_buffer: describes ``size`` bytes at pointer ``data``."""
     if not isinstance(data, int) or not isinstance(size, int) or size < 0:
@@ -190,6 +204,7 @@ def create_data_buffer(data, size):
     return h
 
 
+@S.checked
 def destroy_data_buffer(data_buffer):
     """ret"""
     if buffers.pop(data_buffer, None) is None:
@@ -199,11 +214,13 @@ def destroy_data_buffer(data_buffer):
     return C.ACL_SUCCESS
 
 
+@S.checked
 def get_data_buffer_addr(data_buffer):
     b = buffers.get(data_buffer)
     return b.ptr if b else 0
 
 
+@S.checked
 def get_data_buffer_size_v2(data_buffer):
     b = buffers.get(data_buffer)
     return b.size if b else 0
@@ -212,6 +229,7 @@ def get_data_buffer_size_v2(data_buffer):
 get_data_buffer_size = get_data_buffer_size_v2
 
 
+@S.checked
 def update_data_buffer(data_buffer, data, size):
     """ret"""
     b = buffers.get(data_buffer)

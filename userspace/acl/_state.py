@@ -299,6 +299,11 @@ ARG_TYPES = {
     "priority": int, "input_desc": (list, tuple), "output_desc": (list, tuple),
     "batch_size": int, "level": int, "log_level": int, "message": str,
     "data_type": int, "dev_ptr": int, "host_ptr": int,
+    # acl.mdl.execute's datasets, create_data_buffer's pointer, a model in
+    # memory (a pointer, or its bytes), a tensor desc's format
+    "input": int, "output": int, "data": int, "model_size": int,
+    "model": (int, bytes, bytearray, memoryview), "format": int,
+    "length": int,
 }
 
 
@@ -326,6 +331,25 @@ def check_args_of(name: str, pairs) -> None:
                     name, arg, " or ".join(t.__name__ for t in (
                         want if isinstance(want, tuple) else (want,))),
                     type(v).__name__))
+
+
+def checked(fn):
+    """Decorate a pyACL function that returns its value directly (no
+    ``ret``): its arguments are checked as :func:`check_args` does, so a
+    wrong type or None where a handle is required raises TypeError."""
+    name = ".".join(fn.__module__.split(".")[:2] + [fn.__name__])
+    if name.startswith("acl._desc."):
+        name = "acl." + fn.__name__         # acl.create_data_buffer
+    sig = inspect.signature(fn)
+
+    def wrapper(*args, **kwargs):
+        check_args(sig, name, args, kwargs)
+        return fn(*args, **kwargs)
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
+    return wrapper
 
 
 def _configure_logging() -> None:

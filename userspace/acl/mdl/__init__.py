@@ -28,6 +28,7 @@ A model converted with ``--dynamic_batch_size`` has an extra last input,
 from __future__ import annotations
 
 import ctypes
+import inspect
 import os
 
 from davinci import omfile as F
@@ -165,8 +166,10 @@ def destroy_desc(model_desc):
 def _quiet(default, fn, name: str = ""):
     """A getter that returns the value alone, ``default`` on bad handles."""
     name = name or fn.__name__
+    sig = inspect.signature(fn)
 
     def wrapper(*args):
+        S.check_args(sig, "acl.mdl." + name, args, {})
         try:
             with S.lock:
                 return fn(*args)
@@ -175,6 +178,7 @@ def _quiet(default, fn, name: str = ""):
             return default
     wrapper.__name__ = name
     wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
     return wrapper
 
 
