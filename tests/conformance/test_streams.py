@@ -5,6 +5,8 @@ cancel and timeouts (timing-independent: long work is held by a gate)."""
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -371,6 +373,60 @@ def test_per_stream_wait_mode_spins_without_a_wait_ioctl(dev):
         davinci.set_wait_mode(old)
     with pytest.raises(davinci.InvalidArgumentError):
         dev.stream(wait_mode="sometimes")
+
+
+def test_block_mode_sleeps_in_the_driver(dev, gate):
+    """In block mode a wait for unfinished work goes to the wait ioctl at
+    once (CUDA's blocking sync) instead of spinning on the ring."""
+    s = dev.stream()
+    gate.block(s)
+    seq = s.nop()
+    waits = _uapi.DAVINCI_IOCTL_STREAM_WAIT
+    before = dev.transport.ioctl_counts[waits]
+    old = davinci.set_wait_mode("block")
+    errors = []
+
+    def sync():
+        try:
+            s.synchronize(timeout=60)
+        except Exception as exc:  # reported by the main thread
+            errors.append(exc)
+
+    waiter = threading.Thread(target=sync)
+    try:
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while dev.transport.ioctl_counts[waits] == before and \
+                time.monotonic() < deadline and waiter.is_alive():
+            time.sleep(0.01)
+        entered = dev.transport.ioctl_counts[waits] > before
+    finally:
+        gate.release()
+        waiter.join(60)
+        davinci.set_wait_mode(old)
+    assert entered, "a blocking wait never reached STREAM_WAIT"
+    assert errors == []
+    assert s.completion(seq).ok
+
+
+@pytest.mark.parametrize("mode", ["spin", "yield", "block", "auto"])
+def test_wait_mode_from_the_environment(mode):
+    """DAVINCI_WAIT_MODE sets the process's mode; a bad value is refused
+    with the names that work."""
+    code = "import davinci; print(davinci.wait_mode().value)"
+    env = dict(os.environ, DAVINCI_WAIT_MODE=mode,
+               PYTHONPATH=USERSPACE + os.pathsep +
+               os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [mode]
+    env["DAVINCI_WAIT_MODE"] = "sometimes"
+    bad = subprocess.run([sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0
+    assert "unknown wait mode 'sometimes'" in bad.stderr
+    assert "spin" in bad.stderr and "block" in bad.stderr
 
 
 def test_completions_name_the_ai_core(dev):
