@@ -348,3 +348,54 @@ def test_op_handles_cast_and_params(acl_dev, tmp_path):
         acl.destroy_tensor_desc(t[0])
         acl.rt.free(t[2])
     acl.rt.destroy_stream(stream)
+
+
+def test_constant_inputs_are_read_from_the_tensor_desc(acl_dev):
+    """acl.set_tensor_const's data is the input when its data buffer is
+    empty or None, through execute_v2 and execute_with_handle alike."""
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    tx = _tensor(x, acl.ACL_FLOAT)
+    ty = _tensor(np.zeros(3, np.float32), acl.ACL_FLOAT)
+    axes = np.array([-1], np.int64)
+    dax = acl.create_tensor_desc(acl.ACL_INT64, [1], acl.ACL_FORMAT_ND)
+    assert acl.set_tensor_const(dax, util.numpy_to_ptr(axes), axes.nbytes) == 0
+    axes[0] = 0             # copied when set: this changes nothing
+    empty = acl.create_data_buffer(0, 0)
+    stream, _ = acl.rt.create_stream()
+    for buf in (empty, None):
+        ty2 = _tensor(np.zeros(3, np.float32), acl.ACL_FLOAT)
+        assert acl.op.execute_v2("ReduceSum", [tx[0], dax], [tx[1], buf],
+                                 [ty2[0]], [ty2[1]], 0, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        np.testing.assert_allclose(_read(ty2, 3, np.float32), x.sum(axis=1),
+                                   rtol=1e-6)
+    handle, ret = acl.op.create_handle("ReduceSum", [tx[0], dax], [ty[0]], 0)
+    assert ret == 0
+    assert acl.op.execute_with_handle(handle, [tx[1], empty], [ty[1]],
+                                      stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_allclose(_read(ty, 3, np.float32), x.sum(axis=1),
+                               rtol=1e-6)
+    # any operator: a constant addend, on the device
+    c = np.random.default_rng(6).standard_normal((3, 4)).astype(np.float32)
+    dc = acl.create_tensor_desc(acl.ACL_FLOAT, [3, 4], acl.ACL_FORMAT_ND)
+    assert acl.set_tensor_const(dc, util.numpy_to_ptr(c), c.nbytes) == 0
+    tz = _tensor(np.zeros((3, 4), np.float32), acl.ACL_FLOAT)
+    assert acl.op.execute_v2("Add", [tx[0], dc], [tx[1], empty], [tz[0]],
+                             [tz[1]], 0, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(_read(tz, (3, 4), np.float32), x + c)
+    # a constant shorter than its description, or none, is refused
+    short = acl.create_tensor_desc(acl.ACL_FLOAT, [3, 4], acl.ACL_FORMAT_ND)
+    assert acl.set_tensor_const(short, util.numpy_to_ptr(c), 8) == 0
+    plain = acl.create_tensor_desc(acl.ACL_FLOAT, [3, 4], acl.ACL_FORMAT_ND)
+    for d in (short, plain):
+        assert acl.op.execute_v2("Add", [tx[0], d], [tx[1], empty], [tz[0]],
+                                 [tz[1]], 0, stream) == \
+            acl.ACL_ERROR_INVALID_PARAM
+    assert "set_tensor_const" in acl.get_recent_err_msg()
+    acl.op.destroy_handle(handle)
+    for d in (dax, dc, short, plain):
+        acl.destroy_tensor_desc(d)
+    acl.destroy_data_buffer(empty)
+    acl.rt.destroy_stream(stream)

@@ -9,8 +9,11 @@ alone, and calls that can fail return ``ret`` (or ``(value, ret)`` for the
 
 from __future__ import annotations
 
+import davinci
+
 from . import _state as S
 from . import constants as C
+from . import util
 
 __all__ = [
     "create_tensor_desc", "destroy_tensor_desc", "get_tensor_desc_type",
@@ -37,8 +40,37 @@ class TensorDesc:
         self.shape = tuple(int(d) for d in shape)
         self.format = fmt
         self.name = ""
-        #: set_tensor_const's (pointer, length): a constant input
-        self.const: "tuple[int, int] | None" = None
+        #: set_tensor_const's data, copied when it was set (as aclSetTensorConst
+        #: does): an input an operator reads when its data buffer is empty
+        self.const: "bytes | None" = None
+        # device copies of ``const``, one per device that ran with it
+        self._staged: "list[davinci.Buffer]" = []
+
+    def set_const(self, data: bytes) -> None:
+        self.drop_staged()
+        self.const = data
+
+    def staged_address(self, dev: "davinci.Device") -> int:
+        """Device address of ``const`` on ``dev`` (copied there the first
+        time it is asked for; stays until the description is destroyed
+        or made constant again)."""
+        if self.const is None:
+            raise ValueError("the tensor desc is not constant")
+        for buf in self._staged:
+            if buf.device is dev and not buf.freed:
+                return buf.dev_addr
+        buf = dev.malloc(max(len(self.const), 1))
+        buf.write(self.const)
+        self._staged.append(buf)
+        return buf.dev_addr
+
+    def drop_staged(self) -> None:
+        """Free the device copies of ``const`` (tasks still reading one keep
+        it until they end)."""
+        staged, self._staged = self._staged, []
+        for buf in staged:
+            if not buf.freed:
+                buf.free()
 
     @property
     def count(self) -> int:
@@ -89,7 +121,9 @@ def create_tensor_desc(data_type, dims, format):  # noqa: A002 - pyACL name
 
 @S.checked
 def destroy_tensor_desc(desc):
-    descs.pop(desc, None)
+    d = descs.pop(desc, None)
+    if d is not None:
+        d.drop_staged()
 
 
 @S.checked
@@ -176,10 +210,10 @@ def data_type_size(data_type):
 @S.checked
 def set_tensor_const(desc, data_buffer, length):
     """ret: mark the tensor described by ``desc`` constant, its data the
-    ``length`` bytes at pointer ``data_buffer`` (0 and 0: an empty
-    constant)."""
-    if not isinstance(data_buffer, int) or not isinstance(length, int) \
-            or length < 0 or (length and not data_buffer):
+    ``length`` bytes at host pointer ``data_buffer``, copied now (0 and 0:
+    an empty constant). acl.op's operators read a constant input from
+    here when its data buffer is empty (pointer 0 or size 0) or None."""
+    if length < 0 or (length and not data_buffer):
         raise TypeError("acl.set_tensor_const() takes a pointer (int) and a "
                         "length (int >= 0, 0 for an empty buffer)")
     d = _desc(desc)
@@ -187,7 +221,13 @@ def set_tensor_const(desc, data_buffer, length):
         S.record_error(C.ACL_ERROR_INVALID_PARAM, "no tensor desc %r"
                        % (desc,), "acl.set_tensor_const")
         return C.ACL_ERROR_INVALID_PARAM
-    d.const = (data_buffer, length)
+    try:
+        data = util.ptr_to_bytes(data_buffer, length) if length else b""
+    except ValueError as exc:
+        S.record_error(C.ACL_ERROR_INVALID_PARAM, "%s (the constant's data "
+                       "must be host memory)" % exc, "acl.set_tensor_const")
+        return C.ACL_ERROR_INVALID_PARAM
+    d.set_const(data)
     return C.ACL_SUCCESS
 
 

@@ -12,7 +12,10 @@ Maximum, Minimum, Relu, Exp, MatMul (transpose_x1, transpose_x2), SoftmaxV2
 last axis or all of them; keep_dims) and Cast. Each becomes one task on
 ``stream`` (0: the default stream), so execute_v2 is asynchronous like
 pyACL's. Operands are device memory from acl.rt.malloc or pinned host
-memory from acl.rt.malloc_host.
+memory from acl.rt.malloc_host. An input whose tensor desc was made
+constant with acl.set_tensor_const and whose data buffer is empty (null
+pointer or size 0) or None is read from the constant's bytes, as pyACL does
+(ReduceSum's axes, most often).
 
 Errors (aclError): unknown op_type ACL_ERROR_OP_NOT_FOUND (100024); wrong
 number, shape or dtype of inputs ACL_ERROR_OP_INPUT_NOT_MATCH (100021);
@@ -131,12 +134,14 @@ _DT_NAME = {C.ACL_FLOAT: "ACL_FLOAT", C.ACL_FLOAT16: "ACL_FLOAT16",
 
 
 class _T:
-    """One operand: its description and device address."""
+    """One operand: its description, device address, and for a constant
+    input read from its tensor desc (acl.set_tensor_const) those bytes."""
 
-    def __init__(self, desc, addr, what):
+    def __init__(self, desc, addr, what, host: "bytes | None" = None):
         self.desc = desc
         self.addr = addr
         self.what = what
+        self.host = host
 
     @property
     def shape(self):
@@ -147,7 +152,32 @@ class _T:
         return self.desc.dtype
 
 
-def _operands(descs, bufs, what):
+_CONST_HINT = " (or make the input constant with acl.set_tensor_const)"
+
+
+def _empty(bh) -> bool:
+    """An absent (None, 0) or empty (null pointer or no bytes) data
+    buffer."""
+    if bh in (None, 0):
+        return True
+    b = D.buffers.get(bh)
+    return b is not None and (not b.ptr or not b.size)
+
+
+def _const_operand(d, dev: S.AclDevice, what: str) -> _T:
+    """A constant input (acl.set_tensor_const) given without data: its
+    bytes, copied to the device of the stream."""
+    if len(d.const) < d.nbytes:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "%s: the constant holds %d bytes, the %s tensor of shape "
+                      "%s needs %d: give acl.set_tensor_const the whole "
+                      "tensor" % (what, len(d.const),
+                                  _DT_NAME.get(d.dtype, d.dtype),
+                                  list(d.shape), d.nbytes))
+    return _T(d, d.staged_address(dev.dev), what, d.const[:d.nbytes])
+
+
+def _operands(descs, bufs, what, dev: S.AclDevice):
     if not isinstance(descs, (list, tuple)) or \
             not isinstance(bufs, (list, tuple)) or len(descs) != len(bufs):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
@@ -156,18 +186,24 @@ def _operands(descs, bufs, what):
     out = []
     for i, (dh, bh) in enumerate(zip(descs, bufs)):
         d = D.descs.get(dh)
+        if d is not None and d.const is not None and what == "input" and \
+                _empty(bh):
+            out.append(_const_operand(d, dev, "%s %d" % (what, i)))
+            continue
         b = D.buffers.get(bh)
         if d is None or b is None:
             raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                          "%s %d: %s is not a live handle" % (
+                          "%s %d: %s is not a live handle%s" % (
                               what, i, "tensor desc" if d is None
-                              else "data buffer"))
+                              else "data buffer", "" if d is None or
+                              what != "input" else _CONST_HINT))
         if b.size < d.nbytes:
             raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                           "%s %d: data buffer has %d bytes, the %s tensor of "
-                          "shape %s needs %d"
+                          "shape %s needs %d%s"
                           % (what, i, b.size, _DT_NAME.get(d.dtype, d.dtype),
-                             list(d.shape), d.nbytes))
+                             list(d.shape), d.nbytes, _CONST_HINT
+                             if what == "input" and not b.size else ""))
         addr = operand(b.ptr, max(d.nbytes, 1), "%s %d" % (what, i)) \
             if d.nbytes else b.ptr
         out.append(_T(d, addr, "%s %d" % (what, i)))
@@ -228,6 +264,9 @@ def _read_axes(t):
     _need(t.dtype in (C.ACL_INT32, C.ACL_INT64),
           C.ACL_ERROR_OP_INPUT_NOT_MATCH,
           "ReduceSum axes input must be ACL_INT32 or ACL_INT64")
+    fmt = "<%d%s" % (t.desc.count, "i" if t.dtype == C.ACL_INT32 else "q")
+    if t.host is not None:              # a constant: its own bytes
+        return list(struct.unpack(fmt, t.host))
     d = None
     for dev in S.devices.values():
         hit = dev.dev.find_buffer(t.addr)
@@ -238,7 +277,6 @@ def _read_axes(t):
           "ReduceSum axes input is not device or pinned memory")
     buf, off = d
     raw = ctypes.string_at(buf.address + off, t.desc.nbytes)
-    fmt = "<%d%s" % (t.desc.count, "i" if t.dtype == C.ACL_INT32 else "q")
     return list(struct.unpack(fmt, raw))
 
 
@@ -372,8 +410,9 @@ def _launch(op_type, input_desc, inputs, output_desc, outputs, attrs,
     if not isinstance(op_type, str):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "op_type must be a str")
     s = S.get_stream(stream)
-    ins = _operands(input_desc, inputs, "input")
-    outs = _operands(output_desc, outputs, "output")
+    dev = s.ctx.device
+    ins = _operands(input_desc, inputs, "input", dev)
+    outs = _operands(output_desc, outputs, "output", dev)
     task = _task(op_type, ins, outs, attrs)
     names = {"dst": outs[0].what, "src0": ins[0].what}
     if len(ins) > 1:
