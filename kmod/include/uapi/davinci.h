@@ -31,8 +31,9 @@
  * (DAVINCI_STREAM_F_POLLED; the ring header's @flags, @status and @seq;
  * DAVINCI_STATUS_QUEUE_FAULT), task graphs (DAVINCI_IOCTL_GRAPH_*), the
  * trace ring (DAVINCI_IOCTL_TRACE_READ), a completion entry's @aicore
- * (was @pad) and DAVINCI_OP_RELU_GRAD, each announced by its feature
- * bit.
+ * (was @pad), DAVINCI_OP_RELU_GRAD and the training ops
+ * DAVINCI_OP_LOG_SOFTMAX, DAVINCI_OP_SQRT and DAVINCI_OP_CMP, each
+ * announced by its feature bit.
  */
 #define DAVINCI_ABI_MINOR 3
 
@@ -51,6 +52,8 @@
 #define DAVINCI_FEAT_GRAPHS		(1ULL << 11)	/* DAVINCI_IOCTL_GRAPH_* */
 #define DAVINCI_FEAT_TRACE		(1ULL << 12)	/* DAVINCI_IOCTL_TRACE_READ */
 #define DAVINCI_FEAT_RELU_GRAD		(1ULL << 13)	/* DAVINCI_OP_RELU_GRAD */
+/* DAVINCI_OP_LOG_SOFTMAX, DAVINCI_OP_SQRT and DAVINCI_OP_CMP */
+#define DAVINCI_FEAT_TRAIN_OPS		(1ULL << 14)
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -250,8 +253,9 @@ struct davinci_mem_info {
  * idle time; userspace publishes @tail with a release store and needs no
  * system call. Before the dispatcher sleeps it sets
  * DAVINCI_RING_F_NEED_WAKEUP in the SQ @flags and looks at the tails once
- * more; userspace that sees the flag after publishing a tail rings the
- * doorbell, which takes in whatever the ring holds (sq_tail is ignored)
+ * more; userspace that sees the flag after publishing a tail (with a full
+ * barrier between its store of @tail and its load of @flags, as liburing
+ * has for SQPOLL) rings the doorbell, which takes in whatever the ring holds (sq_tail is ignored)
  * and wakes the dispatcher. DAVINCI_IOCTL_STREAM_WAIT, DAVINCI_IOCTL_SYNC,
  * DAVINCI_IOCTL_TASK_QUERY, DAVINCI_IOCTL_TASK_CANCEL and
  * DAVINCI_IOCTL_MEM_FREE take in what the context's polled rings hold
@@ -723,8 +727,24 @@ enum davinci_opcode {
 	DAVINCI_OP_REDUCE_SUM,	/* dst[m] = sum of each row of src0[m,n] */
 	DAVINCI_OP_CAST,	/* dst (@dst_dtype) = src0 (@dtype), @count */
 	DAVINCI_OP_RELU_GRAD,	/* dst = src1 <= 0 ? 0 : src0, @count */
+	DAVINCI_OP_LOG_SOFTMAX,	/* dst[m,n] = log_softmax of each row */
+	DAVINCI_OP_SQRT,	/* dst = sqrt(src0), float types only */
+	DAVINCI_OP_CMP,		/* dst = src0 @imm src1 ? 1 : 0, @count */
 	DAVINCI_OP_COUNT,
 };
+
+/*
+ * DAVINCI_OP_CMP predicates (struct davinci_task.imm). The result is 1 or
+ * 0 in the operands' dtype (1.0 for the float types); a NaN operand
+ * compares false, except for DAVINCI_CMP_NE.
+ */
+#define DAVINCI_CMP_EQ	0	/* src0 == src1 */
+#define DAVINCI_CMP_NE	1	/* src0 != src1 */
+#define DAVINCI_CMP_LT	2	/* src0 < src1 */
+#define DAVINCI_CMP_LE	3	/* src0 <= src1 */
+#define DAVINCI_CMP_GT	4	/* src0 > src1 */
+#define DAVINCI_CMP_GE	5	/* src0 >= src1 */
+#define DAVINCI_CMP_COUNT	6
 
 /* Element types (struct davinci_task.dtype and .dst_dtype). */
 enum davinci_dtype {
@@ -764,10 +784,11 @@ enum davinci_dtype {
  * @src0: device virtual address of the first input
  * @src1: device virtual address of the second input
  * @count: elements (bytes for MEMCPY and MEMSET, microseconds for NOP)
- * @m: rows (MATMUL, SOFTMAX, REDUCE_SUM)
- * @n: columns (MATMUL, SOFTMAX, REDUCE_SUM)
+ * @m: rows (MATMUL, SOFTMAX, REDUCE_SUM, LOG_SOFTMAX)
+ * @n: columns (MATMUL, SOFTMAX, REDUCE_SUM, LOG_SOFTMAX)
  * @k: inner dimension (MATMUL)
- * @imm: MEMSET byte value, or AXPY alpha as float32 bits
+ * @imm: MEMSET byte value, AXPY alpha as float32 bits, or the CMP
+ *	predicate (DAVINCI_CMP_*)
  * @reserved: must be zero
  *
  * Fields an opcode does not use must be zero. Every address range a task
@@ -775,7 +796,7 @@ enum davinci_dtype {
  * (HBM or pinned host) when the doorbell takes it in, else the task fails
  * with DAVINCI_STATUS_INVALID_ADDRESS when it reaches the head of its
  * stream, touching nothing. The operands of a compute task (DAVINCI_OP_ADD
- * .. DAVINCI_OP_RELU_GRAD) must be aligned to their element size: @dst to
+ * .. DAVINCI_OP_CMP) must be aligned to their element size: @dst to
  * that of @dst_dtype for CAST and of @dtype otherwise, @src0 and @src1 to that
  * of @dtype (4 bytes for FLOAT32 and INT32, 2 for FLOAT16 and BFLOAT16),
  * else the task fails the same way with DAVINCI_STATUS_MISALIGNED. The
@@ -846,10 +867,21 @@ struct davinci_completion {
  * on the clock of the completion entries' start_ns and end_ns (the host's
  * CLOCK_MONOTONIC on every backend). Records are numbered from 0 in the
  * order they were written; the ring keeps the last
- * DAVINCI_TRACE_CAPACITY, a full ring overwrites its oldest. Tracing is
- * on when the device is created. The ring is the device's, not a
- * context's: any context of the device reads every context's records
- * (each carries its context's @pid), as npu-smi shows every process.
+ * DAVINCI_TRACE_CAPACITY, a full ring overwrites its oldest.
+ *
+ * The ring records while at least one open file of the device asks for
+ * it: DAVINCI_TRACE_F_ENABLE is that file's request, DAVINCI_TRACE_F_DISABLE
+ * takes it back, and closing the file does too. A device nobody traces
+ * records nothing, and one user turning recording off does not stop
+ * another's trace. The module's tracepoints (events/davinci in tracefs)
+ * fire for every record whether the ring keeps it or not.
+ *
+ * A reader sees the records of its own user's contexts (each carries its
+ * context's @pid: a tracer reads the processes it started) and the
+ * device's own (MGMT, and a MEM_FREE after its context closed); a
+ * privileged opener (CAP_PERFMON or CAP_SYS_ADMIN on the kernel module,
+ * the daemon's owner on FUSE) sees every user's. Records it may not see
+ * are skipped, but they count in @written.
  */
 #define DAVINCI_TRACE_CAPACITY		16384
 #define DAVINCI_TRACE_NO_CORE		0xFFFF	/* @aicore: no AI core ran it */
@@ -918,15 +950,19 @@ struct davinci_trace_record {
  *	the last call)
  * @next: out: number of the record after the last one returned
  * @dropped: out: records from @since on that the ring overwrote before
- *	this read: the records returned start at @since + @dropped
+ *	this read (anyone's): the records returned start at @since +
+ *	@dropped, or later past records this file may not read
  * @written: out: records written since the device was created
  * @flags: in: DAVINCI_TRACE_F_ENABLE or DAVINCI_TRACE_F_DISABLE (not
- *	both), applied before the read; 0 leaves recording as it is. Both
- *	are device-wide.
+ *	both, no other bit), applied before the read; 0 leaves recording as
+ *	it is. Each is this open file's request only: the ring records
+ *	while any file has one.
  * @count: out: records returned in @rec, at most DAVINCI_TRACE_READ_MAX
- * @enabled: out: 1 while the device records, else 0
+ * @enabled: out: 1 while the device's ring records (some open file asked
+ *	for it, maybe another), else 0
  * @capacity: out: records the ring keeps, DAVINCI_TRACE_CAPACITY
- * @rec: out: records @since + @dropped .. @next - 1, oldest first
+ * @rec: out: records @next - @count .. @next - 1, oldest first, each one
+ *	this file may read
  *
  * Reading does not consume: readers each keep their own @since. Announced
  * by DAVINCI_FEAT_TRACE. Return: 0, or -EINVAL for unknown flags or both.
