@@ -10,6 +10,11 @@ float dv_expf(float x)
 	return dv_expf_inline(x);
 }
 
+float dv_logf(float x)
+{
+	return dv_logf_inline(x);
+}
+
 u16 dv_num_f32_to_f16(float f)
 {
 	return dv_f32_to_f16(f);

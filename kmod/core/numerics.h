@@ -273,8 +273,80 @@ static inline float dv_expf_inline(float x)
 		      (dv_f2u(p) & ~nan_mask));
 }
 
+/*
+ * log(x) in float32, no libm (Cephes logf). x = 2^e * m with m in
+ * [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23 first), f = m - 1;
+ * log(1 + f) = f - f^2/2 + f^3 P(f), P of degree 8 in Horner form, and
+ * e * ln2 added as e * ln2_hi (exact: ln2_hi has 9 bits) and e * ln2_lo.
+ * log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, log(NaN) = NaN
+ * (canonical). NUMERICS.md gives the measured accuracy.
+ */
+static inline float dv_logf_inline(float x)
+{
+	const float sqrthf = 0.707106781186547524f;
+	u32 xb = dv_f2u(x);
+	float m, z, y, fe;
+	s32 e;
+
+	if ((xb & 0x7fffffffu) == 0)
+		return dv_u2f(0xff800000u);		/* -inf */
+	if (xb > 0x7f800000u)			/* NaN, or negative */
+		return dv_u2f(DV_F32_CANON_NAN);
+	if (xb == 0x7f800000u)
+		return x;			/* +inf */
+	e = 0;
+	if (xb < 0x00800000u) {			/* subnormal: exact scaling */
+		xb = dv_f2u(x * 8388608.0f);
+		e = -23;
+	}
+	/* frexp: m in [0.5, 1), x = m * 2^e */
+	e += (s32)(xb >> 23) - 126;
+	m = dv_u2f((xb & 0x007fffffu) | 0x3f000000u);
+	if (m < sqrthf) {
+		e -= 1;
+		m = m + m - 1.0f;
+	} else {
+		m = m - 1.0f;
+	}
+	fe = (float)e;
+	z = m * m;
+	y = 7.0376836292e-2f;
+	y = y * m - 1.1514610310e-1f;
+	y = y * m + 1.1676998740e-1f;
+	y = y * m - 1.2420140846e-1f;
+	y = y * m + 1.4249322787e-1f;
+	y = y * m - 1.6668057665e-1f;
+	y = y * m + 2.0000714765e-1f;
+	y = y * m - 2.4999993993e-1f;
+	y = y * m + 3.3333331174e-1f;
+	y = y * m * z;
+	y = y + -2.12194440e-4f * fe;
+	y = y + -0.5f * z;
+	z = m + y;
+	return z + 0.693359375f * fe;
+}
+
+/*
+ * sqrt(x) in float32: the correctly rounded hardware instruction (sqrtss,
+ * fsqrt), written as asm because __builtin_sqrtf keeps a call to libm's
+ * sqrtf for negative inputs (errno) unless -fno-math-errno. NaN results
+ * (x < 0, NaN) are canonical; sqrt(-0) = -0.
+ */
+static inline float dv_sqrtf(float x)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	asm("sqrtss %0, %0" : "+x" (x));
+#elif defined(__aarch64__)
+	asm("fsqrt %s0, %s0" : "+w" (x));
+#else
+#error "dv_sqrtf: no square root instruction known for this architecture"
+#endif
+	return dv_canon_nan(x);
+}
+
 /* Out-of-line versions, exported for tests and other users. */
 float dv_expf(float x);
+float dv_logf(float x);
 u16 dv_num_f32_to_f16(float f);
 float dv_num_f16_to_f32(u16 h);
 u16 dv_num_f32_to_bf16(float f);

@@ -4,8 +4,9 @@
  * AI-core op kernels.
  *
  * No floating point in this file: the kernel builds it without FPU flags.
- * The float kernels live in ops_elementwise.c, ops_matmul.c, ops_reduce.c
- * and ops_cast.c; only pointers are passed to them.
+ * The float kernels live in ops_elementwise.c, ops_matmul.c, ops_reduce.c,
+ * ops_cast.c, ops_relu_grad.c and ops_compare.c; only pointers are passed
+ * to them.
  */
 #include "dv_internal.h"
 #include "ops_kernels.h"
@@ -39,7 +40,7 @@ static u64 dv_dtype_size(u8 dtype)
 }
 
 /**
- * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_RELU_GRAD
+ * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_CMP
  * @opcode: task opcode
  */
 bool dv_op_is_compute(u16 opcode)
@@ -55,7 +56,7 @@ bool dv_op_is_compute(u16 opcode)
  * CAST) its entry of dv_opcodes[] allows, the flags (NOTIFY always;
  * TRANS_A/TRANS_B only for MATMUL), every field the op does not use zero,
  * pad0 and reserved[] zero. INT32 is allowed for ADD SUB MUL DIV MAX MIN
- * RELU CAST and RELU_GRAD only.
+ * RELU CAST RELU_GRAD and CMP only; CMP's imm is a DAVINCI_CMP_*.
  *
  * Return: 0, or -EINVAL when malformed or not a compute task.
  */
@@ -87,8 +88,8 @@ static bool dv_range_wraps(u64 addr, u64 len)
  * @ext: out: bytes at dst, src0 and src1 (0 for an unused operand)
  *
  * Elementwise ops may run in place (dst equal to a source) but a partial
- * overlap of dst with a source is refused; MATMUL, SOFTMAX, REDUCE_SUM
- * and CAST refuse any overlap of dst with a source.
+ * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
+ * REDUCE_SUM and CAST refuse any overlap of dst with a source.
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
  * the address space, or operands overlap as above.
@@ -200,13 +201,14 @@ u32 dv_op_misaligned(const struct davinci_task *task)
  * @task: a validated task
  *
  * Return: elements for elementwise ops and CAST, rows of dst for MATMUL,
- * SOFTMAX and REDUCE_SUM.
+ * SOFTMAX, LOG_SOFTMAX and REDUCE_SUM.
  */
 u64 dv_op_units(const struct davinci_task *task)
 {
 	switch (task->opcode) {
 	case DAVINCI_OP_MATMUL:
 	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_LOG_SOFTMAX:
 	case DAVINCI_OP_REDUCE_SUM:
 		return task->m;
 	default:
@@ -221,7 +223,7 @@ u64 dv_op_units(const struct davinci_task *task)
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
  * for MATMUL, at least 32 rows when they are worth <= 512 MFLOP, a
  * multiple of 8 rows and at least 8; rows worth ~64K
- * elements for SOFTMAX and REDUCE_SUM. Always >= 1.
+ * elements for SOFTMAX, LOG_SOFTMAX and REDUCE_SUM. Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task)
 {
@@ -240,6 +242,7 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 		rows -= rows % DV_OP_MM_CHUNK_ROWS;
 		return rows ? rows : DV_OP_MM_CHUNK_ROWS;
 	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_LOG_SOFTMAX:
 	case DAVINCI_OP_REDUCE_SUM:
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
@@ -280,12 +283,14 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 	case DAVINCI_OP_RELU:
 	case DAVINCI_OP_EXP:
 	case DAVINCI_OP_AXPY:
+	case DAVINCI_OP_SQRT:
 		dv_opk_elementwise(task, dst, src0, src1, begin, end);
 		break;
 	case DAVINCI_OP_MATMUL:
 		dv_opk_matmul(task, dst, src0, src1, begin, end);
 		break;
 	case DAVINCI_OP_SOFTMAX:
+	case DAVINCI_OP_LOG_SOFTMAX:
 		dv_opk_softmax(task, dst, src0, begin, end);
 		break;
 	case DAVINCI_OP_REDUCE_SUM:
@@ -296,6 +301,9 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 		break;
 	case DAVINCI_OP_RELU_GRAD:
 		dv_opk_relu_grad(task, dst, src0, src1, begin, end);
+		break;
+	case DAVINCI_OP_CMP:
+		dv_opk_compare(task, dst, src0, src1, begin, end);
 		break;
 	default:
 		break;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ops.h - AI-core op kernels (DAVINCI_OP_ADD .. DAVINCI_OP_RELU_GRAD).
+ * ops.h - AI-core op kernels (DAVINCI_OP_ADD .. DAVINCI_OP_CMP).
  *
  * The scheduler validates a compute task with dv_op_validate(), resolves its
  * operands to addresses, then runs it in chunks of work units between

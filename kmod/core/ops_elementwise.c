@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY.
+ * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT.
  *
  * Float code: the kernel builds this file with the FPU enabled. Every op
  * is computed in float32 (or wrapping int32) and rounded once to the
@@ -69,6 +69,8 @@ DEF_F32(f32_min, (x <= y || x != x) ? x : y)
 /* np.maximum(x, 0): NaN stays NaN, -0 stays -0 (unary: b == a) */
 DEF_F32(f32_relu, (x >= 0.0f || x != x) ? x : 0.0f)
 DEF_F32(f32_exp, dv_expf_inline(x))
+/* correctly rounded (the hardware instruction); canonical NaN for x < 0 */
+DEF_F32(f32_sqrt, dv_sqrtf(x))
 /* two roundings: the file is built with -ffp-contract=off */
 DEF_F32(f32_axpy, alpha * x + y)
 
@@ -96,6 +98,7 @@ static const struct {
 	[DAVINCI_OP_RELU] = { f32_relu, s32_relu },
 	[DAVINCI_OP_EXP] = { f32_exp, NULL },
 	[DAVINCI_OP_AXPY] = { f32_axpy, NULL },
+	[DAVINCI_OP_SQRT] = { f32_sqrt, NULL },
 };
 
 static ew_f32_fn ew_f32_pick(u16 opcode)
@@ -163,7 +166,8 @@ void dv_opk_elementwise(const struct davinci_task *t, void *dst,
 {
 	size_t n = (size_t)(end - begin);
 	float alpha = dv_u2f(t->imm);
-	bool unary = t->opcode == DAVINCI_OP_RELU || t->opcode == DAVINCI_OP_EXP;
+	bool unary = t->opcode == DAVINCI_OP_RELU ||
+		     t->opcode == DAVINCI_OP_EXP || t->opcode == DAVINCI_OP_SQRT;
 
 	/* unary ops read src0 twice: never dereference src1 */
 	if (unary)

@@ -17,13 +17,13 @@
  */
 #define dv_v4sf float __attribute__((vector_size(16)))
 
-/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY; units are elements. */
+/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT; units are elements. */
 void dv_opk_elementwise(const struct davinci_task *t, void *dst,
 			const void *src0, const void *src1, u64 begin, u64 end);
 /* MATMUL; units are rows of dst. */
 void dv_opk_matmul(const struct davinci_task *t, void *dst,
 		   const void *src0, const void *src1, u64 begin, u64 end);
-/* SOFTMAX and REDUCE_SUM; units are rows. */
+/* SOFTMAX, LOG_SOFTMAX (by opcode) and REDUCE_SUM; units are rows. */
 void dv_opk_softmax(const struct davinci_task *t, void *dst,
 		    const void *src0, u64 begin, u64 end);
 void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
@@ -31,6 +31,9 @@ void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
 /* RELU_GRAD; units are elements. */
 void dv_opk_relu_grad(const struct davinci_task *t, void *dst,
 		      const void *src0, const void *src1, u64 begin, u64 end);
+/* CMP; units are elements. */
+void dv_opk_compare(const struct davinci_task *t, void *dst,
+		    const void *src0, const void *src1, u64 begin, u64 end);
 /* CAST; units are elements. */
 void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src0,
 		 u64 begin, u64 end);

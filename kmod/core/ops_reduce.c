@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ops_reduce.c - row-wise SOFTMAX and REDUCE_SUM over src0[m,n].
+ * ops_reduce.c - row-wise SOFTMAX, LOG_SOFTMAX and REDUCE_SUM over
+ * src0[m,n].
  *
  * Float code: the kernel builds this file with the FPU enabled.
  *
@@ -9,8 +10,9 @@
  * from +0; the lanes are then combined as
  *	((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
  * SOFTMAX of a row: mx = max (NaN propagates), e_j = exp(x_j - mx) with
- * dv_expf_inline(), s = lane sum of e, dst_j = e_j / s. float16 and
- * bfloat16 rows are widened exactly and the result rounded once.
+ * dv_expf_inline(), s = lane sum of e, dst_j = e_j / s. LOG_SOFTMAX: the
+ * same mx and s, ls = dv_logf_inline(s), dst_j = (x_j - mx) - ls. float16
+ * and bfloat16 rows are widened exactly and the result rounded once.
  */
 #include "ops_kernels.h"
 #include "numerics.h"
@@ -99,7 +101,20 @@ static void sm_scale(float *restrict d, size_t n, float s)
 		d[i] = dv_canon_nan(d[i] / s);
 }
 
-static void softmax_f32(float *restrict d, const float *restrict x, size_t n)
+/* LOG_SOFTMAX's result: d_j = (x_j - mx) - ls */
+static void sm_logsub(float *restrict d, const float *restrict x, size_t n,
+		      float mx, float ls)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = dv_canon_nan((x[i] - mx) - ls);
+	for (; i < n; i++)
+		d[i] = dv_canon_nan((x[i] - mx) - ls);
+}
+
+static void softmax_f32(float *restrict d, const float *restrict x, size_t n,
+			bool log)
 {
 	struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
 	float mx = x[0], s;
@@ -110,15 +125,18 @@ static void softmax_f32(float *restrict d, const float *restrict x, size_t n)
 	sm_exp(d, x, n, mx);
 	lanes_add(&l, d, n);
 	s = lanes_total(&l);
-	sm_scale(d, n, s);
+	if (log)
+		sm_logsub(d, x, n, mx, dv_logf_inline(s));
+	else
+		sm_scale(d, n, s);
 }
 
 static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
-			 size_t n)
+			 size_t n, bool log)
 {
 	struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
 	float buf[RD_BLK], e[RD_BLK];
-	float mx = 0.0f, s;
+	float mx = 0.0f, s, ls;
 	size_t j, len, i;
 
 	for (j = 0; j < n; j += len) {
@@ -134,12 +152,18 @@ static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
 		lanes_add(&l, e, len);
 	}
 	s = lanes_total(&l);
+	ls = dv_logf_inline(s);
 	for (j = 0; j < n; j += len) {
 		len = n - j < RD_BLK ? n - j : RD_BLK;
 		dv_widen(dtype, src, off + j, buf, len);
-		sm_exp(e, buf, len, mx);
-		sm_div(buf, e, len, s);
-		dv_narrow(dtype, dst, off + j, buf, len);
+		if (log) {
+			sm_logsub(e, buf, len, mx, ls);
+		} else {
+			sm_exp(e, buf, len, mx);
+			sm_div(buf, e, len, s);
+			memcpy(e, buf, len * sizeof(float));
+		}
+		dv_narrow(dtype, dst, off + j, e, len);
 	}
 }
 
@@ -147,15 +171,16 @@ void dv_opk_softmax(const struct davinci_task *t, void *dst,
 		    const void *src0, u64 begin, u64 end)
 {
 	size_t n = t->n, i;
+	bool log = t->opcode == DAVINCI_OP_LOG_SOFTMAX;
 
 	if (!n)
 		return;
 	for (i = begin; i < end; i++) {
 		if (t->dtype == DAVINCI_DTYPE_FLOAT32)
 			softmax_f32((float *)dst + i * n,
-				    (const float *)src0 + i * n, n);
+				    (const float *)src0 + i * n, n, log);
 		else
-			softmax_half(t->dtype, dst, src0, i * n, n);
+			softmax_half(t->dtype, dst, src0, i * n, n, log);
 	}
 }
 

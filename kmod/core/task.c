@@ -59,6 +59,14 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	      DV_TF_NOTIFY, REDUCE),
 	DV_OP(CAST, DV_UNARY | DV_U_DST_DTYPE, DV_DT_ALL, DV_TF_NOTIFY, CAST),
 	DV_OP(RELU_GRAD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
+	DV_OP(LOG_SOFTMAX, DV_U_DST | DV_U_SRC0 | DV_U_MN, DV_DT_FLOATS,
+	      DV_TF_NOTIFY, ROWS),
+	DV_OP(SQRT, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY),
+	/* DAVINCI_CMP_EQ is 0: validation checks imm < DAVINCI_CMP_COUNT */
+	[DAVINCI_OP_CMP] = { .uses = DV_BINARY | DV_U_IMM, .dtypes = DV_DT_ALL,
+			     .flags = DV_TF_NOTIFY,
+			     .max_imm = DAVINCI_CMP_COUNT - 1,
+			     .shape = DV_SHAPE_BINARY },
 };
 
 /* A field the opcode does not use is non-zero. */

@@ -35,6 +35,7 @@ int th_failures, th_passed, th_failed;
 	X(device_lost) \
 	X(compute_smoke) \
 	X(relu_grad) \
+	X(train_ops) \
 	X(matmul_simd_levels) \
 	X(misaligned_operands) \
 	X(mmap) \

@@ -15,7 +15,9 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 (OP_NOP, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_EVENT_WAIT, OP_NOTIFY,
  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU, OP_EXP, OP_AXPY,
  OP_MATMUL, OP_SOFTMAX, OP_REDUCE_SUM, OP_CAST, OP_RELU_GRAD,
- OP_COUNT) = range(21)
+ OP_LOG_SOFTMAX, OP_SQRT, OP_CMP,
+ OP_COUNT) = range(24)
+CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE = range(6)
 F32, F16, BF16, I32 = range(4)
 F_NOTIFY, F_TRANS_A, F_TRANS_B = 1, 2, 4
 
@@ -83,6 +85,9 @@ def lib():
                                 ctypes.c_void_p, ctypes.c_void_p,
                                 ctypes.c_uint64, ctypes.c_uint64]
         l.dvc_op_run.restype = None
+        l.dvc_num_logf.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_uint64]
+        l.dvc_num_logf.restype = None
         l.dvc_simd_level.argtypes = []
         l.dvc_simd_level.restype = ctypes.c_int
         _lib = l
@@ -131,6 +136,14 @@ def chunk_units(t):
 # DAVINCI_SIMD environment variable, which the library reads at every call
 SIMD_NAMES = ("neon" if os.uname().machine == "aarch64" else "sse2",
               "avx2", "avx512")
+
+
+def logf(x):
+    """The core's float32 log (dv_logf) of each element of ``x``."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    y = np.empty_like(x)
+    lib().dvc_num_logf(x.ctypes.data, y.ctypes.data, x.size)
+    return y
 
 
 def simd_level():

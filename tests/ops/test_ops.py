@@ -22,6 +22,7 @@ SIZES = [0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 127, 128, 129, 1000, 4099,
          65537] + [int(v) for v in RNG.integers(1, 200000, 3)]
 FLOATS = [F32, F16, BF16]
 EXP_ULP_F32 = 1      # documented bound of dv_expf: measured exhaustively (NUMERICS.md)
+LOG_ULP_F32 = 1      # documented bound of dv_logf: measured exhaustively (NUMERICS.md)
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0,
                      1e-40, -1e-40, 3.4e38, -3.4e38, 65504.0, 65520.0,
@@ -455,11 +456,111 @@ def test_softmax_specials():
     assert np.isnan(dst[5]).all()       # documented: all -inf row -> NaN
 
 
+def log_softmax_ref64(x32):
+    x = x32.astype(np.float64)
+    s = x - x.max(axis=1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_log_softmax(dtype):
+    for m, n in ROWS + [(64, 512)]:
+        x = rand_storage(m * n, dtype, specials=False, scale=5.0).reshape(m, n)
+        dst = np.zeros((m, n), L.NP_STORAGE[dtype])
+        run(task(L.OP_LOG_SOFTMAX, dtype, dst=dst, src0=x, m=m, n=n))
+        if m * n == 0:
+            continue
+        x32 = L.widen(x, dtype).reshape(m, n).astype(np.float64)
+        got = L.widen(dst, dtype).reshape(m, n).astype(np.float64)
+        ref = log_softmax_ref64(x32)
+        # documented bound (NUMERICS.md): the shifted input, log of the
+        # lane sum, one subtraction, and one rounding to the storage type
+        shift = np.abs(x32 - x32.max(axis=1, keepdims=True))
+        ls = np.log(np.exp(-shift).sum(axis=1, keepdims=True))
+        bound = (np.abs(ref) + shift + ls + n / 8 + 8) * 2.0 ** -23
+        if dtype == F16:
+            bound += np.abs(ref) * 2.0 ** -11 + 2.0 ** -24
+        elif dtype == BF16:
+            bound += np.abs(ref) * 2.0 ** -8
+        assert np.all(np.abs(got - ref) <= bound), dtype
+
+
+def test_log_softmax_specials():
+    x = np.array([[0, 0, 0, 0], [1000, 0, -1000, 1000],
+                  [-np.inf, 0, -np.inf, 1], [np.nan, 1, 2, 3],
+                  [np.inf, 1, 2, 3], [-np.inf] * 4], np.float32)
+    dst = np.zeros_like(x)
+    run(task(L.OP_LOG_SOFTMAX, F32, dst=dst, src0=x, m=6, n=4))
+    assert np.array_equal(dst[0], np.full(4, -L.logf(np.float32(4))[()]))
+    assert dst[1][0] == dst[1][3] == -L.logf(np.float32(2))[()]
+    assert dst[2][0] == dst[2][2] == -np.inf
+    assert np.isclose(dst[2][3], -np.log1p(np.exp(-1)), rtol=1e-6)
+    for row in (3, 4, 5):               # NaN, inf - inf, no finite max
+        assert (as_bits(dst[row], F32) == 0x7fc00000).all()
+
+
+def test_log_specials_and_sample():
+    x = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1.0, 2.0,
+                  1e-45, 3.4e38], np.float32)
+    y = L.logf(x)
+    assert as_bits(y[:2], F32).tolist() == [0xff800000] * 2
+    assert (as_bits(y[[2, 4, 5]], F32) == 0x7fc00000).all()
+    assert y[3] == np.inf and as_bits(y[6:7], F32)[0] == 0
+    # a strided sample of every positive float32 (the full sweep:
+    # tests/ops/log_ulp_sweep.py); the documented bound holds
+    bits = np.arange(1, 0x7f800000, 4099, dtype=np.uint32)
+    xs = bits.view(np.float32)
+    ref = np.log(xs.astype(np.float64)).astype(np.float32)
+    assert ulp_diff(L.logf(xs), ref, F32).max() <= LOG_ULP_F32
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sqrt_correctly_rounded(dtype):
+    x = rand_storage(4099, dtype)
+    dst = np.zeros_like(x)
+    run(task(L.OP_SQRT, dtype, dst=dst, src0=x, count=x.size))
+    with np.errstate(invalid="ignore"):
+        want = np.sqrt(L.widen(x, dtype))        # correctly rounded
+    assert_exact(dst, L.narrow(want, dtype) if dtype != F32 else want,
+                 dtype)
+    nan = np.isnan(L.widen(dst, dtype))
+    canon = {F32: 0x7fc00000, F16: 0x7e00, BF16: 0x7fc0}[dtype]
+    assert (as_bits(dst, dtype)[nan] == canon).all()
+
+
+CMP_NP = {L.CMP_EQ: np.equal, L.CMP_NE: np.not_equal, L.CMP_LT: np.less,
+          L.CMP_LE: np.less_equal, L.CMP_GT: np.greater,
+          L.CMP_GE: np.greater_equal}
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [I32])
+@pytest.mark.parametrize("pred", sorted(CMP_NP))
+def test_cmp_exact(dtype, pred):
+    a = rand_storage(1000, dtype)
+    b = rand_storage(1000, dtype)
+    b[::3] = a[::3]                      # ties, -0 vs +0 and NaN pairs too
+    dst = np.zeros_like(a)
+    run(task(L.OP_CMP, dtype, dst=dst, src0=a, src1=b, count=a.size,
+             imm=pred))
+    if dtype == I32:
+        want = CMP_NP[pred](a, b).astype(np.int32)
+    else:
+        with np.errstate(invalid="ignore"):
+            hit = CMP_NP[pred](L.widen(a, dtype), L.widen(b, dtype))
+        one = hit.astype(np.float32)
+        want = L.narrow(one, dtype) if dtype != F32 else one
+    assert_exact(dst, want, dtype)
+    # in place over src1
+    run(task(L.OP_CMP, dtype, dst=b, src0=a, src1=b, count=a.size,
+             imm=pred))
+    assert_exact(b, want, dtype)
+
+
 def test_rows_chunked():
     m, n = 37, 45
     x = rand_f32(m * n, False).reshape(m, n)
-    for op in (L.OP_SOFTMAX, L.OP_REDUCE_SUM):
-        shape = (m, n) if op == L.OP_SOFTMAX else (m,)
+    for op in (L.OP_SOFTMAX, L.OP_LOG_SOFTMAX, L.OP_REDUCE_SUM):
+        shape = (m, n) if op != L.OP_REDUCE_SUM else (m,)
         one = np.zeros(shape, np.float32)
         run(task(op, F32, dst=one, src0=x, m=m, n=n))
         for ch in (1, 2, 7):
@@ -589,13 +690,16 @@ def good_tasks():
     yield task(L.OP_SOFTMAX, F32, m=2, n=3), "softmax"
     yield task(L.OP_REDUCE_SUM, BF16, m=2, n=3), "reduce"
     yield task(L.OP_CAST, I32, count=3, dst_dtype=BF16), "cast"
+    yield task(L.OP_LOG_SOFTMAX, F16, m=2, n=3), "log_softmax"
+    yield task(L.OP_SQRT, BF16, count=3), "sqrt"
+    yield task(L.OP_CMP, I32, count=3, imm=L.CMP_GE), "cmp"
     del A
 
 
 def test_validate_accepts():
     for t, name in good_tasks():
         t.dst, t.src0 = 0x100000000, 0x100100000
-        if t.opcode in (L.OP_ADD, L.OP_AXPY, L.OP_MATMUL):
+        if t.opcode in (L.OP_ADD, L.OP_AXPY, L.OP_MATMUL, L.OP_CMP):
             t.src1 = 0x100200000
         t.user_data = 12345
         assert validate(t) == 0, name
@@ -628,6 +732,10 @@ def bad_tasks():
     yield "src1 on cast", task(L.OP_CAST, count=1)
     yield "src1 on softmax", task(L.OP_SOFTMAX, m=1, n=1)
     yield "m on cast", task(L.OP_CAST, count=1, n=2)
+    yield "int32 log_softmax", task(L.OP_LOG_SOFTMAX, I32, m=1, n=1)
+    yield "int32 sqrt", task(L.OP_SQRT, I32, count=1)
+    yield "src1 on sqrt", task(L.OP_SQRT, count=1)
+    yield "cmp predicate", task(L.OP_CMP, count=1, imm=6)
     t = task(L.OP_ADD, count=1)
     t.pad0 = 1
     yield "pad0", t
@@ -650,7 +758,7 @@ def test_validate_rejects():
 def test_is_compute():
     for op in range(0, 25):
         assert L.lib().dvc_op_is_compute(op) == \
-            (L.OP_ADD <= op <= L.OP_RELU_GRAD)
+            (L.OP_ADD <= op <= L.OP_CMP)
 
 
 BASE = 0x100000000

@@ -6,6 +6,7 @@
  * device. Exported under the dvc_ prefix like the rest of the API.
  */
 #include "dvc_test.h"
+#include "numerics.h"
 #include "ops.h"
 
 bool dvc_op_is_compute(u16 opcode)
@@ -37,6 +38,14 @@ void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
 		const void *src1, u64 begin, u64 end)
 {
 	dv_op_run(task, dst, src0, src1, begin, end);
+}
+
+void dvc_num_logf(const float *x, float *y, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		y[i] = dv_logf(x[i]);
 }
 
 int dvc_simd_level(void)

@@ -32,6 +32,8 @@ uint64_t dvc_op_units(const struct davinci_task *task);
 uint64_t dvc_op_chunk_units(const struct davinci_task *task);
 void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
 		const void *src1, uint64_t begin, uint64_t end);
+/* dv_logf() of numerics.h on @n floats, @y[i] = log(@x[i]). */
+void dvc_num_logf(const float *x, float *y, uint64_t n);
 /* os_simd_level(): the SIMD level the op kernels use now (os.h). */
 int dvc_simd_level(void);
 
