@@ -27,12 +27,16 @@ def workload(dev):
                 for name in ("add", "sub", "mul", "div", "maximum", "minimum")}
         outs["relu"] = ops.relu(a, stream=s)
         outs["relu_grad"] = ops.relu_grad(b, a, stream=s)
+        for pred in ops.CMP_PREDICATES:
+            outs["compare_" + pred] = ops.compare(pred, a, b, stream=s)
         for dst in ALL:
             outs["cast_" + dst] = ops.cast(a, dst, stream=s)
         if dt in FLOATS:
             outs["exp"] = ops.exp(a, stream=s)
             outs["axpy"] = ops.axpy(0.3, a, b, stream=s)
             outs["softmax"] = ops.softmax(a, stream=s)
+            outs["log_softmax"] = ops.log_softmax(a, stream=s)
+            outs["sqrt"] = ops.sqrt(a, stream=s)        # NaN for a < 0
             outs["reduce_sum"] = ops.reduce_sum(a, stream=s)
             outs["matmul"] = ops.matmul(a, b, transpose_b=True, stream=s)
             outs["matmul_ta"] = ops.matmul(a, b, transpose_a=True, stream=s)

@@ -143,6 +143,48 @@ def test_softmax(dev, rng, dtype):
     np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=atol * 30)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_log_softmax(dev, rng, dtype):
+    x = R.random(rng, (17, 300), dtype, -10, 10)
+    got = R.to_f32(ops.log_softmax(upload(dev, x, dtype)).numpy(raw=True),
+                   dtype)
+    xf = R.to_f32(x, dtype).astype(np.float64)
+    s = xf - xf.max(axis=1, keepdims=True)
+    want = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+    rtol = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sqrt_exact(dev, rng, dtype):
+    x = R.random(rng, (1000,), dtype, 0, 100)
+    got = ops.sqrt(upload(dev, x, dtype)).numpy(raw=True)
+    want = R.from_f32(np.sqrt(R.to_f32(x, dtype)), dtype)
+    assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("pred", sorted(ops.CMP_PREDICATES))
+def test_compare_exact(dev, rng, dtype, pred):
+    a = R.random(rng, (1000,), dtype)
+    b = R.random(rng, (1000,), dtype)
+    b[::4] = a[::4]
+    fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less,
+          "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+    hit = fn[pred](R.to_f32(a, dtype), R.to_f32(b, dtype)) \
+        if dtype != "int32" else fn[pred](a, b)
+    want = hit.astype(np.int32) if dtype == "int32" else \
+        R.from_f32(hit.astype(np.float32), dtype)
+    got = ops.compare(pred, upload(dev, a, dtype), upload(dev, b, dtype))
+    assert_bits_equal(got.numpy(raw=True), want)
+
+
+def test_compare_refuses_unknown_predicate(dev):
+    a = dev.tensor(np.zeros(4, np.float32))
+    with pytest.raises(davinci.InvalidArgumentError, match="predicate"):
+        ops.compare("approx", a, a)
+
+
 def test_softmax_nd_and_large_values(dev):
     x = np.array([[[1000.0, 1000.0], [-1000.0, 0.0]]], np.float32)
     got = ops.softmax(dev.tensor(x)).numpy()

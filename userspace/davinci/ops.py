@@ -35,6 +35,7 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32",
            "add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
            "axpy", "matmul", "softmax", "reduce_sum", "cast", "relu_grad",
+           "log_softmax", "sqrt", "compare", "CMP_PREDICATES",
            "check_alignment"]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
@@ -274,7 +275,7 @@ _USES_SRC1 = frozenset((
     _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
     _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
     _uapi.DAVINCI_OP_AXPY, _uapi.DAVINCI_OP_MATMUL,
-    _uapi.DAVINCI_OP_RELU_GRAD))
+    _uapi.DAVINCI_OP_RELU_GRAD, _uapi.DAVINCI_OP_CMP))
 
 
 def check_alignment(task, op: str | None = None,
@@ -410,6 +411,43 @@ def exp(x, out=None, stream=None) -> DeviceTensor:
     return _unary(_uapi.DAVINCI_OP_EXP, "exp", x, out, stream, _FLOATS)
 
 
+def sqrt(x, out=None, stream=None) -> DeviceTensor:
+    """The correctly rounded square root (float dtypes; NaN for x < 0).
+    Needs a driver with ``DAVINCI_FEAT_TRAIN_OPS``."""
+    return _unary(_uapi.DAVINCI_OP_SQRT, "sqrt", x, out, stream, _FLOATS)
+
+
+#: compare() predicate name -> DAVINCI_CMP_*
+CMP_PREDICATES = {"eq": _uapi.DAVINCI_CMP_EQ, "ne": _uapi.DAVINCI_CMP_NE,
+                  "lt": _uapi.DAVINCI_CMP_LT, "le": _uapi.DAVINCI_CMP_LE,
+                  "gt": _uapi.DAVINCI_CMP_GT, "ge": _uapi.DAVINCI_CMP_GE}
+
+
+def compare(predicate: str, a, b, out=None, stream=None) -> DeviceTensor:
+    """1 where ``a <predicate> b`` else 0, in the operands' dtype (1.0 for
+    the float dtypes); ``predicate`` is one of ``CMP_PREDICATES`` (eq ne
+    lt le gt ge). A NaN compares false, except for ne. Needs a driver with
+    ``DAVINCI_FEAT_TRAIN_OPS``."""
+    if predicate not in CMP_PREDICATES:
+        raise InvalidArgumentError(
+            "compare: unknown predicate %r: use one of %s"
+            % (predicate, ", ".join(CMP_PREDICATES)))
+    a = _tensor(a, "a")
+    b = _tensor(b, "b")
+    _same_device(a, b)
+    _same_dtype("compare", a, b)
+    _need_dtype("compare", a, _ALL)
+    if a.shape != b.shape:
+        raise ShapeError("compare needs operands of one shape (no "
+                         "broadcasting), got %s and %s" % (a.shape, b.shape))
+    out = _out("compare", out, a.device, a.shape, a.dtype)
+    t = make_task(_uapi.DAVINCI_OP_CMP, dtype=a.code, dst=out.dev_addr,
+                  src0=a.dev_addr, src1=b.dev_addr, count=a.size,
+                  imm=CMP_PREDICATES[predicate])
+    return _run(t, out, stream, (a, b), "compare",
+                {"dst": "out", "src0": "a", "src1": "b"})
+
+
 def axpy(alpha: float, x, y, out=None, stream=None) -> DeviceTensor:
     """alpha * x + y (float dtypes; alpha is taken as float32)."""
     x = _tensor(x, "x")
@@ -485,6 +523,22 @@ def softmax(x, out=None, stream=None) -> DeviceTensor:
     t = make_task(_uapi.DAVINCI_OP_SOFTMAX, dtype=x.code, dst=out.dev_addr,
                   src0=x.dev_addr, m=m, n=n)
     return _run(t, out, stream, (x,), "softmax", {"dst": "out", "src0": "x"})
+
+
+def log_softmax(x, out=None, stream=None) -> DeviceTensor:
+    """log(softmax(x)) over the last axis (float dtypes), computed as
+    ``(x - max) - log(sum(exp(x - max)))``. Needs a driver with
+    ``DAVINCI_FEAT_TRAIN_OPS``."""
+    x = _tensor(x, "x")
+    _need_dtype("log_softmax", x, _FLOATS)
+    m, n = _rows("log_softmax", x)
+    out = _out("log_softmax", out, x.device, x.shape, x.dtype)
+    if out.buffer is x.buffer:
+        raise InvalidArgumentError("log_softmax cannot write over its input")
+    t = make_task(_uapi.DAVINCI_OP_LOG_SOFTMAX, dtype=x.code,
+                  dst=out.dev_addr, src0=x.dev_addr, m=m, n=n)
+    return _run(t, out, stream, (x,), "log_softmax",
+                {"dst": "out", "src0": "x"})
 
 
 def reduce_sum(x, out=None, stream=None) -> DeviceTensor:
