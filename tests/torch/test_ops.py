@@ -69,6 +69,50 @@ def test_exp_close(npu):
                                rtol=2e-7, atol=0)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sqrt_correctly_rounded(npu, dtype):
+    # the device's sqrt is correctly rounded (numpy's); CPU torch's float32
+    # sqrt (MKL here) is not always: within 1 ulp of it
+    np = pytest.importorskip("numpy")
+    a, _ = _pair(300, dtype=dtype, seed=3)
+    a = a.abs()
+    want = torch.from_numpy(np.sqrt(a.float().numpy())).to(dtype)
+    got = _device_only(lambda: torch.sqrt(a.npu()))
+    assert torch.equal(got.cpu(), want)
+    d = a.npu()
+    _device_only(lambda: d.sqrt_())
+    assert torch.equal(d.cpu(), want)
+    torch.testing.assert_close(got.cpu(), torch.sqrt(a), rtol=2 ** -23,
+                               atol=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_log_softmax_on_device(npu, dtype):
+    a, da = _pair(33, 70, dtype=dtype, seed=4)
+    got = _device_only(lambda: torch.log_softmax(da, dim=1))
+    tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}
+    torch.testing.assert_close(got.cpu(), torch.log_softmax(a, dim=1),
+                               rtol=tol[dtype], atol=tol[dtype])
+
+
+@pytest.mark.parametrize("tdtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_nll_loss_and_backward_on_device(npu, tdtype, reduction):
+    x, _ = _pair(40, 7, seed=5)
+    t = torch.randint(0, 7, (40,), generator=torch.Generator().manual_seed(6))
+    t[3] = -100                                   # ignored, as by default
+    dx = x.npu().requires_grad_()
+    x.requires_grad_()
+    loss = torch.nn.functional.nll_loss(x, t, reduction=reduction)
+    loss.backward()
+    got = _device_only(lambda: torch.nn.functional.nll_loss(
+        dx, t.to(tdtype).npu(), reduction=reduction))
+    _device_only(got.backward)
+    torch.testing.assert_close(got.cpu(), loss.detach(), rtol=1e-6,
+                               atol=1e-6)
+    assert torch.equal(dx.grad.cpu(), x.grad)     # -1/N at the targets
+
+
 def test_scalar_ops_bit_identical(npu):
     a, da = _pair(100)
     for fn in (lambda x: x * 0.3, lambda x: x + 2.5, lambda x: x - 1.25,

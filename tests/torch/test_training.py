@@ -3,6 +3,9 @@
 CPU's loss curve from the same weights and reaches its accuracy."""
 
 import copy
+import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -54,3 +57,46 @@ def test_mlp_matches_cpu(npu, digits, make_opt):
     assert abs(ac - an) <= 1 / len(Y) * 2
     for a, b in zip(pc, pn):
         torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
+
+
+#: ATen ops a training step may still run on the CPU. Empty: the forward
+#: (linear, relu, log_softmax), CrossEntropyLoss (nll_loss), the backward
+#: and SGD/Adam's updates all have device kernels. (Outside the step, an
+#: accuracy check's argmax and == on int64/bool still fall back: the device
+#: has no int64 or bool dtype.)
+STEP_CPU_ALLOWED: frozenset[str] = frozenset()
+
+#: a fresh process (fallback_ops() starts empty) runs training steps
+STEP_CHILD = r"""
+import json, sys, warnings
+import torch
+import torch_npu
+from torch import nn
+torch.set_num_threads(1)
+warnings.simplefilter("ignore")
+torch.manual_seed(0)
+X = torch.rand(96, 64).to("npu")
+Y = torch.randint(0, 10, (96,)).to("npu")
+model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+model = model.to("npu")
+make = {"sgd-momentum": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+        "adam": lambda p: torch.optim.Adam(p, lr=0.01)}[sys.argv[1]]
+opt = make(model.parameters())
+for _ in range(3):
+    opt.zero_grad()
+    nn.CrossEntropyLoss()(model(X), Y).backward()
+    opt.step()
+torch.npu.synchronize()
+print(json.dumps(sorted(torch_npu.fallback_ops())))
+"""
+
+
+@pytest.mark.parametrize("opt", ["sgd-momentum", "adam"])
+def test_training_step_stays_on_the_device(npu, opt):
+    r = subprocess.run([sys.executable, "-c", STEP_CHILD, opt],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ran_on_cpu = set(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert ran_on_cpu <= STEP_CPU_ALLOWED, (
+        "a training step with %s ran these ops on the CPU: %s"
+        % (opt, sorted(ran_on_cpu - STEP_CPU_ALLOWED)))

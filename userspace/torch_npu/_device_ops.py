@@ -66,7 +66,8 @@ _OPCODES = {"add": _uapi.DAVINCI_OP_ADD, "sub": _uapi.DAVINCI_OP_SUB,
             "mul": _uapi.DAVINCI_OP_MUL, "div": _uapi.DAVINCI_OP_DIV,
             "maximum": _uapi.DAVINCI_OP_MAX, "minimum": _uapi.DAVINCI_OP_MIN,
             "relu": _uapi.DAVINCI_OP_RELU, "exp": _uapi.DAVINCI_OP_EXP,
-            "relu_grad": _uapi.DAVINCI_OP_RELU_GRAD}
+            "relu_grad": _uapi.DAVINCI_OP_RELU_GRAD,
+            "sqrt": _uapi.DAVINCI_OP_SQRT}
 
 
 def has_feature(t: torch.Tensor, feature: int) -> bool:
@@ -110,6 +111,72 @@ class _Constants:
 
 
 constants = _Constants()
+
+
+class _Patterns:
+    """Constant arrays other than rows of one value (the row [0, 1, ...,
+    n-1], the pair of rows [ones; zeros]), per (device, dtype, name)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._arrays: dict[tuple[int, str, str], davinci.DeviceTensor] = {}
+
+    def get(self, index: int, dtype: str, name: str, n: int
+            ) -> davinci.DeviceTensor:
+        key = (index, dtype, "%s/%d" % (name, n))
+        with self._lock:
+            arr = self._arrays.get(key)
+            if arr is None:
+                arr = davinci.DeviceTensor.from_numpy(
+                    _devices.context(index), _PATTERNS[name](n), dtype)
+                self._arrays[key] = arr
+        return arr
+
+
+_PATTERNS = {
+    "arange": lambda n: np.arange(n, dtype=np.float32).reshape(1, n),
+    "low_word": lambda n: np.concatenate(
+        [np.ones((1, n), np.float32), np.zeros((1, n), np.float32)]),
+}
+patterns = _Patterns()
+
+
+def train_ops(t: torch.Tensor) -> bool:
+    """The driver of ``t``'s device has LOG_SOFTMAX, SQRT and CMP."""
+    return has_feature(t, _uapi.DAVINCI_FEAT_TRAIN_OPS)
+
+
+def log_softmax(x: torch.Tensor, out: torch.Tensor) -> None:
+    ops.log_softmax(dev(x), out=dev(out), stream=stream_of(x))
+
+
+def one_hot(target: torch.Tensor, n: int) -> torch.Tensor:
+    """float32 [m, n]: 1 where column j == target[i], else 0, for a 1-D
+    int64 or int32 npu ``target`` of m class indices (n < 2**24, so every
+    index and column is exact in float32). An int64 index is read as its
+    low 32-bit word (little endian): a negative or too large index matches
+    no column, like an ignore_index outside [0, n)."""
+    m = target.numel()
+    words = 2 if target.dtype == torch.int64 else 1
+    buf, offset = memory.device_buffer(target)
+    raw = davinci.DeviceTensor(buf, (m * words,), "int32", offset)
+    tf = torch.empty((m, words), dtype=torch.float32, device=target.device)
+    ops.cast(raw, "float32", out=dev(tf, (m * words,)),
+             stream=stream_of(target))
+    index = target.device.index
+    # the class index in every column: tf[m, w] @ [ones; zeros][w, n]
+    rows = torch.empty((m, n), dtype=torch.float32, device=target.device)
+    pick = patterns.get(index, "float32", "low_word", n) if words == 2 \
+        else constants.get(index, "float32", 1, n)
+    matmul_dt(dev(tf), davinci.DeviceTensor(pick.buffer, (words, n),
+                                            "float32"), dev(rows), target)
+    # the column number in every row: ones[m, 1] @ arange[1, n]
+    cols = torch.empty((m, n), dtype=torch.float32, device=target.device)
+    matmul_dt(const(cols, 1, (m, 1)),
+              patterns.get(index, "float32", "arange", n), dev(cols), target)
+    ops.compare("eq", dev(rows), dev(cols), out=dev(rows),
+                stream=stream_of(target))
+    return rows
 
 
 def const(t: torch.Tensor, value: int, shape) -> davinci.DeviceTensor:

@@ -294,6 +294,26 @@ _make_unary("relu", "relu", False)
 _make_unary("exp", "exp", True)
 
 
+@_impl("sqrt")
+def _sqrt(x):
+    if D.on_device(x, floats=True) and D.train_ops(x):
+        out = torch.empty_like(x)
+        D.unary("sqrt", x, out)
+        return out
+    return on_cpu(aten.sqrt.default, "dtype, layout or a driver without "
+                  "SQRT", x)
+
+
+@_impl("sqrt_")
+def _sqrt_(x):
+    if D.on_device(x, floats=True) and D.train_ops(x):
+        D.unary("sqrt", x, x)
+        return x
+    x.copy_(on_cpu(aten.sqrt.default, "dtype, layout or a driver without "
+                   "SQRT", x))
+    return x
+
+
 @_impl("threshold_backward")
 def _threshold_backward(grad, x, threshold):
     # relu's backward: grad where x > 0, else 0 (DAVINCI_OP_RELU_GRAD)
@@ -433,6 +453,91 @@ def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(like)
     D.matmul_dt(D.dev(col, (m, 1)), D.const(like, 1, (1, n)),
                 D.dev(out, (m, n)), like)
+    return out
+
+
+@_impl("_log_softmax")
+def _log_softmax(x, dim, half_to_float):
+    if not half_to_float and _last(dim, x) and \
+            D.on_device(x, floats=True) and D.train_ops(x):
+        out = torch.empty_like(x)
+        D.log_softmax(x, out)
+        return out
+    return on_cpu(aten._log_softmax.default, "not the last dim, or a "
+                  "driver without LOG_SOFTMAX", x, dim, half_to_float)
+
+
+# -- nll_loss ---------------------------------------------------------------------
+_MEAN, _SUM = 1, 2          # torch's Reduction enum
+
+
+def _nll_on_device(x, target, weight, reduction: int,
+                   ignore_index: int) -> bool:
+    """The device path's conditions: [m, n] float scores, 1-D int64/int32
+    targets on the same device, no class weights, mean or sum, an
+    ignore_index that is no column (the default -100)."""
+    return weight is None and reduction in (_MEAN, _SUM) and \
+        x.dim() == 2 and D.on_device(x, floats=True) and D.train_ops(x) and \
+        isinstance(target, torch.Tensor) and \
+        target.dtype in (torch.int64, torch.int32) and \
+        target.device == x.device and target.is_contiguous() and \
+        target.shape == x.shape[:1] and \
+        not 0 <= ignore_index < x.shape[1] and x.shape[1] < 1 << 24
+
+
+def _mask(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """one_hot(target) in x's dtype (0 and 1 are exact in every float)."""
+    mask = D.one_hot(target, x.shape[1])
+    if x.dtype == torch.float32:
+        return mask
+    cast = torch.empty_like(x)
+    D.cast(mask, cast)
+    return cast
+
+
+@_impl("nll_loss_forward")
+def _nll_loss_forward(x, target, weight, reduction, ignore_index):
+    # output = -sum_i x[i, t_i] (/ total_weight for mean); total_weight =
+    # the number of targets that name a column
+    if not _nll_on_device(x, target, weight, reduction, ignore_index):
+        return on_cpu(aten.nll_loss_forward.default, "weights, reduction, "
+                      "shapes, ignore_index or a driver without CMP", x,
+                      target, weight, reduction, ignore_index)
+    mask = _mask(x, target)
+    picked = torch.empty_like(x)
+    D.binary("relu_grad", x, mask, picked)    # x where mask, else +0
+    total = torch.empty((), dtype=x.dtype, device=x.device)
+    D.row_sums(picked.reshape(1, -1), total.reshape(1))
+    weight_sum = torch.empty((), dtype=x.dtype, device=x.device)
+    D.row_sums(mask.reshape(1, -1), weight_sum.reshape(1))
+    out = torch.empty((), dtype=x.dtype, device=x.device)
+    D.scale(total, -1.0, out)
+    if reduction == _MEAN:
+        D.binary("div", out, weight_sum, out)
+    return out, weight_sum
+
+
+@_impl("nll_loss_backward")
+def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index,
+                       total_weight):
+    # grad_input[i, t_i] = -(grad / total_weight) (mean) or -grad (sum),
+    # +0 elsewhere, as CPU torch computes it
+    if not (_nll_on_device(x, target, weight, reduction, ignore_index)
+            and D.on_device(grad, total_weight, floats=True)
+            and grad.dtype == x.dtype and grad.numel() == 1):
+        return on_cpu(aten.nll_loss_backward.default, "weights, reduction, "
+                      "shapes, ignore_index or a driver without CMP", grad,
+                      x, target, weight, reduction, ignore_index,
+                      total_weight)
+    c = torch.empty((), dtype=x.dtype, device=x.device)
+    if reduction == _MEAN:
+        D.binary("div", grad.reshape(()), total_weight.reshape(()), c)
+        D.scale(c, -1.0, c)
+    else:
+        D.scale(grad.reshape(()), -1.0, c)
+    full = _broadcast_rows(c.reshape(1), x.numel()).reshape(x.shape)
+    out = torch.empty_like(x)
+    D.binary("relu_grad", full, _mask(x, target), out)
     return out
 
 
