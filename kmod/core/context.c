@@ -313,6 +313,7 @@ void dv_context_close(struct dv_context *ctx)
 	ctx->closing = true;
 	dv_context_reset_locked(ctx);
 	dv_context_release_holds(ctx);
+	dv_trace_ctx_close(ctx);
 	dv_list_del(&ctx->node);
 	dv_id_destroy(&ctx->buf_ids);
 	dv_id_destroy(&ctx->stream_ids);

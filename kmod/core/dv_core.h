@@ -76,6 +76,13 @@ int dv_context_open(struct dv_device *dev, u32 pid, u32 uid,
 		    struct dv_context **out);
 /* Frees everything the context owns; waits for its running tasks to stop. */
 void dv_context_close(struct dv_context *ctx);
+/*
+ * Let @ctx read the trace records of every user's contexts
+ * (DAVINCI_IOCTL_TRACE_READ), not only those of its own user: the OS
+ * layer sets it at open for a privileged opener (the kernel:
+ * perfmon_capable(); FUSE: the daemon's owner).
+ */
+void dv_context_set_trace_all(struct dv_context *ctx, bool all);
 
 /*
  * Size of the argument struct of @cmd, matched on its type and number

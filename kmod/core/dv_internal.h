@@ -358,6 +358,9 @@ struct dv_event {
  * @nq_dropped: dropped since the last wait
  * @closing: dv_context_close() runs
  * @lost: failed by a device reset: behaves as on a lost device
+ * @trace_on: it asked the device's trace ring to record (trace.c)
+ * @trace_all: it reads every user's trace records, not only its own
+ *	user's (dv_context_set_trace_all())
  */
 struct dv_context {
 	struct dv_list node;
@@ -383,6 +386,8 @@ struct dv_context {
 	u32 nq_dropped;
 	bool closing;
 	bool lost;
+	bool trace_on;
+	bool trace_all;
 };
 
 #define DV_EVLOG_SIZE		64	/* management events kept per device */
@@ -433,15 +438,20 @@ struct dv_mgmt {
 /**
  * struct dv_trace - the device's trace ring (trace.c), under dev->lock
  * @ring: DAVINCI_TRACE_CAPACITY records
+ * @owner: per slot of @ring, the uid of the context its record concerns,
+ *	or DV_TRACE_PUBLIC for the device's own: who may read it
  * @written: records ever written; record n is at n % capacity
  * @cores: AI-core slots running a task, a bit each
- * @enabled: records are written
+ * @enablers: contexts that asked for recording (DAVINCI_TRACE_F_ENABLE);
+ *	the ring records while there is one. The OS layer's hook sees every
+ *	record regardless.
  */
 struct dv_trace {
 	struct davinci_trace_record *ring;
+	u64 *owner;
 	u64 written;
 	u64 cores;
-	bool enabled;
+	u32 enablers;
 };
 
 /**
@@ -688,6 +698,7 @@ void dv_trace_ctx(struct dv_context *ctx, u32 type);
 void dv_trace_mgmt(struct dv_device *dev,
 		   const struct davinci_mgmt_event *ev);
 int dv_ioctl_trace_read(struct dv_context *ctx, void *arg);
+void dv_trace_ctx_close(struct dv_context *ctx);
 
 /* event.c */
 struct dv_event *dv_event_find(struct dv_context *ctx, u32 id);

@@ -7,7 +7,12 @@
  *
  * Every hook runs with dev->lock held, which the ring needs no more than:
  * a record is a 64-byte store and a clock read, no allocation, no lock
- * of its own. The AI core of a task is a slot in dev->trace.cores, taken
+ * of its own. The ring records while at least one context asked for it
+ * (DAVINCI_TRACE_F_ENABLE, a count of contexts): one context turning it
+ * off does not silence another's trace, and the OS layer's hook (the
+ * module's tracepoints) gets every record whether the ring keeps it or
+ * not. Each slot remembers the user its record concerns: a reader sees
+ * its own user's records and the device's own, all with trace_all. The AI core of a task is a slot in dev->trace.cores, taken
  * when it starts and given back when it completes, whether recording is
  * on or not (its completion entry names it too): at most cfg.aicores
  * tasks run at once, so slots never collide on a per-core timeline.
@@ -15,6 +20,8 @@
 #include "dv_internal.h"
 
 #define DV_TRACE_MASK		(DAVINCI_TRACE_CAPACITY - 1)
+/* @owner of a record no context's user owns: faults, resets, late frees */
+#define DV_TRACE_PUBLIC		(1ULL << 32)
 
 static void (*dv_trace_hook)(u32 device,
 			     const struct davinci_trace_record *rec);
@@ -34,7 +41,8 @@ void dv_trace_set_hook(void (*hook)(u32 device,
 }
 
 /**
- * dv_trace_init() - allocate a device's ring; it records from now on
+ * dv_trace_init() - allocate a device's ring, not recording until a
+ *	context asks
  * @tr: the device's trace state
  *
  * Return: 0 or -ENOMEM.
@@ -42,9 +50,11 @@ void dv_trace_set_hook(void (*hook)(u32 device,
 int dv_trace_init(struct dv_trace *tr)
 {
 	tr->ring = dv_zalloc(sizeof(*tr->ring) * DAVINCI_TRACE_CAPACITY);
-	if (!tr->ring)
+	tr->owner = dv_zalloc(sizeof(*tr->owner) * DAVINCI_TRACE_CAPACITY);
+	if (!tr->ring || !tr->owner) {
+		dv_trace_fini(tr);
 		return -ENOMEM;
-	tr->enabled = true;
+	}
 	return 0;
 }
 
@@ -55,17 +65,37 @@ int dv_trace_init(struct dv_trace *tr)
 void dv_trace_fini(struct dv_trace *tr)
 {
 	dv_free(tr->ring);
+	dv_free(tr->owner);
 	tr->ring = NULL;
+	tr->owner = NULL;
 }
 
-/* Store @r in the ring of @dev and mirror it (dev->lock held). */
+/* A record is wanted: by the ring, or by the OS layer (dev->lock held). */
+static bool dv_trace_wanted(const struct dv_device *dev)
+{
+	return dev->trace.enablers || dv_trace_hook;
+}
+
+/* Who may read a record of @ctx (NULL: the device's own). */
+static u64 dv_trace_owner(const struct dv_context *ctx)
+{
+	return ctx ? ctx->uid : DV_TRACE_PUBLIC;
+}
+
+/*
+ * Mirror @r and, while a context asked for it, store it in the ring of
+ * @dev as @owner's (dev->lock held).
+ */
 static void dv_trace_put(struct dv_device *dev,
-			 const struct davinci_trace_record *r)
+			 const struct davinci_trace_record *r, u64 owner)
 {
 	struct dv_trace *tr = &dev->trace;
 
 	os_mutex_assert_held(dev->lock);
-	tr->ring[tr->written++ & DV_TRACE_MASK] = *r;
+	if (tr->enablers) {
+		tr->owner[tr->written & DV_TRACE_MASK] = owner;
+		tr->ring[tr->written++ & DV_TRACE_MASK] = *r;
+	}
 	if (dv_trace_hook)
 		dv_trace_hook(dev->cfg.index, r);
 }
@@ -101,12 +131,12 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 {
 	struct davinci_trace_record r;
 
-	if (!ctx->dev->trace.enabled)
+	if (!dv_trace_wanted(ctx->dev))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_DOORBELL, ctx->pid, os_now_ns());
 	r.id = d->stream_id;
 	r.arg0 = d->sq_tail;
-	dv_trace_put(ctx->dev, &r);
+	dv_trace_put(ctx->dev, &r, dv_trace_owner(ctx));
 }
 
 /**
@@ -118,10 +148,10 @@ void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t)
 {
 	struct davinci_trace_record r;
 
-	if (!s->ctx->dev->trace.enabled)
+	if (!dv_trace_wanted(s->ctx->dev))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t, os_now_ns());
-	dv_trace_put(s->ctx->dev, &r);
+	dv_trace_put(s->ctx->dev, &r, dv_trace_owner(s->ctx));
 }
 
 /**
@@ -161,11 +191,11 @@ void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
 	struct davinci_trace_record r;
 
 	dv_trace_take_core(dev, t);
-	if (!dev->trace.enabled)
+	if (!dv_trace_wanted(dev))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t, t->start_ns);
 	r.aicore = dv_trace_aicore(t);
-	dv_trace_put(dev, &r);
+	dv_trace_put(dev, &r, dv_trace_owner(s->ctx));
 }
 
 /**
@@ -187,14 +217,14 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 
 	if (t->aicore)
 		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
-	if (!dev->trace.enabled)
+	if (!dv_trace_wanted(dev))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_COMPLETE, s, t, end_ns);
 	r.status = status;
 	r.arg0 = start_ns;
 	r.arg1 = end_ns;
 	r.aicore = dv_trace_aicore(t);
-	dv_trace_put(dev, &r);
+	dv_trace_put(dev, &r, dv_trace_owner(s->ctx));
 }
 
 /**
@@ -210,14 +240,14 @@ void dv_trace_mem(struct dv_buffer *buf, u32 type)
 	struct dv_device *dev = buf->dev;
 	struct davinci_trace_record r;
 
-	if (!dev->trace.enabled)
+	if (!dv_trace_wanted(dev))
 		return;
 	dv_trace_rec(&r, type, buf->ctx ? buf->ctx->pid : 0, os_now_ns());
 	r.id = buf->pool->index;
 	r.arg0 = dv_buffer_dev_addr(buf);
 	r.arg1 = buf->alloc_size;
 	r.arg2 = buf->pool->total - buf->pool->free;
-	dv_trace_put(dev, &r);
+	dv_trace_put(dev, &r, dv_trace_owner(buf->ctx));
 }
 
 /**
@@ -231,12 +261,12 @@ void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen)
 {
 	struct davinci_trace_record r;
 
-	if (!ctx->dev->trace.enabled)
+	if (!dv_trace_wanted(ctx->dev))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
 	r.id = event_id;
 	r.seq = gen;
-	dv_trace_put(ctx->dev, &r);
+	dv_trace_put(ctx->dev, &r, dv_trace_owner(ctx));
 }
 
 /**
@@ -248,10 +278,10 @@ void dv_trace_ctx(struct dv_context *ctx, u32 type)
 {
 	struct davinci_trace_record r;
 
-	if (!ctx->dev->trace.enabled)
+	if (!dv_trace_wanted(ctx->dev))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
-	dv_trace_put(ctx->dev, &r);
+	dv_trace_put(ctx->dev, &r, dv_trace_owner(ctx));
 }
 
 /**
@@ -263,7 +293,7 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 {
 	struct davinci_trace_record r;
 
-	if (!dev->trace.enabled)
+	if (!dv_trace_wanted(dev))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_MGMT, 0, ev->timestamp_ns);
 	r.id = ev->health;
@@ -272,13 +302,58 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 	r.arg0 = ev->fault;
 	r.arg1 = ev->addr;
 	r.arg2 = ev->value;
-	dv_trace_put(dev, &r);
+	dv_trace_put(dev, &r, DV_TRACE_PUBLIC);
+}
+
+/* @ctx asks for recording, or takes its request back (dev->lock held). */
+static void dv_trace_request(struct dv_context *ctx, bool on)
+{
+	if (ctx->trace_on == on)
+		return;
+	ctx->trace_on = on;
+	if (on)
+		ctx->dev->trace.enablers++;
+	else
+		ctx->dev->trace.enablers--;
+}
+
+/**
+ * dv_trace_ctx_close() - a context closes: its request to record goes
+ * @ctx: the context (dev->lock held)
+ */
+void dv_trace_ctx_close(struct dv_context *ctx)
+{
+	dv_trace_request(ctx, false);
+}
+
+/**
+ * dv_context_set_trace_all() - let a context read every user's records
+ * @ctx: the context, just opened
+ * @all: true for a privileged opener
+ */
+void dv_context_set_trace_all(struct dv_context *ctx, bool all)
+{
+	os_mutex_lock(ctx->dev->lock);
+	ctx->trace_all = all;
+	os_mutex_unlock(ctx->dev->lock);
+}
+
+/* @ctx may read the record in slot @slot (dev->lock held). */
+static bool dv_trace_visible(const struct dv_context *ctx, u64 slot)
+{
+	u64 owner = ctx->dev->trace.owner[slot];
+
+	return ctx->trace_all || owner == DV_TRACE_PUBLIC || owner == ctx->uid;
 }
 
 /**
  * dv_ioctl_trace_read() - DAVINCI_IOCTL_TRACE_READ
  * @ctx: the context (dev->lock held)
  * @arg: struct davinci_trace_read
+ *
+ * F_ENABLE and F_DISABLE are this context's request. Records it may not
+ * read are skipped before the first one returned, and end the read after
+ * it, so that @rec stays records @next - @count .. @next - 1.
  *
  * Return: 0, or -EINVAL for unknown flags or both.
  */
@@ -294,9 +369,9 @@ int dv_ioctl_trace_read(struct dv_context *ctx, void *arg)
 	if ((q->flags & ~both) || (q->flags & both) == both)
 		return -EINVAL;
 	if (q->flags & DAVINCI_TRACE_F_ENABLE)
-		tr->enabled = true;
+		dv_trace_request(ctx, true);
 	if (q->flags & DAVINCI_TRACE_F_DISABLE)
-		tr->enabled = false;
+		dv_trace_request(ctx, false);
 	oldest = tr->written > DAVINCI_TRACE_CAPACITY ?
 		 tr->written - DAVINCI_TRACE_CAPACITY : 0;
 	at = q->since;
@@ -304,12 +379,16 @@ int dv_ioctl_trace_read(struct dv_context *ctx, void *arg)
 		at = tr->written;
 	q->dropped = at < oldest ? oldest - at : 0;
 	for (at += q->dropped; at < tr->written && n < DAVINCI_TRACE_READ_MAX;
-	     at++)
-		q->rec[n++] = tr->ring[at & DV_TRACE_MASK];
+	     at++) {
+		if (dv_trace_visible(ctx, at & DV_TRACE_MASK))
+			q->rec[n++] = tr->ring[at & DV_TRACE_MASK];
+		else if (n)
+			break;
+	}
 	q->count = n;
 	q->next = at;
 	q->written = tr->written;
-	q->enabled = tr->enabled;
+	q->enabled = tr->enablers > 0;
 	q->capacity = DAVINCI_TRACE_CAPACITY;
 	return 0;
 }

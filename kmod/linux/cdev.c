@@ -155,6 +155,8 @@ static int dv_open(struct inode *inode, struct file *filp)
 			      &df->ctx);
 	if (ret)
 		goto err_free;
+	/* who may read other users' trace records: as perf's paranoia */
+	dv_context_set_trace_all(df->ctx, perfmon_capable());
 	filp->private_data = df;
 	atomic_long_inc(&dv_live_files);
 	return 0;

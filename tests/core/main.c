@@ -60,7 +60,8 @@ int th_failures, th_passed, th_failed;
 	X(polled_need_wakeup) \
 	X(polled_faults) \
 	X(graphs) \
-	X(trace_ring)
+	X(trace_ring) \
+	X(trace_owners)
 
 #define DECLARE(name) void test_##name(void);
 TESTS(DECLARE)

@@ -3,7 +3,8 @@
  * test_trace.c - the device's trace ring (DAVINCI_IOCTL_TRACE_READ): a
  * record per doorbell and per task queued, started and completed, AI-core
  * slots that never overlap, switching recording off and on, and a full ring
- * that drops its oldest records and says how many.
+ * that drops its oldest records and says how many; who may switch it and
+ * read it (test_trace_owners).
  */
 #define _GNU_SOURCE
 #include "fixtures.h"
@@ -103,6 +104,10 @@ void test_trace_ring(void)
 	uint32_t i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
+	memset(&q, 0, sizeof(q));
+	q.flags = DAVINCI_TRACE_F_ENABLE;
+	REQUIRE(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q) == 0);
+	CHECK_EQ(q.enabled, 1);
 	REQUIRE(fx_buf(&fx, 1 * MiB, 0, &b) == 0);
 	since = written(fx.ctx);
 	for (i = 0; i < NSTREAMS; i++)
@@ -171,4 +176,130 @@ void test_trace_ring(void)
 	for (i = 0; i < NSTREAMS; i++)
 		stream_destroy(fx.ctx, &s[i]);
 	fixture_exit(&fx);
+}
+
+static uint64_t hooked;
+
+static void count_hook(uint32_t device, const struct davinci_trace_record *r)
+{
+	(void)device;
+	(void)r;
+	__atomic_add_fetch(&hooked, 1, __ATOMIC_RELAXED);
+}
+
+/* TRACE_READ on @ctx with @flags; the answer's enabled, or -errno. */
+static int trace_flags(struct dv_context *ctx, uint32_t flags)
+{
+	struct davinci_trace_read q = { .since = ~0ULL, .flags = flags };
+	int ret = dvc_ioctl(ctx, DAVINCI_IOCTL_TRACE_READ, &q);
+
+	return ret ? ret : (int)q.enabled;
+}
+
+/* TASK_COMPLETE records of @pid among those @ctx reads from @since on. */
+static uint64_t seen_of(struct dv_context *ctx, uint64_t since, uint32_t pid)
+{
+	struct trace_log log;
+	uint64_t i, n = 0;
+
+	if (read_all(ctx, since, &log)) {
+		free(log.rec);
+		return ~0ULL;
+	}
+	for (i = 0; i < log.n; i++)
+		n += log.rec[i].pid == pid &&
+		     log.rec[i].type == DAVINCI_TRACE_TASK_COMPLETE;
+	free(log.rec);
+	return n;
+}
+
+/* Submit @n NOPs on a new stream of @ctx and wait for them. */
+static int run_nops(struct dv_context *ctx, uint32_t n)
+{
+	struct davinci_task t[8];
+	struct stream s;
+	uint64_t last = 0;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < n && i < 8; i++)
+		t[i] = t_nop(0);
+	ret = stream_create(ctx, 0, 64, 64, &s);
+	if (ret)
+		return ret;
+	ret = submit(ctx, &s, t, i, &last);
+	if (!ret)
+		ret = swait(ctx, &s, last, 10000, NULL);
+	stream_destroy(ctx, &s);
+	return ret;
+}
+
+/*
+ * The ring records while some context asked for it: another user turning
+ * it off or closing does not stop it. A reader sees its own user's
+ * records, a trace_all one everybody's. The OS layer's hook (the module's
+ * tracepoints) gets every record, ring on or off.
+ */
+void test_trace_owners(void)
+{
+	struct dv_context *alice, *alice2, *bob, *root;
+	struct dv_device *dev;
+	uint64_t since, w;
+
+	hooked = 0;
+	dv_trace_set_hook(count_hook);
+	dev = mkdev(0);
+	REQUIRE(dev != NULL);
+	alice = dvc_context_open_as(dev, 101, 1000);
+	alice2 = dvc_context_open_as(dev, 102, 1000);
+	bob = dvc_context_open_as(dev, 201, 2000);
+	root = dvc_context_open_as(dev, 301, 0);
+	REQUIRE(alice && alice2 && bob && root);
+	CHECK_EQ(dvc_context_trace_all(root, 1), 0);
+	CHECK_EQ(dvc_context_trace_all(NULL, 1), -EINVAL);
+
+	/* Nobody asked: nothing kept, but the hook sees the tasks. */
+	CHECK_EQ(trace_flags(alice, 0), 0);
+	w = written(alice);
+	CHECK_EQ(run_nops(alice, 4), 0);
+	CHECK_EQ(written(alice), w);
+	CHECK(hooked >= 12);		/* queued, start, complete each */
+
+	/* Alice asks; Bob's "off" is his own, and takes nothing of hers. */
+	CHECK_EQ(trace_flags(alice, DAVINCI_TRACE_F_ENABLE), 1);
+	CHECK_EQ(trace_flags(alice, DAVINCI_TRACE_F_ENABLE), 1);
+	CHECK_EQ(trace_flags(bob, DAVINCI_TRACE_F_DISABLE), 1);
+	CHECK_EQ(trace_flags(bob, DAVINCI_TRACE_F_ENABLE), 1);
+	CHECK_EQ(trace_flags(bob, DAVINCI_TRACE_F_DISABLE), 1);
+	CHECK_EQ(trace_flags(bob, DAVINCI_TRACE_F_DISABLE), 1);
+	CHECK_EQ(trace_flags(bob, 1U << 5), -EINVAL);
+	since = written(alice);
+	CHECK_EQ(run_nops(alice2, 4), 0);
+	CHECK_EQ(run_nops(bob, 4), 0);
+	CHECK(written(alice) >= since + 24);
+
+	/* Alice reads her user's processes, Bob his, root everybody's. */
+	CHECK_EQ(seen_of(alice, since, 102), 4);
+	CHECK_EQ(seen_of(alice, since, 201), 0);
+	CHECK_EQ(seen_of(bob, since, 102), 0);
+	CHECK_EQ(seen_of(bob, since, 201), 4);
+	CHECK_EQ(seen_of(root, since, 102), 4);
+	CHECK_EQ(seen_of(root, since, 201), 4);
+
+	/* Bob closing changes nothing; Alice closing ends her request. */
+	dvc_context_close(bob);
+	CHECK_EQ(trace_flags(alice2, 0), 1);
+	dvc_context_close(alice);
+	CHECK_EQ(trace_flags(alice2, 0), 0);
+	w = written(alice2);
+	hooked = 0;
+	CHECK_EQ(run_nops(alice2, 2), 0);
+	CHECK_EQ(written(alice2), w);
+	CHECK(hooked >= 6);
+
+	dvc_context_close(alice2);
+	dvc_context_close(root);
+	dvc_device_destroy(dev);
+	dv_trace_set_hook(NULL);
+	CHECK(stats_zero());
 }

@@ -63,6 +63,7 @@ def test_workload_shows_in_tracefs_and_ring(tracefs):
     pid = str(os.getpid())
     with davinci.Device(0) as dev:
         ring = DeviceTraceReader(dev)
+        ring.set_enabled(True)      # the ring records while a file asks
         buf = dev.malloc(1 << 20)
         polled = dev.stream()
         rung = dev.stream(polled=False)

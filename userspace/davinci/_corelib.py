@@ -74,6 +74,7 @@ def _declare(lib):
         "dvc_context_open_as": (vp, [vp, c.c_uint32, c.c_uint32]),
         "dvc_set_limits": (c.c_int, [c.c_int64, c.c_int64]),
         "dvc_context_close": (None, [vp]),
+        "dvc_context_trace_all": (c.c_int, [vp, c.c_int]),
         "dvc_ioctl": (c.c_int, [vp, c.c_ulong, vp]),
         "dvc_ioctl_interruptible": (c.c_int, [vp, c.c_ulong, vp, vp]),
         "dvc_manager_ioctl": (c.c_int, [c.c_ulong, vp]),
@@ -101,6 +102,7 @@ _OPTIONAL = {
     "dvc_manager_ioctl": lambda cmd, arg: -_errno.ENOTTY,
     "dvc_manager_ioctl_priv": lambda cmd, arg, priv: -_errno.ENOTTY,
     "dvc_context_open_as": None,
+    "dvc_context_trace_all": lambda ctx, all_: -_errno.ENOTTY,
     "dvc_set_limits": lambda per_process, per_user: -_errno.ENOTTY,
 }
 
@@ -258,6 +260,14 @@ class CoreContext(_Closing):
     def pollable(self) -> bool:
         h = self._handle
         return bool(h) and bool(load().dvc_pollable(h))
+
+    def set_trace_all(self, all_: bool) -> int:
+        """dvc_context_trace_all: let it read every user's trace records
+        (a privileged opener's right). 0 or -errno."""
+        h = self._handle
+        if not h:
+            return -_errno.EBADF
+        return load().dvc_context_trace_all(h, 1 if all_ else 0)
 
     def mmap(self, offset: int, length: int) -> CoreMapping:
         h = self._handle

@@ -88,6 +88,14 @@ void dvc_context_close(struct dv_context *ctx)
 		dv_context_close(ctx);
 }
 
+int dvc_context_trace_all(struct dv_context *ctx, int all)
+{
+	if (!ctx)
+		return -EINVAL;
+	dv_context_set_trace_all(ctx, all != 0);
+	return 0;
+}
+
 /*
  * Only the low 32 bits are the command, as in the kernel; callers such as
  * ctypes may pass a sign-extended value.

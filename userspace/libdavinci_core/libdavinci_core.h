@@ -52,6 +52,11 @@ struct dv_context *dvc_context_open_as(struct dv_device *dev, uint32_t pid,
  */
 int dvc_set_limits(int64_t ctx_per_process, int64_t ctx_per_user);
 void dvc_context_close(struct dv_context *ctx);
+/*
+ * Let @ctx read every user's trace records (nonzero @all), as a privileged
+ * opener does (the FUSE daemon passes it for its owner); 0 or -EINVAL.
+ */
+int dvc_context_trace_all(struct dv_context *ctx, int all);
 
 /*
  * Dispatch @cmd with its argument at @arg, which holds _IOC_SIZE(cmd)
