@@ -119,8 +119,35 @@ def test_recording_can_be_switched_off(dev):
     s.destroy()
 
 
+def test_another_open_file_cannot_switch_my_trace_off(dev):
+    """Recording is each open file's request: another one's "off" (or
+    closing) leaves mine recording; mine gone, nobody records."""
+    mine = DeviceTraceReader(dev)
+    mine.set_enabled(True)
+    other = davinci.Device(0)
+    theirs = DeviceTraceReader(other)
+    theirs.set_enabled(False)
+    s = dev.stream()
+    s.nop()
+    s.synchronize()
+    other.close()
+    s.nop()
+    s.synchronize()
+    done = [r for r in _mine(mine.read().records)
+            if r.kind == "TASK_COMPLETE" and r.id == s.stream_id]
+    assert [r.seq for r in done] == [1, 2]
+    mine.set_enabled(False)
+    assert not mine.read().enabled
+    s.nop()
+    s.synchronize()
+    assert not [r for r in _mine(mine.read().records)
+                if r.kind.startswith("TASK")]
+    s.destroy()
+
+
 def test_full_ring_drops_oldest_and_says_how_many(dev, tmp_path):
     reader = DeviceTraceReader(dev, since=0)
+    reader.set_enabled(True)
     reader.read()                     # whatever came before
     s = dev.stream(sq_entries=1024, cq_entries=1024)
     n = _uapi.DAVINCI_TRACE_CAPACITY // 2
@@ -158,10 +185,9 @@ def test_trace_command_matches_workload(tmp_path):
         sl = sorted((s for s in p.slices if s.track == track),
                     key=lambda s: s.ts)
         assert len(sl) == tasks and {s.name for s in sl} == {"MEMSET"}
-        wall = sl[-1].end - sl[0].ts
-        assert all(s.end - s.ts <= wall for s in sl)
         assert all(a.end <= b.ts for a, b in zip(sl, sl[1:]))  # in order
     cores = p.on("davinci0/AI core")
+    check_tasks_within_host_window(p, host)
     assert len(cores) == tasks * streams
     for track in {s.track for s in cores}:
         sl = sorted((s for s in cores if s.track == track),
@@ -191,6 +217,43 @@ def test_trace_command_matches_workload(tmp_path):
     assert "top ops by device time" in proc.stderr
 
 
+def check_tasks_within_host_window(p, host):
+    """Each task runs between the start of the Stream.submit that made it
+    (the flow from the host span to the task's AI-core slice) and the end
+    of the workload's last Stream.synchronize: a window the host measured
+    on the same clock, not taken from the task slices."""
+    submit_of = {f: s for s in host if s.name == "Stream.submit"
+                 for f in s.flows}
+    flow_of = {(s.args["stream"], s.args["seq"]): s.flows[0]
+               for s in p.on("davinci0/AI core")}
+    synced = max(s.end for s in host if s.name == "Stream.synchronize")
+    by_stream = {}
+    for s in p.on("davinci0/stream"):
+        submit = submit_of[flow_of[(s.args["stream"], s.args["seq"])]]
+        assert submit.ts <= s.ts <= s.end <= synced, (s, submit, synced)
+        by_stream.setdefault(s.args["stream"], []).append((s, submit))
+    for pairs in by_stream.values():
+        wall = synced - min(submit.ts for _, submit in pairs)
+        assert all(s.end - s.ts <= wall for s, _ in pairs)
+
+
+def test_task_outside_the_host_window_fails_the_check(tmp_path):
+    """The window check catches a task slice that ends after the host's
+    last synchronize returned, or starts before its submit."""
+    out, _ = _trace(tmp_path, *_workload(3, 1, 4096), extra=("-q",))
+    p = parse(out)
+    host = [s for s in p.slices if s.cat == "runtime"]
+    check_tasks_within_host_window(p, host)
+    synced = max(s.end for s in host if s.name == "Stream.synchronize")
+    late = next(s for s in p.on("davinci0/stream"))
+    late.end = synced + 1
+    with pytest.raises(AssertionError):
+        check_tasks_within_host_window(p, host)
+    late.end, late.ts = late.ts, min(s.ts for s in host) - 1
+    with pytest.raises(AssertionError):
+        check_tasks_within_host_window(p, host)
+
+
 def test_failing_command_still_writes_its_trace(tmp_path):
     out, _ = _trace(tmp_path, *_workload(10, 2, 4096, "fail"), check_rc=3)
     p = parse(out)
@@ -200,6 +263,20 @@ def test_failing_command_still_writes_its_trace(tmp_path):
     assert parse(out).slices == []
     out, proc = _trace(tmp_path, "/nonexistent/command", check_rc=127)
     assert os.path.exists(out)
+
+
+def test_crashing_command_keeps_what_was_recorded(tmp_path):
+    """Killed by SIGKILL after its tasks: the trace has them and the host
+    calls the tracer spooled before the kill, on every backend."""
+    tasks, streams = 6, 2
+    out, _ = _trace(tmp_path, *_workload(tasks, streams, 4096, "crash"),
+                    check_rc=128 + 9, extra=("-q",))
+    p = parse(out)
+    assert len(p.on("davinci0/AI core")) == tasks * streams
+    submits = [s for s in p.slices if s.name == "Stream.submit"]
+    assert len(submits) == streams
+    assert {f for s in submits for f in s.flows} == \
+        {f for s in p.on("davinci0/AI core") for f in s.flows}
 
 
 def test_trace_command_reports_drops(tmp_path):
@@ -270,6 +347,38 @@ assert acl.prof.create_config([], 0, 0, 0) == 0
     acl_calls = {s.name for s in p.slices if s.cat == "acl"}
     assert {"acl.rt.malloc", "acl.rt.memset",
             "acl.rt.synchronize_stream"} <= acl_calls
+
+
+TORCH_STEP = """
+import torch, torch_npu
+x = torch.ones(8, 8, device="npu")
+y = torch.full((8, 8), 2.0, device="npu")
+z = torch.mm(x + y, y)
+torch.npu.synchronize()
+assert z.cpu()[0, 0].item() == 48.0
+"""
+
+
+def test_torch_op_spans(tmp_path):
+    """A torch step on npu tensors: an ``aten::`` span per op on the
+    program's thread, enclosing the runtime calls and the device tasks it
+    launched."""
+    pytest.importorskip("torch")
+    out, proc = _trace(tmp_path, sys.executable, "-c", TORCH_STEP,
+                       extra=("-q",))
+    p = parse(out)
+    ops = [s for s in p.slices if s.cat == "torch"]
+    assert {"aten::add.Tensor", "aten::mm"} <= {s.name for s in ops}
+    assert len({s.track for s in ops}) == 1
+    runtime = [s for s in p.slices if s.cat == "runtime"]
+    for op in ("aten::add.Tensor", "aten::mm"):
+        span = next(s for s in ops if s.name == op)
+        inner = {f for s in runtime if s.track == span.track
+                 and span.ts <= s.ts <= s.end <= span.end for f in s.flows}
+        tasks = {s.name for s in p.on("davinci0/AI core")
+                 if set(s.flows) & inner}
+        assert tasks, (op, inner)
+        assert op != "aten::mm" or tasks == {"MATMUL"}, tasks
 
 
 def test_summary_and_png(tmp_path):

@@ -11,22 +11,28 @@ op. ``DEVICE_OPS`` lists what runs on the device.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import threading
 import warnings
+
+import numpy as np
 
 import torch
 from torch.utils._pytree import tree_map
 
 from davinci import _uapi
 
-from . import _devices, _ext
+from . import _devices, _ext, _tracing
 from . import _device_ops as D
 
 aten = torch.ops.aten
-_lib = torch.library.Library("aten", "IMPL")
+_lib = _tracing.TracedLibrary("aten", "IMPL")  # spans while tracing
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
+#: ATen ops these Python kernels ran on the CPU (fallback_ops() lists them
+#: with the C++ fallback's)
+_fell_back: set[str] = set()
 _quiet = threading.local()
 
 #: ATen ops with a davinci path (when operands are contiguous npu tensors
@@ -73,11 +79,27 @@ def quiet():
         ext.set_quiet(before)
 
 
+def op_name(op) -> str:
+    """``aten::add.Tensor``, as the C++ fallback names ops."""
+    name = getattr(op, "name", None)
+    return name() if callable(name) else str(op).replace("aten.", "aten::",
+                                                         1)
+
+
+def fallback_ops() -> list[str]:
+    """The ATen ops the Python kernels ran on the CPU so far."""
+    with _warn_lock:
+        return sorted(_fell_back)
+
+
 def warn_cpu(op: str, reason: str) -> None:
+    """Record that ``op`` ran on the CPU and warn once per op and reason
+    (neither while quiet: printing a tensor)."""
     if getattr(_quiet, "on", False):
         return
     key = op + ": " + reason
     with _warn_lock:
+        _fell_back.add(op)
         if key in _warned:
             return
         _warned.add(key)
@@ -89,7 +111,7 @@ def on_cpu(op, reason: str, *args, **kwargs):
     """Run ``op`` on CPU copies of its npu arguments; npu results come back
     to the first npu argument's device. Callers write in-place results
     back themselves."""
-    warn_cpu(str(op), reason)
+    warn_cpu(op_name(op), reason)
     npu = [a for a in list(args) + list(kwargs.values()) if _is_npu(a)]
     npu += [t for a in args if isinstance(a, (list, tuple))
             for t in a if _is_npu(t)]
@@ -192,11 +214,21 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
         and target.is_contiguous()
     if ok_out and s is not None and D.on_device(x, target, floats=True):
-        if name in ("add", "sub"):
-            D.add_scalar(x, (s if name == "add" else -s) * alpha, target)
+        half = x.dtype != torch.float32
+        if name in ("add", "sub") and (alpha == 1 or not half):
+            # CPU torch rounds the scalar to a float16/bfloat16 tensor's
+            # dtype first, and multiplies by alpha in float32
+            v = _as_dtype(s, x.dtype) if half else s
+            v = float(np.float32(alpha) * np.float32(v)) if alpha != 1 \
+                else v
+            D.add_scalar(x, v if name == "add" else -v, target)
             return target
         if name == "mul":
             D.scale(x, s, target)
+            return target
+        if name == "div" and half:
+            # CPU torch: x * float32(1 / s) for float16/bfloat16
+            D.scale(x, 1.0 / s if s else math.copysign(math.inf, s), target)
             return target
         if name == "div":
             c = torch.empty_like(x)
@@ -220,6 +252,12 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         return res
     out.copy_(res)
     return out
+
+
+def _as_dtype(s, dtype: torch.dtype) -> float:
+    """The number ``s`` rounded to ``dtype`` as CPU torch rounds a scalar
+    operand (through float32)."""
+    return torch.tensor(s, dtype=torch.float32).to(dtype).item()
 
 
 def _make_binary(name: str, dev_op: str, has_alpha: bool):
@@ -342,6 +380,7 @@ def _fill(x, value):
         if x.numel():
             D.fill(x, float(value))
         return x
+    warn_cpu("aten::fill_.Scalar", "dtype or layout")
     sync_for_host(x)
     host(x).fill_(value)
     return x

@@ -5,29 +5,52 @@
 itself from ``import davinci`` to its exit and writes a Perfetto trace to
 FILE. ``DAVINCI_TRACE_SPOOL=DIR`` is what ``davinci trace`` sets: the
 process writes its spans (and, on the in-process backend, its devices'
-records) to ``DIR/<pid>.json`` for the launcher to merge. A process that
-dies by a signal or ``os._exit`` writes nothing; ``davinci trace`` still
-has the devices' records on a shared backend.
+records) to ``DIR/<pid>.<n>.json`` for the launcher to merge: what it
+gathered each ``DAVINCI_TRACE_POLL_MS``, and the rest at exit. A process
+that dies by a signal or ``os._exit`` keeps what it wrote until then
+(under ``davinci trace`` on a shared backend, the launcher has all the
+devices' records anyway); with ``DAVINCI_TRACE=FILE`` it writes nothing.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import sys
 
-__all__ = ["start_from_environment"]
+from .data import TraceData
+
+__all__ = ["start_from_environment", "Spool"]
 
 
-def _finish(session, path: str | None, spool: str | None) -> None:
+class Spool:
+    """Writes this process's trace into ``DIR`` a chunk at a time, each
+    ``<pid>.<n>.json`` appearing whole (written aside, then renamed)."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self._n = itertools.count()
+
+    def write(self, data: TraceData) -> None:
+        pid = os.getpid()
+        name = "%d.%d.json" % (pid, next(self._n))
+        tmp = os.path.join(self.directory, ".%s.tmp" % name)
+        try:
+            with open(tmp, "w") as f:
+                f.write(data.to_json())
+            os.replace(tmp, os.path.join(self.directory, name))
+        except OSError as exc:
+            print("davinci: cannot write the trace: %s" % exc,
+                  file=sys.stderr)
+
+
+def _finish(session, path: str | None, spool: Spool | None) -> None:
     from .perfetto_out import write_trace
     data = session.stop()
     try:
         if spool:
-            tmp = os.path.join(spool, ".%d.tmp" % os.getpid())
-            with open(tmp, "w") as f:
-                f.write(data.to_json())
-            os.replace(tmp, os.path.join(spool, "%d.json" % os.getpid()))
+            spool.write(data)
         elif path:
             write_trace(data, path)
             print("davinci: trace of %d device records written to %s"
@@ -50,7 +73,9 @@ def start_from_environment() -> None:
         backend = find_backend()
         # Under `davinci trace`, the launcher reads shared devices itself.
         devices = [] if spool and backend.kind != "inproc" else None
-        session = TraceSession(devices, spans=True, backend=backend)
+        chunks = Spool(spool) if spool else None
+        session = TraceSession(devices, spans=True, backend=backend,
+                               flush=chunks.write if chunks else None)
         session.start()
     except DavinciError as exc:
         print("davinci: not tracing (DAVINCI_TRACE%s): %s"
@@ -58,4 +83,4 @@ def start_from_environment() -> None:
         return
     if path:
         path = path.replace("%p", str(os.getpid()))
-    atexit.register(_finish, session, path, spool)
+    atexit.register(_finish, session, path, chunks)

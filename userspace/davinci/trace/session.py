@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+from typing import Callable
 
 from ..errors import DavinciError
 from .data import TraceData
@@ -41,14 +42,18 @@ class TraceSession:
     thread reads the rings this often, so that a long run loses nothing
     while it produces less than a ring (16384 records) per period; None
     takes ``DAVINCI_TRACE_POLL_MS`` (default 100), 0 reads only at
-    :meth:`stop`.
+    :meth:`stop`. ``flush``: the poller hands it what it gathered each
+    period (:meth:`drain`), so that a process killed later has written
+    that much; :meth:`stop` returns only the rest.
     """
 
     def __init__(self, devices: list[int] | None = None, spans: bool = True,
-                 backend=None, poll_ms: int | None = None) -> None:
+                 backend=None, poll_ms: int | None = None,
+                 flush: Callable[[TraceData], None] | None = None) -> None:
         if poll_ms is None:
             poll_ms = _env_poll_ms()
         self._poll_s = poll_ms / 1000.0
+        self._flush = flush
         self._poller: threading.Thread | None = None
         self._stop_polling = threading.Event()
         self._lock = threading.Lock()
@@ -98,7 +103,7 @@ class TraceSession:
         if self._spans:
             self._recorder = SpanRecorder()
             self._ins = instrument(self._recorder)
-        if self._poll_s > 0 and self._readers:
+        if self._poll_s > 0 and (self._readers or self._flush is not None):
             self._stop_polling.clear()
             self._poller = threading.Thread(target=self._poll, daemon=True,
                                             name="davinci-trace")
@@ -107,7 +112,27 @@ class TraceSession:
 
     def _poll(self) -> None:
         while not self._stop_polling.wait(self._poll_s):
-            self.collect()
+            if self._flush is None:
+                self.collect()
+                continue
+            data = self.drain()
+            if data.records or data.spans or data.dropped:
+                self._flush(data)
+
+    def drain(self) -> TraceData:
+        """Collect, then hand over what was gathered since the last drain:
+        device records, host spans ended, drops; the session keeps going
+        with its processes and devices."""
+        with self._lock:
+            self._collect_locked()
+            out = self._data
+            self._data = TraceData(processes=dict(out.processes),
+                                   aicores=dict(out.aicores),
+                                   start_ns=out.start_ns)
+            if self._recorder is not None:
+                out.spans.extend(self._recorder.take())
+            out.end_ns = time.monotonic_ns()
+            return out
 
     def collect(self) -> None:
         """Read what the devices recorded so far (a ring holds the last
@@ -142,7 +167,7 @@ class TraceSession:
             self._poller = None
         self.collect()
         if self._recorder is not None:
-            self._data.spans.extend(self._recorder.spans())
+            self._data.spans.extend(self._recorder.take())
         self._data.end_ns = time.monotonic_ns()
         self._close()
         self.running = False

@@ -5,7 +5,10 @@
 context manager) and :meth:`SpanRecorder.wrap` (a decorator).
 :func:`instrument` wraps the public API of ``davinci`` (Device, Stream,
 Event, ops) and ``acl`` in place while a trace runs, so nothing else in the
-runtime knows about tracing and an untraced program pays nothing.
+runtime knows about tracing and an untraced program pays nothing. Code
+that cannot be wrapped in place (torch_npu's ATen kernels, registered with
+the dispatcher once) asks :func:`active_recorder` at each call: None while
+nothing traces.
 Timestamps are ``time.monotonic_ns()``: the clock the device stamps its
 records with.
 """
@@ -23,12 +26,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable, Iterator
 
-__all__ = ["Span", "SpanRecorder", "Instrumentation", "instrument"]
+__all__ = ["Span", "SpanRecorder", "Instrumentation", "instrument",
+           "active_recorder"]
 
 
 @dataclass(frozen=True)
 class Span:
-    """One host call: ``category`` is "runtime" or "acl"; ``error`` names
+    """One host call: ``category`` is "runtime", "acl" or "torch" (an ATen
+    op of torch_npu); ``error`` names
     the exception it raised, if any; ``tasks`` the (device, stream, first
     seq, last seq) it submitted, for a submission."""
     name: str
@@ -76,6 +81,12 @@ class SpanRecorder:
     def add(self, span: Span) -> None:
         with self._lock:
             self._spans.append(span)
+
+    def take(self) -> list[Span]:
+        """The spans recorded so far, forgetting them."""
+        with self._lock:
+            out, self._spans = self._spans, []
+            return out
 
     @contextlib.contextmanager
     def span(self, name: str, category: str = "runtime"
@@ -137,21 +148,36 @@ _OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
 _ACL_MODULES = ("acl", "acl.rt", "acl.op", "acl.util", "acl.media")
 
 
+# The recorder of the trace running in this process, for active_recorder().
+_active: SpanRecorder | None = None
+
+
+def active_recorder() -> SpanRecorder | None:
+    """Where host spans go while :func:`instrument` is in place with
+    ``torch`` (a trace runs), else None."""
+    return _active
+
+
 class Instrumentation:
     """The wrappers :func:`instrument` put in place; :meth:`remove` undoes
     them."""
 
     def __init__(self) -> None:
         self._undo: list[tuple[object, str, object]] = []
+        self.recorder: SpanRecorder | None = None   # as active_recorder()
 
     def _replace(self, owner: object, name: str, new: object) -> None:
         self._undo.append((owner, name, owner.__dict__[name]))
         setattr(owner, name, new)
 
     def remove(self) -> None:
+        global _active
         for owner, name, old in reversed(self._undo):
             setattr(owner, name, old)
         self._undo.clear()
+        if self.recorder is not None and _active is self.recorder:
+            _active = None
+        self.recorder = None
 
 
 def _public_functions(owner) -> list[tuple[str, Callable]]:
@@ -171,11 +197,16 @@ def _wrap_module(ins: Instrumentation, rec: SpanRecorder, mod: ModuleType,
 
 
 def instrument(rec: SpanRecorder, acl: bool = True,
-               runtime: bool = True) -> Instrumentation:
+               runtime: bool = True, torch: bool = True) -> Instrumentation:
     """Wrap the public API of ``davinci`` (``runtime``) and of ``acl`` (when
-    imported or importable, ``acl``) to record spans into ``rec``."""
+    imported or importable, ``acl``) to record spans into ``rec``; with
+    ``torch``, torch_npu's ATen kernels (imported now or later) record a
+    span per op into it too (:func:`active_recorder`)."""
+    global _active
     import davinci
     ins = Instrumentation()
+    if torch:
+        _active = ins.recorder = rec
     if runtime:
         for cname, names in _RUNTIME_API.items():
             cls = getattr(davinci, cname)
