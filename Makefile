@@ -23,7 +23,8 @@ FUZZ_SECONDS ?= 60
 SOAK_CLIENTS ?= 10000
 
 .PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
-	test-fuse vm-test test-digests bench bench-vm clean test-debug-kernel vm-test-debug-cached
+	test-fuse vm-test test-digests bench bench-vm clean test-debug-kernel vm-test-debug-cached \
+	trace-png
 
 all: core
 
@@ -193,6 +194,16 @@ bench-vm: deps-vm install-py
 	VM_BENCH=1 VM_SKIP="conformance digest torch-smoke kmod-tests demo kill-soak" \
 		scripts/vm-test.sh $(PY)
 	cp $(BUILD)/vm-test/bench-kmod.json $(BUILD)/bench/kmod.json
+
+# The README's timeline picture: `davinci trace --png` of
+# scripts/trace_demo.py on the in-process core (two AI cores).
+TRACE_PNG ?= docs/trace-timeline.png
+trace-png: core
+	@mkdir -p $(BUILD)/trace
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/libdavinci_core.so \
+		PYTHONPATH=$(CURDIR)/userspace $(PY) -m davinci.cli trace -q \
+		-o $(BUILD)/trace/timeline.pftrace --png $(TRACE_PNG) -- \
+		$(PY) scripts/trace_demo.py
 
 clean:
 	rm -rf $(BUILD)
