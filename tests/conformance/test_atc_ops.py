@@ -146,20 +146,146 @@ def test_cast_roundtrip(dev):
         y, np.maximum(x.astype(np.float16), 0).astype(np.float32))
 
 
+def _special(*shape):
+    """Small integers (sums exact in any order) with inf, -inf, NaN, +0
+    and -0 among them."""
+    x = R.integers(-4, 5, shape).astype(np.float32).reshape(-1)
+    special = [-0.0, np.inf, np.nan, -np.inf, 0.0]
+    x[:min(5, x.size)] = special[:min(5, x.size)]
+    R.shuffle(x)
+    return x.reshape(shape)
+
+
+def _same_bits(y, want):
+    """Equal bit for bit, NaN for NaN (the device's NaN is canonical)."""
+    y, want = np.asarray(y, np.float32), np.asarray(want, np.float32)
+    assert y.shape == want.shape
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(y), nan)
+    np.testing.assert_array_equal(y[~nan].view(np.uint32),
+                                  want[~nan].view(np.uint32))
+
+
 def test_layout_ops_and_constants(dev):
-    x = _f(2, 3, 4)
-    shape = numpy_helper.from_array(np.array([6, 4], np.int64))
+    x = _special(2, 3, 4)
+    shape = numpy_helper.from_array(np.array([6, 1, 4], np.int64))
     m = model([helper.make_node("Constant", [], ["s"], value=shape,
                                 name="const0"),
                _node("Reshape", ["x", "s"], ["r"]),
-               _node("Transpose", ["r"], ["t"], perm=[1, 0]),
+               _node("Transpose", ["r"], ["t"], perm=[1, 0, 2]),
                _node("Unsqueeze", ["t", "ax"], ["u"]),
                _node("Flatten", ["u"], ["f"], axis=2),
                _node("Identity", ["f"], ["y"])],
-              [("x", [2, 3, 4])], [("y", [4, 6])],
+              [("x", [2, 3, 4])], [("y", [1, 24])],
               [("ax", np.array([0], np.int64))])
     y, = _run(dev, m, x)
-    np.testing.assert_array_equal(y, x.reshape(6, 4).T)
+    _same_bits(y, x.reshape(6, 1, 4).transpose(1, 0, 2).reshape(1, 24))
+
+
+@pytest.mark.parametrize("perm,shape", [([0, 1], (3, 4)),
+                                        ([1, 0, 2], (1, 3, 4)),
+                                        ([2, 0, 1], (3, 4, 1)),
+                                        ([0, 2, 1, 3], (2, 1, 3, 1))])
+def test_transpose_that_is_a_layout_no_op_is_exact(dev, perm, shape):
+    x = _special(*shape)
+    want = x.transpose(perm)
+    m = model([_node("Transpose", ["x"], perm=perm)], [("x", list(shape))],
+              [("y", list(want.shape))])
+    y, = _run(dev, m, x)
+    _same_bits(y, want)
+
+
+def test_transpose_folds_into_matmul_and_gemm(dev):
+    """A 2-D transpose read by MatMul or Gemm is the op's transpose flag:
+    inf and NaN reach exactly the elements numpy gives them."""
+    x, w, z = _special(5, 4), _special(5, 3), _special(3, 4)
+    m = model([_node("Transpose", ["x"], ["xt"], perm=[1, 0]),
+               helper.make_node("MatMul", ["xt", "w"], ["y1"], name="mm"),
+               helper.make_node("Transpose", ["z"], ["zt"], name="tz"),
+               helper.make_node("MatMul", ["x", "zt"], ["y2"], name="mm2"),
+               helper.make_node("Gemm", ["xt", "zt"], ["y3"], name="gemm",
+                                transA=1, alpha=-1.0),
+               helper.make_node("Unsqueeze", ["xt", "ax"], ["xu"],
+                                name="unsq"),
+               helper.make_node("MatMul", ["xu", "w"], ["y4"], name="mm4")],
+              [("x", [5, 4]), ("w", [5, 3]), ("z", [3, 4])],
+              [("y1", [4, 3]), ("y2", [5, 3]), ("y3", [5, 3]),
+               ("y4", [1, 4, 3])], [("ax", np.array([0], np.int64))])
+    y1, y2, y3, y4 = _run(dev, m, x, w, z)
+    with np.errstate(invalid="ignore"):
+        _check_folded(x, w, z, y1, y2, y3, y4)
+
+
+def _check_folded(x, w, z, y1, y2, y3, y4):
+    _same_bits(y1, x.T @ w)
+    _same_bits(y2, x @ z.T)
+    _same_bits(y3, np.float32(-1.0) * (x @ z.T))    # transA of x.T
+    _same_bits(y4, (x.T @ w)[None])
+
+
+@pytest.mark.parametrize("after,outs,match", [
+    ("Relu", [("y", [4, 6])], "relu0' reads it"),
+    (None, [("t", [4, 6])], "graph output"),
+    ("Flatten", [("y", [1, 24])], "reshaped"),
+])
+def test_transpose_that_moves_data_is_refused_elsewhere(dev, after, outs,
+                                                        match):
+    nodes = [_node("Transpose", ["x"], ["t"], perm=[1, 0])]
+    if after:
+        nodes.append(_node(after, ["t"], axis=0) if after == "Flatten"
+                     else _node(after, ["t"]))
+    m = model(nodes, [("x", [6, 4])], outs)
+    with pytest.raises(atc.ConversionError,
+                       match="transpose0.*%s.*no exact transposed copy"
+                       % match):
+        atc.convert(m)
+
+
+def test_transpose_of_three_dimensions_is_refused(dev):
+    m = model([_node("Transpose", ["x"], perm=[2, 0, 1])], [("x", [2, 3, 4])],
+              [("y", [4, 2, 3])])
+    with pytest.raises(atc.ConversionError,
+                       match="transpose0.*no exact transposed copy"):
+        atc.convert(m)
+
+
+@pytest.mark.parametrize("op,fn", [("Add", np.add), ("Sub", np.subtract),
+                                   ("Mul", np.multiply), ("Div", np.divide)])
+@pytest.mark.parametrize("bshape", [(5,), (1, 4, 5), (3, 1, 1), (3, 4, 1),
+                                    ()])
+def test_broadcast_of_a_computed_operand_is_exact(dev, op, fn, bshape):
+    """Every bit of a broadcast operand comes through: -0 stays -0 (x / -0
+    is -inf), NaN and inf reach only their own row or block."""
+    a, b = _special(3, 4, 5), _special(*bshape)
+    if not bshape:
+        b = np.array(-0.0, np.float32)
+    m = model([_node(op, ["a", "b"])], [("a", [3, 4, 5]), ("b", list(bshape))],
+              [("y", [3, 4, 5])])
+    y, = _run(dev, m, a, b)
+    with np.errstate(all="ignore"):
+        _same_bits(y, fn(a, b))
+
+
+def test_broadcast_that_takes_too_many_copies_is_refused(dev):
+    n = atc.lower.MAX_BROADCAST_OPS
+    m = model([_node("Add", ["a", "b"])], [("a", [n, 2]), ("b", [n, 1])],
+              [("y", [n, 2])])
+    with pytest.raises(atc.ConversionError, match="add0.*copies"):
+        atc.convert(m)
+
+
+@pytest.mark.parametrize("alpha", [-1.0, 0.5])
+def test_gemm_alpha_keeps_signed_zeros(dev, alpha):
+    """alpha * (A @ B) with B computed (not folded into a weight): a +0
+    product scaled by -1 is -0, as numpy gives."""
+    a = np.abs(_special(4, 5))
+    a[1] = 0.0                      # a row of +0 products: A @ B is +0
+    b = np.abs(_special(5, 3))
+    m = model([_node("Gemm", ["a", "b"], alpha=alpha)],
+              [("a", [4, 5]), ("b", [5, 3])], [("y", [4, 3])])
+    y, = _run(dev, m, a, b)
+    with np.errstate(all="ignore"):
+        _same_bits(y, np.float32(alpha) * (a @ b))
 
 
 def test_shape_arithmetic_is_folded(dev):

@@ -13,15 +13,16 @@ import numpy as np
 from .. import _uapi
 from .. import omfile as F
 
-__all__ = ["ConversionError", "Value", "Weights", "GearBuilder",
-           "DEVICE_DTYPES"]
+__all__ = ["ConversionError", "Value", "Transposed", "Weights",
+           "GearBuilder", "DEVICE_DTYPES", "ITEMSIZE"]
 
 #: numpy dtype name -> DAVINCI_DTYPE_*
 DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
                  "float16": _uapi.DAVINCI_DTYPE_FLOAT16,
                  "bfloat16": _uapi.DAVINCI_DTYPE_BFLOAT16,
                  "int32": _uapi.DAVINCI_DTYPE_INT32}
-_ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+_ITEMSIZE = ITEMSIZE
 _ALIGN = 64
 
 
@@ -31,13 +32,40 @@ class ConversionError(Exception):
 
 
 @dataclass(frozen=True)
+class Transposed:
+    """A 2-D transpose not done: the value is the transpose of its storage,
+    ``rows`` x ``cols`` row-major. Only a MatMul or Gemm reads such a value,
+    through the MATMUL op's TRANS_A/TRANS_B flag; ``where`` names the
+    Transpose node for the error when something else would."""
+    rows: int
+    cols: int
+    where: str
+
+    def refusal(self, use: str) -> str:
+        return ("%s transposes a %d x %d tensor, and %s: davinci-atc folds "
+                "a transpose that moves data only into the transpose flag of "
+                "the MatMul or Gemm that reads it. davinci has no exact "
+                "transposed copy (a MATMUL by an identity would turn inf and "
+                "NaN into NaN in the neighbouring elements and -0 into +0), "
+                "so feed the transpose to a MatMul or Gemm, or transpose the "
+                "tensor before exporting the model"
+                % (self.where, self.rows, self.cols, use))
+
+
+def _squeezed(shape) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+@dataclass(frozen=True)
 class Value:
     """An ONNX value during lowering: a host constant (``const`` set) or a
-    device tensor (``tid``, the id of its storage)."""
+    device tensor (``tid``, the id of its storage), possibly a transpose of
+    its storage still to be folded into a MatMul (``transposed``)."""
     shape: tuple[int, ...]
     dtype: str
     tid: int = -1
     const: "np.ndarray | None" = None
+    transposed: "Transposed | None" = None
 
     @property
     def is_const(self) -> bool:
@@ -52,7 +80,19 @@ class Value:
         shape = tuple(int(d) for d in shape)
         if self.is_const:
             return Value(shape, self.dtype, const=self.const.reshape(shape))
-        return Value(shape, self.dtype, self.tid)
+        t = self.transposed
+        if t is not None and _squeezed(shape) != _squeezed(self.shape):
+            raise ConversionError(t.refusal(
+                "its result of shape %s is reshaped to %s, which needs the "
+                "transposed data in memory" % (list(self.shape), list(shape))))
+        return Value(shape, self.dtype, self.tid, transposed=t)
+
+    def storage(self) -> "Value":
+        """A transposed value's storage, as the 2-D tensor it is."""
+        t = self.transposed
+        if t is None:
+            return self
+        return Value((t.rows, t.cols), self.dtype, self.tid)
 
 
 class Weights:
@@ -91,6 +131,7 @@ class GearBuilder:
         self.ops: list[F.Op] = []
         self._work = 0
         self._weight_refs: dict[int, int] = {}   # weight index -> local id
+        self._sliced: set[int] = set()           # work tensors with slices
 
     # -- storage ------------------------------------------------------------
     def _add(self, t: "F.Tensor | None") -> int:
@@ -131,12 +172,38 @@ class GearBuilder:
             return v
         return self.weight(v.const, v.dtype).with_shape(v.shape)
 
+    def is_work(self, v: Value) -> bool:
+        """``v`` is this gear's own work tensor (not an input, a weight or
+        a constant)."""
+        if v.is_const:
+            return False
+        t = self.tensors[v.tid]
+        return t is not None and t.kind == F.KIND_WORK
+
+    def slice(self, v: Value, offset: int, nbytes: int) -> Value:
+        """Bytes ``offset`` .. ``offset + nbytes`` of work tensor ``v`` as
+        a 1-D tensor of their own (for MEMCPY); ``v`` stays in the
+        workspace from now on."""
+        t = self.tensors[v.tid]
+        if t is None or t.kind != F.KIND_WORK or \
+                offset + nbytes > t.size:
+            raise ConversionError("internal: slice %d+%d of tensor %d"
+                                  % (offset, nbytes, v.tid))
+        self._sliced.add(v.tid)
+        tid = self._add(F.Tensor(F.KIND_WORK, t.dtype, self.gear, 0,
+                                 t.offset + offset, nbytes))
+        return Value((nbytes // _ITEMSIZE[v.dtype],), v.dtype, tid)
+
     def make_output(self, v: Value, index: int) -> None:
         """Graph output ``index`` is ``v``: write it straight into the
         caller's buffer when ``v`` is this gear's own work tensor, else
         copy it there."""
+        if v.transposed is not None:
+            raise ConversionError(v.transposed.refusal(
+                "it is graph output %d" % index))
         t = None if v.is_const else self.tensors[v.tid]
         if t is not None and t.kind == F.KIND_WORK and \
+                v.tid not in self._sliced and \
                 t.size == v.size * _ITEMSIZE[v.dtype]:
             t.kind, t.index, t.offset = F.KIND_OUTPUT, index, 0
             return
@@ -149,6 +216,10 @@ class GearBuilder:
     def emit(self, opcode: int, dtype, dst: Value, src0: Value | None = None,
              src1: Value | None = None, **fields) -> Value:
         code = DEVICE_DTYPES[dtype] if isinstance(dtype, str) else dtype
+        for v in (dst, src0, src1):
+            if v is not None and v.transposed is not None:
+                raise ConversionError(v.transposed.refusal(
+                    "a davinci op other than MATMUL reads it"))
         self.ops.append(F.Op(
             gear=self.gear, opcode=opcode, dtype=code,
             dst_dtype=fields.pop("dst_dtype", 0), flags=fields.pop("flags", 0),

@@ -13,7 +13,8 @@ import os
 
 from .. import omfile as F
 from .builder import ConversionError, GearBuilder, Value, Weights
-from .lower import HANDLERS, ONNX_DTYPES, Lowering, supported_ops
+from .lower import (HANDLERS, ONNX_DTYPES, Lowering, check_inputs,
+                    supported_ops)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -221,6 +222,7 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
                                       % (node.op_type, name, i))
             args.append(env[i])
         L = Lowering(gb, node, attrs, opset)
+        check_inputs(L, args)
         try:
             outs = fn(L, *args)
         except TypeError as exc:

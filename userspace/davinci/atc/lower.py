@@ -4,12 +4,15 @@
 Every handler gets the :class:`Lowering` (the gear being built and the
 node's attributes) and the node's input values, and returns its output
 values. Where ONNX asks for more than a davinci op does, handlers compose
-ops: a bias or any operand repeated along leading or trailing dimensions is
-broadcast by a MATMUL with a ones vector (exact: one product, added to
-zero), Gemm's alpha and beta become AXPY or are folded into constant
-weights, a 2-D Transpose is a MATMUL of the input (transposed) with an
-identity. Values known at conversion time (initializers, Constant, Shape of
-a static tensor) are folded on the host.
+ops, and only in ways that are exact bit for bit (inf, NaN and -0
+included): a computed operand repeated along leading or trailing dimensions
+is broadcast by MEMCPYs (a block copied and doubled; each element copied
+and doubled along its row), Gemm's alpha and beta become AXPY (alpha * y +
+(-0), beta * c + y) or are folded into constant weights, a Transpose is a
+view when it moves only size-1 dimensions and otherwise, in 2-D, the
+transpose flag of the MatMul or Gemm that reads it (anything else is
+refused: no davinci op transposes exactly). Values known at conversion time
+(initializers, Constant, Shape of a static tensor) are folded on the host.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import numpy as np
 
 from .. import _uapi as U
 from ..ops import float32_to_bfloat16
-from .builder import DEVICE_DTYPES, ConversionError, GearBuilder, Value
+from .builder import (DEVICE_DTYPES, ITEMSIZE, ConversionError, GearBuilder,
+                      Transposed, Value)
 
-__all__ = ["HANDLERS", "Lowering", "supported_ops"]
+__all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
+           "MAX_BROADCAST_OPS"]
 
 _FLOATS = ("float32", "float16", "bfloat16")
 _ISZ = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
@@ -66,10 +71,6 @@ def _numel(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
-def _ones(L: Lowering, shape, dtype: str) -> Value:
-    return L.gb.weight(np.ones(shape, _np_dtype(dtype)), dtype)
-
-
 def _np_dtype(dtype: str):
     return np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
 
@@ -81,42 +82,92 @@ def _host(v: np.ndarray, dtype: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# broadcasting
+# broadcasting: MEMCPY only, so every bit (NaN payloads, -0) comes through
 # ---------------------------------------------------------------------------
+#: most MEMCPY ops one broadcast of a computed tensor may take (elements
+#: repeated along trailing dimensions cost one per element and doubling)
+MAX_BROADCAST_OPS = 1024
+
+
+def _copy(L: Lowering, dst: Value, src: Value, nbytes: int) -> None:
+    L.gb.emit(U.DAVINCI_OP_MEMCPY, 0, dst, src, count=nbytes)
+
+
+def _fill_by_doubling(L: Lowering, out: Value, filled: int, total: int,
+                      row: int = 0) -> None:
+    """Bytes ``row`` .. ``row + total`` of work tensor ``out`` repeat their
+    first ``filled`` bytes: copy what is there after itself until full."""
+    while filled < total:
+        n = min(filled, total - filled)
+        _copy(L, L.gb.slice(out, row + filled, n),
+              L.gb.slice(out, row, n), n)
+        filled += n
+
+
+def _doublings(n: int) -> int:
+    return max(0, (n - 1).bit_length())
+
+
+def _repeat_block(L: Lowering, v: Value, out: Value) -> Value:
+    """``out`` = ``v`` repeated as a whole: one copy, then doubling."""
+    isz = ITEMSIZE[v.dtype]
+    block = v.size * isz
+    _copy(L, L.gb.slice(out, 0, block), v, block)
+    _fill_by_doubling(L, out, block, out.size * isz)
+    return out
+
+
+def _repeat_elements(L: Lowering, v: Value, out: Value) -> Value:
+    """``out`` = each element of ``v`` repeated ``out.size / v.size``
+    times in a row."""
+    isz = ITEMSIZE[v.dtype]
+    cols = out.size // max(v.size, 1)
+    ops = v.size * (1 + _doublings(cols)) + (0 if L.gb.is_work(v) else 1)
+    if ops > MAX_BROADCAST_OPS:
+        L.fail("broadcasting each of the %d elements of a computed tensor "
+               "%d times takes %d copies (at most %d): davinci has no exact "
+               "broadcast op; make the operand a constant or reshape the "
+               "model so the operand repeats along leading dimensions"
+               % (v.size, cols, ops, MAX_BROADCAST_OPS))
+    if not L.gb.is_work(v):             # an input: slices need the workspace
+        w = L.gb.work(v.shape, v.dtype)
+        _copy(L, w, v, v.size * isz)
+        v = w
+    for i in range(v.size):
+        row = i * cols * isz
+        _copy(L, L.gb.slice(out, row, isz), L.gb.slice(v, i * isz, isz), isz)
+        _fill_by_doubling(L, out, isz, cols * isz, row)
+    return out
+
+
 def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
-    """``v`` repeated to ``shape`` as a device tensor."""
+    """``v`` repeated to ``shape`` as a device tensor, bit for bit."""
     if v.shape == shape:
         return L.gb.device(v)
     if v.is_const:
         arr = np.broadcast_to(v.const, shape)
         return L.gb.weight(np.ascontiguousarray(arr), v.dtype)
-    L.need_float(v, "the operand to broadcast")
+    if v.dtype not in ITEMSIZE:
+        L.fail("%s tensors do not run on the device" % v.dtype)
     padded = (1,) * (len(shape) - len(v.shape)) + v.shape
-    s = v.size
-    total = _numel(shape)
     out = L.gb.work(shape, v.dtype)
-    p = next((i for i in range(len(shape) + 1)
-              if padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])),
-             None)
-    if p is not None:
-        # a block repeated along the leading dims: ones[r,1] @ v[1,s]
-        rows = total // max(s, 1)
-        L.gb.emit(U.DAVINCI_OP_MATMUL, v.dtype, out, _ones(L, (rows, 1),
-                  v.dtype), v, m=rows, n=s, k=1)
-        return out
-    q = next((i for i in range(len(shape), -1, -1)
-              if padded[:i] == shape[:i] and all(d == 1 for d in padded[i:])),
-             None)
-    if q is not None:
-        # each element repeated along the trailing dims: v[s,1] @ ones[1,c]
-        cols = total // max(s, 1)
-        L.gb.emit(U.DAVINCI_OP_MATMUL, v.dtype, out, v,
-                  _ones(L, (1, cols), v.dtype), m=s, n=cols, k=1)
-        return out
+    if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
+           for i in range(len(shape) + 1)):
+        return _repeat_block(L, v, out)     # along the leading dims
+    if any(padded[:i] == shape[:i] and all(d == 1 for d in padded[i:])
+           for i in range(len(shape), -1, -1)):
+        return _repeat_elements(L, v, out)  # along the trailing dims
     L.fail("broadcasting a computed %s tensor of shape %s to %s is not "
            "supported: only a block repeated along the leading dimensions "
            "or elements repeated along the trailing ones"
            % (v.dtype, list(v.shape), list(shape)))
+
+
+def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
+    """A work tensor of ``shape`` filled with ``value`` on the device (from
+    a one-element weight, so the model stays small)."""
+    one = L.gb.weight(_host(np.array([value], np.float32), dtype), dtype)
+    return _repeat_block(L, one, L.gb.work(shape, dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -168,7 +219,10 @@ def unary(L: Lowering, x: Value) -> list[Value]:
 
 def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
             ) -> tuple[Value, int, int]:
-    """op(a) @ op(b) for 2-D a, b: (result, m, n)."""
+    """op(a) @ op(b) for 2-D a, b: (result, m, n). A Transpose that
+    produced ``a`` or ``b`` becomes the op's transpose flag."""
+    a, ta = _fold(L, a, ta)
+    b, tb = _fold(L, b, tb)
     L.need_float(a, "A")
     if a.dtype != b.dtype:
         L.fail("A is %s and B is %s" % (a.dtype, b.dtype))
@@ -182,6 +236,23 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.gb.device(a),
               L.gb.device(b), m=m, n=n, k=k, flags=flags)
     return out, m, n
+
+
+def _fold(L: Lowering, v: Value, trans: bool) -> tuple[Value, bool]:
+    """(operand, transpose flag) of a MATMUL operand: a transposed value
+    is its storage with the flag flipped."""
+    t = v.transposed
+    if t is None:
+        return v, trans
+    if v.shape != (t.cols, t.rows):
+        L.fail(t.refusal("%s reads it as %s" % (L.where, list(v.shape))))
+    return v.storage(), not trans
+
+
+def _plain(L: Lowering, v: "Value | None", what: str) -> None:
+    if v is not None and v.transposed is not None:
+        L.fail(v.transposed.refusal("it is %s's %s, which has no "
+                                    "transpose flag" % (L.where, what)))
 
 
 def matmul(L: Lowering, a: Value, b: Value) -> list[Value]:
@@ -199,6 +270,7 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
     alpha = float(L.attr("alpha", 1.0))
     beta = float(L.attr("beta", 1.0))
     ta, tb = bool(L.attr("transA", 0)), bool(L.attr("transB", 0))
+    _plain(L, c, "C")
     if len(a.shape) != 2 or len(b.shape) != 2:
         L.fail("Gemm takes 2-D A and B, not %s and %s"
                % (list(a.shape), list(b.shape)))
@@ -208,10 +280,11 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
         alpha = 1.0
     y, m, n = _matmul(L, a, b, ta, tb)
     if alpha != 1.0:
-        zero = L.gb.work((m, n), y.dtype)
-        L.gb.emit(U.DAVINCI_OP_MEMSET, 0, zero, count=m * n * _ISZ[y.dtype])
+        # alpha * y + (-0) is alpha * y for every y (+0 would turn a -0
+        # product into +0)
+        negzero = splat(L, -0.0, (m, n), y.dtype)
         scaled = L.gb.work((m, n), y.dtype)
-        y = L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, scaled, y, zero,
+        y = L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, scaled, y, negzero,
                       count=m * n, imm=_f32(alpha))
     if c is None or beta == 0.0:
         return [y]
@@ -346,8 +419,15 @@ def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
 
 
 def transpose(L: Lowering, x: Value) -> list[Value]:
+    """A layout no-op (the permutation moves only size-1 dimensions) is a
+    view; a 2-D transpose is left to the MatMul or Gemm that reads it (its
+    transpose flag, see :class:`Transposed`); anything else is refused:
+    davinci has no exact transposed copy."""
     nd = len(x.shape)
     perm = [int(p) for p in L.attr("perm", list(range(nd))[::-1])]
+    if sorted(perm) != list(range(nd)):
+        L.fail("perm %s is not a permutation of the %d dimensions"
+               % (perm, nd))
     shape = tuple(x.shape[p] for p in perm)
     if x.is_const:
         return [Value(shape, x.dtype, const=np.ascontiguousarray(
@@ -355,18 +435,15 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
     moved = [p for p in perm if x.shape[p] != 1]
     if moved == sorted(moved):
         return [x.with_shape(shape)]        # only size-1 dims move
-    # a 2-D transpose after dropping size-1 dims: x^T @ I (exact)
     big = [i for i, d in enumerate(x.shape) if d != 1]
     if len(big) != 2:
-        L.fail("transpose %s of shape %s moves more than two dimensions; "
-               "davinci-atc does 2-D transposes" % (perm, list(x.shape)))
-    L.need_float(x)
+        L.fail("transpose %s of shape %s moves data in more than two "
+               "dimensions: davinci has no exact transposed copy, and "
+               "davinci-atc folds only 2-D transposes into a MatMul or Gemm"
+               % (perm, list(x.shape)))
     r, c = x.shape[big[0]], x.shape[big[1]]
-    eye = L.gb.weight(_host(np.eye(r, dtype=np.float32), x.dtype), x.dtype)
-    out = L.gb.work(shape, x.dtype)
-    L.gb.emit(U.DAVINCI_OP_MATMUL, x.dtype, out, L.gb.device(x), eye,
-              m=c, n=r, k=r, flags=U.DAVINCI_TASK_F_TRANS_A)
-    return [out]
+    return [Value(shape, x.dtype, x.tid,
+                  transposed=Transposed(r, c, L.where))]
 
 
 def identity(L: Lowering, x: Value, *rest) -> list[Value]:
@@ -402,6 +479,24 @@ HANDLERS: dict[str, Callable[..., list[Value]]] = {
     "Dropout": identity, "Shape": shape_of, "Gather": gather,
     "Concat": concat,
 }
+
+
+#: ops that take a Transpose's result not yet done: MatMul and Gemm fold
+#: it into their transpose flag, the others only look at it in another
+#: shape (Value.with_shape refuses a shape that would move data)
+TAKE_TRANSPOSED = frozenset(("MatMul", "Gemm", "Reshape", "Flatten",
+                             "Squeeze", "Unsqueeze", "Identity", "Dropout"))
+
+
+def check_inputs(L: Lowering, args) -> None:
+    """Refuse a Transpose's result as an input of an op that cannot take
+    it (see TAKE_TRANSPOSED)."""
+    if L.node.op_type in TAKE_TRANSPOSED:
+        return
+    for v in args:
+        if v is not None and v.transposed is not None:
+            raise ConversionError(v.transposed.refusal(
+                "%s reads it" % L.where))
 
 
 def supported_ops() -> list[str]:
