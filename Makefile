@@ -123,7 +123,7 @@ test-fuse:
 # VM_KVER picks the kernel: 6.1 (Debian 12's) or 6.12 (bookworm-backports).
 VM_KVER ?= 6.1
 vm_sfx = $(filter-out -6.1,-$(shell echo $(VM_KVER) | cut -d. -f1,2))
-vm-test:
+vm-test: core
 	@mkdir -p $(DIGESTS)
 	VM_KVER=$(VM_KVER) VM_SKIP="$(VM_SKIP)" scripts/vm-test.sh $(PY)
 	cp build/vm-test$(vm_sfx)/digest-kmod.txt $(DIGESTS)/kmod$(vm_sfx)
@@ -138,7 +138,7 @@ vm-test-6.12:
 # lockdep, UBSAN, kmemleak, failslab): tests/kmod, a million fuzzed ioctls
 # with hot add/remove, kills and failslab, rmmod, a kmemleak scan; any
 # report fails. Builds and caches the kernel first (15-20 min on 2 cores).
-test-debug-kernel: deps-vm
+test-debug-kernel: deps-vm core
 	scripts/debug-kernel.sh
 	VM_DEBUG=1 scripts/vm-test.sh $(PY)
 

@@ -20,7 +20,8 @@ Contract (other modules code against it):
     CoreMapping.address, .length, .close()
     manager_ioctl(cmd, buf, privileged=False) -> 0 or -errno
     ring_publisher() -> fn(sq_header_address, tail) -> the ring's flags
-        (dvc_ring_publish; for a client of any backend)
+        (dvc_ring_publish; for a client of any backend), or
+        publish_with_lock when there is no library
     set_limits(per_process=-1, per_user=-1) -> 0 or -errno
     stats() -> dict of struct dv_stats fields
 """
@@ -34,7 +35,7 @@ import threading
 from . import _uapi
 
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
-           "manager_ioctl", "ring_publisher", "set_limits", "stats", "STATS_FIELDS"]
+           "manager_ioctl", "ring_publisher", "publish_with_lock", "set_limits", "stats", "STATS_FIELDS"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")
@@ -139,15 +140,36 @@ def load() -> ctypes.CDLL:
 
 def ring_publisher():
     """dvc_ring_publish() as a callable that keeps the GIL: it takes
-    nanoseconds, and releasing and retaking the GIL would cost more."""
+    nanoseconds, and releasing and retaking the GIL would cost more.
+
+    A client of the kernel module run from a source tree that was never
+    built has no core library: it gets :func:`publish_with_lock`."""
     global _publisher
     if _publisher is None:
-        load()
+        try:
+            load()
+        except OSError:
+            _publisher = publish_with_lock
+            return _publisher
         fn = ctypes.PyDLL(_lib_path).dvc_ring_publish
         fn.restype = ctypes.c_uint32
         fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
         _publisher = fn
     return _publisher
+
+
+_barrier = threading.Lock()
+
+
+def publish_with_lock(sq_header_address: int, tail: int) -> int:
+    """dvc_ring_publish() without the library: taking an uncontended lock
+    is a locked read-modify-write, a full barrier on x86. Elsewhere it
+    only acquires, and a missed wake-up waits for the dispatcher's
+    backstop (DV_POLL_BACKSTOP_NS) or the host's next wait ioctl."""
+    hdr = _uapi.davinci_ring_header.from_address(sq_header_address)
+    hdr.tail = tail
+    with _barrier:
+        return int(hdr.flags)
 
 
 def _oserror(what: str) -> OSError:
