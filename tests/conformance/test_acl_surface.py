@@ -65,6 +65,35 @@ def test_media_names_fail_cleanly(acl_dev):
     assert ret == 0 and acl.media.dvpp_free(p) == 0
 
 
+#: acl.media names of pyACL beyond what the samples call, from CANN's
+#: reference: the VPC function list (aclcppdevg "VPC": acldvppVpcResizeAsync
+#: .. acldvppVpcCalcHistAsync), the acldvppBorderConfig calls, spelled as
+#: pyACL's Python reference spells them (aclpythondevg "Function:
+#: dvpp_vpc_crop_resize_paste_async", "dvpp_create_border_config", ...)
+PYACL_MEDIA = """
+dvpp_vpc_resize_async dvpp_vpc_crop_async dvpp_vpc_crop_resize_async
+dvpp_vpc_batch_crop_async dvpp_vpc_batch_crop_resize_async
+dvpp_vpc_crop_and_paste_async dvpp_vpc_crop_resize_paste_async
+dvpp_vpc_batch_crop_and_paste_async dvpp_vpc_batch_crop_resize_paste_async
+dvpp_vpc_batch_crop_resize_make_border_async dvpp_vpc_convert_color_async
+dvpp_vpc_pyr_down_async dvpp_vpc_equalize_hist_async
+dvpp_vpc_make_border_async dvpp_vpc_calc_hist_async
+dvpp_create_border_config dvpp_destroy_border_config
+dvpp_set_border_config_value dvpp_set_border_config_border_type
+dvpp_set_border_config_top dvpp_set_border_config_bottom
+dvpp_set_border_config_left dvpp_set_border_config_right
+""".split()
+
+
+def test_pyacl_media_names_exist_and_are_not_supported(acl_dev):
+    for name in PYACL_MEDIA:
+        fn = getattr(acl.media, name)
+        want = 0 if "_create_" in name else acl.ACL_ERROR_FEATURE_UNSUPPORTED
+        assert fn(1, 2, 3) == want, name
+        assert name in acl.get_recent_err_msg(), name
+        assert name in acl.media.UNSUPPORTED
+
+
 # -- copies --------------------------------------------------------------------
 def _pinned(n):
     p, ret = acl.rt.malloc_host(n)

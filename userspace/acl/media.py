@@ -53,7 +53,19 @@ venc_set_channel_desc_pic_height venc_set_channel_desc_pic_width
 venc_set_channel_desc_thread_id venc_set_channel_desc_buf_addr
 venc_set_channel_desc_buf_size venc_set_frame_config_eos
 venc_set_frame_config_force_i_frame
+dvpp_vpc_crop_resize_async dvpp_vpc_batch_crop_resize_async
+dvpp_vpc_crop_resize_paste_async dvpp_vpc_batch_crop_resize_paste_async
+dvpp_vpc_batch_crop_resize_make_border_async dvpp_vpc_make_border_async
+dvpp_vpc_equalize_hist_async dvpp_vpc_calc_hist_async
+dvpp_create_border_config dvpp_destroy_border_config
+dvpp_set_border_config_value dvpp_set_border_config_border_type
+dvpp_set_border_config_top dvpp_set_border_config_bottom
+dvpp_set_border_config_left dvpp_set_border_config_right
 """.split()
+# The last block: CANN's VPC function list (acldvppVpcCropResizeAsync ...
+# acldvppVpcCalcHistAsync) and acldvppBorderConfig calls, in pyACL's
+# spelling as its Python reference gives it (dvpp_vpc_crop_resize_paste_async,
+# dvpp_vpc_batch_crop_resize_make_border_async, dvpp_create_border_config).
 
 __all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED"] + UNSUPPORTED
 
