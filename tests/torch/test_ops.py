@@ -113,12 +113,29 @@ def test_nll_loss_and_backward_on_device(npu, tdtype, reduction):
     assert torch.equal(dx.grad.cpu(), x.grad)     # -1/N at the targets
 
 
-def test_scalar_ops_bit_identical(npu):
-    a, da = _pair(100)
-    for fn in (lambda x: x * 0.3, lambda x: x + 2.5, lambda x: x - 1.25,
-               lambda x: x / 3.0, lambda x: x.add(1.0, alpha=2)):
-        got = _device_only(lambda: fn(da))
-        assert torch.equal(got.cpu(), fn(a))
+SCALAR_OPS = {
+    "mul": lambda x: x * 0.3, "add": lambda x: x + 2.5,
+    "sub": lambda x: x - 1.25, "sub_inexact": lambda x: x - 1.1,
+    "add_inexact": lambda x: x + 0.7, "div": lambda x: x / 3.0,
+    "div_inexact": lambda x: x / 1.1, "rsub": lambda x: 1.1 - x,
+    "neg": lambda x: -x, "mul_zero": lambda x: x * 0.0,
+    "add_alpha": lambda x: x.add(1.0, alpha=2),       # exact product
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+def test_scalar_ops_bit_identical(npu, name, dtype):
+    a, _ = _pair(1000, dtype=dtype, seed=7)
+    a[:4] = torch.tensor([0.0, -0.0, float("inf"), float("-inf")])
+    fn = SCALAR_OPS[name]
+    got = _device_only(lambda: fn(a.npu())).cpu()
+    want = fn(a)
+    # bit for bit, signed zeros included; NaN payloads are not claimed
+    nan = want.isnan()
+    assert torch.equal(got.isnan(), nan), name
+    bits = torch.int16 if dtype != torch.float32 else torch.int32
+    assert torch.equal(got[~nan].view(bits), want[~nan].view(bits)), name
 
 
 def test_inplace_and_alpha(npu):
@@ -183,6 +200,16 @@ def test_fallback_warns_once_naming_the_op(npu):
     assert r1.device.type == "npu"
     torch.testing.assert_close(r2.cpu(), torch.tanh(a))
     assert any("tanh" in op for op in npu.fallback_ops())
+
+
+def test_python_side_fallbacks_are_listed(npu):
+    # a broadcasting add has a kernel that hands these operands to the CPU
+    a, b = torch.ones(3, 4), torch.ones(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = a.npu() + b.npu()
+    assert torch.equal(got.cpu(), a + b)
+    assert "aten::add.Tensor" in npu.fallback_ops()
 
 
 def test_fallback_in_place_writes_back(npu):

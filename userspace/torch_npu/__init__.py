@@ -75,5 +75,8 @@ if torch.distributed.is_available():
 
 
 def fallback_ops() -> list[str]:
-    """ATen ops that ran through the CPU fallback so far in this process."""
-    return list(_ext.load().fallback_ops())
+    """ATen ops that ran on the CPU so far in this process: those with no
+    npu kernel (the C++ fallback) and those whose npu kernel handed these
+    operands to the CPU (e.g. a broadcasting add), sorted."""
+    from ._kernels import fallback_ops as python_fallbacks
+    return sorted(set(_ext.load().fallback_ops()) | set(python_fallbacks()))

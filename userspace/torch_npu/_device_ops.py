@@ -94,11 +94,13 @@ class _Constants:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._rows: dict[tuple[int, str, int], davinci.DeviceTensor] = {}
+        self._rows: dict[tuple[int, str, float, str],
+                         davinci.DeviceTensor] = {}
 
-    def get(self, index: int, dtype: str, value: int, n: int
+    def get(self, index: int, dtype: str, value: float, n: int
             ) -> davinci.DeviceTensor:
-        key = (index, dtype, value)
+        # -0.0 == 0: the sign is part of the key
+        key = (index, dtype, float(value), str(float(value)))
         with self._lock:
             row = self._rows.get(key)
             if row is None or row.size < n:
@@ -179,8 +181,9 @@ def one_hot(target: torch.Tensor, n: int) -> torch.Tensor:
     return rows
 
 
-def const(t: torch.Tensor, value: int, shape) -> davinci.DeviceTensor:
-    """A row of ``value`` (0 or 1) in ``t``'s dtype, viewed as ``shape``."""
+def const(t: torch.Tensor, value: float, shape) -> davinci.DeviceTensor:
+    """A row of ``value`` (0, -0.0 or 1) in ``t``'s dtype, viewed as
+    ``shape``."""
     n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     row = constants.get(t.device.index, DTYPES[t.dtype], value, n)
     return davinci.DeviceTensor(row.buffer, tuple(shape), row.dtype)
@@ -200,8 +203,9 @@ def fill(out: torch.Tensor, value: float) -> None:
 
 
 def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
-    """out := alpha * x (alpha * x + 0: exact)."""
-    zeros = const(x, 0, (x.numel(),))
+    """out := alpha * x, alpha rounded to float32 (alpha * x + -0: exact,
+    the sign of a zero product kept)."""
+    zeros = const(x, -0.0, (x.numel(),))
     _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=addr(x),
             src1=zeros.dev_addr, imm=_f32_bits(alpha))
 

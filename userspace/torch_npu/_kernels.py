@@ -198,6 +198,10 @@ def _result_shape(x: torch.Tensor, other) -> torch.Size:
 def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     """x <op> alpha*other on the device when possible; ``out``: None
     (a new tensor), or the tensor to write (in-place or out=)."""
+    if not isinstance(x, torch.Tensor):
+        # rsub(t, number) reaches sub(number, t): the number as a tensor
+        # of t's dtype (rounded as CPU torch rounds a scalar operand)
+        x = torch.full_like(other, x)
     if out is None and alpha == 1 and isinstance(other, torch.Tensor) and \
             other.shape == x.shape and D.on_device(x, other) and \
             (name != "div" or x.dtype in D.FLOATS):
@@ -215,9 +219,10 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         and target.is_contiguous()
     if ok_out and s is not None and D.on_device(x, target, floats=True):
         half = x.dtype != torch.float32
-        if name in ("add", "sub") and (alpha == 1 or not half):
+        if name in ("add", "sub"):
             # CPU torch rounds the scalar to a float16/bfloat16 tensor's
-            # dtype first, and multiplies by alpha in float32
+            # dtype first; alpha * scalar is rounded to float32 here, where
+            # CPU torch fuses it into the add (identical when exact)
             v = _as_dtype(s, x.dtype) if half else s
             v = float(np.float32(alpha) * np.float32(v)) if alpha != 1 \
                 else v
