@@ -7,6 +7,7 @@ extension, quiet failures, pointers that would crash, acl.media."""
 import os
 import pathlib
 import subprocess
+import threading
 import sys
 
 import numpy as np
@@ -428,3 +429,120 @@ def test_constant_inputs_are_read_from_the_tensor_desc(acl_dev):
         acl.destroy_tensor_desc(d)
     acl.destroy_data_buffer(empty)
     acl.rt.destroy_stream(stream)
+
+
+def test_update_params_checks_as_execution_would(acl_dev):
+    """update_params sees the attributes and descriptions: what execute_v2
+    would refuse, it refuses with the same code."""
+    da = acl.create_tensor_desc(acl.ACL_FLOAT, [2, 3], acl.ACL_FORMAT_ND)
+    db = acl.create_tensor_desc(acl.ACL_FLOAT, [4, 3], acl.ACL_FORMAT_ND)
+    dc = acl.create_tensor_desc(acl.ACL_FLOAT, [2, 4], acl.ACL_FORMAT_ND)
+    attr = acl.op.create_attr()
+    assert acl.op.update_params("MatMul", [da, db], [dc], attr) == \
+        acl.ACL_ERROR_OP_INPUT_NOT_MATCH            # k = 3 against 4
+    assert acl.op.set_attr_bool(attr, "transpose_x2", True) == 0
+    assert acl.op.update_params("MatMul", [da, db], [dc], attr) == 0
+    assert acl.op.set_attr_int(attr, "transpose_x2", 1) == 0   # not a bool
+    assert acl.op.update_params("MatMul", [da, db], [dc], attr) == \
+        acl.ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert acl.op.update_params("Add", [da, db], [dc], 0) == \
+        acl.ACL_ERROR_OP_INPUT_NOT_MATCH
+    for d in (da, db, dc):
+        acl.destroy_tensor_desc(d)
+    acl.op.destroy_attr(attr)
+
+
+def test_attr_list_list_int_is_stored_and_read(acl_dev):
+    """set_attr_list_list_int's value is what the operator reads: as
+    ReduceSum's axes it is refused (axes are a list of ints), the same
+    name set with set_attr_list_int runs; bad values are refused."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    tx, ty = _tensor(x, acl.ACL_FLOAT), _tensor(np.zeros(3, np.float32),
+                                                acl.ACL_FLOAT)
+    attr = acl.op.create_attr()
+    assert acl.op.set_attr_list_list_int(attr, "axes", [[-1]]) == 0
+    assert acl.op.execute_v2("ReduceSum", [tx[0]], [tx[1]], [ty[0]], [ty[1]],
+                             attr, 0) == acl.ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert "[[-1]]" in acl.get_recent_err_msg()
+    assert acl.op.set_attr_list_int(attr, "axes", [-1]) == 0
+    assert acl.op.execute_v2("ReduceSum", [tx[0]], [tx[1]], [ty[0]], [ty[1]],
+                             attr, 0) == 0
+    assert acl.rt.synchronize_stream(0) == 0
+    np.testing.assert_array_equal(_read(ty, 3, np.float32), x.sum(axis=1))
+    for bad in ([[0, "x"]], [1, 2], 5):
+        assert acl.op.set_attr_list_list_int(attr, "pads", bad) == \
+            acl.ACL_ERROR_INVALID_PARAM
+    acl.op.destroy_attr(attr)
+
+
+class _BlockingCallback:
+    """A stream held back by a blocking host callback until release():
+    ordering only, no clock."""
+
+    def __init__(self, stream):
+        self.gate = threading.Event()
+        self.running = True
+        ctx, _ = acl.rt.get_context()
+        self.tid, ret = acl.util.start_thread(self._loop, ctx)
+        assert ret == 0
+        self.stream = stream
+        assert acl.rt.subscribe_report(self.tid, stream) == 0
+        assert acl.rt.launch_callback(lambda _: self.gate.wait(), None,
+                                      acl.ACL_CALLBACK_BLOCK, stream) == 0
+
+    def _loop(self, ctx):
+        acl.rt.set_context(ctx)
+        while self.running:
+            acl.rt.process_report(50)
+
+    def release(self):
+        self.gate.set()
+        assert acl.rt.synchronize_stream(self.stream) == 0
+        assert acl.rt.unsubscribe_report(self.tid, self.stream) == 0
+        self.running = False
+        assert acl.util.stop_thread(self.tid) == 0
+
+
+def test_timeouts_expire_and_waits_report_not_ready(acl_dev):
+    held, _ = acl.rt.create_stream()
+    waiter, _ = acl.rt.create_stream()
+    event, ret = acl.rt.create_event_ex_with_flag(acl.ACL_EVENT_SYNC)
+    assert ret == 0
+    block = _BlockingCallback(held)
+    try:
+        assert acl.rt.record_event(event, held) == 0
+        assert acl.rt.stream_wait_event(waiter, event) == 0
+        assert acl.rt.query_event_wait_status(event) == \
+            (acl.ACL_EVENT_WAIT_STATUS_NOT_READY, 0)
+        assert acl.rt.synchronize_stream_with_timeout(waiter, 1) == \
+            acl.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+        assert acl.rt.synchronize_device_with_timeout(1) == \
+            acl.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+    finally:
+        block.release()
+    assert acl.rt.synchronize_stream_with_timeout(waiter, -1) == 0
+    assert acl.rt.query_event_wait_status(event) == \
+        (acl.ACL_EVENT_WAIT_STATUS_COMPLETE, 0)
+    assert acl.rt.synchronize_device_with_timeout(-1) == 0
+    acl.rt.destroy_event(event)
+    for s in (held, waiter):
+        assert acl.rt.destroy_stream(s) == 0
+
+
+def test_query_device_status_reports_a_lost_device(acl_dev):
+    from davinci.manager import Manager
+    from .conftest import require_fault_privilege
+    with Manager() as mgr:
+        require_fault_privilege(mgr)
+        assert acl.rt.query_device_status(0) == \
+            (acl.ACL_RT_DEVICE_STATUS_NORMAL, 0)
+        mgr.inject(0, "lost")
+        try:
+            assert acl.rt.query_device_status(0) == \
+                (acl.ACL_RT_DEVICE_STATUS_ABNORMAL, 0)
+        finally:
+            acl.rt.reset_device_force(0)
+            mgr.reset(0)
+        assert acl.rt.query_device_status(0) == \
+            (acl.ACL_RT_DEVICE_STATUS_NORMAL, 0)
+    assert acl.rt.set_device(0) == 0                 # for the fixture

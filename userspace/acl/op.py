@@ -137,11 +137,14 @@ class _T:
     """One operand: its description, device address, and for a constant
     input read from its tensor desc (acl.set_tensor_const) those bytes."""
 
-    def __init__(self, desc, addr, what, host: "bytes | None" = None):
+    def __init__(self, desc, addr, what, host: "bytes | None" = None,
+                 described_only: bool = False):
         self.desc = desc
         self.addr = addr
         self.what = what
         self.host = host
+        #: update_params's operand: a description, no data (address 0)
+        self.described_only = described_only
 
     @property
     def shape(self):
@@ -244,10 +247,11 @@ def _attr(attrs, name, default, kind):
     if kind is bool and not isinstance(v, bool):
         raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
                       "attribute %s must be a bool (set_attr_bool)" % name)
-    if kind is list and not isinstance(v, list):
+    if kind is list and (not isinstance(v, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in v)):
         raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
                       "attribute %s must be a list of ints (set_attr_list_int)"
-                      % name)
+                      ", not %r" % (name, v))
     return v
 
 
@@ -267,6 +271,8 @@ def _read_axes(t):
     fmt = "<%d%s" % (t.desc.count, "i" if t.dtype == C.ACL_INT32 else "q")
     if t.host is not None:              # a constant: its own bytes
         return list(struct.unpack(fmt, t.host))
+    if t.described_only:                # update_params: known at execution
+        return None
     d = None
     for dev in S.devices.values():
         hit = dev.dev.find_buffer(t.addr)
@@ -348,6 +354,8 @@ def _task(op, ins, outs, attrs):
         nd = len(x.shape)
         if len(ins) == 2:
             axes = _read_axes(ins[1])
+            if axes is None:
+                return None             # checked when it runs
         else:
             axes = _attr(attrs, "axes", [], list)
         keep = _attr(attrs, "keep_dims", False, bool)
@@ -493,16 +501,30 @@ def destroy_handle(handle):
     _handles.pop(handle, None)
 
 
+def _described(descs, what: str) -> list[_T]:
+    """Operands of descriptions alone (no data yet; a constant input
+    brings its bytes)."""
+    out = []
+    for i, dh in enumerate(descs):
+        d = D.descs.get(dh)
+        if d is None:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                          "%s %d: %r is not a tensor desc" % (what, i, dh))
+        host = d.const[:d.nbytes] if d.const is not None and \
+            len(d.const) >= d.nbytes and what == "input" else None
+        out.append(_T(d, 0, "%s %d" % (what, i), host, described_only=True))
+    return out
+
+
 @api()
 def update_params(op_type, input_desc, output_desc, attr):
     """ret: operators are built into the device, nothing to compile; the
-    operator and the descriptions are checked."""
+    operator is checked against these descriptions and attributes as
+    execute_v2 would check it (inputs, outputs, attribute types and values),
+    so what would fail at execution fails here."""
     _known(op_type)
-    _attrs_of(attr)
-    for d in list(input_desc) + list(output_desc):
-        if d not in D.descs:
-            raise AclFail(C.ACL_ERROR_INVALID_PARAM,
-                          "%r is not a tensor desc" % (d,))
+    _task(op_type, _described(input_desc, "input"),
+          _described(output_desc, "output"), _attrs_of(attr))
 
 
 @api()
