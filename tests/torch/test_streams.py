@@ -27,20 +27,67 @@ def test_ops_queue_on_the_current_stream(npu):
     assert torch.equal(c.cpu(), a.cpu() * 3 + a.cpu())
 
 
-def test_wait_stream_orders_on_the_device(npu):
-    s1, s2 = torch.npu.Stream(), torch.npu.Stream()
-    a = torch.randn(1 << 16).npu()
+def _held_producer(gate, s1, n=1 << 16):
+    """``b`` (zeros) that s1, held by ``gate``, will overwrite with ``a``."""
+    a = torch.randn(n).npu()
+    b = torch.zeros(n, device="npu")
     torch.npu.synchronize()
+    gate.block(s1)
     with torch.npu.stream(s1):
-        b = a
-        for _ in range(20):
-            b = b + a
-    s2.wait_stream(s1)
+        b.copy_(a)                       # queued behind the gate
+    return a, b
+
+
+def _consume_and_check(gate, s1, s2, a, b, waits):
     with torch.npu.stream(s2):
         c = b * 2
-    s2.synchronize()
-    assert torch.equal(c.cpu(), b.cpu() * 2)
-    torch.testing.assert_close(c.cpu(), a.cpu() * 42, rtol=1e-5, atol=1e-4)
+    # s2 runs what it may: without the ordering it reads b before s1 wrote it
+    gate.run_until_parked(s2, waits)
+    held = not s2.query()
+    gate.release()
+    torch.npu.synchronize()
+    assert torch.equal(b.cpu(), a.cpu())
+    assert torch.equal(c.cpu(), a.cpu() * 2), \
+        "s2 read b before s1 (held) wrote it"
+    assert held, "s2 finished while s1 was still held"
+
+
+def test_wait_stream_orders_on_the_device(npu, gate):
+    s1, s2 = torch.npu.Stream(), torch.npu.Stream()
+    a, b = _held_producer(gate, s1)
+    before = gate.submitted(s2)
+    s2.wait_stream(s1)
+    waits = range(before + 1, gate.submitted(s2) + 1)
+    _consume_and_check(gate, s1, s2, a, b, waits)
+
+
+@pytest.mark.parametrize("how", ["stream.wait_event", "event.wait"])
+def test_event_wait_orders_on_the_device(npu, gate, how):
+    s1, s2 = torch.npu.Stream(), torch.npu.Stream()
+    a, b = _held_producer(gate, s1)
+    ev = torch.npu.Event()
+    ev.record(s1)
+    assert not ev.query()               # s1 is held
+    before = gate.submitted(s2)
+    if how == "event.wait":
+        ev.wait(s2)
+    else:
+        s2.wait_event(ev)
+    waits = range(before + 1, gate.submitted(s2) + 1)
+    _consume_and_check(gate, s1, s2, a, b, waits)
+    assert ev.query()
+
+
+def test_event_synchronize_waits_for_held_work(npu, gate):
+    s1 = torch.npu.Stream()
+    a, b = _held_producer(gate, s1)
+    ev = torch.npu.Event(enable_timing=True)
+    ev.record(s1)
+    assert not ev.query() and not s1.query()
+    gate.release()
+    ev.synchronize()
+    assert ev.query()
+    assert torch.equal(b.cpu(), a.cpu())
 
 
 def test_event_elapsed_time(npu):
