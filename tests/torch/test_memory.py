@@ -70,3 +70,26 @@ def test_oom_empties_the_cache_first(npu, clean):
     # the cached one to the device and retry
     u = torch.empty(big + (1 << 20), dtype=torch.uint8, device="npu")
     del u
+
+
+def test_block_freed_on_one_stream_is_not_given_to_another(npu, gate, clean):
+    """torch's rule: a freed block is reused on the stream it was allocated
+    on, so work still queued there cannot land in another stream's tensor."""
+    s1, s2 = torch.npu.Stream(), torch.npu.Stream()
+    gate.block(s1)
+    with torch.npu.stream(s1):
+        x = torch.empty(1 << 14, device="npu")
+        x.fill_(1.0)                     # queued behind the gate
+    ptr = x.data_ptr()
+    del x                                # back to s1's pool, s1 still held
+    with torch.npu.stream(s2):
+        y = torch.empty(1 << 14, device="npu")
+        y.fill_(2.0)
+    s2.synchronize()                     # s2 is not held
+    assert y.data_ptr() != ptr
+    with torch.npu.stream(s1):          # the same stream gets it back
+        z = torch.empty(1 << 14, device="npu")
+    assert z.data_ptr() == ptr
+    gate.release()
+    torch.npu.synchronize()
+    assert torch.equal(y.cpu(), torch.full((1 << 14,), 2.0))

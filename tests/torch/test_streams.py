@@ -123,3 +123,39 @@ def test_stream_on_other_device(npu):
         t = torch.ones(8, device="npu:1") * 2
     s.synchronize()
     assert torch.equal(t.cpu(), torch.full((8,), 2.0))
+
+
+def test_non_blocking_copy_queues_on_the_current_stream(npu, gate):
+    """A host-to-npu copy with non_blocking=True is staged at once and
+    copied by the device in the current stream's order."""
+    from torch_npu import _kernels
+    src = torch.randn(1 << 14)
+    want = src.clone()
+    dst = torch.zeros(1 << 14, device="npu")
+    torch.npu.synchronize()
+    s = torch.npu.Stream()
+    gate.block(s)
+    with torch.npu.stream(s):
+        dst.copy_(src, non_blocking=True)
+    # returned without waiting for the held stream, and not copied yet
+    assert not s.query()
+    assert torch.equal(_kernels.host(dst), torch.zeros(1 << 14))
+    src.zero_()                          # the staged bytes are a copy
+    gate.release()
+    s.synchronize()
+    assert torch.equal(dst.cpu(), want)
+
+
+def test_manual_seed_makes_random_ops_reproducible(npu):
+    def draw(seed, fn=torch.npu.manual_seed):
+        fn(seed)
+        return (torch.randn(64, device="npu").cpu(),
+                torch.rand(64, device="npu").cpu(),
+                torch.empty(64, device="npu").normal_().cpu())
+    a, b, c = draw(1234), draw(1234), draw(4321)
+    for x, y, z in zip(a, b, c):
+        assert torch.equal(x, y)
+        assert not torch.equal(x, z)
+    if hasattr(torch.npu, "manual_seed_all"):
+        for x, y in zip(a, draw(1234, torch.npu.manual_seed_all)):
+            assert torch.equal(x, y)
