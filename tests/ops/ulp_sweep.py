@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Measure the ulp error of the core's exp (DAVINCI_OP_EXP, float32) against
-numpy's float64 exp rounded to float32, over every float32 in a range of
-bit patterns (default: all of them; pass a stride to sample).
+"""Measure the ulp error of the core's exp (DAVINCI_OP_EXP, float32) or log
+(dv_logf, the log of DAVINCI_OP_LOG_SOFTMAX) against numpy's float64
+function rounded to float32, over every float32 of its domain (exp: every
+non-NaN bit pattern; log: every positive finite one), or every stride-th.
 
-    DAVINCI_CORE_LIB=... python tests/ops/exp_ulp_sweep.py [stride]
+    DAVINCI_CORE_LIB=... python tests/ops/ulp_sweep.py exp|log [stride]
 """
 import sys
 import time
@@ -21,24 +22,38 @@ def ulps(got, exp):
     return np.abs(g - e)
 
 
+def core_exp(x):
+    out = np.empty_like(x)
+    L.run(L.task(L.OP_EXP, L.F32, dst=out, src0=x, count=x.size))
+    return out
+
+
+# name -> (first and end bit pattern, the core's function, numpy's)
+FUNCTIONS = {
+    "exp": (0, 1 << 32, core_exp, np.exp),
+    "log": (1, 0x7f800000, L.logf, np.log),
+}
+
+
 def main():
-    stride = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    if len(sys.argv) < 2 or sys.argv[1] not in FUNCTIONS:
+        sys.exit("usage: ulp_sweep.py exp|log [stride]")
+    first, end, core, ref_fn = FUNCTIONS[sys.argv[1]]
+    stride = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     t0 = time.time()
     hist = np.zeros(8, np.int64)
     worst = (0, 0.0)
     total = 0
     chunk = 1 << 24
-    for lo in range(0, 1 << 32, chunk * stride):
-        bits = np.arange(lo, min(lo + chunk * stride, 1 << 32), stride,
+    for lo in range(first, end, chunk * stride):
+        bits = np.arange(lo, min(lo + chunk * stride, end), stride,
                          dtype=np.uint64).astype(np.uint32)
         x = bits.view(np.float32)
         x = x[~np.isnan(x)]
-        out = np.empty_like(x)
-        t = L.task(L.OP_EXP, L.F32, dst=out, src0=x, count=x.size)
-        L.run(t)
+        got = core(x)
         with np.errstate(all="ignore"):
-            ref = np.exp(x.astype(np.float64)).astype(np.float32)
-        u = ulps(out, ref)
+            ref = ref_fn(x.astype(np.float64)).astype(np.float32)
+        u = ulps(got, ref)
         hist += np.bincount(np.minimum(u, 7), minlength=8)
         i = int(np.argmax(u))
         if u[i] > worst[0]:
