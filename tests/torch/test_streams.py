@@ -159,3 +159,14 @@ def test_manual_seed_makes_random_ops_reproducible(npu):
     if hasattr(torch.npu, "manual_seed_all"):
         for x, y in zip(a, draw(1234, torch.npu.manual_seed_all)):
             assert torch.equal(x, y)
+
+
+def test_generic_torch_event_names_the_supported_way(npu):
+    """torch.Event(device="npu") is not a silent stub: it raises, naming
+    torch.npu.Event."""
+    ev = torch.Event(device="npu")
+    with pytest.raises(RuntimeError, match=r"torch\.npu\.Event"):
+        ev.record()
+    assert ev.query()                   # never recorded: nothing pending
+    with pytest.raises(RuntimeError, match=r"torch\.npu\.Event"):
+        torch.Event(device="npu", enable_timing=True).record()

@@ -151,16 +151,33 @@ struct NpuGuard final : c10::impl::DeviceGuardImplInterface {
 	{
 		return g_device_count;
 	}
+	// Generic torch.Event(device="npu") is not backed by davinci events:
+	// say so instead of recording nothing and reporting it complete.
+	static constexpr const char *kNoGenericEvent =
+		"torch.Event(device='npu') is not supported by torch_npu: use "
+		"torch.npu.Event (a davinci event; record/wait/query/"
+		"synchronize/elapsed_time) and torch.npu.Stream";
 	void record(void **, const c10::Stream &, const c10::DeviceIndex,
 		    const c10::EventFlag) const override
 	{
+		TORCH_CHECK(false, kNoGenericEvent);
 	}
-	void block(void *, const c10::Stream &) const override
+	void block(void *event, const c10::Stream &) const override
 	{
+		TORCH_CHECK(!event, kNoGenericEvent);
 	}
-	bool queryEvent(void *) const override
+	bool queryEvent(void *event) const override
 	{
+		TORCH_CHECK(!event, kNoGenericEvent);
 		return true;
+	}
+	void synchronizeEvent(void *event) const override
+	{
+		TORCH_CHECK(!event, kNoGenericEvent);
+	}
+	double elapsedTime(void *, void *, const c10::DeviceIndex) const override
+	{
+		TORCH_CHECK(false, kNoGenericEvent);
 	}
 	void destroyEvent(void *, const c10::DeviceIndex) const noexcept override
 	{
