@@ -136,7 +136,7 @@ def test_small_sync_copies_with_offsets_and_shapes(dev, rng):
     C-contiguous dtype and shape, at an offset, part of the buffer."""
     s = dev.stream()
     with dev.malloc(4096) as b:
-        s.memset(b, 0x5A)
+        first = s.memset(b, 0x5A)
         grid = rng.standard_normal((3, 5)).astype(np.float16)
         s.copy_from_host(b, grid, offset=100)    # waits for the memset
         assert b.numpy()[99] == 0x5A and b.numpy()[130] == 0x5A
@@ -150,6 +150,9 @@ def test_small_sync_copies_with_offsets_and_shapes(dev, rng):
             s.copy_from_host(b, np.zeros(8, np.uint8), offset=4090)
         with pytest.raises(davinci.InvalidArgumentError):
             s.copy_to_host(b, np.zeros(8, np.uint8), offset=4090)
+        # none of those copies was a task: the stream's next task follows
+        # the memset
+        assert s.nop() == first + 1
 
 
 def test_bad_sync_copy_refused_before_waiting(dev, gate):
