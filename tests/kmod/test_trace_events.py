@@ -40,15 +40,20 @@ def tracefs():
     _write("trace", "")
 
 
-def _events():
+def _parse(lines):
+    """(event without its davinci_ prefix, fields) of each davinci line."""
     out = []
-    with open(os.path.join(TRACEFS, "trace")) as f:
-        for line in f:
-            m = LINE.search(line)
-            if m:
-                fields = dict(kv.split("=", 1) for kv in m.group(2).split())
-                out.append((m.group(1)[len("davinci_"):], fields))
+    for line in lines:
+        m = LINE.search(line)
+        if m:
+            fields = dict(kv.split("=", 1) for kv in m.group(2).split())
+            out.append((m.group(1)[len("davinci_"):], fields))
     return out
+
+
+def _events():
+    with open(os.path.join(TRACEFS, "trace")) as f:
+        return _parse(f)
 
 
 def test_every_event_is_defined():
@@ -133,3 +138,32 @@ def test_davinci_trace_on_the_module(tmp_path):
     assert len(p.on("davinci0/AI core")) == 12
     assert len({s.track for s in p.on("davinci0/stream")}) == 2
     assert any(s.name == "Stream.submit" for s in p.slices)
+
+
+def test_trace_cmd_records_the_module(tracefs, tmp_path):
+    """The kernel's own tool: `trace-cmd record -e davinci` around a
+    workload, then `trace-cmd report`, holds every task of it."""
+    if subprocess.run(["sh", "-c", "command -v trace-cmd"],
+                      capture_output=True).returncode:
+        pytest.fail("trace-cmd is not installed (scripts/install-deps.sh "
+                    "installs it with the VM packages)")
+    here = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "trace")
+    env = dict(os.environ, PYTHONPATH=os.path.join(
+        os.path.dirname(os.path.dirname(here)), "userspace"))
+    dat = str(tmp_path / "trace.dat")
+    rec = subprocess.run(
+        ["trace-cmd", "record", "-q", "-e", "davinci", "-o", dat,
+         sys.executable, os.path.join(here, "workload.py"), "5", "2",
+         "8192"], env=env, capture_output=True, text=True, timeout=600)
+    assert rec.returncode == 0, rec.stderr
+    rep = subprocess.run(["trace-cmd", "report", "-i", dat],
+                         capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    got = _parse(rep.stdout.splitlines())
+    for kind in ("task_queued", "task_start", "task_complete"):
+        memsets = [f for e, f in got if e == kind and
+                   f["opcode"] == str(_uapi.DAVINCI_OP_MEMSET)]
+        assert len(memsets) == 10, (kind, len(memsets))
+    sizes = [int(f["size"]) for e, f in got if e == "mem_alloc"]
+    assert 8192 in sizes
