@@ -21,7 +21,7 @@ libclang-rt-14-dev llvm-14 kmod gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 qemu-user-static"
 if [ "$want_vm" = vm ]; then
 	debs="$debs qemu-system-x86 linux-image-amd64 linux-headers-amd64 \
-linux-source-6.1 busybox-static qemu-system-arm cpio trace-cmd"
+linux-source-6.1 busybox-static qemu-system-arm cpio trace-cmd linux-perf"
 fi
 
 # shellcheck disable=SC2086  # one word a package

@@ -140,25 +140,38 @@ def test_davinci_trace_on_the_module(tmp_path):
     assert any(s.name == "Stream.submit" for s in p.slices)
 
 
-def test_trace_cmd_records_the_module(tracefs, tmp_path):
-    """The kernel's own tool: `trace-cmd record -e davinci` around a
-    workload, then `trace-cmd report`, holds every task of it."""
-    if subprocess.run(["sh", "-c", "command -v trace-cmd"],
+# The kernel's own tools: how each records the davinci events around a
+# command, and how it prints what it recorded.
+TOOLS = {
+    "trace-cmd": (["trace-cmd", "record", "-q", "-e", "davinci", "-o"],
+                  ["trace-cmd", "report", "-i"]),
+    "perf": (["perf", "record", "-q", "-a", "-e", "davinci:*", "-o"],
+             ["perf", "script", "-i"]),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_kernel_tools_record_the_module(tracefs, tmp_path, tool):
+    """`trace-cmd record -e davinci` / `perf record -e 'davinci:*'` around
+    a workload, then `trace-cmd report` / `perf script`, hold every task of
+    it."""
+    if subprocess.run(["sh", "-c", "command -v " + tool],
                       capture_output=True).returncode:
-        pytest.fail("trace-cmd is not installed (scripts/install-deps.sh "
-                    "installs it with the VM packages)")
+        pytest.fail("%s is not installed (scripts/install-deps.sh installs "
+                    "it with the VM packages)" % tool)
+    record, report = TOOLS[tool]
     here = os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), "trace")
     env = dict(os.environ, PYTHONPATH=os.path.join(
         os.path.dirname(os.path.dirname(here)), "userspace"))
     dat = str(tmp_path / "trace.dat")
     rec = subprocess.run(
-        ["trace-cmd", "record", "-q", "-e", "davinci", "-o", dat,
-         sys.executable, os.path.join(here, "workload.py"), "5", "2",
-         "8192"], env=env, capture_output=True, text=True, timeout=600)
+        record + [dat, sys.executable, os.path.join(here, "workload.py"),
+                  "5", "2", "8192"],
+        env=env, capture_output=True, text=True, timeout=600)
     assert rec.returncode == 0, rec.stderr
-    rep = subprocess.run(["trace-cmd", "report", "-i", dat],
-                         capture_output=True, text=True, timeout=300)
+    rep = subprocess.run(report + [dat], capture_output=True, text=True,
+                         timeout=300)
     assert rep.returncode == 0, rep.stderr
     got = _parse(rep.stdout.splitlines())
     for kind in ("task_queued", "task_start", "task_complete"):
