@@ -152,18 +152,18 @@ static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
 		lanes_add(&l, e, len);
 	}
 	s = lanes_total(&l);
-	ls = dv_logf_inline(s);
+	ls = log ? dv_logf_inline(s) : 0.0f;
 	for (j = 0; j < n; j += len) {
 		len = n - j < RD_BLK ? n - j : RD_BLK;
 		dv_widen(dtype, src, off + j, buf, len);
 		if (log) {
 			sm_logsub(e, buf, len, mx, ls);
+			dv_narrow(dtype, dst, off + j, e, len);
 		} else {
 			sm_exp(e, buf, len, mx);
 			sm_div(buf, e, len, s);
-			memcpy(e, buf, len * sizeof(float));
+			dv_narrow(dtype, dst, off + j, buf, len);
 		}
-		dv_narrow(dtype, dst, off + j, e, len);
 	}
 }
 
