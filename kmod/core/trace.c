@@ -12,10 +12,12 @@
  * off does not silence another's trace, and the OS layer's hook (the
  * module's tracepoints) gets every record whether the ring keeps it or
  * not. Each slot remembers the user its record concerns: a reader sees
- * its own user's records and the device's own, all with trace_all. The AI core of a task is a slot in dev->trace.cores, taken
- * when it starts and given back when it completes, whether recording is
- * on or not (its completion entry names it too): at most cfg.aicores
- * tasks run at once, so slots never collide on a per-core timeline.
+ * its own user's records and the device's own, all with trace_all.
+ *
+ * The AI core of a task is a slot in dev->trace.cores, taken when it
+ * starts and given back when it completes, whether recording is on or not
+ * (its completion entry names it too): at most cfg.aicores tasks run at
+ * once, so slots never collide on a per-core timeline.
  */
 #include "dv_internal.h"
 
@@ -73,6 +75,7 @@ void dv_trace_fini(struct dv_trace *tr)
 /* A record is wanted: by the ring, or by the OS layer (dev->lock held). */
 static bool dv_trace_wanted(const struct dv_device *dev)
 {
+	os_mutex_assert_held(dev->lock);
 	return dev->trace.enablers || dv_trace_hook;
 }
 
@@ -308,6 +311,7 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 /* @ctx asks for recording, or takes its request back (dev->lock held). */
 static void dv_trace_request(struct dv_context *ctx, bool on)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	if (ctx->trace_on == on)
 		return;
 	ctx->trace_on = on;
@@ -343,6 +347,7 @@ static bool dv_trace_visible(const struct dv_context *ctx, u64 slot)
 {
 	u64 owner = ctx->dev->trace.owner[slot];
 
+	os_mutex_assert_held(ctx->dev->lock);
 	return ctx->trace_all || owner == DV_TRACE_PUBLIC || owner == ctx->uid;
 }
 
