@@ -22,7 +22,6 @@ DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
                  "bfloat16": _uapi.DAVINCI_DTYPE_BFLOAT16,
                  "int32": _uapi.DAVINCI_DTYPE_INT32}
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
-_ITEMSIZE = ITEMSIZE
 _ALIGN = 64
 
 
@@ -140,7 +139,7 @@ class GearBuilder:
 
     def work(self, shape, dtype: str) -> Value:
         shape = tuple(int(d) for d in shape)
-        nbytes = max(1, int(np.prod(shape, dtype=np.int64))) * _ITEMSIZE[dtype]
+        nbytes = max(1, int(np.prod(shape, dtype=np.int64))) * ITEMSIZE[dtype]
         self._work += -self._work % _ALIGN
         tid = self._add(F.Tensor(F.KIND_WORK, DEVICE_DTYPES[dtype], self.gear,
                                  0, self._work, nbytes))
@@ -151,7 +150,7 @@ class GearBuilder:
            nbytes: int | None = None) -> Value:
         shape = tuple(int(d) for d in shape)
         if nbytes is None:
-            nbytes = int(np.prod(shape, dtype=np.int64)) * _ITEMSIZE[dtype]
+            nbytes = int(np.prod(shape, dtype=np.int64)) * ITEMSIZE[dtype]
         tid = self._add(F.Tensor(kind, DEVICE_DTYPES.get(dtype, 0), self.gear,
                                  index, 0, nbytes))
         return Value(shape, dtype, tid)
@@ -192,7 +191,7 @@ class GearBuilder:
         self._sliced.add(v.tid)
         tid = self._add(F.Tensor(F.KIND_WORK, t.dtype, self.gear, 0,
                                  t.offset + offset, nbytes))
-        return Value((nbytes // _ITEMSIZE[v.dtype],), v.dtype, tid)
+        return Value((nbytes // ITEMSIZE[v.dtype],), v.dtype, tid)
 
     def make_output(self, v: Value, index: int) -> None:
         """Graph output ``index`` is ``v``: write it straight into the
@@ -204,13 +203,13 @@ class GearBuilder:
         t = None if v.is_const else self.tensors[v.tid]
         if t is not None and t.kind == F.KIND_WORK and \
                 v.tid not in self._sliced and \
-                t.size == v.size * _ITEMSIZE[v.dtype]:
+                t.size == v.size * ITEMSIZE[v.dtype]:
             t.kind, t.index, t.offset = F.KIND_OUTPUT, index, 0
             return
         src = self.device(v)
         dst = self.io(F.KIND_OUTPUT, index, v.shape, v.dtype)
         self.emit(_uapi.DAVINCI_OP_MEMCPY, 0, dst, src,
-                  count=v.size * _ITEMSIZE[v.dtype])
+                  count=v.size * ITEMSIZE[v.dtype])
 
     # -- ops ------------------------------------------------------------------
     def emit(self, opcode: int, dtype, dst: Value, src0: Value | None = None,

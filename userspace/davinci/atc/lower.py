@@ -31,7 +31,6 @@ __all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
            "MAX_BROADCAST_OPS"]
 
 _FLOATS = ("float32", "float16", "bfloat16")
-_ISZ = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 
 
 @dataclass
@@ -59,6 +58,10 @@ class Lowering:
         if v.dtype not in _FLOATS:
             self.fail("%s is %s; davinci runs this op on float32, float16 or "
                       "bfloat16 (add a Cast before it)" % (what, v.dtype))
+
+    def need_device(self, v: Value) -> None:
+        if v.dtype not in ITEMSIZE:
+            self.fail("%s tensors do not run on the device" % v.dtype)
 
     def const_of(self, v: Value | None, what: str) -> np.ndarray:
         if v is None or not v.is_const:
@@ -147,8 +150,7 @@ def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     if v.is_const:
         arr = np.broadcast_to(v.const, shape)
         return L.gb.weight(np.ascontiguousarray(arr), v.dtype)
-    if v.dtype not in ITEMSIZE:
-        L.fail("%s tensors do not run on the device" % v.dtype)
+    L.need_device(v)
     padded = (1,) * (len(shape) - len(v.shape)) + v.shape
     out = L.gb.work(shape, v.dtype)
     if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
@@ -200,8 +202,7 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     if a.is_const and b.is_const:
         r = (fn or _div)(a.const, b.const)
         return [Value(shape, a.dtype, const=np.asarray(r).astype(a.const.dtype))]
-    if a.dtype not in _ISZ:
-        L.fail("%s tensors do not run on the device" % a.dtype)
+    L.need_device(a)
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
     return [L.gb.emit(opcode, a.dtype, out, x, y, count=_numel(shape))]
@@ -362,7 +363,7 @@ def cast(L: Lowering, x: Value) -> list[Value]:
     if x.is_const:
         return [Value(x.shape, to, const=x.const.astype(
             np.float32 if to == "bfloat16" else to))]
-    if to not in _ISZ:
+    if to not in ITEMSIZE:
         L.fail("cast to %s: davinci tensors are float32, float16, bfloat16 "
                "or int32" % to)
     if to == x.dtype:
