@@ -74,10 +74,6 @@ class SpanRecorder:
         self._lock = threading.Lock()
         self._spans: list[Span] = []
 
-    def spans(self) -> list[Span]:
-        with self._lock:
-            return list(self._spans)
-
     def add(self, span: Span) -> None:
         with self._lock:
             self._spans.append(span)
