@@ -441,10 +441,15 @@ def test_softmax(dtype):
             assert np.allclose(got.sum(axis=1), 1.0, rtol=1e-5)
 
 
+# rows of SOFTMAX's and LOG_SOFTMAX's special cases: all equal, huge and
+# tiny, -inf elements, NaN, +inf, all -inf
+SOFTMAX_SPECIAL_ROWS = np.array(
+    [[0, 0, 0, 0], [1000, 0, -1000, 1000], [-np.inf, 0, -np.inf, 1],
+     [np.nan, 1, 2, 3], [np.inf, 1, 2, 3], [-np.inf] * 4], np.float32)
+
+
 def test_softmax_specials():
-    x = np.array([[0, 0, 0, 0], [1000, 0, -1000, 1000],
-                  [-np.inf, 0, -np.inf, 1], [np.nan, 1, 2, 3],
-                  [np.inf, 1, 2, 3], [-np.inf] * 4], np.float32)
+    x = SOFTMAX_SPECIAL_ROWS
     dst = np.zeros_like(x)
     run(task(L.OP_SOFTMAX, F32, dst=dst, src0=x, m=6, n=4))
     assert np.array_equal(dst[0], [0.25] * 4)
@@ -486,9 +491,7 @@ def test_log_softmax(dtype):
 
 
 def test_log_softmax_specials():
-    x = np.array([[0, 0, 0, 0], [1000, 0, -1000, 1000],
-                  [-np.inf, 0, -np.inf, 1], [np.nan, 1, 2, 3],
-                  [np.inf, 1, 2, 3], [-np.inf] * 4], np.float32)
+    x = SOFTMAX_SPECIAL_ROWS
     dst = np.zeros_like(x)
     run(task(L.OP_LOG_SOFTMAX, F32, dst=dst, src0=x, m=6, n=4))
     assert np.array_equal(dst[0], np.full(4, -L.logf(np.float32(4))[()]))

@@ -35,7 +35,8 @@ import threading
 from . import _uapi
 
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
-           "manager_ioctl", "ring_publisher", "publish_with_lock", "set_limits", "stats", "STATS_FIELDS"]
+           "manager_ioctl", "ring_publisher", "publish_with_lock",
+           "set_limits", "stats", "STATS_FIELDS"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")

@@ -352,9 +352,7 @@ def _sqrt_(x):
     if D.on_device(x, floats=True) and D.train_ops(x):
         D.unary("sqrt", x, x)
         return x
-    x.copy_(on_cpu(aten.sqrt.default, "dtype, layout or a driver without "
-                   "SQRT", x))
-    return x
+    return x.copy_(_sqrt(x))
 
 
 @_impl("threshold_backward")
