@@ -188,6 +188,28 @@ static int do_ioctl(struct dfile *f, unsigned long cmd, void *arg)
 	return r;
 }
 
+/*
+ * A command whose argument starts with the u32 id of what it acts on (a
+ * stream, an event, a device index) and brings nothing else in: @id and
+ * zeros, in a union as large as the largest such argument.
+ */
+static int ioctl_on(struct dfile *f, unsigned long cmd, uint32_t id)
+{
+	union {
+		uint32_t id;
+		struct davinci_stream_id s;
+		struct davinci_stream_query sq;
+		struct davinci_event_id e;
+		struct davinci_event_query eq;
+		struct davinci_mgmt_info mi;
+		struct davinci_mgmt_procs mp;
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.id = id;
+	return do_ioctl(f, cmd, &u);
+}
+
 static int pick_dev(void)
 {
 	if (chance(70))
@@ -567,9 +589,7 @@ static void op_submit(struct dfile *f)
 static void op_stream_misc(struct dfile *f)
 {
 	union {
-		struct davinci_stream_id id;
 		struct davinci_stream_wait w;
-		struct davinci_stream_query q;
 		struct davinci_task_query t;
 		struct davinci_sync s;
 	} u;
@@ -583,12 +603,10 @@ static void op_stream_misc(struct dfile *f)
 		do_ioctl(f, DAVINCI_IOCTL_STREAM_WAIT, &u.w);
 		break;
 	case 1:
-		u.q.stream_id = stream_id(f);
-		do_ioctl(f, DAVINCI_IOCTL_STREAM_QUERY, &u.q);
+		ioctl_on(f, DAVINCI_IOCTL_STREAM_QUERY, stream_id(f));
 		break;
 	case 2:
-		u.id.stream_id = stream_id(f);
-		do_ioctl(f, DAVINCI_IOCTL_STREAM_RESET, &u.id);
+		ioctl_on(f, DAVINCI_IOCTL_STREAM_RESET, stream_id(f));
 		break;
 	case 3:
 	case 4:
@@ -607,8 +625,8 @@ static void op_stream_misc(struct dfile *f)
 		{
 			int i = rnd(f->nstreams);
 
-			u.id.stream_id = f->streams[i].id;
-			do_ioctl(f, DAVINCI_IOCTL_STREAM_DESTROY, &u.id);
+			ioctl_on(f, DAVINCI_IOCTL_STREAM_DESTROY,
+				 f->streams[i].id);
 			/* its ring mapping stays in maps[] until munmap */
 			f->streams[i] = f->streams[--f->nstreams];
 		}
@@ -617,17 +635,20 @@ static void op_stream_misc(struct dfile *f)
 
 static void op_event(struct dfile *f)
 {
+	static const unsigned long on_event[] = {
+		DAVINCI_IOCTL_EVENT_DESTROY, DAVINCI_IOCTL_EVENT_QUERY,
+		DAVINCI_IOCTL_EVENT_SIGNAL,
+	};
 	union {
 		struct davinci_event_create c;
-		struct davinci_event_id id;
-		struct davinci_event_query q;
 		struct davinci_event_wait w;
 	} u;
 	uint32_t ev = f->nevents && chance(85) ?
 		f->events[rnd(f->nevents)] : rnd(6);
+	uint32_t k = rnd(6);
 
 	memset(&u, 0, sizeof(u));
-	switch (rnd(6)) {
+	switch (k) {
 	case 0:
 		u.c.flags = chance(95) ? rnd(2) : (uint32_t)rnd64();
 		if (do_ioctl(f, DAVINCI_IOCTL_EVENT_CREATE, &u.c) == 0)
@@ -635,16 +656,9 @@ static void op_event(struct dfile *f)
 				u.c.event_id;
 		break;
 	case 1:
-		u.id.event_id = ev;
-		do_ioctl(f, DAVINCI_IOCTL_EVENT_DESTROY, &u.id);
-		break;
 	case 2:
-		u.q.event_id = ev;
-		do_ioctl(f, DAVINCI_IOCTL_EVENT_QUERY, &u.q);
-		break;
 	case 3:
-		u.id.event_id = ev;
-		do_ioctl(f, DAVINCI_IOCTL_EVENT_SIGNAL, &u.id);
+		ioctl_on(f, on_event[k - 1], ev);
 		break;
 	default:
 		u.w.event_id = ev;
@@ -655,6 +669,11 @@ static void op_event(struct dfile *f)
 
 static void op_info(struct dfile *f)
 {
+	/* the queries that bring nothing in: u.v, u.d, u.l and u.m */
+	static const unsigned long queries[] = {
+		DAVINCI_IOCTL_GET_VERSION, DAVINCI_IOCTL_DEVICE_INFO,
+		DAVINCI_IOCTL_GET_LIMITS, DAVINCI_IOCTL_MMAP_INFO,
+	};
 	union {
 		struct davinci_version v;
 		struct davinci_device_info d;
@@ -666,21 +685,14 @@ static void op_info(struct dfile *f)
 		struct davinci_map_hold h;
 		struct davinci_map_release r;
 	} u;
+	uint32_t k = rnd(11);
 
 	memset(&u, 0, sizeof(u));
-	switch (rnd(11)) {
-	case 0:
-		do_ioctl(f, DAVINCI_IOCTL_GET_VERSION, &u.v);
-		break;
-	case 1:
-		do_ioctl(f, DAVINCI_IOCTL_DEVICE_INFO, &u.d);
-		break;
-	case 2:
-		do_ioctl(f, DAVINCI_IOCTL_GET_LIMITS, &u.l);
-		break;
-	case 3:
-		do_ioctl(f, DAVINCI_IOCTL_MMAP_INFO, &u.m);
-		break;
+	if (k < 4) {
+		do_ioctl(f, queries[k], &u);
+		return;
+	}
+	switch (k) {
 	case 4:
 		u.mi.flags = chance(50) ? 0 : DAVINCI_MEM_HOST;
 		do_ioctl(f, DAVINCI_IOCTL_MEM_INFO, &u.mi);
@@ -739,8 +751,6 @@ static void op_manager(struct dfile *f)
 {
 	union {
 		struct davinci_mgmt_list l;
-		struct davinci_mgmt_info i;
-		struct davinci_mgmt_procs p;
 		struct davinci_mgmt_reset r;
 		struct davinci_mgmt_fault fl;
 		struct davinci_mgmt_events e;
@@ -754,12 +764,10 @@ static void op_manager(struct dfile *f)
 		break;
 	case 1:
 	case 2:
-		u.i.index = dev;
-		do_ioctl(f, DAVINCI_IOCTL_MGMT_INFO, &u.i);
+		ioctl_on(f, DAVINCI_IOCTL_MGMT_INFO, dev);
 		break;
 	case 3:
-		u.p.index = dev;
-		do_ioctl(f, DAVINCI_IOCTL_MGMT_PROCS, &u.p);
+		ioctl_on(f, DAVINCI_IOCTL_MGMT_PROCS, dev);
 		break;
 	case 4:
 	case 5:
@@ -856,6 +864,25 @@ static void op_garbage(struct dfile *f)
 	do_ioctl(f, cmd, size ? garbage_buf : NULL);
 }
 
+/*
+ * What a worker does with a device node's file when its draw r of
+ * rnd(1000) is 180 or more (below, every file gets the same calls): the
+ * first op whose bound is above r.
+ */
+static const struct {
+	uint32_t below;
+	void (*op)(struct dfile *f);
+} device_ops[] = {
+	{ 300, op_alloc },
+	{ 380, op_free },
+	{ 440, op_mmap_buf },
+	{ 500, op_stream_create },
+	{ 700, op_submit },
+	{ 820, op_stream_misc },
+	{ 900, op_event },
+	{ 1000, op_info },
+};
+
 static void worker(int slot, uint64_t seed, int unpriv)
 {
 	long target;
@@ -919,22 +946,11 @@ static void worker(int slot, uint64_t seed, int unpriv)
 			op_garbage(f);
 		} else if (f->manager) {
 			op_manager(f);
-		} else if (r < 300) {
-			op_alloc(f);
-		} else if (r < 380) {
-			op_free(f);
-		} else if (r < 440) {
-			op_mmap_buf(f);
-		} else if (r < 500) {
-			op_stream_create(f);
-		} else if (r < 700) {
-			op_submit(f);
-		} else if (r < 820) {
-			op_stream_misc(f);
-		} else if (r < 900) {
-			op_event(f);
 		} else {
-			op_info(f);
+			i = 0;
+			while (r >= device_ops[i].below)
+				i++;
+			device_ops[i].op(f);
 		}
 	}
 	_exit(0);
