@@ -346,15 +346,25 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
 _ALL = ("float32", "float16", "bfloat16", "int32")
 
 
-def _binary(opcode: int, name: str, a, b, out, stream) -> DeviceTensor:
-    a = _tensor(a, "a")
-    b = _tensor(b, "b")
+def _same_operands(name: str, a, b, dtypes: Sequence[str],
+                   names: tuple[str, str] = ("a", "b")
+                   ) -> tuple[DeviceTensor, DeviceTensor]:
+    """The two operands of an elementwise op as tensors of one device,
+    dtype (one of ``dtypes``) and shape."""
+    a = _tensor(a, names[0])
+    b = _tensor(b, names[1])
     _same_device(a, b)
     _same_dtype(name, a, b)
-    _need_dtype(name, a, _ALL)
+    _need_dtype(name, a, dtypes)
     if a.shape != b.shape:
-        raise ShapeError("%s needs operands of one shape (no broadcasting), "
-                         "got %s and %s" % (name, a.shape, b.shape))
+        raise ShapeError("%s needs %s and %s of one shape (no broadcasting), "
+                         "got %s and %s" % (name, names[0], names[1],
+                                            a.shape, b.shape))
+    return a, b
+
+
+def _binary(opcode: int, name: str, a, b, out, stream) -> DeviceTensor:
+    a, b = _same_operands(name, a, b, _ALL)
     out = _out(name, out, a.device, a.shape, a.dtype)
     t = make_task(opcode, dtype=a.code, dst=out.dev_addr, src0=a.dev_addr,
                   src1=b.dev_addr, count=a.size)
@@ -432,14 +442,7 @@ def compare(predicate: str, a, b, out=None, stream=None) -> DeviceTensor:
         raise InvalidArgumentError(
             "compare: unknown predicate %r: use one of %s"
             % (predicate, ", ".join(CMP_PREDICATES)))
-    a = _tensor(a, "a")
-    b = _tensor(b, "b")
-    _same_device(a, b)
-    _same_dtype("compare", a, b)
-    _need_dtype("compare", a, _ALL)
-    if a.shape != b.shape:
-        raise ShapeError("compare needs operands of one shape (no "
-                         "broadcasting), got %s and %s" % (a.shape, b.shape))
+    a, b = _same_operands("compare", a, b, _ALL)
     out = _out("compare", out, a.device, a.shape, a.dtype)
     t = make_task(_uapi.DAVINCI_OP_CMP, dtype=a.code, dst=out.dev_addr,
                   src0=a.dev_addr, src1=b.dev_addr, count=a.size,
@@ -450,14 +453,7 @@ def compare(predicate: str, a, b, out=None, stream=None) -> DeviceTensor:
 
 def axpy(alpha: float, x, y, out=None, stream=None) -> DeviceTensor:
     """alpha * x + y (float dtypes; alpha is taken as float32)."""
-    x = _tensor(x, "x")
-    y = _tensor(y, "y")
-    _same_device(x, y)
-    _same_dtype("axpy", x, y)
-    _need_dtype("axpy", x, _FLOATS)
-    if x.shape != y.shape:
-        raise ShapeError("axpy needs x and y of one shape, got %s and %s"
-                         % (x.shape, y.shape))
+    x, y = _same_operands("axpy", x, y, _FLOATS, ("x", "y"))
     out = _out("axpy", out, x.device, x.shape, x.dtype)
     imm = struct.unpack("<I", struct.pack("<f", float(alpha)))[0]
     t = make_task(_uapi.DAVINCI_OP_AXPY, dtype=x.code, dst=out.dev_addr,
@@ -512,33 +508,31 @@ def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
     return m, n
 
 
+def _over_rows(opcode: int, name: str, x, out, stream) -> DeviceTensor:
+    """One task of ``opcode`` over the last axis of ``x`` (float dtypes)
+    into a new tensor of its shape."""
+    x = _tensor(x, "x")
+    _need_dtype(name, x, _FLOATS)
+    m, n = _rows(name, x)
+    out = _out(name, out, x.device, x.shape, x.dtype)
+    if out.buffer is x.buffer:
+        raise InvalidArgumentError("%s cannot write over its input" % name)
+    t = make_task(opcode, dtype=x.code, dst=out.dev_addr, src0=x.dev_addr,
+                  m=m, n=n)
+    return _run(t, out, stream, (x,), name, {"dst": "out", "src0": "x"})
+
+
 def softmax(x, out=None, stream=None) -> DeviceTensor:
     """Softmax over the last axis (float dtypes)."""
-    x = _tensor(x, "x")
-    _need_dtype("softmax", x, _FLOATS)
-    m, n = _rows("softmax", x)
-    out = _out("softmax", out, x.device, x.shape, x.dtype)
-    if out.buffer is x.buffer:
-        raise InvalidArgumentError("softmax cannot write over its input")
-    t = make_task(_uapi.DAVINCI_OP_SOFTMAX, dtype=x.code, dst=out.dev_addr,
-                  src0=x.dev_addr, m=m, n=n)
-    return _run(t, out, stream, (x,), "softmax", {"dst": "out", "src0": "x"})
+    return _over_rows(_uapi.DAVINCI_OP_SOFTMAX, "softmax", x, out, stream)
 
 
 def log_softmax(x, out=None, stream=None) -> DeviceTensor:
     """log(softmax(x)) over the last axis (float dtypes), computed as
     ``(x - max) - log(sum(exp(x - max)))``. Needs a driver with
     ``DAVINCI_FEAT_TRAIN_OPS``."""
-    x = _tensor(x, "x")
-    _need_dtype("log_softmax", x, _FLOATS)
-    m, n = _rows("log_softmax", x)
-    out = _out("log_softmax", out, x.device, x.shape, x.dtype)
-    if out.buffer is x.buffer:
-        raise InvalidArgumentError("log_softmax cannot write over its input")
-    t = make_task(_uapi.DAVINCI_OP_LOG_SOFTMAX, dtype=x.code,
-                  dst=out.dev_addr, src0=x.dev_addr, m=m, n=n)
-    return _run(t, out, stream, (x,), "log_softmax",
-                {"dst": "out", "src0": "x"})
+    return _over_rows(_uapi.DAVINCI_OP_LOG_SOFTMAX, "log_softmax", x, out,
+                      stream)
 
 
 def reduce_sum(x, out=None, stream=None) -> DeviceTensor:

@@ -165,6 +165,13 @@ _KIND_SIDES = {C.ACL_MEMCPY_HOST_TO_HOST: (False, False),
                C.ACL_MEMCPY_DEFAULT: (False, False)}
 
 
+def _copy_ends(dst, dest_max, src, count, kind):
+    """Both ends of a copy whose arguments were checked, or None when it
+    copies nothing."""
+    _check_copy(dest_max, count, kind)
+    return _ends(dst, src, count, kind) if count else None
+
+
 def _ends(dst, src, count: int, kind):
     """Both ends of a copy, found by their addresses as CANN's unified
     addressing does: ``kind`` only says which ends must be device memory
@@ -210,10 +217,10 @@ def memcpy(dst, dest_max, src, count, kind):
     """Synchronous copy of ``count`` bytes; the direction comes from the
     addresses (``kind`` is checked, and ACL_MEMCPY_DEFAULT accepted)."""
     with S.lock:
-        _check_copy(dest_max, count, kind)
-        if count == 0:
+        ends = _copy_ends(dst, dest_max, src, count, kind)
+        if ends is None:
             return
-        d, s = _ends(dst, src, count, kind)
+        d, s = ends
         if d[0] != "device" or s[0] != "device":
             # the host side is mapped: one memmove, no task
             ctypes.memmove(_mapped(d), _mapped(s), count)
@@ -226,18 +233,23 @@ def memcpy(dst, dest_max, src, count, kind):
 def memcpy_async(dst, dest_max, src, count, kind, stream):
     """Copy enqueued on ``stream`` (see the notes of acl.rt); the direction
     comes from the addresses."""
-    _check_copy(dest_max, count, kind)
+    ends = _copy_ends(dst, dest_max, src, count, kind)
     st = S.get_stream(stream).stream
-    if count == 0:
+    if ends is None:
         return
-    d, s = _ends(dst, src, count, kind)
+    d, s = ends
     if d[0] != "host" and s[0] != "host":
         st.memcpy(_task_addr(d), _task_addr(s), count)
-        return
-    if d[0] == "host" and s[0] == "host":
+    elif d[0] == "host" and s[0] == "host":
         st.synchronize()
         ctypes.memmove(d[1], s[1], count)
-        return
+    else:
+        _staged_copy(st, d, s, count)
+
+
+def _staged_copy(st, d, s, count: int) -> None:
+    """A copy between host memory and device or pinned memory, enqueued
+    on ``st`` through a pinned staging buffer freed when it is done."""
     staging = st.device.malloc_host(count)
     if s[0] == "host":              # into device or pinned memory
         ctypes.memmove(staging.address, s[1], count)
