@@ -155,6 +155,25 @@ def test_small_sync_copies_with_offsets_and_shapes(dev, rng):
         assert s.nop() == first + 1
 
 
+def test_sync_copy_of_a_strided_array_lands_in_c_order(dev, rng):
+    """A strided or Fortran-ordered source is copied as its C-order bytes,
+    without a task, and leaves the rest of the buffer alone."""
+    s = dev.stream()
+    wide = rng.standard_normal((6, 8)).astype(np.float32)
+    with dev.malloc(4096) as b:
+        first = s.memset(b, 0x11, sync=True)
+        for src in (wide[:, ::2], wide.T, np.asfortranarray(wide),
+                    wide.view(np.uint8)[:, ::3]):
+            s.copy_from_host(b, src, offset=8)
+            got = b.numpy(np.uint8)
+            assert got[8:8 + src.nbytes].tobytes() == \
+                np.ascontiguousarray(src).tobytes()
+            assert not (got[:8] - 0x11).any()
+            assert not (got[8 + src.nbytes:] - 0x11).any()
+            s.memset(b, 0x11, sync=True)
+        assert s.nop() == first + 5
+
+
 def test_bad_sync_copy_refused_before_waiting(dev, gate):
     """A synchronous copy that cannot be done is refused at once, not after
     the stream's earlier tasks: the gated stream is still busy then."""

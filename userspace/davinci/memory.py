@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .transport import Mapping
 
 __all__ = ["Buffer", "MemInfo", "POLICIES", "policy_flags"]
+
+_BYTE = np.dtype(np.uint8)
 
 #: Allocation policies by name (pyACL's aclrtMemMallocPolicy).
 POLICIES = {
@@ -169,31 +171,49 @@ class Buffer:
                             offset=offset)
         return arr.reshape(shape)
 
-    def copy_from_array(self, arr: np.ndarray, offset: int = 0) -> None:
-        """Copy the C-contiguous array ``arr`` into the buffer at
-        ``offset`` now, as one numpy copy (the cheapest for small copies;
-        not ordered with tasks, as :meth:`write`)."""
+    def copy_from_array(self, arr: np.ndarray, offset: int = 0,
+                        wait: Callable[[], None] | None = None) -> None:
+        """Copy the bytes of the numpy array ``arr`` (in C order) into the
+        buffer at ``offset`` now, as one numpy copy (the cheapest for small
+        copies; not ordered with tasks, as :meth:`write`). ``wait``, when
+        given, is called once the copy is known to be possible, before it
+        starts (a stream's synchronize)."""
         n = arr.nbytes
-        if self._freed or offset < 0 or offset + n > self.size:
+        view = self._bytes
+        if view is None or offset < 0 or offset + n > self.size:
             self._check_span(offset, n)
-        src = arr if arr.dtype == np.uint8 and arr.ndim == 1 else \
-            arr.reshape(-1).view(np.uint8)
-        view = self._byte_view()
-        np.copyto(view if n == self.size else view[offset:offset + n], src)
+            view = self._byte_view()
+        if wait is not None:
+            wait()
+        if arr.dtype is not _BYTE or arr.ndim != 1:
+            try:
+                arr = arr.reshape(-1).view(_BYTE)
+            except ValueError:      # strided: its bytes are not in a row
+                arr = np.ascontiguousarray(arr).reshape(-1).view(_BYTE)
+        # a whole-buffer [...] assignment is the cheapest numpy copy
+        if n == self.size:
+            view[...] = arr
+        else:
+            view[offset:offset + n] = arr
 
-    def copy_to_array(self, out: np.ndarray, nbytes: int,
-                      offset: int = 0) -> None:
+    def copy_to_array(self, out: np.ndarray, nbytes: int, offset: int = 0,
+                      wait: Callable[[], None] | None = None) -> None:
         """Copy ``nbytes`` of the buffer from ``offset`` into the writable
-        C-contiguous array ``out`` now (see :meth:`copy_from_array`)."""
-        if self._freed or offset < 0 or nbytes < 0 or \
+        C-contiguous array ``out`` now (``wait`` as in
+        :meth:`copy_from_array`)."""
+        view = self._bytes
+        if view is None or offset < 0 or nbytes < 0 or \
                 offset + nbytes > self.size:
             self._check_span(offset, nbytes)
-        dst = out if out.dtype == np.uint8 and out.ndim == 1 else \
-            out.reshape(-1).view(np.uint8)
-        view = self._byte_view()
-        np.copyto(dst if nbytes == dst.size else dst[:nbytes],
-                  view if nbytes == self.size else
-                  view[offset:offset + nbytes])
+            view = self._byte_view()
+        if wait is not None:
+            wait()
+        if out.dtype is not _BYTE or out.ndim != 1:
+            out = out.reshape(-1).view(_BYTE)
+        if nbytes == self.size and nbytes == out.size:
+            out[...] = view
+        else:
+            out[:nbytes] = view[offset:offset + nbytes]
 
     def _byte_view(self) -> np.ndarray:
         view = self._bytes

@@ -770,14 +770,13 @@ class Stream:
         caller may reuse it at once) and enqueues a device MEMCPY; returns
         its sequence number.
         """
-        dst.check()
-        if sync and type(data) is np.ndarray and data.flags.c_contiguous:
+        if sync and type(data) is np.ndarray:
             # a host copy through the mapping once the stream is idle: no
-            # task, so never slower than a task round trip
-            _check_range(dst, offset, data.nbytes, "destination")
-            self.synchronize()
-            dst.copy_from_array(data, offset)
+            # task, so never slower than a task round trip. The buffer
+            # checks its state and the range before it waits.
+            dst.copy_from_array(data, offset, self.synchronize)
             return 0
+        dst.check()
         mv = _host_bytes(data)
         n = mv.nbytes
         _check_range(dst, offset, n, "destination")
@@ -804,6 +803,12 @@ class Stream:
         MEMCPY into a pinned staging buffer, copied into ``out`` when the
         stream is synchronized; returns the task's sequence number.
         """
+        if sync and nbytes is None and type(out) is np.ndarray:
+            flags = out.flags
+            if flags.c_contiguous and flags.writeable:
+                # as copy_from_host: checked, then waited for, then copied
+                src.copy_to_array(out, out.nbytes, offset, self.synchronize)
+                return out
         src.check()
         if out is not None:
             if not isinstance(out, np.ndarray) or not out.flags.c_contiguous \
