@@ -480,7 +480,8 @@ struct dv_trace {
  *	sleeps
  * @stop: workers must return
  * @lost: dv_device_lost() was called
- * @busy_ns: time AI cores spent running tasks
+ * @busy_ns: AI-core time spent running tasks, summed over the cores (each
+ *	core that ran chunks of a shared task counts its share)
  * @backend: backend name
  * @backing_dir: arena directory or empty
  * @removed: the OS removed it (dv_device_lost()); a reset cannot bring

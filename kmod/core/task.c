@@ -413,6 +413,7 @@ bool dv_task_help(struct dv_device *dev)
 {
 	struct dv_task *t = NULL;
 	struct dv_list *pos;
+	u64 start_ns;
 
 	os_mutex_assert_held(dev->lock);
 	if (dev->running >= dev->cfg.aicores)
@@ -429,8 +430,11 @@ bool dv_task_help(struct dv_device *dev)
 	t->helpers++;
 	dev->running++;
 	os_mutex_unlock(dev->lock);
+	start_ns = os_now_ns();
 	dv_exec_claimed(dev, t, false);
 	os_mutex_lock(dev->lock);
+	/* this core's share of the task counts in the device's utilization */
+	dev->busy_ns += os_now_ns() - start_ns;
 	dev->running--;
 	if (!--t->helpers)
 		os_waitq_wake_all(dev->wq);	/* its owner waits */

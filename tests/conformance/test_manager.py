@@ -14,10 +14,11 @@ are skipped when the driver refuses them.
 import errno
 import os
 
+import numpy as np
 import pytest
 
 import davinci
-from davinci import _uapi
+from davinci import _uapi, ops
 from davinci.manager import Manager, ManagerPermissionError
 
 from .conftest import require_fault_privilege, wait_quiescent
@@ -135,6 +136,40 @@ def test_process_of_a_thread(mgr):
         assert t.native_id not in pids
     finally:
         opened["d"].close()
+
+
+def test_a_large_matmul_is_shared_across_ai_cores(mgr):
+    """One matmul of several chunks on an idle device runs on more than one
+    AI core: the device's busy time, summed over its cores, grows by more
+    than the task's own duration. A scheduler may leave a helper asleep
+    once, so a few matmuls are tried; without sharing none of them shows
+    it."""
+    if mgr.info(0).aicores < 2:
+        pytest.skip("needs two AI cores")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((512, 512)).astype(np.float32)
+    with davinci.Device(0) as d:
+        s = d.stream()
+        ad, bd = d.tensor(a), d.tensor(a.T.copy())
+        out = d.empty((512, 512), "float32")
+        shares = []
+        for _ in range(8):
+            s.synchronize()
+            before = mgr.info(0).busy_ns
+            ops.matmul(ad, bd, out=out, stream=s)
+            s.synchronize()
+            busy = mgr.info(0).busy_ns - before
+            task = s.completion(s.query().submitted_seq)
+            assert task is not None and task.ok
+            shares.append(busy / max(task.duration_ns, 1))
+            if shares[-1] > 1.2:
+                break
+        np.testing.assert_allclose(out.numpy(), a @ a.T, rtol=1e-4,
+                                   atol=1e-3)
+        assert max(shares) > 1.2, (
+            "busy time per task duration %s: the matmul ran on one AI core"
+            % ["%.2f" % x for x in shares])
+        s.destroy()
 
 
 def test_idle_values_are_deterministic(mgr):

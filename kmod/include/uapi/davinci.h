@@ -1110,7 +1110,8 @@ struct davinci_mgmt_list {
  * @faults_fired: out: per DAVINCI_FAULT_* kind, times it took effect
  *	(THROTTLE: tasks slowed down); index 0 is zero
  * @tasks_completed: out: tasks completed since the device was created
- * @busy_ns: out: AI-core nanoseconds spent running tasks
+ * @busy_ns: out: AI-core nanoseconds spent running tasks, summed over the
+ *	cores (a task shared out across cores counts each core's share)
  * @name: out: chip name, e.g. "Ascend910B-sim"
  * @serial: out: serial number
  * @board_name: out: board name
