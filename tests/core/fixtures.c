@@ -309,6 +309,43 @@ int fixture_init2(struct fixture *f, uint32_t timeout_ms)
 	return 0;
 }
 
+/**
+ * fixture_init_stream() - fixture_init() and a stream the fixture owns
+ * @f: the fixture
+ * @timeout_ms: the device's watchdog timeout, as for fixture_init()
+ * @s: the stream, on @f->ctx, with priority 0 and the default ring sizes
+ *
+ * Return: 0, or -errno with nothing left to release.
+ */
+int fixture_init_stream(struct fixture *f, uint32_t timeout_ms,
+			struct stream *s)
+{
+	int ret = fixture_init(f, timeout_ms);
+
+	if (ret)
+		return ret;
+	ret = fx_stream(f, 0, 0, 0, s);
+	if (ret)
+		fixture_exit(f);
+	return ret;
+}
+
+/**
+ * fx_has_feature() - whether the fixture's device lists a feature
+ * @f: the fixture
+ * @feature: a DAVINCI_FEAT_* bit
+ *
+ * Return: 1 when GET_VERSION on @f->ctx succeeds and its features have
+ * @feature, else 0.
+ */
+int fx_has_feature(struct fixture *f, uint64_t feature)
+{
+	struct davinci_version v = { 0 };
+
+	return !dvc_ioctl(f->ctx, DAVINCI_IOCTL_GET_VERSION, &v) &&
+	       (v.features & feature);
+}
+
 /* A stream on f->ctx that fixture_exit() destroys: 0 or -errno. */
 int fx_stream(struct fixture *f, uint32_t prio, uint32_t sqe, uint32_t cqe,
 	      struct stream *s)
@@ -333,6 +370,31 @@ int fx_buf(struct fixture *f, uint64_t size, uint32_t flags, struct buf *b)
 	ret = buf_alloc(f->ctx, size, flags, b);
 	if (!ret)
 		f->bufs[f->nbufs++] = b;
+	return ret;
+}
+
+/**
+ * fx_bufs() - buffers of one size and kind that the fixture frees
+ * @f: the fixture
+ * @size: the size of each, in bytes
+ * @flags: DAVINCI_MEM_* flags of each
+ * @...: the struct buf pointers to fill, then NULL
+ *
+ * fx_buf() for each of them in turn.
+ *
+ * Return: 0, or the -errno of the first that failed (the ones before it
+ * stay the fixture's).
+ */
+int fx_bufs(struct fixture *f, uint64_t size, uint32_t flags, ...)
+{
+	struct buf *b;
+	va_list ap;
+	int ret = 0;
+
+	va_start(ap, flags);
+	while (!ret && (b = va_arg(ap, struct buf *)))
+		ret = fx_buf(f, size, flags, b);
+	va_end(ap);
 	return ret;
 }
 

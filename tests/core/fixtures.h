@@ -13,9 +13,12 @@
  *
  * fixture_init() creates device 0 (2 AI cores, HBM_BYTES, HOST_BYTES, the
  * given watchdog timeout, backend "lib") and opens context 1 on it;
- * fixture_init2() also opens context 2 (another process) as fx.ctx2.
- * fx_stream() and fx_buf() create a stream and a buffer on fx.ctx that the
- * fixture owns (KUnit's managed resources). fixture_exit() destroys those
+ * fixture_init2() also opens context 2 (another process) as fx.ctx2, and
+ * fixture_init_stream() also creates a stream (priority 0, default rings)
+ * that the fixture owns. fx_stream() and fx_buf() create a stream and a
+ * buffer on fx.ctx that the fixture owns (KUnit's managed resources),
+ * fx_bufs() several buffers of one size. fx_has_feature() tells whether
+ * the device lists a DAVINCI_FEAT_* bit. fixture_exit() destroys those
  * streams, then frees those buffers, closes fx.ctx2, then the context
  * (unless the test closed it and set fx.ctx to NULL), destroys the device
  * and checks that the core holds no object any more (stats_zero()).
@@ -32,6 +35,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,9 +75,14 @@ struct fixture {
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms);
 int fixture_init2(struct fixture *f, uint32_t timeout_ms);
+int fixture_init_stream(struct fixture *f, uint32_t timeout_ms,
+			struct stream *s);
 int fx_stream(struct fixture *f, uint32_t prio, uint32_t sqe, uint32_t cqe,
 	      struct stream *s);
 int fx_buf(struct fixture *f, uint64_t size, uint32_t flags, struct buf *b);
+int fx_bufs(struct fixture *f, uint64_t size, uint32_t flags, ...)
+	__attribute__((sentinel));
+int fx_has_feature(struct fixture *f, uint64_t feature);
 void fixture_exit(struct fixture *f);
 
 struct dv_device *mkdev(uint32_t timeout_ms);

@@ -126,8 +126,7 @@ void test_ioctl_copy_rules(void)
 	struct stream s;
 	uint64_t last;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
+	REQUIRE(fixture_init_stream(&fx, 0, &s) == 0);
 	REQUIRE(submit(fx.ctx, &s, &gate, 1, &last) == 0);
 
 	/* a wait that times out leaves the caller's struct as it was */

@@ -156,8 +156,7 @@ void test_notifications(void)
 	uint64_t last;
 	int i;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
+	REQUIRE(fixture_init_stream(&fx, 0, &s) == 0);
 	memset(&n, 0, sizeof(n));
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n), -ETIMEDOUT);
 	n.timeout_ms = 20;

@@ -217,8 +217,7 @@ void test_memcpy_memset(void)
 	struct davinci_stream_wait w;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(fx_buf(&fx, n, DAVINCI_MEM_HOST, &h1) == 0);
-	REQUIRE(fx_buf(&fx, n, DAVINCI_MEM_HOST, &h2) == 0);
+	REQUIRE(fx_bufs(&fx, n, DAVINCI_MEM_HOST, &h1, &h2, NULL) == 0);
 	REQUIRE(fx_buf(&fx, n, 0, &d) == 0);
 	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	CHECK_EQ(s.c.sq_entries, 256);

@@ -103,8 +103,7 @@ void test_compute_smoke(void)
 	int i, n = 100000;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, 0, &a) == 0);
-	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, 0, &b) == 0);
+	REQUIRE(fx_bufs(&fx, (uint64_t)n * 4, 0, &a, &b, NULL) == 0);
 	REQUIRE(fx_buf(&fx, (uint64_t)n * 4, DAVINCI_MEM_HOST, &c) == 0);
 	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	pa = (int32_t *)a.p;
@@ -217,8 +216,7 @@ void test_misaligned_operands(void)
 	int i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	REQUIRE(fx_buf(&fx, sz, 0, &bd) == 0);
-	REQUIRE(fx_buf(&fx, sz, 0, &b0) == 0);
+	REQUIRE(fx_bufs(&fx, sz, 0, &bd, &b0, NULL) == 0);
 	REQUIRE(fx_buf(&fx, sz, DAVINCI_MEM_HOST, &b1) == 0);
 	REQUIRE(fx_stream(&fx, 0, 16, 16, &s) == 0);
 	/* finite, non-zero in every dtype: 0x3c3c... */

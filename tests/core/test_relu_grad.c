@@ -52,7 +52,6 @@ void test_relu_grad(void)
 	struct fixture fx;
 	struct stream s;
 	struct buf g, x, d;
-	struct davinci_version v = { 0 };
 	uint32_t *g32, *x32, *d32;
 	uint16_t *g16, *x16, *d16;
 	int32_t *gi, *xi, *di;
@@ -60,11 +59,8 @@ void test_relu_grad(void)
 	size_t i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GET_VERSION, &v), 0);
-	CHECK(v.features & DAVINCI_FEAT_RELU_GRAD);
-	REQUIRE(fx_buf(&fx, 4096, 0, &g) == 0);
-	REQUIRE(fx_buf(&fx, 4096, 0, &x) == 0);
-	REQUIRE(fx_buf(&fx, 4096, 0, &d) == 0);
+	CHECK(fx_has_feature(&fx, DAVINCI_FEAT_RELU_GRAD));
+	REQUIRE(fx_bufs(&fx, 4096, 0, &g, &x, &d, NULL) == 0);
 	REQUIRE(fx_stream(&fx, 0, 16, 16, &s) == 0);
 
 	/* float32: gradients with a NaN payload and a -0 pass bit for bit */

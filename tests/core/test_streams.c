@@ -165,9 +165,8 @@ void test_query_cancel(void)
 	struct buf m;
 	uint64_t last;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(fixture_init_stream(&fx, 0, &s) == 0);
 	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
-	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	t[0] = t_nop(2000000);
 	t[1] = t_nop(1000000);
 	t[2] = t_memset(m.a.dev_addr, 3, 4096);
@@ -259,8 +258,7 @@ void test_watchdog(void)
 	struct davinci_notification n;
 	struct davinci_task_query q;
 
-	REQUIRE(fixture_init(&fx, 100) == 0);
-	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
+	REQUIRE(fixture_init_stream(&fx, 100, &s) == 0);
 	CHECK_EQ(submit(fx.ctx, &s, t, 2, NULL), 0);
 	CHECK_EQ(swait(fx.ctx, &s, 0, 5000, &w), 0);
 	CHECK_EQ(w.status, DAVINCI_STATUS_TIMEOUT);
@@ -294,9 +292,8 @@ void test_error_recovery(void)
 	struct davinci_stream_query q;
 	uint64_t last;
 
-	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(fixture_init_stream(&fx, 0, &s) == 0);
 	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
-	REQUIRE(fx_stream(&fx, 0, 0, 0, &s) == 0);
 	t[0] = t_memset(m.a.dev_addr, 1, 4096);
 	t[1] = t_memset(m.a.dev_addr, 2, 8192);		/* fails */
 	t[2] = t_memset(m.a.dev_addr, 3, 4096);		/* aborted */

@@ -231,14 +231,10 @@ void test_train_ops(void)
 	struct fixture fx;
 	struct stream s;
 	struct buf a, b, d;
-	struct davinci_version v = { 0 };
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
-	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GET_VERSION, &v), 0);
-	CHECK(v.features & DAVINCI_FEAT_TRAIN_OPS);
-	REQUIRE(fx_buf(&fx, 8192, 0, &a) == 0);
-	REQUIRE(fx_buf(&fx, 8192, 0, &b) == 0);
-	REQUIRE(fx_buf(&fx, 8192, 0, &d) == 0);
+	CHECK(fx_has_feature(&fx, DAVINCI_FEAT_TRAIN_OPS));
+	REQUIRE(fx_bufs(&fx, 8192, 0, &a, &b, &d, NULL) == 0);
 	REQUIRE(fx_stream(&fx, 0, 16, 16, &s) == 0);
 	test_cmp(&fx, &s, &a, &b, &d);
 	test_sqrt(&fx, &s, &a, &d);
