@@ -22,6 +22,10 @@ Contract (other modules code against it):
     ring_publisher() -> fn(sq_header_address, tail) -> the ring's flags
         (dvc_ring_publish; for a client of any backend), or
         publish_with_lock when there is no library
+    completion_header(address, fenced=None) -> the completion ring's
+        header: ctypes' plain struct where plain accesses are ordered
+        (x86, or no library), else a view whose seq and tail load with
+        acquire and whose head stores with release
     set_limits(per_process=-1, per_user=-1) -> 0 or -errno
     stats() -> dict of struct dv_stats fields
 """
@@ -30,12 +34,14 @@ import ctypes
 import errno as _errno
 import glob
 import os
+import platform
 import threading
 
 from . import _uapi
 
 __all__ = ["load", "CoreDevice", "CoreContext", "CoreMapping",
            "manager_ioctl", "ring_publisher", "publish_with_lock",
+           "completion_header", "FencedRingHeader", "TSO_MACHINES",
            "set_limits", "stats", "STATS_FIELDS"]
 
 STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
@@ -157,6 +163,76 @@ def ring_publisher():
         fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
         _publisher = fn
     return _publisher
+
+
+#: CPUs whose plain loads and stores are ordered as acquire and release
+#: (TSO): a completion ring's header needs no fences there
+TSO_MACHINES = ("x86_64", "amd64", "i386", "i686")
+
+
+class FencedRingHeader:
+    """A completion ring's header whose ``seq`` and ``tail`` are loaded
+    with acquire and whose ``head`` is stored with release
+    (dvc_ring_acquire_seq and friends); every other field reads through
+    the plain struct."""
+
+    __slots__ = ("_address", "_plain", "_seq", "_tail", "_head")
+
+    def __init__(self, address: int, lib: ctypes.PyDLL):
+        self._address = address
+        self._plain = _uapi.davinci_ring_header.from_address(address)
+        self._seq, self._tail, self._head = (
+            lib.dvc_ring_acquire_seq, lib.dvc_ring_acquire_tail,
+            lib.dvc_ring_release_head)
+
+    @property
+    def seq(self) -> int:
+        return self._seq(self._address)
+
+    @property
+    def tail(self) -> int:
+        return self._tail(self._address)
+
+    @property
+    def head(self) -> int:
+        return self._plain.head
+
+    @head.setter
+    def head(self, value: int) -> None:
+        self._head(self._address, value)
+
+    def __getattr__(self, name: str):
+        return getattr(self._plain, name)
+
+
+_fence_lib = None
+
+
+def completion_header(address: int, fenced: bool | None = None):
+    """The header of the completion ring mapped at ``address``. ``fenced``
+    None: fenced unless this CPU is in :data:`TSO_MACHINES`. Without the
+    library the plain struct is returned (a source tree never built)."""
+    global _fence_lib
+    if fenced is None:
+        fenced = platform.machine().lower() not in TSO_MACHINES
+    if fenced and _fence_lib is None:
+        try:
+            load()
+        except OSError:
+            fenced = False
+        else:
+            lib = ctypes.PyDLL(_lib_path)     # keeps the GIL: nanoseconds
+            lib.dvc_ring_acquire_seq.restype = ctypes.c_uint64
+            lib.dvc_ring_acquire_tail.restype = ctypes.c_uint32
+            lib.dvc_ring_release_head.restype = None
+            for fn in (lib.dvc_ring_acquire_seq, lib.dvc_ring_acquire_tail):
+                fn.argtypes = [ctypes.c_void_p]
+            lib.dvc_ring_release_head.argtypes = [ctypes.c_void_p,
+                                                  ctypes.c_uint32]
+            _fence_lib = lib
+    if not fenced:
+        return _uapi.davinci_ring_header.from_address(address)
+    return FencedRingHeader(address, _fence_lib)
 
 
 _barrier = threading.Lock()

@@ -242,7 +242,7 @@ class Stream:
                         _uapi.davinci_stream_id(stream_id=self.stream_id))
             raise
         self._sqh = _uapi.davinci_ring_header.from_address(self._sq.address)
-        self._cqh = _uapi.davinci_ring_header.from_address(self._cq.address)
+        self._cqh = _corelib.completion_header(self._cq.address)
         self.sq_entries = int(self._sqh.entries)
         self.cq_entries = int(self._cqh.entries)
         self._sq_tail = int(self._sqh.tail)

@@ -168,6 +168,21 @@ uint32_t dvc_ring_publish(struct davinci_ring_header *sq, uint32_t tail)
 	return __atomic_load_n(&sq->flags, __ATOMIC_RELAXED);
 }
 
+uint32_t dvc_ring_acquire_tail(const struct davinci_ring_header *cq)
+{
+	return __atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE);
+}
+
+uint64_t dvc_ring_acquire_seq(const struct davinci_ring_header *cq)
+{
+	return __atomic_load_n(&cq->seq, __ATOMIC_ACQUIRE);
+}
+
+void dvc_ring_release_head(struct davinci_ring_header *cq, uint32_t head)
+{
+	__atomic_store_n(&cq->head, head, __ATOMIC_RELEASE);
+}
+
 void dvc_stats(struct dv_stats *out)
 {
 	if (out)

@@ -102,6 +102,18 @@ void dvc_munmap(struct dv_mapping *map);
  */
 uint32_t dvc_ring_publish(struct davinci_ring_header *sq, uint32_t tail);
 
+/*
+ * The consumer's half, for the completion ring @cq: its tail and its
+ * completed sequence number read with acquire (the entries and the task
+ * results the device wrote before them are seen after them), and a new
+ * head stored with release (the entries are read before the device may
+ * reuse their slots). Plain loads and stores order so on x86; a client
+ * elsewhere (arm64) needs these.
+ */
+uint32_t dvc_ring_acquire_tail(const struct davinci_ring_header *cq);
+uint64_t dvc_ring_acquire_seq(const struct davinci_ring_header *cq);
+void dvc_ring_release_head(struct davinci_ring_header *cq, uint32_t head);
+
 /* Fill @out (struct dv_stats: ten uint64_t) with the core's accounting. */
 void dvc_stats(struct dv_stats *out);
 
