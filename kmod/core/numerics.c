@@ -15,22 +15,7 @@ float dv_logf(float x)
 	return dv_logf_inline(x);
 }
 
-u16 dv_num_f32_to_f16(float f)
-{
-	return dv_f32_to_f16(f);
-}
-
 float dv_num_f16_to_f32(u16 h)
 {
 	return dv_f16_to_f32(h);
-}
-
-u16 dv_num_f32_to_bf16(float f)
-{
-	return dv_f32_to_bf16(f);
-}
-
-float dv_num_bf16_to_f32(u16 h)
-{
-	return dv_bf16_to_f32(h);
 }

@@ -344,12 +344,9 @@ static inline float dv_sqrtf(float x)
 	return dv_canon_nan(x);
 }
 
-/* Out-of-line versions, exported for tests and other users. */
+/* Out-of-line versions, for the tests and the library's test hooks. */
 float dv_expf(float x);
 float dv_logf(float x);
-u16 dv_num_f32_to_f16(float f);
 float dv_num_f16_to_f32(u16 h);
-u16 dv_num_f32_to_bf16(float f);
-float dv_num_bf16_to_f32(u16 h);
 
 #endif /* _DAVINCI_NUMERICS_H */
