@@ -516,14 +516,16 @@ int dv_mgmt_procs(void *arg)
 }
 
 /*
- * The device of @index with its lock taken (dv_reg_lock held), or NULL:
+ * The device of @index with its lock taken and its health in *@old, for
+ * a reset or fault that logs the change (dv_reg_lock held), or NULL:
  * none, removed by the OS, or lost unless @lost_ok (a reset brings a lost
  * device back, but not a removed one).
  */
-static struct dv_device *dv_mgmt_lock_dev(u32 index, bool lost_ok)
+static struct dv_device *dv_mgmt_lock_dev(u32 index, bool lost_ok, u32 *old)
 {
 	struct dv_device *dev = dv_mgmt_find(index);
 
+	os_mutex_assert_held(dv_reg_lock);
 	if (!dev)
 		return NULL;
 	os_mutex_lock(dev->lock);
@@ -531,6 +533,7 @@ static struct dv_device *dv_mgmt_lock_dev(u32 index, bool lost_ok)
 		os_mutex_unlock(dev->lock);
 		return NULL;
 	}
+	*old = dv_mgmt_health(dev);
 	return dev;
 }
 
@@ -559,11 +562,10 @@ int dv_mgmt_reset(void *arg)
 	os_mutex_assert_held(dv_reg_lock);
 	if (r->flags || r->pad)
 		return -EINVAL;
-	dev = dv_mgmt_lock_dev(r->index, true);
+	dev = dv_mgmt_lock_dev(r->index, true, &old);
 	if (!dev)
 		return -ENODEV;
 	mg = &dev->mg;
-	old = dv_mgmt_health(dev);
 	dv_list_for_each_entry(ctx, &dev->contexts, node) {
 		if (ctx->lost || ctx->closing)
 			continue;
@@ -627,11 +629,10 @@ int dv_mgmt_inject(void *arg)
 	default:
 		return -EINVAL;
 	}
-	dev = dv_mgmt_lock_dev(f->index, false);
+	dev = dv_mgmt_lock_dev(f->index, false, &old);
 	if (!dev)
 		return -ENODEV;
 	mg = &dev->mg;
-	old = dv_mgmt_health(dev);
 	switch (f->kind) {
 	case DAVINCI_FAULT_ECC:
 		mg->ecc_armed = true;
