@@ -15,7 +15,7 @@ struct dv_mapping {
 };
 
 /* Look up and reference the buffer under [@offset, +@len) (dev->lock held). */
-static int dv_mmap_get_locked(struct dv_context *ctx, u64 offset, u64 len,
+static int dv_mmap_ref_locked(struct dv_context *ctx, u64 offset, u64 len,
 			      struct dv_mapping *map)
 {
 	u64 arena = DAVINCI_MMAP_ARENA(offset);
@@ -50,7 +50,33 @@ static int dv_mmap_get_locked(struct dv_context *ctx, u64 offset, u64 len,
 	return -EINVAL;
 }
 
-/* Drop the reference dv_mmap_get_locked() took (dev->lock held). */
+/**
+ * dv_mmap_get_locked() - dv_mmap_get() with dev->lock held
+ * @ctx: the context
+ * @offset: page aligned mmap offset inside one live buffer or ring
+ * @len: bytes, > 0
+ * @out: the new mapping
+ *
+ * Return: 0, -EINVAL, -ENODEV or -ENOMEM (checked first).
+ */
+static int dv_mmap_get_locked(struct dv_context *ctx, u64 offset, u64 len,
+			      struct dv_mapping **out)
+{
+	struct dv_mapping *map = dv_zalloc_account(sizeof(*map));
+	int ret;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (!map)
+		return -ENOMEM;
+	ret = dv_mmap_ref_locked(ctx, offset, len, map);
+	if (ret)
+		dv_free(map);
+	else
+		*out = map;
+	return ret;
+}
+
+/* Drop a mapping dv_mmap_get_locked() made (dev->lock held). */
 static void dv_mmap_put_locked(struct dv_mapping *map)
 {
 	os_mutex_assert_held(map->buf->dev->lock);
@@ -71,19 +97,11 @@ static void dv_mmap_put_locked(struct dv_mapping *map)
 int dv_mmap_get(struct dv_context *ctx, u64 offset, u64 len,
 		struct dv_mapping **out)
 {
-	struct dv_mapping *map;
 	int ret;
 
-	map = dv_zalloc_account(sizeof(*map));
-	if (!map)
-		return -ENOMEM;
 	os_mutex_lock(ctx->dev->lock);
-	ret = dv_mmap_get_locked(ctx, offset, len, map);
+	ret = dv_mmap_get_locked(ctx, offset, len, out);
 	os_mutex_unlock(ctx->dev->lock);
-	if (ret)
-		dv_free(map);
-	else
-		*out = map;
 	return ret;
 }
 
@@ -134,14 +152,9 @@ int dv_ioctl_map_hold(struct dv_context *ctx, void *arg)
 	ret = dv_id_reserve(&ctx->map_ids);
 	if (ret)
 		return ret;
-	map = dv_zalloc_account(sizeof(*map));
-	if (!map)
-		return -ENOMEM;
-	ret = dv_mmap_get_locked(ctx, h->mmap_offset, h->length, map);
-	if (ret) {
-		dv_free(map);
+	ret = dv_mmap_get_locked(ctx, h->mmap_offset, h->length, &map);
+	if (ret)
 		return ret;
-	}
 	dv_id_alloc(&ctx->map_ids, map, &id);
 	h->handle = id;
 	return 0;
