@@ -138,7 +138,7 @@ int dv_buffer_create(struct dv_context *ctx, u64 size, u32 flags,
 	buf->is_ring = is_ring;
 	dv_buffer_zero(dev, pool->base + off, rounded);
 	if (!is_ring) {
-		dv_id_alloc(&ctx->buf_ids, buf, &buf->handle);
+		buf->handle = dv_id_alloc(&ctx->buf_ids, buf);
 		ctx->used[pool->index] += rounded;
 		ctx->allocs[pool->index]++;
 	}

@@ -109,7 +109,7 @@ struct dv_idtable {
 
 void dv_id_init(struct dv_idtable *t, u64 max_id);
 int dv_id_reserve(struct dv_idtable *t);
-int dv_id_alloc(struct dv_idtable *t, void *ptr, u64 *id);
+u64 dv_id_alloc(struct dv_idtable *t, void *ptr);
 void *dv_id_find(const struct dv_idtable *t, u64 id);
 void *dv_id_remove(struct dv_idtable *t, u64 id);
 void dv_id_destroy(struct dv_idtable *t);

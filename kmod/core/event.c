@@ -85,7 +85,6 @@ int dv_ioctl_event_create(struct dv_context *ctx, void *arg)
 {
 	struct davinci_event_create *c = arg;
 	struct dv_event *ev;
-	u64 id;
 	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -101,8 +100,7 @@ int dv_ioctl_event_create(struct dv_context *ctx, void *arg)
 		dv_free(ev);
 		return ret;
 	}
-	dv_id_alloc(&ctx->event_ids, ev, &id);
-	ev->id = (u32)id;
+	ev->id = (u32)dv_id_alloc(&ctx->event_ids, ev);
 	ev->flags = c->flags;
 	dv_list_add_tail(&ev->node, &ctx->events);
 	dv_stat_add(DV_STAT_EVENTS, 1);

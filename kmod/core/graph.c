@@ -138,7 +138,6 @@ int dv_ioctl_graph_end(struct dv_context *ctx, void *arg)
 {
 	struct davinci_graph_capture *c = arg;
 	struct dv_graph *g;
-	u64 id;
 	int ret;
 	/* taking in records the capture's last tasks */
 	struct dv_stream *s = dv_capture_stream(ctx, c, &ret);
@@ -160,8 +159,7 @@ int dv_ioctl_graph_end(struct dv_context *ctx, void *arg)
 		dv_graph_free(g);
 		return ret;
 	}
-	dv_id_alloc(&ctx->graph_ids, g, &id);
-	g->id = (u32)id;
+	g->id = (u32)dv_id_alloc(&ctx->graph_ids, g);
 	dv_list_add_tail(&g->node, &ctx->graphs);
 	c->graph_id = g->id;
 	c->tasks = g->ntasks;

@@ -55,23 +55,20 @@ int dv_id_reserve(struct dv_idtable *t)
 
 /**
  * dv_id_alloc() - give @ptr the next id
- * @t: the table
+ * @t: the table; dv_id_reserve() succeeded on it since its last
+ *	dv_id_alloc()
  * @ptr: the object
- * @id: out: its id
  *
- * Return: 0 or a negative errno (nothing changed then).
+ * Cannot fail.
+ *
+ * Return: the id.
  */
-int dv_id_alloc(struct dv_idtable *t, void *ptr, u64 *id)
+u64 dv_id_alloc(struct dv_idtable *t, void *ptr)
 {
-	int ret = dv_id_reserve(t);
-
-	if (ret)
-		return ret;
 	t->e[t->n].id = t->next_id;
 	t->e[t->n].ptr = ptr;
 	t->n++;
-	*id = t->next_id++;
-	return 0;
+	return t->next_id++;
 }
 
 static long dv_id_index(const struct dv_idtable *t, u64 id)

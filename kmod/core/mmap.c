@@ -143,7 +143,6 @@ int dv_ioctl_map_hold(struct dv_context *ctx, void *arg)
 {
 	struct davinci_map_hold *h = arg;
 	struct dv_mapping *map;
-	u64 id;
 	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -155,8 +154,7 @@ int dv_ioctl_map_hold(struct dv_context *ctx, void *arg)
 	ret = dv_mmap_get_locked(ctx, h->mmap_offset, h->length, &map);
 	if (ret)
 		return ret;
-	dv_id_alloc(&ctx->map_ids, map, &id);
-	h->handle = id;
+	h->handle = dv_id_alloc(&ctx->map_ids, map);
 	return 0;
 }
 

@@ -138,7 +138,6 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	struct davinci_stream_create *c = arg;
 	u32 sqe = c->sq_entries, cqe = c->cq_entries;
 	struct dv_stream *s;
-	u64 id;
 	int ret;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -184,8 +183,7 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	s->cq->entries = cqe;
 	dv_list_init(&s->tasks);
 	dv_list_init(&s->run_node);
-	dv_id_alloc(&ctx->stream_ids, s, &id);
-	s->id = (u32)id;
+	s->id = (u32)dv_id_alloc(&ctx->stream_ids, s);
 	dv_list_add_tail(&s->node, &ctx->streams);
 	if (c->flags & DAVINCI_STREAM_F_POLLED) {
 		s->polled = true;
