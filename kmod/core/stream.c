@@ -127,6 +127,25 @@ static int dv_ring_entries(u32 *entries)
 }
 
 /**
+ * dv_ring_create() - the buffer of a submission or completion ring
+ * @ctx: the context (dev->lock held)
+ * @entries: ring entries, checked by dv_ring_entries()
+ * @entry_size: bytes an entry takes
+ * @out: the ring's buffer
+ *
+ * Return: 0 or a negative errno of dv_buffer_create().
+ */
+static int dv_ring_create(struct dv_context *ctx, u32 entries,
+			  size_t entry_size, struct dv_buffer **out)
+{
+	os_mutex_assert_held(ctx->dev->lock);
+	return dv_buffer_create(ctx, DAVINCI_RING_ENTRIES_OFFSET +
+				(u64)entries * entry_size,
+				DAVINCI_MEM_HOST | DAVINCI_MEM_NORMAL_ONLY,
+				true, out);
+}
+
+/**
  * dv_ioctl_stream_create() - DAVINCI_IOCTL_STREAM_CREATE
  * @ctx: the context (dev->lock held)
  * @arg: struct davinci_stream_create
@@ -157,16 +176,10 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = dv_buffer_create(ctx, DAVINCI_RING_ENTRIES_OFFSET +
-			       (u64)sqe * DV_SQ_ENTRY_SIZE,
-			       DAVINCI_MEM_HOST | DAVINCI_MEM_NORMAL_ONLY,
-			       true, &s->sq_buf);
+	ret = dv_ring_create(ctx, sqe, DV_SQ_ENTRY_SIZE, &s->sq_buf);
 	if (ret)
 		goto fail;
-	ret = dv_buffer_create(ctx, DAVINCI_RING_ENTRIES_OFFSET +
-			       (u64)cqe * DV_CQ_ENTRY_SIZE,
-			       DAVINCI_MEM_HOST | DAVINCI_MEM_NORMAL_ONLY,
-			       true, &s->cq_buf);
+	ret = dv_ring_create(ctx, cqe, DV_CQ_ENTRY_SIZE, &s->cq_buf);
 	if (ret)
 		goto fail;
 	ret = dv_id_reserve(&ctx->stream_ids);
