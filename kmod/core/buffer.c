@@ -186,15 +186,18 @@ void dv_buffer_put(struct dv_buffer *buf)
 
 /**
  * dv_buffer_release() - the context lets go of a live buffer
- * @buf: the buffer (dev->lock held)
+ * @buf: the buffer (dev->lock held), or NULL
  *
  * Tasks and mappings still holding references keep the memory.
  */
 void dv_buffer_release(struct dv_buffer *buf)
 {
-	struct dv_context *ctx = buf->ctx;
+	struct dv_context *ctx;
 
+	if (!buf)
+		return;
 	os_mutex_assert_held(buf->dev->lock);
+	ctx = buf->ctx;
 	dv_list_del(&buf->node);
 	if (!buf->is_ring) {
 		dv_id_remove(&ctx->buf_ids, buf->handle);

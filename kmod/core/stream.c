@@ -214,10 +214,8 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	c->cq_entries = cqe;
 	return 0;
 fail:
-	if (s->cq_buf)
-		dv_buffer_release(s->cq_buf);
-	if (s->sq_buf)
-		dv_buffer_release(s->sq_buf);
+	dv_buffer_release(s->cq_buf);
+	dv_buffer_release(s->sq_buf);
 	if (s->wq)
 		os_waitq_destroy(s->wq);
 	dv_free(s->hist);
