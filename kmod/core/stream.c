@@ -245,10 +245,9 @@ int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
 	struct dv_stream *s = dv_stream_arg(ctx, arg, &ret);
 
 	os_mutex_assert_held(ctx->dev->lock);
-	if (!s)
-		return ret;
-	dv_stream_destroy_locked(s);
-	return 0;
+	if (s)
+		dv_stream_destroy_locked(s);
+	return ret;
 }
 
 /**
