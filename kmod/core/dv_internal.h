@@ -655,14 +655,23 @@ void dv_sq_publish(struct dv_stream *s);
 
 /* graph.c */
 /**
+ * struct dv_graph_task - one task of a captured graph
+ * @desc: its descriptor
+ * @malformed: it fails with DAVINCI_STATUS_INVALID_TASK
+ */
+struct dv_graph_task {
+	struct davinci_task desc;
+	bool malformed;
+};
+
+/**
  * struct dv_graph - a captured task graph
  * @node: in ctx->graphs
  * @id: graph id
- * @ntasks: descriptors held
- * @cap: room in @desc and @malformed
+ * @ntasks: tasks held
+ * @cap: room in @tasks
  * @too_big: more than DAVINCI_GRAPH_MAX_TASKS were captured
- * @desc: the descriptors, in stream order
- * @malformed: which of them fail with DAVINCI_STATUS_INVALID_TASK
+ * @tasks: the tasks, in stream order
  */
 struct dv_graph {
 	struct dv_list node;
@@ -670,8 +679,7 @@ struct dv_graph {
 	u32 ntasks;
 	u32 cap;
 	bool too_big;
-	struct davinci_task *desc;
-	bool *malformed;
+	struct dv_graph_task *tasks;
 };
 
 void dv_graph_add(struct dv_graph *g, const struct dv_task *t);

@@ -19,35 +19,26 @@ void dv_graph_add(struct dv_graph *g, const struct dv_task *t)
 		return;
 	if (g->ntasks == g->cap) {
 		u32 cap = g->cap ? 2 * g->cap : 64;
-		struct davinci_task *desc;
-		bool *malformed;
+		struct dv_graph_task *tasks;
 
 		if (cap > DAVINCI_GRAPH_MAX_TASKS) {
 			g->too_big = true;
 			return;
 		}
-		desc = dv_zalloc_account(sizeof(*desc) * cap);
-		malformed = dv_zalloc_account(sizeof(*malformed) * cap);
-		if (!desc || !malformed) {
-			dv_free(desc);
-			dv_free(malformed);
+		tasks = dv_zalloc_account(sizeof(*tasks) * cap);
+		if (!tasks) {
 			g->too_big = true;
 			return;
 		}
-		if (g->ntasks) {
-			memcpy(desc, g->desc, sizeof(*desc) * g->ntasks);
-			memcpy(malformed, g->malformed,
-			       sizeof(*malformed) * g->ntasks);
-		}
-		dv_free(g->desc);
-		dv_free(g->malformed);
-		g->desc = desc;
-		g->malformed = malformed;
+		if (g->ntasks)
+			memcpy(tasks, g->tasks, sizeof(*tasks) * g->ntasks);
+		dv_free(g->tasks);
+		g->tasks = tasks;
 		g->cap = cap;
 	}
-	g->desc[g->ntasks] = t->desc;
-	g->malformed[g->ntasks] = t->operand_status ==
-				  DAVINCI_STATUS_INVALID_TASK;
+	g->tasks[g->ntasks].desc = t->desc;
+	g->tasks[g->ntasks].malformed = t->operand_status ==
+					DAVINCI_STATUS_INVALID_TASK;
 	g->ntasks++;
 }
 
@@ -59,8 +50,7 @@ void dv_graph_free(struct dv_graph *g)
 {
 	if (!g)
 		return;
-	dv_free(g->desc);
-	dv_free(g->malformed);
+	dv_free(g->tasks);
 	dv_free(g);
 }
 
@@ -202,8 +192,8 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 			}
 			return -ENOMEM;
 		}
-		t->desc = g->desc[i];
-		if (g->malformed[i])
+		t->desc = g->tasks[i].desc;
+		if (g->tasks[i].malformed)
 			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
 		t->quiet = i + 1 < g->ntasks;
 		dv_list_add_tail(&t->node, &batch);
