@@ -652,6 +652,7 @@ void dv_ctx_take_in_polled(struct dv_context *ctx);
 u32 dv_stream_published(struct dv_stream *s);
 void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);
 void dv_sq_publish(struct dv_stream *s);
+int dv_dispatcher_main(void *arg);
 
 /* graph.c */
 /**
@@ -689,7 +690,6 @@ int dv_ioctl_graph_capture(struct dv_context *ctx, void *arg);
 int dv_ioctl_graph_end(struct dv_context *ctx, void *arg);
 int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg);
 int dv_ioctl_graph_destroy(struct dv_context *ctx, void *arg);
-int dv_dispatcher_main(void *arg);
 
 /* trace.c */
 int dv_trace_init(struct dv_trace *tr);
