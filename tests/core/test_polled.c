@@ -102,6 +102,102 @@ void test_polled_need_wakeup(void)
 	fixture_exit(&fx);
 }
 
+/*
+ * A fixture whose dispatcher polls for @poll_idle_us without work before
+ * it sleeps and asks for a doorbell.
+ */
+static int fixture_init_poll_idle(struct fixture *f, uint32_t poll_idle_us)
+{
+	struct dv_device_config cfg = {
+		.aicores = 2,
+		.hbm_bytes = HBM_BYTES,
+		.host_bytes = HOST_BYTES,
+		.backend = "lib",
+		.poll_idle_us = poll_idle_us,
+	};
+
+	memset(f, 0, sizeof(*f));
+	if (dv_device_create(&cfg, &f->dev))
+		return -ENODEV;
+	f->ctx = dvc_context_open(f->dev, 1);
+	if (!f->ctx) {
+		dvc_device_destroy(f->dev);
+		f->dev = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Publish four NOPs as a host does (dvc_ring_publish), ring the doorbell
+ * only when the ring asks for one, and watch them complete. Return: 1 when
+ * a doorbell was needed, 0 when not, -1 when the tasks did not complete.
+ */
+static int publish_gated(struct fixture *fx, struct stream *s)
+{
+	struct davinci_task nop[4] = { t_nop(0), t_nop(0), t_nop(0),
+				       t_nop(0) };
+	struct davinci_doorbell d;
+	uint32_t i, flags;
+	int rang = 0;
+
+	for (i = 0; i < 4; i++)
+		*sq_slot(s, s->tail + i) = nop[i];
+	s->tail += 4;
+	flags = dvc_ring_publish(s->sq, s->tail);
+	if (flags & DAVINCI_RING_F_NEED_WAKEUP) {
+		memset(&d, 0, sizeof(d));
+		d.stream_id = s->c.stream_id;
+		d.sq_tail = s->tail;
+		if (dvc_ioctl(fx->ctx, DAVINCI_IOCTL_DOORBELL, &d))
+			return -1;
+		rang = 1;
+	}
+	return watch_completed(s, s->tail) ? -1 : rang;
+}
+
+void test_polled_doorbell_only_when_asleep(void)
+{
+	struct fixture fx;
+	struct stream s;
+	int i, rang, asked = 0, failed = 0;
+	double t0;
+
+	/* A dispatcher that polls for 30 s never asks during 50 batches. */
+	REQUIRE(fixture_init_poll_idle(&fx, 30 * 1000 * 1000) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 256,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	for (i = 0; i < 50; i++) {
+		rang = publish_gated(&fx, &s);
+		failed += rang < 0;
+		asked += rang > 0;
+	}
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(asked, 0);
+	CHECK(!(s.sq->flags & DAVINCI_RING_F_NEED_WAKEUP));
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+
+	/* One that sleeps after 1 us asks before every batch it slept for. */
+	REQUIRE(fixture_init_poll_idle(&fx, 1) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 256,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	asked = 0;
+	for (i = 0; i < 10; i++) {
+		t0 = th_now();
+		while (!(__atomic_load_n(&s.sq->flags, __ATOMIC_ACQUIRE) &
+			 DAVINCI_RING_F_NEED_WAKEUP) && th_now() - t0 < 10)
+			usleep(100);
+		rang = publish_gated(&fx, &s);
+		failed += rang < 0;
+		asked += rang > 0;
+	}
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(asked, 10);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
 void test_polled_faults(void)
 {
 	struct davinci_task t[3] = { t_nop(0), t_nop(0), t_nop(0) };
