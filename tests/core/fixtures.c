@@ -282,9 +282,28 @@ struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms)
 {
+	struct dv_device_config cfg = {
+		.aicores = 2,
+		.hbm_bytes = HBM_BYTES,
+		.host_bytes = HOST_BYTES,
+		.task_timeout_ms = timeout_ms,
+		.backend = "lib",
+	};
+
+	return fixture_init_cfg(f, &cfg);
+}
+
+/**
+ * fixture_init_cfg() - fixture_init() on a device made from @cfg
+ * @f: the fixture
+ * @cfg: the device's configuration (dv_device_create())
+ *
+ * Return: 0, or -errno with nothing left to release.
+ */
+int fixture_init_cfg(struct fixture *f, const struct dv_device_config *cfg)
+{
 	memset(f, 0, sizeof(*f));
-	f->dev = mkdev(timeout_ms);
-	if (!f->dev)
+	if (dv_device_create(cfg, &f->dev))
 		return -ENODEV;
 	f->ctx = dvc_context_open(f->dev, 1);
 	if (!f->ctx) {

@@ -74,6 +74,7 @@ struct fixture {
 };
 
 int fixture_init(struct fixture *f, uint32_t timeout_ms);
+int fixture_init_cfg(struct fixture *f, const struct dv_device_config *cfg);
 int fixture_init2(struct fixture *f, uint32_t timeout_ms);
 int fixture_init_stream(struct fixture *f, uint32_t timeout_ms,
 			struct stream *s);

@@ -116,16 +116,7 @@ static int fixture_init_poll_idle(struct fixture *f, uint32_t poll_idle_us)
 		.poll_idle_us = poll_idle_us,
 	};
 
-	memset(f, 0, sizeof(*f));
-	if (dv_device_create(&cfg, &f->dev))
-		return -ENODEV;
-	f->ctx = dvc_context_open(f->dev, 1);
-	if (!f->ctx) {
-		dvc_device_destroy(f->dev);
-		f->dev = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	return fixture_init_cfg(f, &cfg);
 }
 
 /*
