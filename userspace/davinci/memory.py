@@ -185,6 +185,8 @@ class Buffer:
             view = self._byte_view()
         if wait is not None:
             wait()
+            if self._bytes is None:     # freed while it waited
+                self.check()
         if arr.dtype is not _BYTE or arr.ndim != 1:
             try:
                 arr = arr.reshape(-1).view(_BYTE)
@@ -208,6 +210,8 @@ class Buffer:
             view = self._byte_view()
         if wait is not None:
             wait()
+            if self._bytes is None:     # freed while it waited
+                self.check()
         if out.dtype is not _BYTE or out.ndim != 1:
             out = out.reshape(-1).view(_BYTE)
         if nbytes == self.size and nbytes == out.size:
