@@ -30,24 +30,25 @@ class Run:
         self.desc = acl.mdl.create_desc()
         assert acl.mdl.get_desc(self.desc, model_id) == 0
         self.ptrs, self.bufs = [], []
-        self.inputs = self._dataset(acl.mdl.get_num_inputs(self.desc),
-                                    acl.mdl.get_input_size_by_index)
-        self.outputs = self._dataset(acl.mdl.get_num_outputs(self.desc),
-                                     acl.mdl.get_output_size_by_index)
+        self.inputs, self.outputs = (
+            self._dataset(count(self.desc), size_of) for count, size_of in
+            ((acl.mdl.get_num_inputs, acl.mdl.get_input_size_by_index),
+             (acl.mdl.get_num_outputs, acl.mdl.get_output_size_by_index)))
 
     def _dataset(self, n, size_of):
         ds = acl.mdl.create_dataset()
-        for i in range(n):
-            size = size_of(self.desc, i)
-            p, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
-            assert ret == 0
-            b = acl.create_data_buffer(p, size)
-            self.ptrs.append(p)
-            self.bufs.append(b)
-            ds2, ret = acl.mdl.add_dataset_buffer(ds, b)
-            assert ret == 0 and ds2 == ds
+        for b in [self._data_buffer(size_of(self.desc, i)) for i in range(n)]:
+            assert acl.mdl.add_dataset_buffer(ds, b) == (ds, 0)
         assert acl.mdl.get_dataset_num_buffers(ds) == n
         return ds
+
+    def _data_buffer(self, size):
+        """A data buffer over ``size`` bytes of new device memory."""
+        p, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        assert ret == 0
+        self.ptrs.append(p)
+        self.bufs.append(acl.create_data_buffer(p, size))
+        return self.bufs[-1]
 
     def put(self, i, arr):
         b = acl.mdl.get_dataset_buffer(self.inputs, i)

@@ -179,14 +179,7 @@ class Buffer:
         given, is called once the copy is known to be possible, before it
         starts (a stream's synchronize)."""
         n = arr.nbytes
-        view = self._bytes
-        if view is None or offset < 0 or offset + n > self.size:
-            self._check_span(offset, n)
-            view = self._byte_view()
-        if wait is not None:
-            wait()
-            if self._bytes is None:     # freed while it waited
-                self.check()
+        view = self._view_for_copy(offset, n, wait)
         if arr.dtype is not _BYTE or arr.ndim != 1:
             try:
                 arr = arr.reshape(-1).view(_BYTE)
@@ -203,6 +196,19 @@ class Buffer:
         """Copy ``nbytes`` of the buffer from ``offset`` into the writable
         C-contiguous array ``out`` now (``wait`` as in
         :meth:`copy_from_array`)."""
+        view = self._view_for_copy(offset, nbytes, wait)
+        if out.dtype is not _BYTE or out.ndim != 1:
+            out = out.reshape(-1).view(_BYTE)
+        if nbytes == self.size and nbytes == out.size:
+            out[...] = view
+        else:
+            out[:nbytes] = view[offset:offset + nbytes]
+
+    def _view_for_copy(self, offset: int, nbytes: int,
+                       wait: Callable[[], None] | None) -> np.ndarray:
+        """The buffer's bytes once ``nbytes`` at ``offset`` are known to be
+        in range and ``wait`` has returned; a bad range raises before
+        waiting, a buffer freed during the wait raises after it."""
         view = self._bytes
         if view is None or offset < 0 or nbytes < 0 or \
                 offset + nbytes > self.size:
@@ -210,14 +216,9 @@ class Buffer:
             view = self._byte_view()
         if wait is not None:
             wait()
-            if self._bytes is None:     # freed while it waited
+            if self._bytes is None:
                 self.check()
-        if out.dtype is not _BYTE or out.ndim != 1:
-            out = out.reshape(-1).view(_BYTE)
-        if nbytes == self.size and nbytes == out.size:
-            out[...] = view
-        else:
-            out[:nbytes] = view[offset:offset + nbytes]
+        return view
 
     def _byte_view(self) -> np.ndarray:
         view = self._bytes
