@@ -272,23 +272,32 @@ int all_set(const uint8_t *p, uint8_t v, size_t n)
 }
 
 
-struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
-{
-	return dvc_device_create(index, 2, HBM_BYTES, HOST_BYTES, timeout_ms,
-				 NULL, "lib");
-}
-
-/* ---- fixture ---------------------------------------------------------- */
-
-int fixture_init(struct fixture *f, uint32_t timeout_ms)
+struct dv_device_config fx_device_config(uint32_t index, uint32_t timeout_ms)
 {
 	struct dv_device_config cfg = {
+		.index = index,
 		.aicores = 2,
 		.hbm_bytes = HBM_BYTES,
 		.host_bytes = HOST_BYTES,
 		.task_timeout_ms = timeout_ms,
 		.backend = "lib",
 	};
+
+	return cfg;
+}
+
+struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms)
+{
+	struct dv_device_config cfg = fx_device_config(index, timeout_ms);
+
+	return dvc_device_create(&cfg);
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+int fixture_init(struct fixture *f, uint32_t timeout_ms)
+{
+	struct dv_device_config cfg = fx_device_config(0, timeout_ms);
 
 	return fixture_init_cfg(f, &cfg);
 }

@@ -131,6 +131,8 @@ int mem_info(struct dv_context *ctx, uint32_t flags,
 	CHECK_EQ(_mi.largest_free, HBM_BYTES);				\
 } while (0)
 int all_set(const uint8_t *p, uint8_t v, size_t n);
+/* Device @index as the fixtures make it: 2 AI cores, HBM_BYTES, HOST_BYTES. */
+struct dv_device_config fx_device_config(uint32_t index, uint32_t timeout_ms);
 struct dv_device *mkdev_idx(uint32_t index, uint32_t timeout_ms);
 
 #endif /* _DV_TEST_FIXTURES_H */

@@ -53,6 +53,7 @@ void test_version_info(void)
 void test_backing_files(void)
 {
 	char dir[] = "/tmp/dvtest-XXXXXX";
+	struct dv_device_config cfg = fx_device_config(3, 0);
 	struct dv_device *dev;
 	struct dv_context *ctx;
 	struct davinci_mmap_info mi;
@@ -62,7 +63,12 @@ void test_backing_files(void)
 	int fd;
 
 	REQUIRE(mkdtemp(dir));
-	dev = dvc_device_create(3, 1, 4 * MiB, 1 * MiB, 0, dir, "fuse");
+	cfg.aicores = 1;
+	cfg.hbm_bytes = 4 * MiB;
+	cfg.host_bytes = 1 * MiB;
+	cfg.backing_dir = dir;
+	cfg.backend = "fuse";
+	dev = dvc_device_create(&cfg);
 	REQUIRE(dev);
 	ctx = dvc_context_open(dev, 1);
 	REQUIRE(ctx);
@@ -92,18 +98,25 @@ void test_backing_files(void)
 	CHECK(stats_zero());
 }
 
+/* dvc_device_create() of the fixtures' device with one field changed */
+#define CREATE_WITH(field, value) ({					\
+	struct dv_device_config _cfg = fx_device_config(0, 0);		\
+									\
+	_cfg.field = (value);						\
+	dvc_device_create(&_cfg);					\
+})
+
 void test_device_config(void)
 {
-	CHECK(dvc_device_create(0, 0, HBM_BYTES, HOST_BYTES, 0, NULL, NULL) ==
-	      NULL);
+	CHECK(dvc_device_create(NULL) == NULL);
 	CHECK_EQ(errno, EINVAL);
-	CHECK(dvc_device_create(0, 65, HBM_BYTES, HOST_BYTES, 0, NULL, NULL) ==
-	      NULL);
-	CHECK(dvc_device_create(0, 1, MiB, HOST_BYTES, 0, NULL, NULL) == NULL);
-	CHECK(dvc_device_create(0, 1, HBM_BYTES, 100, 0, NULL, NULL) == NULL);
-	CHECK(dvc_device_create(0, 1, 0, HOST_BYTES, 0, NULL, NULL) == NULL);
-	CHECK(dvc_device_create(0, 1, HBM_BYTES, HOST_BYTES, 0,
-				"/nonexistent/dir", NULL) == NULL);
+	CHECK(CREATE_WITH(aicores, 0) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(CREATE_WITH(aicores, 65) == NULL);
+	CHECK(CREATE_WITH(hbm_bytes, MiB) == NULL);
+	CHECK(CREATE_WITH(host_bytes, 100) == NULL);
+	CHECK(CREATE_WITH(hbm_bytes, 0) == NULL);
+	CHECK(CREATE_WITH(backing_dir, "/nonexistent/dir") == NULL);
 	CHECK(stats_zero());
 }
 

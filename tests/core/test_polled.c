@@ -108,14 +108,9 @@ void test_polled_need_wakeup(void)
  */
 static int fixture_init_poll_idle(struct fixture *f, uint32_t poll_idle_us)
 {
-	struct dv_device_config cfg = {
-		.aicores = 2,
-		.hbm_bytes = HBM_BYTES,
-		.host_bytes = HOST_BYTES,
-		.backend = "lib",
-		.poll_idle_us = poll_idle_us,
-	};
+	struct dv_device_config cfg = fx_device_config(0, 0);
 
+	cfg.poll_idle_us = poll_idle_us;
 	return fixture_init_cfg(f, &cfg);
 }
 

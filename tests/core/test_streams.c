@@ -123,15 +123,19 @@ void test_parallel_streams(void)
 void test_priority(void)
 {
 	/* One AI core: a high priority stream overtakes queued low ones. */
-	struct dv_device *dev = dvc_device_create(1, 1, HBM_BYTES, HOST_BYTES,
-						  0, NULL, NULL);
-	struct dv_context *ctx = dvc_context_open(dev, 1);
+	struct dv_device_config cfg = fx_device_config(1, 0);
+	struct dv_device *dev;
+	struct dv_context *ctx;
 	struct stream busy, lo, hi;
 	struct davinci_task t = t_nop(100000), z = t_nop(1000);
 	struct davinci_task_query ql, qh;
 	struct davinci_version v;
 	uint64_t lb, ll, lh;
 
+	cfg.aicores = 1;
+	dev = dvc_device_create(&cfg);
+	REQUIRE(dev);
+	ctx = dvc_context_open(dev, 1);
 	REQUIRE(ctx);
 	CHECK_EQ(dvc_ioctl(ctx, DAVINCI_IOCTL_GET_VERSION, &v), 0);
 	CHECK(!strcmp(v.backend, "lib"));
@@ -420,13 +424,15 @@ void test_ctx_reset(void)
 /* Many streams and contexts at once, closed with work in flight. */
 void test_stress(void)
 {
-	struct dv_device *dev = dvc_device_create(2, 4, HBM_BYTES, HOST_BYTES,
-						  0, NULL, NULL);
+	struct dv_device_config cfg = fx_device_config(2, 0);
+	struct dv_device *dev;
 	struct dv_context *ctx[4];
 	struct stream s[4][4];
 	struct buf m[4];
 	int c, i, k;
 
+	cfg.aicores = 4;
+	dev = dvc_device_create(&cfg);
 	REQUIRE(dev);
 	for (c = 0; c < 4; c++) {
 		ctx[c] = dvc_context_open(dev, (uint32_t)c);

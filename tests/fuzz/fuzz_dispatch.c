@@ -430,14 +430,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
+	struct dv_device_config cfg = { .aicores = 2, .hbm_bytes = 4ULL << 20,
+					.host_bytes = 1ULL << 20,
+					.task_timeout_ms = 50,
+					.backend = "fuzz" };
 	struct dv_device *dev;
 	struct fctx f[NCTX];
 	struct dv_stats st;
 	unsigned int i, steps = 0;
 
 	os_posix_fault_zalloc_countdown = 0;
-	dev = dvc_device_create(0, 2, 4ULL << 20, 1ULL << 20, 50, NULL,
-				"fuzz");
+	dev = dvc_device_create(&cfg);
 	if (!dev)
 		abort();
 	memset(f, 0, sizeof(f));

@@ -12,7 +12,8 @@ Contract (other modules code against it):
 
     load() -> ctypes.CDLL
     CoreDevice(index, aicores=2, hbm_bytes=256 << 20, host_bytes=64 << 20,
-               task_timeout_ms=30000, backing_dir=None, backend="lib")
+               task_timeout_ms=30000, backing_dir=None, backend="lib",
+               poll_idle_us=0)
         .lost(), .close(), .open_context(pid=0, uid=None) -> CoreContext
     CoreContext.ioctl(cmd, buf) -> 0 or -errno (never raises for driver
         errors), .pollable() -> bool, .mmap(offset, length) -> CoreMapping
@@ -73,9 +74,7 @@ def _declare(lib):
     c = ctypes
     vp = c.c_void_p
     sig = {
-        "dvc_device_create": (vp, [c.c_uint32, c.c_uint32, c.c_uint64,
-                                   c.c_uint64, c.c_uint32, c.c_char_p,
-                                   c.c_char_p]),
+        "dvc_device_create": (vp, [c.POINTER(DeviceConfig)]),
         "dvc_device_destroy": (None, [vp]),
         "dvc_device_lost": (None, [vp]),
         "dvc_context_open": (vp, [vp, c.c_uint32]),
@@ -390,22 +389,39 @@ class CoreContext(_Closing):
             self.device.index, self.pid, " closed" if self.closed else "")
 
 
+class DeviceConfig(ctypes.Structure):
+    """struct dv_device_config (kmod/core/dv_core.h): a device's parameters;
+    a poll_idle_us of 0 is the core's default."""
+    _fields_ = [("index", ctypes.c_uint32),
+                ("aicores", ctypes.c_uint32),
+                ("hbm_bytes", ctypes.c_uint64),
+                ("host_bytes", ctypes.c_uint64),
+                ("task_timeout_ms", ctypes.c_uint32),
+                ("backing_dir", ctypes.c_char_p),
+                ("backend", ctypes.c_char_p),
+                ("poll_idle_us", ctypes.c_uint32)]
+
+
 class CoreDevice(_Closing):
     """A simulated device (dvc_device_create); close() destroys it."""
 
     def __init__(self, index: int, aicores: int = 2,
                  hbm_bytes: int = 256 << 20, host_bytes: int = 64 << 20,
                  task_timeout_ms: int = 30000,
-                 backing_dir: "str | None" = None, backend: str = "lib"):
+                 backing_dir: "str | None" = None, backend: str = "lib",
+                 poll_idle_us: int = 0):
         lib = load()
         self.index = index
         self.backing_dir = backing_dir
         self._contexts = set()
+        cfg = DeviceConfig(
+            index=index, aicores=aicores, hbm_bytes=hbm_bytes,
+            host_bytes=host_bytes, task_timeout_ms=task_timeout_ms,
+            backing_dir=(os.fsencode(backing_dir)
+                         if backing_dir is not None else None),
+            backend=backend.encode(), poll_idle_us=poll_idle_us)
         ctypes.set_errno(0)
-        h = lib.dvc_device_create(
-            index, aicores, hbm_bytes, host_bytes, task_timeout_ms,
-            os.fsencode(backing_dir) if backing_dir is not None else None,
-            backend.encode())
+        h = lib.dvc_device_create(ctypes.byref(cfg))
         if not h:
             raise _oserror("cannot create davinci device %d" % index)
         self._handle = h

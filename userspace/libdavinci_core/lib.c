@@ -23,23 +23,10 @@ static void *dvc_obj_or_errno(int ret, void *obj)
 	return obj;
 }
 
-struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
-				    uint64_t hbm_bytes, uint64_t host_bytes,
-				    uint32_t task_timeout_ms,
-				    const char *backing_dir,
-				    const char *backend)
+struct dv_device *dvc_device_create(const struct dv_device_config *cfg)
 {
-	struct dv_device_config cfg = {
-		.index = index,
-		.aicores = aicores,
-		.hbm_bytes = hbm_bytes,
-		.host_bytes = host_bytes,
-		.task_timeout_ms = task_timeout_ms,
-		.backing_dir = backing_dir,
-		.backend = backend,
-	};
 	struct dv_device *dev = NULL;
-	int ret = dv_device_create(&cfg, &dev);
+	int ret = cfg ? dv_device_create(cfg, &dev) : -EINVAL;
 
 	return dvc_obj_or_errno(ret, dev);
 }

@@ -20,12 +20,14 @@ struct dv_mapping;
 struct dv_stats;
 struct davinci_device_info;
 struct davinci_ring_header;
+struct dv_device_config;
 
-struct dv_device *dvc_device_create(uint32_t index, uint32_t aicores,
-				    uint64_t hbm_bytes, uint64_t host_bytes,
-				    uint32_t task_timeout_ms,
-				    const char *backing_dir,
-				    const char *backend);
+/*
+ * A device made from @cfg, the core's struct dv_device_config
+ * (kmod/core/dv_core.h, whose kernel-doc gives its fields and their
+ * bounds); NULL with errno EINVAL for a @cfg out of bounds or NULL.
+ */
+struct dv_device *dvc_device_create(const struct dv_device_config *cfg);
 void dvc_device_destroy(struct dv_device *dev);
 void dvc_device_lost(struct dv_device *dev);
 /*
