@@ -53,6 +53,7 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 		.host_bytes = (u64)dv_param_host_mb << 20,
 		.task_timeout_ms = dv_param_task_timeout_ms,
 		.backend = "kmod",
+		.poll_idle_us = dv_param_poll_idle_us,
 	};
 	struct dv_kdev *kdev;
 	int ret;

@@ -26,6 +26,11 @@ module_param_named(task_timeout_ms, dv_param_task_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(task_timeout_ms,
 		 "Watchdog: a task running longer fails, 0 disables (default 30000)");
 
+unsigned int dv_param_poll_idle_us;
+module_param_named(poll_idle_us, dv_param_poll_idle_us, uint, 0444);
+MODULE_PARM_DESC(poll_idle_us,
+		 "How long the dispatcher polls idle rings before it sleeps and asks for a doorbell, in us (default 0: 200)");
+
 unsigned int dv_param_host_mb = DV_HOST_MB;
 module_param_named(host_mb, dv_param_host_mb, uint, 0444);
 MODULE_PARM_DESC(host_mb,

@@ -59,7 +59,8 @@ def inproc_core_device(index: int):
 
     Configured by ``DAVINCI_INPROC_AICORES`` (2), ``DAVINCI_INPROC_HBM_MB``
     (256), ``DAVINCI_INPROC_HOST_MB`` (64), ``DAVINCI_INPROC_TIMEOUT_MS``
-    (30000); the limits on open contexts by the variables of
+    (30000), ``DAVINCI_INPROC_POLL_IDLE_US`` (0: the core's default); the
+    limits on open contexts by the variables of
     :func:`apply_inproc_limits`, read at every call (every open).
     """
     from . import _corelib
@@ -73,7 +74,8 @@ def inproc_core_device(index: int):
                 hbm_bytes=_env_int("DAVINCI_INPROC_HBM_MB", 256) << 20,
                 host_bytes=_env_int("DAVINCI_INPROC_HOST_MB", 64) << 20,
                 task_timeout_ms=_env_int("DAVINCI_INPROC_TIMEOUT_MS", 30000),
-                backend="lib")
+                backend="lib",
+                poll_idle_us=_env_int("DAVINCI_INPROC_POLL_IDLE_US", 0))
             _inproc_devices[index] = dev
         return dev
 

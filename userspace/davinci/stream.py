@@ -269,6 +269,16 @@ class Stream:
     def destroyed(self) -> bool:
         return self._destroyed
 
+    @property
+    def needs_wakeup(self) -> bool:
+        """The device's dispatcher has stopped polling this polled ring and
+        sleeps: the next submission rings the doorbell (io_uring's
+        ``IORING_SQ_NEED_WAKEUP``). False on a stream that is not polled."""
+        with self._lock:
+            self.check()
+            return self.polled and bool(
+                self._sqh.flags & _uapi.DAVINCI_RING_F_NEED_WAKEUP)
+
     def invalidate(self, why: str) -> None:
         """Mark dead without telling the driver (the device's reset or close
         freed it already); host work waiting on its tasks runs as failed."""

@@ -34,6 +34,10 @@ def _parser():
                    help="AI cores (worker threads) per device (default 2)")
     p.add_argument("--task-timeout-ms", type=int, default=30000, metavar="T",
                    help="task watchdog in ms, 0 disables (default 30000)")
+    p.add_argument("--poll-idle-us", type=int, default=0, metavar="U",
+                   help="how long each device's dispatcher polls idle rings "
+                   "before it sleeps and clients must ring the doorbell, in "
+                   "microseconds (default 0: the core's 200)")
     p.add_argument("--max-contexts-per-process", type=int, default=64,
                    metavar="N",
                    help="open device files (contexts) one process may hold "
@@ -152,7 +156,8 @@ def _serve(args, mp, pidfile, ready_fd=None):
                     "contexts (%s): its defaults apply", os.strerror(-ret))
     srv = Server(mp, devices=args.devices, hbm_mb=args.hbm_mb,
                  host_mb=args.host_mb, aicores=args.aicores,
-                 task_timeout_ms=args.task_timeout_ms, pidfile=pidfile,
+                 task_timeout_ms=args.task_timeout_ms,
+                 poll_idle_us=args.poll_idle_us, pidfile=pidfile,
                  debug=args.debug)
     try:
         mnt.write_pidfile(pidfile, os.getpid())
@@ -194,9 +199,11 @@ def main(argv=None):
     if not 1 <= args.devices <= 64:
         return _fail("--devices must be 1..64")
     if args.hbm_mb < 2 or args.host_mb < 1 or not 1 <= args.aicores <= 64 \
-            or args.task_timeout_ms < 0:
+            or args.task_timeout_ms < 0 or \
+            not 0 <= args.poll_idle_us < 1 << 32:
         return _fail("bad size: --hbm-mb >= 2, --host-mb >= 1, --aicores "
-                     "1..64, --task-timeout-ms >= 0")
+                     "1..64, --task-timeout-ms >= 0, --poll-idle-us "
+                     "0..4294967295")
     args.hbm_mb = (args.hbm_mb + 1) & ~1
     try:
         import fuse  # noqa: F401
