@@ -601,6 +601,8 @@ enum dv_op_shape {
  * @max_count: largest count, 0 for no bound
  * @max_imm: largest imm, 0 for no bound
  * @shape: its operand extents
+ * @kernel: for a compute op, its kernel (ops_kernels.h), which dv_op_run()
+ *	calls with units [@begin, @end) and an FPU section open; else NULL
  */
 struct dv_opcode_info {
 	u32 uses;
@@ -609,6 +611,8 @@ struct dv_opcode_info {
 	u64 max_count;
 	u32 max_imm;
 	enum dv_op_shape shape;
+	void (*kernel)(const struct davinci_task *t, void *dst,
+		       const void *src0, const void *src1, u64 begin, u64 end);
 };
 
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];

@@ -9,7 +9,6 @@
  * to them.
  */
 #include "dv_internal.h"
-#include "ops_kernels.h"
 
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
@@ -271,41 +270,7 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 
 	if (end > units)
 		end = units;
-	if (begin >= end)
+	if (begin >= end)	/* also every opcode that is not a compute op */
 		return;
-	switch (task->opcode) {
-	case DAVINCI_OP_ADD:
-	case DAVINCI_OP_SUB:
-	case DAVINCI_OP_MUL:
-	case DAVINCI_OP_DIV:
-	case DAVINCI_OP_MAX:
-	case DAVINCI_OP_MIN:
-	case DAVINCI_OP_RELU:
-	case DAVINCI_OP_EXP:
-	case DAVINCI_OP_AXPY:
-	case DAVINCI_OP_SQRT:
-		dv_opk_elementwise(task, dst, src0, src1, begin, end);
-		break;
-	case DAVINCI_OP_MATMUL:
-		dv_opk_matmul(task, dst, src0, src1, begin, end);
-		break;
-	case DAVINCI_OP_SOFTMAX:
-	case DAVINCI_OP_LOG_SOFTMAX:
-		dv_opk_softmax(task, dst, src0, begin, end);
-		break;
-	case DAVINCI_OP_REDUCE_SUM:
-		dv_opk_reduce_sum(task, dst, src0, begin, end);
-		break;
-	case DAVINCI_OP_CAST:
-		dv_opk_cast(task, dst, src0, begin, end);
-		break;
-	case DAVINCI_OP_RELU_GRAD:
-		dv_opk_relu_grad(task, dst, src0, src1, begin, end);
-		break;
-	case DAVINCI_OP_CMP:
-		dv_opk_compare(task, dst, src0, src1, begin, end);
-		break;
-	default:
-		break;
-	}
+	dv_opcodes[task->opcode].kernel(task, dst, src0, src1, begin, end);
 }

@@ -36,10 +36,11 @@
 #define CT(a, b) ((a) * DAVINCI_DTYPE_COUNT + (b))
 
 void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src,
-		 u64 begin, u64 end)
+		 const void *src1, u64 begin, u64 end)
 {
 	size_t n = (size_t)(end - begin);
 
+	(void)src1;
 	switch (CT(t->dtype, t->dst_dtype)) {
 	case CT(DAVINCI_DTYPE_FLOAT32, DAVINCI_DTYPE_FLOAT32):
 	case CT(DAVINCI_DTYPE_INT32, DAVINCI_DTYPE_INT32):

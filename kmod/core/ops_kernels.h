@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ops_kernels.h - entry points of the float op kernels (ops_*.c) for the
- * dispatcher in ops.c. Only pointers cross this boundary, so ops.c needs
- * no FPU. The task has passed dv_op_validate(), dv_op_extent() and
+ * ops_kernels.h - entry points of the float op kernels (ops_*.c), named
+ * in the opcode table (task.c) and called by dv_op_run() (ops.c). Only
+ * pointers cross this boundary, so neither of those needs the FPU. The task has passed dv_op_validate(), dv_op_extent() and
  * dv_op_misaligned() (every operand is aligned to its element size), and
  * 0 <= @begin < @end <= dv_op_units(task).
  */
@@ -17,25 +17,22 @@
  */
 #define dv_v4sf float __attribute__((vector_size(16)))
 
-/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT; units are elements. */
-void dv_opk_elementwise(const struct davinci_task *t, void *dst,
-			const void *src0, const void *src1, u64 begin, u64 end);
-/* MATMUL; units are rows of dst. */
-void dv_opk_matmul(const struct davinci_task *t, void *dst,
-		   const void *src0, const void *src1, u64 begin, u64 end);
-/* SOFTMAX, LOG_SOFTMAX (by opcode) and REDUCE_SUM; units are rows. */
-void dv_opk_softmax(const struct davinci_task *t, void *dst,
-		    const void *src0, u64 begin, u64 end);
-void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
-		       const void *src0, u64 begin, u64 end);
-/* RELU_GRAD; units are elements. */
-void dv_opk_relu_grad(const struct davinci_task *t, void *dst,
-		      const void *src0, const void *src1, u64 begin, u64 end);
-/* CMP; units are elements. */
-void dv_opk_compare(const struct davinci_task *t, void *dst,
-		    const void *src0, const void *src1, u64 begin, u64 end);
-/* CAST; units are elements. */
-void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src0,
-		 u64 begin, u64 end);
+/*
+ * The op kernels, each named by the opcodes it runs in dv_opcodes[] and
+ * called with the signature of struct dv_opcode_info's @kernel; an op with
+ * one input ignores @src1.
+ */
+#define DV_OP_KERNEL(name)						\
+	void dv_opk_##name(const struct davinci_task *t, void *dst,	\
+			   const void *src0, const void *src1,		\
+			   u64 begin, u64 end)
+
+DV_OP_KERNEL(elementwise);	/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT */
+DV_OP_KERNEL(matmul);		/* MATMUL; units are rows of dst */
+DV_OP_KERNEL(softmax);		/* SOFTMAX, LOG_SOFTMAX; units are rows */
+DV_OP_KERNEL(reduce_sum);	/* REDUCE_SUM; units are rows */
+DV_OP_KERNEL(relu_grad);	/* RELU_GRAD */
+DV_OP_KERNEL(compare);		/* CMP */
+DV_OP_KERNEL(cast);		/* CAST */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -8,6 +8,7 @@
  * to run in sched.c.
  */
 #include "dv_internal.h"
+#include "ops_kernels.h"
 
 #define DV_DT(x)	(1U << DAVINCI_DTYPE_##x)
 #define DV_DT_NONE	DV_DT(FLOAT32)		/* dtype unused: must be 0 */
@@ -18,13 +19,20 @@
 #define DV_OP(op, u, dt, fl, sh) \
 	[DAVINCI_OP_##op] = { .uses = (u), .dtypes = (dt), .flags = (fl), \
 			      .shape = DV_SHAPE_##sh }
+/* a compute op: DV_OP() with the kernel dv_opk_@kern */
+#define DV_OPK(op, u, dt, fl, sh, kern) \
+	[DAVINCI_OP_##op] = { .uses = (u), .dtypes = (dt), .flags = (fl), \
+			      .shape = DV_SHAPE_##sh, .kernel = dv_opk_##kern }
 #define DV_BINARY	(DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT)
 #define DV_UNARY	(DV_U_DST | DV_U_SRC0 | DV_U_COUNT)
+#define DV_ROWS		(DV_U_DST | DV_U_SRC0 | DV_U_MN)
+#define DV_TRANS	(DAVINCI_TASK_F_TRANS_A | DAVINCI_TASK_F_TRANS_B)
 
 /*
  * What each opcode uses and allows: the one table behind the doorbell's
  * validation (dv_task_validate()), the operand extents (dv_op_extent(),
- * dv_task_resolve()) and the op kernels' work units (ops.c).
+ * dv_task_resolve()), the op kernels' work units and the kernel each
+ * compute op runs (ops.c).
  */
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = { .uses = DV_U_COUNT, .dtypes = DV_DT_NONE,
@@ -40,33 +48,33 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	DV_OP(EVENT_WAIT, DV_U_EVENT, DV_DT_NONE,
 	      DV_TF_NOTIFY | DAVINCI_TASK_F_WAIT_NEXT, NONE),
 	DV_OP(NOTIFY, 0, DV_DT_NONE, DV_TF_NOTIFY, NONE),
-	DV_OP(ADD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(SUB, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(MUL, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(DIV, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(MAX, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(MIN, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(RELU, DV_UNARY, DV_DT_ALL, DV_TF_NOTIFY, UNARY),
-	DV_OP(EXP, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY),
-	DV_OP(AXPY, DV_BINARY | DV_U_IMM, DV_DT_FLOATS, DV_TF_NOTIFY, BINARY),
-	DV_OP(MATMUL, DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_MN | DV_U_K,
-	      DV_DT_FLOATS,
-	      DV_TF_NOTIFY | DAVINCI_TASK_F_TRANS_A | DAVINCI_TASK_F_TRANS_B,
-	      MATMUL),
-	DV_OP(SOFTMAX, DV_U_DST | DV_U_SRC0 | DV_U_MN, DV_DT_FLOATS,
-	      DV_TF_NOTIFY, ROWS),
-	DV_OP(REDUCE_SUM, DV_U_DST | DV_U_SRC0 | DV_U_MN, DV_DT_FLOATS,
-	      DV_TF_NOTIFY, REDUCE),
-	DV_OP(CAST, DV_UNARY | DV_U_DST_DTYPE, DV_DT_ALL, DV_TF_NOTIFY, CAST),
-	DV_OP(RELU_GRAD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY),
-	DV_OP(LOG_SOFTMAX, DV_U_DST | DV_U_SRC0 | DV_U_MN, DV_DT_FLOATS,
-	      DV_TF_NOTIFY, ROWS),
-	DV_OP(SQRT, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY),
+	DV_OPK(ADD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(SUB, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(MUL, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(DIV, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(MAX, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(MIN, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
+	DV_OPK(RELU, DV_UNARY, DV_DT_ALL, DV_TF_NOTIFY, UNARY, elementwise),
+	DV_OPK(EXP, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY, elementwise),
+	DV_OPK(AXPY, DV_BINARY | DV_U_IMM, DV_DT_FLOATS, DV_TF_NOTIFY, BINARY,
+	       elementwise),
+	DV_OPK(MATMUL, DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_MN | DV_U_K,
+	       DV_DT_FLOATS, DV_TF_NOTIFY | DV_TRANS, MATMUL, matmul),
+	DV_OPK(SOFTMAX, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, ROWS, softmax),
+	DV_OPK(REDUCE_SUM, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, REDUCE,
+	       reduce_sum),
+	DV_OPK(CAST, DV_UNARY | DV_U_DST_DTYPE, DV_DT_ALL, DV_TF_NOTIFY, CAST,
+	       cast),
+	DV_OPK(RELU_GRAD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY,
+	       relu_grad),
+	DV_OPK(LOG_SOFTMAX, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, ROWS, softmax),
+	DV_OPK(SQRT, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY, elementwise),
 	/* DAVINCI_CMP_EQ is 0: validation checks imm < DAVINCI_CMP_COUNT */
 	[DAVINCI_OP_CMP] = { .uses = DV_BINARY | DV_U_IMM, .dtypes = DV_DT_ALL,
 			     .flags = DV_TF_NOTIFY,
 			     .max_imm = DAVINCI_CMP_COUNT - 1,
-			     .shape = DV_SHAPE_BINARY },
+			     .shape = DV_SHAPE_BINARY,
+			     .kernel = dv_opk_compare },
 };
 
 /* A field the opcode does not use is non-zero. */
