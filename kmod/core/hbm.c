@@ -38,10 +38,7 @@ int dv_pool_init(struct dv_pool *p, u32 index, u64 size, u64 va_base,
 	p->va_base = va_base;
 	p->index = index;
 	p->total = size;
-	p->free = size;
-	r->start = 0;
-	r->size = size;
-	dv_list_add_tail(&r->node, &p->free_list);
+	dv_pool_free(p, 0, size, r);	/* all of it, as one free range */
 	return 0;
 }
 
