@@ -44,6 +44,7 @@ MMK_PRAGMA(GCC target(MMK_TARGET))
 #define MMK_A_STRIDE(kc) ((((kc) + 15) & ~(size_t)15) + \
 			  ((((kc) + 15) & 511) < 16 ? 16 : 0))
 #define mmk_v float __attribute__((vector_size(MMK_W * 4)))
+#define mmk_vi int __attribute__((vector_size(MMK_W * 4)))
 
 #if MMK_MR > DV_MM_MAX_MR || MMK_NR > DV_MM_MAX_NR
 #error "register block larger than DV_MM_MAX_MR x DV_MM_MAX_NR"
@@ -60,6 +61,65 @@ static inline mmk_v mmk_ld(const float *p)
 static inline void mmk_st(float *p, mmk_v v)
 {
 	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * Panels of B from column @j0 into @out, each kc x NR at kc * NR floats
+ * apart, the last @cols wide. A float32 [k,n] B is read line by line
+ * across all its panels: sequential reads, and vector copies rather than a
+ * library call per panel line.
+ */
+static void mmk_pack_b(const struct dv_mm *mm, size_t k0, size_t kc,
+		       size_t j0, size_t cols, float *out)
+{
+	const float *b = (const float *)mm->b + k0 * mm->n + j0;
+	size_t p, jr, full = cols / MMK_NR * MMK_NR;
+	int v;
+
+	if (mm->dtype != DAVINCI_DTYPE_FLOAT32 || mm->tb)
+		full = 0;
+	for (p = 0; full && p < kc; p++, b += mm->n)
+		for (jr = 0; jr < full; jr += MMK_NR)
+#pragma GCC unroll 16
+			for (v = 0; v < MMK_NV; v++)
+				mmk_st(out + jr * kc + p * MMK_NR + v * MMK_W,
+				       mmk_ld(b + jr + v * MMK_W));
+	for (jr = full; jr < cols; jr += MMK_NR)
+		dv_mm_pack_b(mm, k0, kc, j0 + jr,
+			     cols - jr < MMK_NR ? cols - jr : MMK_NR, MMK_NR,
+			     out + jr * kc);
+}
+
+/*
+ * dv_mm_store() for float32 dst and a whole block, in vectors: NaN made
+ * canonical on the bits as dv_canon_nan() does.
+ */
+static void mmk_store(const struct dv_mm *mm, const size_t *row, size_t rows,
+		      size_t j0, size_t cols, const float *acc)
+{
+	const mmk_vi mag = (mmk_vi){} + 0x7fffffff;
+	const mmk_vi inf = (mmk_vi){} + 0x7f800000;
+	const mmk_vi nan = (mmk_vi){} + 0x7fc00000;
+	size_t r;
+	int v;
+
+	if (mm->dtype != DAVINCI_DTYPE_FLOAT32 || cols != MMK_NR) {
+		dv_mm_store(mm, row, rows, j0, cols, MMK_NR, acc);
+		return;
+	}
+	for (r = 0; r < rows; r++) {
+		float *c = (float *)mm->c + row[r] * mm->n + j0;
+
+#pragma GCC unroll 16
+		for (v = 0; v < MMK_NV; v++) {
+			mmk_vi x, nanm;
+
+			memcpy(&x, acc + r * MMK_NR + v * MMK_W, sizeof(x));
+			nanm = (x & mag) > inf;
+			x = (x & ~nanm) | (nan & nanm);
+			memcpy(c + v * MMK_W, &x, sizeof(x));
+		}
+	}
 }
 
 /*
@@ -145,10 +205,8 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 	for (jc = 0; jc < mm->n; jc += nc) {
 		size_t ncur = mm->n - jc < nc ? mm->n - jc : nc;
 
-		for (jr = 0; whole && jr < ncur; jr += MMK_NR)
-			dv_mm_pack_b(mm, 0, kc, jc + jr,
-				     ncur - jr < MMK_NR ? ncur - jr : MMK_NR,
-				     MMK_NR, bp + jr * kc);
+		if (whole)
+			mmk_pack_b(mm, 0, kc, jc, ncur, bp);
 		for (i0 = begin; i0 < end; i0 += MMK_MR) {
 			size_t rows = end - i0 < MMK_MR ? end - i0 : MMK_MR;
 
@@ -170,22 +228,22 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 						size_t kp = mm->k - k0 < kc ?
 							    mm->k - k0 : kc;
 
-						dv_mm_pack_b(mm, k0, kp, jc + jr,
-							     cols, MMK_NR, bp);
+						mmk_pack_b(mm, k0, kp, jc + jr,
+							   cols, bp);
 						as = mmk_rows_a(mm, row, k0, kp,
 								ap, a);
 						mmk_block(a, as, bp, MMK_NR,
 							  kp, acc);
 					}
 				}
-				dv_mm_store(mm, row, rows, jc + jr, cols,
-					    MMK_NR, acc);
+				mmk_store(mm, row, rows, jc + jr, cols, acc);
 			}
 		}
 	}
 }
 
 #undef mmk_v
+#undef mmk_vi
 #undef MMK_NR
 
 #ifdef MMK_TARGET
