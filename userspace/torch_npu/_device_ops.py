@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 import davinci
-from davinci import _uapi, make_task, ops
+from davinci import _uapi, ops
 
 from . import _devices, memory, streams
 
@@ -38,10 +38,24 @@ def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
         return False                # (empty tensors have no memory)
     index, dtype = t0.get_device(), t0.dtype
     for t in ts:
+        # (a CPU tensor's get_device() is -1, never an npu index)
         if not isinstance(t, torch.Tensor) or t.get_device() != index or \
-                t.is_cpu or t.dtype != dtype or not t.is_contiguous():
+                t.dtype != dtype or not t.is_contiguous():
             return False
     return True
+
+
+def on_device_pair(a, b, floats: bool = False) -> bool:
+    """``on_device(a, b, floats=floats)`` for two tensors of one shape: the
+    operands of the common binary op, checked in one pass, cheapest
+    tests first."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return False
+    dtype = a.dtype
+    return dtype in (FLOATS if floats else DTYPES) and b.dtype == dtype \
+        and a.device.type == "npu" and b.get_device() == a.get_device() \
+        and a.shape == b.shape and a.numel() != 0 and a.is_contiguous() \
+        and b.is_contiguous()
 
 
 def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
@@ -57,11 +71,12 @@ def stream_of(t: torch.Tensor) -> davinci.Stream:
 
 def addr(t: torch.Tensor) -> int:
     """Device address of ``t``'s first element."""
-    buf, offset = memory.device_buffer(t)
-    return buf.dev_addr + offset
+    return memory.device_address(t)
 
 
 _CODES = {dt: ops.DTYPES[name][0] for dt, name in DTYPES.items()}
+#: element size in bytes of each torch dtype the device computes in
+_ITEMSIZES = {dt: ops.DTYPES[name][1].itemsize for dt, name in DTYPES.items()}
 _OPCODES = {"add": _uapi.DAVINCI_OP_ADD, "sub": _uapi.DAVINCI_OP_SUB,
             "mul": _uapi.DAVINCI_OP_MUL, "div": _uapi.DAVINCI_OP_DIV,
             "maximum": _uapi.DAVINCI_OP_MAX, "minimum": _uapi.DAVINCI_OP_MIN,
@@ -75,14 +90,28 @@ def has_feature(t: torch.Tensor, feature: int) -> bool:
     return _devices.context(t.get_device()).version.has(feature)
 
 
-def _launch(t: torch.Tensor, opcode: int, **fields) -> None:
-    """One elementwise task on ``t``'s device and current stream. The
-    allocator's blocks are 512-byte aligned, so operands are aligned to
-    their element size; check_alignment still guards the rule."""
-    task = make_task(opcode, dtype=_CODES[t.dtype], count=t.numel(),
-                     **fields)
-    ops.check_alignment(task)
-    stream_of(t).launch(task)
+def _launch(t: torch.Tensor, opcode: int, dst: int, src0: int,
+            src1: int = 0, imm: int = 0) -> None:
+    """One elementwise task over ``t``'s elements, on its device and
+    current stream; see :func:`_launch_on`."""
+    _launch_on(t.get_device(), t.dtype, t.numel(), opcode, dst, src0, src1,
+               imm)
+
+
+def _launch_on(index: int, dtype: torch.dtype, count: int, opcode: int,
+               dst: int, src0: int, src1: int = 0, imm: int = 0) -> None:
+    """One elementwise task on npu:``index``'s current stream, over
+    ``count`` elements of ``dtype`` at device addresses ``dst``, ``src0``
+    and ``src1`` (0: unused). The allocator's blocks are 512-byte aligned,
+    so operands are aligned to their element size; the rule is still
+    checked, by one test on the addresses here, and check_alignment names
+    the operand that breaks it."""
+    task = _uapi.davinci_task(opcode=opcode, dtype=_CODES[dtype],
+                              count=count, dst=dst, src0=src0, src1=src1,
+                              imm=imm)
+    if (dst | src0 | src1) % _ITEMSIZES[dtype]:
+        ops.check_alignment(task)       # raises MisalignedOperandError
+    streams.current_stream(index).davinci_stream.launch(task)
 
 
 def _f32_bits(x: float) -> int:
@@ -206,32 +235,32 @@ def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
     """out := alpha * x, alpha rounded to float32 (alpha * x + -0: exact,
     the sign of a zero product kept)."""
     zeros = const(x, -0.0, (x.numel(),))
-    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=addr(x),
-            src1=zeros.dev_addr, imm=_f32_bits(alpha))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), addr(x), zeros.dev_addr,
+            _f32_bits(alpha))
 
 
 def add_scalar(x: torch.Tensor, value: float, out: torch.Tensor) -> None:
     """out := x + value (value * 1 + x: exact)."""
     ones = const(x, 1, (x.numel(),))
-    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=ones.dev_addr,
-            src1=addr(x), imm=_f32_bits(value))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), ones.dev_addr, addr(x),
+            _f32_bits(value))
 
 
 def binary(opname: str, a: torch.Tensor, b: torch.Tensor,
            out: torch.Tensor) -> None:
     """out := a <op> b elementwise (one shape, one dtype)."""
-    _launch(a, _OPCODES[opname], dst=addr(out), src0=addr(a), src1=addr(b))
+    _launch(a, _OPCODES[opname], addr(out), addr(a), addr(b))
 
 
 def axpy(alpha: float, x: torch.Tensor, y: torch.Tensor,
          out: torch.Tensor) -> None:
     """out := alpha * x + y."""
-    _launch(x, _uapi.DAVINCI_OP_AXPY, dst=addr(out), src0=addr(x),
-            src1=addr(y), imm=_f32_bits(alpha))
+    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), addr(x), addr(y),
+            _f32_bits(alpha))
 
 
 def unary(opname: str, x: torch.Tensor, out: torch.Tensor) -> None:
-    _launch(x, _OPCODES[opname], dst=addr(out), src0=addr(x))
+    _launch(x, _OPCODES[opname], addr(out), addr(x))
 
 
 def matmul_operand(t: torch.Tensor):
