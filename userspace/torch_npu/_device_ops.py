@@ -114,6 +114,17 @@ def _launch_on(index: int, dtype: torch.dtype, count: int, opcode: int,
     streams.current_stream(index).davinci_stream.launch(task)
 
 
+def launch_blocks(opname: str, dtype: torch.dtype, index: int, count: int,
+                  dst: int, src0: int, src1: int) -> None:
+    """dst := src0 <opname> src1 elementwise: the C++ half's path for the
+    common case of the binary ops (csrc/npu.cpp), which hands over each
+    operand as the host address of its block's first byte."""
+    blocks = memory.allocator(index)
+    _launch_on(index, dtype, count, _OPCODES[opname],
+               blocks.block(dst).dev_addr, blocks.block(src0).dev_addr,
+               blocks.block(src1).dev_addr)
+
+
 def _f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", float(x)))[0]
 

@@ -22,6 +22,7 @@ import torch
 from torch.utils._pytree import tree_map
 
 from davinci import _uapi
+from davinci.trace.spans import active_recorder
 
 from . import _devices, _ext, _tracing
 from . import _device_ops as D
@@ -285,15 +286,23 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
         def out_fn(x, other, *, out):
             out.resize_(_result_shape(x, other))
             return _binary_op(name, dev_op, x, other, out=out)
-    _impl(name + ".Tensor", name + ".Scalar")(functional)
+    # name.Tensor is registered by the C++ half, which runs its common case
+    # itself and hands every other call to this kernel
+    _binary_tensor_kernels[name] = _tracing.traced(name + ".Tensor",
+                                                   functional)
+    DEVICE_OPS.append(name + ".Tensor")
+    _impl(name + ".Scalar")(functional)
     _impl(name + "_.Tensor", name + "_.Scalar")(inplace)
     _impl(name + ".out")(out_fn)
 
 
+_binary_tensor_kernels: dict[str, object] = {}
 _make_binary("add", "add", True)
 _make_binary("sub", "sub", True)
 _make_binary("mul", "mul", False)
 _make_binary("div", "div", False)
+_ext.load().set_binary_kernels(_binary_tensor_kernels, D.launch_blocks,
+                               active_recorder)
 
 
 def _make_minmax(name: str) -> None:

@@ -18,6 +18,7 @@
 #include <ATen/ops/view_native.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 #include <torch/library.h>
 
@@ -299,6 +300,112 @@ at::Tensor host_view(const at::Tensor &t)
 			     [keep](void *) {}, t.options().device(at::kCPU));
 }
 
+// The binary ops' common case: two contiguous npu tensors of one shape and
+// a dtype the device computes in, each starting at its block (storage
+// offset 0), alpha 1. It takes one Python call, which launches the task
+// (torch_npu/_device_ops.py: launch_blocks), instead of the Python kernel's
+// dispatch, checks and the allocator's round trip through Python. Every
+// other case, and every call while a davinci trace runs (for its aten::
+// spans), goes to the Python kernel (torch_npu/_kernels.py).
+enum BinaryOp { kAdd, kSub, kMul, kDiv, kBinaryOps };
+const char *const kBinaryNames[kBinaryOps] = {"add", "sub", "mul", "div"};
+py::object *g_binary_kernels[kBinaryOps];
+py::object *g_binary_names[kBinaryOps];
+py::object *g_launch_blocks;
+py::object *g_active_recorder;
+
+bool device_dtype(c10::ScalarType t, bool floats_only)
+{
+	switch (t) {
+	case c10::kFloat:
+	case c10::kHalf:
+	case c10::kBFloat16:
+		return true;
+	case c10::kInt:
+		return !floats_only;
+	default:
+		return false;
+	}
+}
+
+bool binary_common_case(const at::Tensor &a, const at::Tensor &b,
+			bool floats_only)
+{
+	return a.device().type() == kNpu && b.device() == a.device() &&
+	       b.scalar_type() == a.scalar_type() &&
+	       device_dtype(a.scalar_type(), floats_only) &&
+	       a.sizes() == b.sizes() && a.numel() > 0 &&
+	       a.is_contiguous() && b.is_contiguous() &&
+	       a.storage_offset() == 0 && b.storage_offset() == 0;
+}
+
+at::Tensor binary_tensor(BinaryOp op, const at::Tensor &self,
+			 const at::Tensor &other, const c10::Scalar &alpha)
+{
+	py::gil_scoped_acquire gil;
+	TORCH_CHECK(g_launch_blocks, "torch_npu's kernels are not registered");
+	bool alpha_one = !alpha.isComplex() && !alpha.isSymbolic() &&
+			 alpha.toDouble() == 1.0;
+	if (alpha_one && binary_common_case(self, other, op == kDiv) &&
+	    (*g_active_recorder)().is_none()) {
+		at::Tensor out = at::empty_like(self);
+		(*g_launch_blocks)(*g_binary_names[op], self.scalar_type(),
+				   int(self.device().index()), self.numel(),
+				   reinterpret_cast<uintptr_t>(out.data_ptr()),
+				   reinterpret_cast<uintptr_t>(self.data_ptr()),
+				   reinterpret_cast<uintptr_t>(other.data_ptr()));
+		return out;
+	}
+	// arguments as PyTorch hands them to a Python kernel: a wrapped
+	// number (rsub's scalar) as a Python number
+	using torch::jit::toPyObject;
+	py::object &kernel = *g_binary_kernels[op];
+	py::object r = op == kAdd || op == kSub ?
+		kernel(toPyObject(self), toPyObject(other),
+		       py::arg("alpha") = toPyObject(alpha)) :
+		kernel(toPyObject(self), toPyObject(other));
+	return r.cast<at::Tensor>();
+}
+
+at::Tensor add_tensor(const at::Tensor &self, const at::Tensor &other,
+		      const c10::Scalar &alpha)
+{
+	return binary_tensor(kAdd, self, other, alpha);
+}
+
+at::Tensor sub_tensor(const at::Tensor &self, const at::Tensor &other,
+		      const c10::Scalar &alpha)
+{
+	return binary_tensor(kSub, self, other, alpha);
+}
+
+at::Tensor mul_tensor(const at::Tensor &self, const at::Tensor &other)
+{
+	return binary_tensor(kMul, self, other, 1);
+}
+
+at::Tensor div_tensor(const at::Tensor &self, const at::Tensor &other)
+{
+	return binary_tensor(kDiv, self, other, 1);
+}
+
+// The Python kernels of add/sub/mul/div.Tensor (by name), the launcher of
+// the common case and davinci.trace.spans.active_recorder; set once.
+void set_binary_kernels(py::dict kernels, py::object launch_blocks,
+			py::object active_recorder)
+{
+	TORCH_CHECK(!g_launch_blocks, "binary kernels are registered already");
+	for (int op = 0; op < kBinaryOps; op++) {
+		py::str name(kBinaryNames[op]);
+		TORCH_CHECK(kernels.contains(name), "no Python kernel for ",
+			    kBinaryNames[op], ".Tensor");
+		g_binary_kernels[op] = new py::object(kernels[name]);
+		g_binary_names[op] = new py::object(name);
+	}
+	g_active_recorder = new py::object(std::move(active_recorder));
+	g_launch_blocks = new py::object(std::move(launch_blocks));
+}
+
 std::vector<std::string> fallback_ops()
 {
 	std::lock_guard<std::mutex> lock(g_warned_lock);
@@ -345,6 +452,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("set_.source_Tensor", set_tensor);
 	m.impl("set_.source_Storage", set_storage);
 	m.impl("set_.source_Storage_storage_offset", set_storage_offset);
+	m.impl("add.Tensor", add_tensor);
+	m.impl("sub.Tensor", sub_tensor);
+	m.impl("mul.Tensor", mul_tensor);
+	m.impl("div.Tensor", div_tensor);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
@@ -360,4 +471,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 	m.def("set_quiet", &set_quiet, "silence fallback warnings (thread)");
 	m.def("current_device", &current_device);
 	m.def("set_device", &set_device);
+	m.def("set_binary_kernels", &set_binary_kernels,
+	      "the Python side of add/sub/mul/div.Tensor");
 }
