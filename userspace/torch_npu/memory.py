@@ -188,11 +188,8 @@ def device_address(t: torch.Tensor) -> int:
     operand of every op needs, so one storage lookup and one dict lookup
     (a storage's data pointer is the first byte of its block)."""
     base = t.untyped_storage().data_ptr()
-    a = _allocators.get(t.get_device())
-    block = a._active.get(base) if a is not None else None
-    if block is None:
-        block = allocator(t.get_device()).block(base)   # raises, explained
-    return block.dev_addr + (t.data_ptr() - base)
+    a = _allocators.get(t.get_device()) or allocator(t.get_device())
+    return a.block(base).dev_addr + (t.data_ptr() - base)
 
 
 def _index(device) -> int:
