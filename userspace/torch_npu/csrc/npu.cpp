@@ -452,6 +452,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("set_.source_Tensor", set_tensor);
 	m.impl("set_.source_Storage", set_storage);
 	m.impl("set_.source_Storage_storage_offset", set_storage_offset);
+}
+
+// The binary ops' common case in C++, the rest in their Python kernels.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
+{
 	m.impl("add.Tensor", add_tensor);
 	m.impl("sub.Tensor", sub_tensor);
 	m.impl("mul.Tensor", mul_tensor);
