@@ -45,19 +45,6 @@ def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
     return True
 
 
-def on_device_pair(a, b, floats: bool = False) -> bool:
-    """``on_device(a, b, floats=floats)`` for two tensors of one shape: the
-    operands of the common binary op, checked in one pass, cheapest
-    tests first."""
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-        return False
-    dtype = a.dtype
-    return dtype in (FLOATS if floats else DTYPES) and b.dtype == dtype \
-        and a.device.type == "npu" and b.get_device() == a.get_device() \
-        and a.shape == b.shape and a.numel() != 0 and a.is_contiguous() \
-        and b.is_contiguous()
-
-
 def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
     """``t`` (contiguous npu tensor) as a davinci DeviceTensor."""
     buf, offset = memory.device_buffer(t)
@@ -71,7 +58,8 @@ def stream_of(t: torch.Tensor) -> davinci.Stream:
 
 def addr(t: torch.Tensor) -> int:
     """Device address of ``t``'s first element."""
-    return memory.device_address(t)
+    buf, offset = memory.device_buffer(t)
+    return buf.dev_addr + offset
 
 
 _CODES = {dt: ops.DTYPES[name][0] for dt, name in DTYPES.items()}
@@ -121,8 +109,9 @@ def launch_blocks(opname: str, dtype: torch.dtype, index: int, count: int,
     operand as the host address of its block's first byte."""
     blocks = memory.allocator(index)
     _launch_on(index, dtype, count, _OPCODES[opname],
-               blocks.block(dst).dev_addr, blocks.block(src0).dev_addr,
-               blocks.block(src1).dev_addr)
+               blocks.block(dst).buffer.dev_addr,
+               blocks.block(src0).buffer.dev_addr,
+               blocks.block(src1).buffer.dev_addr)
 
 
 def _f32_bits(x: float) -> int:

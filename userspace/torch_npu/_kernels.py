@@ -203,8 +203,9 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         # rsub(t, number) reaches sub(number, t): the number as a tensor
         # of t's dtype (rounded as CPU torch rounds a scalar operand)
         x = torch.full_like(other, x)
-    if out is None and alpha == 1 and \
-            D.on_device_pair(x, other, floats=name == "div"):
+    if out is None and alpha == 1 and isinstance(other, torch.Tensor) and \
+            other.shape == x.shape and \
+            D.on_device(x, other, floats=name == "div"):
         target = torch.empty_like(x)      # the common case, first
         D.binary(dev_op, x, other, target)
         return target

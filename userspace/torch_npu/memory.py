@@ -46,8 +46,6 @@ class _Block:
     stream: int
     #: the first byte in this process's mapping (tensors' data pointer)
     address: int
-    #: the first byte on the device (the address tasks take)
-    dev_addr: int
 
 
 class DeviceAllocator:
@@ -96,7 +94,7 @@ class DeviceAllocator:
 
     def _new_block(self, size: int, stream: int) -> _Block:
         buf = _devices.context(self.index).malloc(size)
-        block = _Block(buf, size, stream, buf.address, buf.dev_addr)
+        block = _Block(buf, size, stream, buf.address)
         with self._lock:
             s = self.stats
             s["reserved"] += buf.alloc_size
@@ -181,15 +179,6 @@ def device_buffer(t: torch.Tensor) -> tuple[davinci.Buffer, int]:
     offset = t.storage_offset() * t.element_size()
     block = allocator(t.get_device()).block(t.data_ptr() - offset)
     return block.buffer, offset
-
-
-def device_address(t: torch.Tensor) -> int:
-    """The device address of npu tensor ``t``'s first element: what every
-    operand of every op needs, so one storage lookup and one dict lookup
-    (a storage's data pointer is the first byte of its block)."""
-    base = t.untyped_storage().data_ptr()
-    a = _allocators.get(t.get_device()) or allocator(t.get_device())
-    return a.block(base).dev_addr + (t.data_ptr() - base)
 
 
 def _index(device) -> int:
