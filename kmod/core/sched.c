@@ -13,6 +13,15 @@
  */
 #include "dv_internal.h"
 
+/* The head task of a ready stream is one the dispatcher runs itself. */
+static bool dv_sched_head_short(struct dv_device *dev,
+				const struct dv_stream *s)
+{
+	return !dv_list_empty(&s->tasks) &&
+	       dv_task_is_short(dev, DV_CONTAINER_OF(s->tasks.next,
+						     struct dv_task, node));
+}
+
 /**
  * dv_sched_pick() - take the next ready stream off the run queues
  * @dev: the device (dev->lock held)
@@ -35,8 +44,7 @@ struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only)
 
 			/* (failed contexts leave queued streams empty) */
 			if (short_only && !dv_list_empty(&s->tasks) &&
-			    !dv_task_is_short(dev, DV_CONTAINER_OF(
-					s->tasks.next, struct dv_task, node)))
+			    !dv_sched_head_short(dev, s))
 				continue;
 			dv_list_del(&s->run_node);
 			s->queued = false;
@@ -47,12 +55,16 @@ struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only)
 }
 
 /**
- * dv_sched_ready_count() - streams waiting for an AI core
+ * dv_sched_long_ready_count() - ready streams that need a worker
  * @dev: the device (dev->lock held)
  *
- * Return: ready streams, at most the AI cores not running a task.
+ * A stream whose head task is short waits for the dispatcher's next pass,
+ * which comes sooner than a woken worker.
+ *
+ * Return: ready streams whose head task is not short, at most the AI
+ * cores not running a task.
  */
-u32 dv_sched_ready_count(struct dv_device *dev)
+u32 dv_sched_long_ready_count(struct dv_device *dev)
 {
 	u32 free = dev->cfg.aicores - dev->running, n = 0, p;
 	struct dv_list *pos;
@@ -61,7 +73,8 @@ u32 dv_sched_ready_count(struct dv_device *dev)
 	for (p = 0; p < DV_PRIORITIES && n < free; p++)
 		for (pos = dev->runq[p].next; pos != &dev->runq[p] &&
 		     n < free; pos = pos->next)
-			n++;
+			n += !dv_sched_head_short(dev, DV_CONTAINER_OF(pos,
+					struct dv_stream, run_node));
 	return n;
 }
 
