@@ -621,8 +621,8 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
 bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t);
 void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t);
-void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
-		      u64 start_ns);
+u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+		     u64 start_ns);
 void dv_task_free(struct dv_stream *s, struct dv_task *t);
 void dv_task_release(struct dv_device *dev, struct dv_task *t);
 

@@ -486,36 +486,39 @@ static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
  * @t: the head task of @s
  *
  * Fails it at once with an injected ECC error; otherwise runs it in chunks
- * without dev->lock, then completes it. A task whose operands failed to
- * resolve never gets here (dv_sched_run_head() fails it).
+ * without dev->lock, then completes it. A NOP without a duration has
+ * nothing to run: it completes without dropping the lock. A task whose
+ * operands failed to resolve never gets here (dv_sched_run_head() fails
+ * it).
  */
 void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t)
 {
 	u32 st;
+	u64 start;
 
 	os_mutex_assert_held(dev->lock);
-	t->start_ns = os_now_ns();
+	t->start_ns = start = os_now_ns();
 	t->ctx = s->ctx;
 	dv_trace_task_start(s, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st) {
-		dv_task_complete(s, t, st, t->start_ns);
+		dv_task_complete(s, t, st, start);
 		return;
 	}
-	t->running = true;
-	if (dv_task_shareable(t))
-		st = dv_exec_shared(dev, t);
-	else
-		st = dv_exec_alone(dev, t);
-	os_mutex_lock(dev->lock);
-	t->running = false;
-	dev->busy_ns += os_now_ns() - t->start_ns;
-	if (t->hang)
-		dv_mgmt_task_failed(dev, t, st);
-	dv_task_complete(s, t, st, t->start_ns);
+	if (t->hang || t->desc.opcode != DAVINCI_OP_NOP || t->desc.count) {
+		t->running = true;
+		if (dv_task_shareable(t))
+			st = dv_exec_shared(dev, t);
+		else
+			st = dv_exec_alone(dev, t);
+		os_mutex_lock(dev->lock);
+		t->running = false;
+		if (t->hang)
+			dv_mgmt_task_failed(dev, t, st);
+	}
+	dev->busy_ns += dv_task_complete(s, t, st, start) - start;
 }
-
 
 /* Write the completion entry of @t, or count an overflow (dev->lock held). */
 static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
@@ -574,8 +577,10 @@ void dv_task_free(struct dv_stream *s, struct dv_task *t)
  *
  * Records the result, writes the completion entry, raises notifications,
  * updates the error state, frees @t and wakes waiters.
+ *
+ * Return: the time it completed.
  */
-void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 		      u64 start_ns)
 {
 	struct dv_context *ctx = s->ctx;
@@ -610,6 +615,7 @@ void dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	/* DAVINCI_IOCTL_SYNC waits there for streams to go idle, no sooner */
 	if (s->completed_seq >= s->submitted_seq)
 		os_waitq_wake_all(ctx->dev->wq);
+	return end_ns;
 }
 
 /*
