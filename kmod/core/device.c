@@ -37,6 +37,8 @@ static void dv_device_free(struct dv_device *dev)
 		os_waitq_destroy(dev->wq);
 	if (dev->lock)
 		os_mutex_destroy(dev->lock);
+	if (dev->task_cache)
+		os_cache_destroy(dev->task_cache);
 	dv_trace_fini(&dev->trace);
 	dv_free(dev);
 }
@@ -100,8 +102,10 @@ int dv_device_create(const struct dv_device_config *cfg,
 	dev->wq = os_waitq_create();
 	dev->work_wq = os_waitq_create();
 	dev->poll_wq = os_waitq_create();
+	dv_arena_name(name, sizeof(name), cfg->index, "_task");
+	dev->task_cache = os_cache_create(name, sizeof(struct dv_task));
 	if (!dev->lock || !dev->wq || !dev->work_wq || !dev->poll_wq ||
-	    dv_trace_init(&dev->trace))
+	    !dev->task_cache || dv_trace_init(&dev->trace))
 		goto fail;
 	dv_arena_name(name, sizeof(name), cfg->index, "-hbm");
 	ret = dv_pool_init(&dev->pools[DV_ARENA_HBM], DV_ARENA_HBM,

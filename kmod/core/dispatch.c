@@ -35,7 +35,7 @@ static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
 	struct dv_task *t;
 
 	/* The dispatcher allocates for no process: nothing to charge. */
-	t = polled ? dv_zalloc(sizeof(*t)) : dv_zalloc_account(sizeof(*t));
+	t = dv_cache_zalloc(s->ctx->dev->task_cache, !polled);
 	if (!t) {
 		*ret = -ENOMEM;
 		return NULL;
@@ -100,7 +100,7 @@ static void dv_stream_accept(struct dv_stream *s, struct dv_task *t)
 		return;
 	}
 	dv_graph_add(s->capture, t);
-	dv_free(t);
+	dv_cache_free(s->ctx->dev->task_cache, t);
 }
 
 /**
@@ -142,7 +142,7 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 		if (!ret)
 			dv_stream_accept(s, t);
 		else
-			dv_free(t);
+			dv_cache_free(s->ctx->dev->task_cache, t);
 	}
 	if (ret)
 		return ret;

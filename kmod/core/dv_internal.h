@@ -466,6 +466,7 @@ struct dv_trace {
  *	the stream's wq
  * @work_wq: idle workers, woken one per stream made ready
  * @poll_wq: the dispatcher, asleep after its idle time
+ * @task_cache: where its struct dv_task objects come from
  * @pools: HBM and pinned host pools
  * @contexts: open contexts
  * @runq: ready streams per priority, FIFO
@@ -496,6 +497,7 @@ struct dv_device {
 	struct os_waitq *wq;
 	struct os_waitq *work_wq;
 	struct os_waitq *poll_wq;
+	struct os_cache *task_cache;
 	struct dv_pool pools[DAVINCI_ARENAS];
 	struct dv_list contexts;
 	struct dv_list runq[DV_PRIORITIES];
@@ -539,6 +541,8 @@ enum dv_stat {
 void *dv_zalloc(size_t size);
 void *dv_zalloc_account(size_t size);
 void dv_free(void *ptr);
+void *dv_cache_zalloc(struct os_cache *c, bool account);
+void dv_cache_free(struct os_cache *c, void *ptr);
 void dv_stat_add(enum dv_stat s, s64 delta);
 
 /* util.c */

@@ -182,13 +182,14 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 		return -EBUSY;
 	dv_list_init(&batch);
 	for (i = 0; i < g->ntasks; i++) {
-		struct dv_task *t = dv_zalloc_account(sizeof(*t));
+		struct dv_task *t = dv_cache_zalloc(ctx->dev->task_cache, true);
 
 		if (!t) {
 			dv_list_for_each_safe(pos, tmp, &batch) {
 				dv_list_del(pos);
-				dv_free(DV_CONTAINER_OF(pos, struct dv_task,
-							node));
+				dv_cache_free(ctx->dev->task_cache,
+					      DV_CONTAINER_OF(pos,
+						struct dv_task, node));
 			}
 			return -ENOMEM;
 		}

@@ -35,6 +35,22 @@ void *os_zalloc_account(size_t size);
 void os_free(void *ptr);
 
 /*
+ * A cache of equal-sized objects the core allocates and frees at a high
+ * rate (queued tasks): a kmem_cache in the kernel; in userspace a free
+ * list, since malloc trims its heap after each burst of frees and the next
+ * burst faults the pages in again. @name names it (slabinfo), unique per
+ * device. os_cache_zalloc() charges the object to the caller's memory
+ * cgroup when @account is set, as os_zalloc_account(); NULL when out of
+ * memory. Every object goes back with os_cache_free() before
+ * os_cache_destroy().
+ */
+struct os_cache;
+struct os_cache *os_cache_create(const char *name, size_t size);
+void os_cache_destroy(struct os_cache *c);
+void *os_cache_zalloc(struct os_cache *c, bool account);
+void os_cache_free(struct os_cache *c, void *ptr);
+
+/*
  * A sleeping lock. Its class names the lock's role so that a lock validator
  * (lockdep) tells nested locks of different roles apart: the registry lock
  * is taken before a device's, a device's before the event log's. The owners

@@ -46,6 +46,35 @@ void *dv_zalloc_account(size_t size)
 }
 
 /**
+ * dv_cache_zalloc() - dv_zalloc() of one object from an os_cache
+ * @c: the cache
+ * @account: charge it to the caller, as dv_zalloc_account()
+ *
+ * Return: the object, or NULL when out of memory.
+ */
+void *dv_cache_zalloc(struct os_cache *c, bool account)
+{
+	void *p = os_cache_zalloc(c, account);
+
+	if (p)
+		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+/**
+ * dv_cache_free() - give an object from dv_cache_zalloc() back
+ * @c: its cache
+ * @ptr: the object, or NULL
+ */
+void dv_cache_free(struct os_cache *c, void *ptr)
+{
+	if (!ptr)
+		return;
+	__atomic_sub_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	os_cache_free(c, ptr);
+}
+
+/**
  * dv_free() - free memory from dv_zalloc() or dv_zalloc_account()
  * @ptr: the memory, or NULL
  */

@@ -565,7 +565,7 @@ void dv_task_free(struct dv_stream *s, struct dv_task *t)
 	dv_list_del(&t->node);
 	s->nqueued--;
 	dv_stat_add(DV_STAT_TASKS, -1);
-	dv_free(t);
+	dv_cache_free(s->ctx->dev->task_cache, t);
 }
 
 /**

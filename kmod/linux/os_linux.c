@@ -39,6 +39,27 @@ void os_free(void *ptr)
 	kvfree(ptr);
 }
 
+struct os_cache *os_cache_create(const char *name, size_t size)
+{
+	return (struct os_cache *)kmem_cache_create(name, size, 0, 0, NULL);
+}
+
+void os_cache_destroy(struct os_cache *c)
+{
+	kmem_cache_destroy((struct kmem_cache *)c);
+}
+
+void *os_cache_zalloc(struct os_cache *c, bool account)
+{
+	return kmem_cache_zalloc((struct kmem_cache *)c,
+				 account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+}
+
+void os_cache_free(struct os_cache *c, void *ptr)
+{
+	kmem_cache_free((struct kmem_cache *)c, ptr);
+}
+
 struct os_mutex {
 	struct mutex lock;	/* the core's lock, as a kernel mutex */
 };

@@ -326,6 +326,16 @@ void test_alloc_failures(void)
 	ctx = dvc_context_open(dev, 1);
 	REQUIRE(ctx);
 	REQUIRE(stream_create(ctx, 0, 16, 16, &s) == 0);
+	{
+		/* op 4's tasks then come from the device's task cache */
+		struct davinci_task t[8];
+		uint64_t last;
+
+		for (n = 0; n < 8; n++)
+			t[n] = t_nop(0);
+		REQUIRE(submit(ctx, &s, t, 8, &last) == 0);
+		REQUIRE(swait(ctx, &s, last, 5000, NULL) == 0);
+	}
 	for (op = 0; op < 5; op++) {
 		for (n = 1; n < 40; n++) {
 			struct dv_stats before, after;

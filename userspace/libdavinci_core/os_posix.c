@@ -14,6 +14,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size)	((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size)	((void)(addr), (void)(size))
+#endif
 
 #include "os.h"
 #include "os_posix.h"
@@ -22,12 +28,18 @@
 /* Fault injection for tests (dvc_test.h). */
 long os_posix_fault_zalloc_countdown;
 
-void *os_zalloc(size_t size)
+/* Is this allocation the one the test asked to fail? */
+static bool os_posix_fault_now(void)
 {
 	long *countdown = &os_posix_fault_zalloc_countdown;
 
-	if (__atomic_load_n(countdown, __ATOMIC_RELAXED) > 0 &&
-	    __atomic_sub_fetch(countdown, 1, __ATOMIC_RELAXED) == 0)
+	return __atomic_load_n(countdown, __ATOMIC_RELAXED) > 0 &&
+	       __atomic_sub_fetch(countdown, 1, __ATOMIC_RELAXED) == 0;
+}
+
+void *os_zalloc(size_t size)
+{
+	if (os_posix_fault_now())
 		return NULL;
 	return calloc(1, size ? size : 1);
 }
@@ -40,6 +52,85 @@ void *os_zalloc_account(size_t size)
 
 void os_free(void *ptr)
 {
+	free(ptr);
+}
+
+/* Freed objects an os_cache keeps at most (tasks in flight on a device). */
+#define OS_CACHE_KEEP	4096
+
+/*
+ * @lock protects @free and @nfree: a stack of freed objects, linked
+ * through their first bytes. The sanitizer build poisons them there, so
+ * a use after os_cache_free() is still caught.
+ */
+struct os_cache {
+	pthread_mutex_t lock;
+	size_t size;
+	void *free;
+	size_t nfree;
+};
+
+struct os_cache *os_cache_create(const char *name, size_t size)
+{
+	struct os_cache *c = calloc(1, sizeof(*c));
+
+	(void)name;
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	c->size = size < sizeof(void *) ? sizeof(void *) : size;
+	return c;
+}
+
+void os_cache_destroy(struct os_cache *c)
+{
+	if (!c)
+		return;
+	while (c->free) {
+		void *p = c->free;
+
+		ASAN_UNPOISON_MEMORY_REGION(p, c->size);
+		c->free = *(void **)p;
+		free(p);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void *os_cache_zalloc(struct os_cache *c, bool account)
+{
+	void *p;
+
+	(void)account;
+	if (os_posix_fault_now())	/* a cached object counts too */
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	p = c->free;
+	if (p) {
+		ASAN_UNPOISON_MEMORY_REGION(p, c->size);
+		c->free = *(void **)p;
+		c->nfree--;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!p)
+		return calloc(1, c->size);
+	memset(p, 0, c->size);
+	return p;
+}
+
+void os_cache_free(struct os_cache *c, void *ptr)
+{
+	if (!ptr)
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (c->nfree < OS_CACHE_KEEP) {
+		*(void **)ptr = c->free;
+		c->free = ptr;
+		c->nfree++;
+		ASAN_POISON_MEMORY_REGION(ptr, c->size);
+		ptr = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
 	free(ptr);
 }
 
