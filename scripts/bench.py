@@ -179,6 +179,14 @@ def _stream_worker(s, batch, rounds: int, barrier) -> None:
 
 
 def nops_per_second(dev, nstreams: int, rounds: int) -> float:
+    """NOP throughput of ``nstreams`` streams from as many threads: the
+    median of 5 runs, since one run on a shared 2-core host swings by 3x
+    with where its threads land."""
+    return statistics.median(_nops_per_second(dev, nstreams, rounds)
+                             for _ in range(5))
+
+
+def _nops_per_second(dev, nstreams: int, rounds: int) -> float:
     streams = [dev.stream(sq_entries=1024, cq_entries=1024)
                for _ in range(nstreams)]
     batch = nop_array(256)
