@@ -277,7 +277,7 @@ static u32 dv_dispatch_short(struct dv_device *dev)
 		dv_sched_run(dev, s);
 		ran++;
 	}
-	left = dv_sched_long_ready_count(dev);
+	left = dv_sched_workers_wanted(dev);
 	while (left--)
 		os_waitq_wake_one(dev->work_wq);
 	return ran;

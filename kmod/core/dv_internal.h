@@ -650,7 +650,7 @@ int dv_ioctl_sync(struct dv_context *ctx, void *arg);
 int dv_worker_main(void *arg);
 bool dv_task_help(struct dv_device *dev);
 struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only);
-u32 dv_sched_long_ready_count(struct dv_device *dev);
+u32 dv_sched_workers_wanted(struct dv_device *dev);
 void dv_sched_run(struct dv_device *dev, struct dv_stream *s);
 
 /* dispatch.c */

@@ -55,26 +55,34 @@ struct dv_stream *dv_sched_pick(struct dv_device *dev, bool short_only)
 }
 
 /**
- * dv_sched_long_ready_count() - ready streams that need a worker
- * @dev: the device (dev->lock held)
+ * dv_sched_workers_wanted() - workers to wake for the ready streams
+ * @dev: the device (dev->lock held), called by the dispatcher
  *
- * A stream whose head task is short waits for the dispatcher's next pass,
- * which comes sooner than a woken worker.
+ * One ready stream whose head task is short waits for the dispatcher's
+ * next pass, which comes sooner than a woken worker: a worker woken for
+ * it would only take turns with the dispatcher over the same stream.
+ * Every other ready stream gets a worker, so short tasks of several
+ * streams still run on several AI cores.
  *
- * Return: ready streams whose head task is not short, at most the AI
+ * Return: ready streams less one with a short head task, at most the AI
  * cores not running a task.
  */
-u32 dv_sched_long_ready_count(struct dv_device *dev)
+u32 dv_sched_workers_wanted(struct dv_device *dev)
 {
 	u32 free = dev->cfg.aicores - dev->running, n = 0, p;
+	bool kept = false;
 	struct dv_list *pos;
 
 	os_mutex_assert_held(dev->lock);
 	for (p = 0; p < DV_PRIORITIES && n < free; p++)
 		for (pos = dev->runq[p].next; pos != &dev->runq[p] &&
-		     n < free; pos = pos->next)
-			n += !dv_sched_head_short(dev, DV_CONTAINER_OF(pos,
-					struct dv_stream, run_node));
+		     n < free; pos = pos->next) {
+			if (!kept && dv_sched_head_short(dev, DV_CONTAINER_OF(
+					pos, struct dv_stream, run_node)))
+				kept = true;
+			else
+				n++;
+		}
 	return n;
 }
 
