@@ -189,6 +189,41 @@ def test_bad_sync_copy_refused_before_waiting(dev, gate):
         s.synchronize()
 
 
+@pytest.mark.parametrize("direction", ["in", "out"])
+def test_buffer_freed_while_a_sync_copy_waits(dev, gate, direction):
+    """A synchronous copy whose buffer is freed while it waits for the
+    stream raises InvalidHandleError once the wait ends: it never copies
+    through the view it kept from before the wait."""
+    import threading
+    s = dev.stream()
+    b = dev.malloc(4096)
+    arr = np.zeros(4096, np.uint8)
+    s.copy_from_host(b, arr)        # the buffer keeps its views from here
+    s.copy_to_host(b, arr)
+    gate.block(s)
+    raised = []
+
+    def copy():
+        try:
+            if direction == "in":
+                s.copy_from_host(b, arr)
+            else:
+                s.copy_to_host(b, arr)
+        except davinci.InvalidHandleError as exc:
+            # the message only: the traceback's frames hold the old view,
+            # which keeps the freed memory mapped (out of the pool)
+            raised.append(str(exc))
+    t = threading.Thread(target=copy)
+    t.start()
+    t.join(0.2)
+    assert t.is_alive(), "the copy did not wait for the gated stream"
+    b.free()
+    gate.release()
+    t.join(30)
+    assert not t.is_alive()
+    assert raised and "freed" in raised[0]
+
+
 def test_copied_buffer_gives_its_memory_back_at_free(dev):
     """A buffer that served a synchronous copy keeps no view of its
     memory after free: the memory is back in the pool at once, and the

@@ -784,7 +784,7 @@ class Stream:
             # a host copy through the mapping once the stream is idle: no
             # task, so never slower than a task round trip. The buffer
             # checks its state and the range before it waits.
-            dst.copy_from_array(data, offset, self.synchronize)
+            dst.copy_from_array(data, offset, self)
             return 0
         dst.check()
         mv = _host_bytes(data)
@@ -817,7 +817,7 @@ class Stream:
             flags = out.flags
             if flags.c_contiguous and flags.writeable:
                 # as copy_from_host: checked, then waited for, then copied
-                src.copy_to_array(out, out.nbytes, offset, self.synchronize)
+                src.copy_to_array(out, None, offset, self)
                 return out
         src.check()
         if out is not None:
