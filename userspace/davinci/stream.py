@@ -243,6 +243,11 @@ class Stream:
             raise
         self._sqh = _uapi.davinci_ring_header.from_address(self._sq.address)
         self._cqh = _corelib.completion_header(self._cq.address)
+        # The CQ head this stream last stored or read. Only the host writes
+        # a completion ring's head (the device only reads it), so this is
+        # the ring's head, and synchronize() compares the tail with it: one
+        # load from the ring less per call.
+        self._cq_head = int(self._cqh.head)
         self.sq_entries = int(self._sqh.entries)
         self.cq_entries = int(self._cqh.entries)
         self._sq_tail = int(self._sqh.tail)
@@ -515,7 +520,9 @@ class Stream:
             if n > first:
                 raw += ctypes.string_at(base, (n - first) * _CPL_SIZE)
             out = np.frombuffer(raw, _CPL_DTYPE)
-            h.head = tail
+            # the ring first: a synchronize() in between sees the two
+            # differ and waits, as it would have before this drain
+            h.head = self._cq_head = tail
             # entries come in sequence order
             self._completed_seq = max(self._completed_seq,
                                       int(out["seq"][-1]))
@@ -625,7 +632,7 @@ class Stream:
         h = self._cqh
         if self._header_seq and h is not None and not self._after and \
                 h.seq >= self._submitted_seq and not h.status and \
-                self._capture is None and h.head == h.tail:
+                self._capture is None and h.tail == self._cq_head:
             return      # idle, nothing to read: no wait, no lock
         self.wait(0, timeout)
 
