@@ -3,8 +3,9 @@
 against kmod/core/dv_core.h.
 
 dvc_device_create() takes a struct dv_device_config that _corelib's
-DeviceConfig copies by hand; nothing else would notice the two drifting
-apart (the library reads whatever bytes it is given). As test_abi.py does
+DeviceConfig copies by hand, and dvc_stats() fills a struct dv_stats that
+CoreStats copies; nothing else would notice either drifting apart (the
+library reads and writes whatever bytes it is given). As test_abi.py does
 for the uapi, a generated C program prints sizeof, alignof and the offset
 and size of every field, compiled with gcc against the core's headers; the
 header's field list must also be the mirror's, so a field added in C where
@@ -29,7 +30,8 @@ INCLUDES = [os.path.join(REPO, d) for d in
             ("kmod/core", "kmod/include", "userspace/libdavinci_core")]
 
 #: C struct name -> its ctypes mirror
-MIRRORS = {"dv_device_config": _corelib.DeviceConfig}
+MIRRORS = {"dv_device_config": _corelib.DeviceConfig,
+           "dv_stats": _corelib.CoreStats}
 
 
 def _header_fields(struct: str) -> list[str]:

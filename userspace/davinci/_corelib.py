@@ -49,7 +49,8 @@ STATS_FIELDS = ("objects", "devices", "contexts", "buffers", "streams",
                 "events", "tasks", "mappings", "hbm_used", "host_used")
 
 
-class _DvStats(ctypes.Structure):
+class CoreStats(ctypes.Structure):
+    """struct dv_stats (dv_core.h): the core's accounting, all devices."""
     _fields_ = [(name, ctypes.c_uint64) for name in STATS_FIELDS]
 
 
@@ -90,7 +91,7 @@ def _declare(lib):
         "dvc_mmap": (vp, [vp, c.c_uint64, c.c_uint64]),
         "dvc_mapping_addr": (vp, [vp]),
         "dvc_munmap": (None, [vp]),
-        "dvc_stats": (None, [c.POINTER(_DvStats)]),
+        "dvc_stats": (None, [c.POINTER(CoreStats)]),
     }
     for name, (restype, argtypes) in sig.items():
         try:
@@ -495,6 +496,6 @@ def set_limits(per_process: int = -1, per_user: int = -1) -> int:
 
 def stats() -> "dict[str, int]":
     """The core's global accounting (struct dv_stats) by field name."""
-    s = _DvStats()
+    s = CoreStats()
     load().dvc_stats(ctypes.byref(s))
     return {name: getattr(s, name) for name in STATS_FIELDS}
