@@ -10,10 +10,10 @@ Also fails when davinci.h declares a struct the mirror lacks.
 import ctypes
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
+from abi_layout import (c_program_values, field_mismatches, layout_printfs,
+                        size_mismatches)
 
 from davinci import _uapi
 
@@ -59,18 +59,7 @@ def test_every_constant_is_mirrored():
 def _c_program():
     lines = ["#include <stdio.h>", "#include <stddef.h>",
              "#include <uapi/davinci.h>", "int main(void) {"]
-    for name, cls in _uapi.STRUCTS.items():
-        lines.append('printf("sizeof %s %%zu\\n", sizeof(struct %s));'
-                     % (name, name))
-        lines.append('printf("alignof %s %%zu\\n", _Alignof(struct %s));'
-                     % (name, name))
-        for field, _ in cls._fields_:
-            lines.append(
-                'printf("offsetof %s.%s %%zu\\n", offsetof(struct %s, %s));'
-                % (name, field, name, field))
-            lines.append(
-                'printf("fieldsize %s.%s %%zu\\n", '
-                'sizeof(((struct %s *)0)->%s));' % (name, field, name, field))
+    lines += layout_printfs(_uapi.STRUCTS)
     for name in _uapi.IOCTLS:
         lines.append('printf("ioctl %s %%lu\\n", (unsigned long)%s);'
                      % (name, name))
@@ -88,49 +77,18 @@ def _c_program():
 
 @pytest.fixture(scope="module")
 def c_values(tmp_path_factory):
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("abi")
-    src = d / "abi.c"
-    exe = d / "abi"
-    src.write_text(_c_program())
-    subprocess.run([cc, "-std=gnu11", "-Wall", "-Werror", "-I", INCLUDE,
-                    str(src), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True,
-                         text=True).stdout
-    values = {}
-    for line in out.splitlines():
-        kind, name, value = line.split()
-        values[(kind, name)] = int(value)
-    return values
+    return c_program_values(_c_program(), [INCLUDE],
+                            tmp_path_factory.mktemp("abi"),
+                            "the uapi mirror against davinci.h")
 
 
 def test_struct_sizes(c_values):
-    bad = []
-    for name, cls in _uapi.STRUCTS.items():
-        if c_values[("sizeof", name)] != ctypes.sizeof(cls):
-            bad.append("%s: C %d, ctypes %d" % (
-                name, c_values[("sizeof", name)], ctypes.sizeof(cls)))
-        if c_values[("alignof", name)] != ctypes.alignment(cls):
-            bad.append("%s alignment: C %d, ctypes %d" % (
-                name, c_values[("alignof", name)], ctypes.alignment(cls)))
+    bad = size_mismatches(c_values, _uapi.STRUCTS)
     assert not bad, "\n".join(bad)
 
 
 def test_field_offsets_and_sizes(c_values):
-    bad = []
-    for name, cls in _uapi.STRUCTS.items():
-        for field, ctype in cls._fields_:
-            key = "%s.%s" % (name, field)
-            off = getattr(cls, field).offset
-            if c_values[("offsetof", key)] != off:
-                bad.append("offsetof %s: C %d, ctypes %d"
-                           % (key, c_values[("offsetof", key)], off))
-            if c_values[("fieldsize", key)] != ctypes.sizeof(ctype):
-                bad.append("sizeof %s: C %d, ctypes %d"
-                           % (key, c_values[("fieldsize", key)],
-                              ctypes.sizeof(ctype)))
+    bad = field_mismatches(c_values, _uapi.STRUCTS)
     assert not bad, "\n".join(bad)
 
 

@@ -12,13 +12,12 @@ header's field list must also be the mirror's, so a field added in C where
 padding was is caught too.
 """
 
-import ctypes
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
+from abi_layout import (c_program_values, field_mismatches, layout_printfs,
+                        size_mismatches)
 
 from davinci import _corelib
 
@@ -55,72 +54,25 @@ def test_mirror_has_the_header_fields_in_order(struct):
 def _c_program() -> str:
     lines = ["#include <stdio.h>", "#include <stddef.h>",
              '#include "dv_core.h"', "int main(void) {"]
-    for name, cls in MIRRORS.items():
-        lines.append('printf("sizeof %s %%zu\\n", sizeof(struct %s));'
-                     % (name, name))
-        lines.append('printf("alignof %s %%zu\\n", _Alignof(struct %s));'
-                     % (name, name))
-        for field, _ in cls._fields_:
-            lines.append(
-                'printf("offsetof %s.%s %%zu\\n", offsetof(struct %s, %s));'
-                % (name, field, name, field))
-            lines.append(
-                'printf("fieldsize %s.%s %%zu\\n", '
-                'sizeof(((struct %s *)0)->%s));' % (name, field, name, field))
+    lines += layout_printfs(MIRRORS)
     lines += ["return 0;", "}"]
     return "\n".join(lines) + "\n"
 
 
 @pytest.fixture(scope="module")
 def c_values(tmp_path_factory):
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("core_abi")
-    src = d / "core_abi.c"
-    exe = d / "core_abi"
-    src.write_text(_c_program())
-    cmd = [cc, "-std=gnu11", "-Wall", "-Werror"]
-    for inc in INCLUDES:
-        cmd += ["-I", inc]
-    built = subprocess.run(cmd + [str(src), "-o", str(exe)],
-                           capture_output=True, text=True)
-    # a mirrored field the header lacks fails here, in offsetof
-    assert built.returncode == 0, (
-        "the C program of the mirrors' layout does not compile against "
-        "dv_core.h (a field renamed or removed?):\n" + built.stderr)
-    out = subprocess.run([str(exe)], check=True, capture_output=True,
-                         text=True).stdout
-    values = {}
-    for line in out.splitlines():
-        kind, name, value = line.split()
-        values[(kind, name)] = int(value)
-    return values
+    # a mirrored field the header lacks fails the build, in offsetof
+    return c_program_values(_c_program(), INCLUDES,
+                            tmp_path_factory.mktemp("core_abi"),
+                            "the mirrors' layout against dv_core.h (a field "
+                            "renamed or removed?)")
 
 
 def test_struct_sizes(c_values):
-    bad = []
-    for name, cls in MIRRORS.items():
-        if c_values[("sizeof", name)] != ctypes.sizeof(cls):
-            bad.append("%s: C %d, ctypes %d" % (
-                name, c_values[("sizeof", name)], ctypes.sizeof(cls)))
-        if c_values[("alignof", name)] != ctypes.alignment(cls):
-            bad.append("%s alignment: C %d, ctypes %d" % (
-                name, c_values[("alignof", name)], ctypes.alignment(cls)))
+    bad = size_mismatches(c_values, MIRRORS)
     assert not bad, "\n".join(bad)
 
 
 def test_field_offsets_and_sizes(c_values):
-    bad = []
-    for name, cls in MIRRORS.items():
-        for field, ctype in cls._fields_:
-            key = "%s.%s" % (name, field)
-            off = getattr(cls, field).offset
-            if c_values[("offsetof", key)] != off:
-                bad.append("offsetof %s: C %d, ctypes %d"
-                           % (key, c_values[("offsetof", key)], off))
-            if c_values[("fieldsize", key)] != ctypes.sizeof(ctype):
-                bad.append("sizeof %s: C %d, ctypes %d"
-                           % (key, c_values[("fieldsize", key)],
-                              ctypes.sizeof(ctype)))
+    bad = field_mismatches(c_values, MIRRORS)
     assert not bad, "\n".join(bad)
