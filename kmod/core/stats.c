@@ -10,6 +10,22 @@
 static u64 dv_objects;
 static u64 dv_counters[DV_STAT_COUNT];
 
+/* Count @p, a new core object or NULL, in dv_objects; return it. */
+static void *dv_counted(void *p)
+{
+	if (p)
+		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+/* Uncount @ptr, a core object about to be freed: false when NULL. */
+static bool dv_uncount(const void *ptr)
+{
+	if (ptr)
+		__atomic_sub_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
+	return ptr;
+}
+
 /**
  * dv_zalloc() - allocate zeroed memory for a core object
  * @size: bytes
@@ -18,11 +34,7 @@ static u64 dv_counters[DV_STAT_COUNT];
  */
 void *dv_zalloc(size_t size)
 {
-	void *p = os_zalloc(size);
-
-	if (p)
-		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
-	return p;
+	return dv_counted(os_zalloc(size));
 }
 
 /**
@@ -38,11 +50,7 @@ void *dv_zalloc(size_t size)
  */
 void *dv_zalloc_account(size_t size)
 {
-	void *p = os_zalloc_account(size);
-
-	if (p)
-		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
-	return p;
+	return dv_counted(os_zalloc_account(size));
 }
 
 /**
@@ -54,11 +62,7 @@ void *dv_zalloc_account(size_t size)
  */
 void *dv_cache_zalloc(struct os_cache *c, bool account)
 {
-	void *p = os_cache_zalloc(c, account);
-
-	if (p)
-		__atomic_add_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
-	return p;
+	return dv_counted(os_cache_zalloc(c, account));
 }
 
 /**
@@ -68,10 +72,8 @@ void *dv_cache_zalloc(struct os_cache *c, bool account)
  */
 void dv_cache_free(struct os_cache *c, void *ptr)
 {
-	if (!ptr)
-		return;
-	__atomic_sub_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
-	os_cache_free(c, ptr);
+	if (dv_uncount(ptr))
+		os_cache_free(c, ptr);
 }
 
 /**
@@ -80,10 +82,8 @@ void dv_cache_free(struct os_cache *c, void *ptr)
  */
 void dv_free(void *ptr)
 {
-	if (!ptr)
-		return;
-	__atomic_sub_fetch(&dv_objects, 1, __ATOMIC_RELAXED);
-	os_free(ptr);
+	if (dv_uncount(ptr))
+		os_free(ptr);
 }
 
 /**
