@@ -260,6 +260,22 @@ static void dv_poll_need_wakeup(struct dv_device *dev, bool set)
 	}
 }
 
+/**
+ * dv_dispatcher_kick() - wake the dispatcher for new work
+ * @dev: the device (dev->lock held)
+ *
+ * Clears NEED_WAKEUP at once rather than when the dispatcher runs again:
+ * it has been told, so a tail published before it wakes needs no second
+ * doorbell, and a host that sees the flag set knows the dispatcher slept
+ * after this kick.
+ */
+void dv_dispatcher_kick(struct dv_device *dev)
+{
+	os_mutex_assert_held(dev->lock);
+	dv_poll_need_wakeup(dev, false);
+	os_waitq_wake_one(dev->poll_wq);
+}
+
 /*
  * Run ready short tasks here while an AI core is free; wake a worker for
  * each ready stream left. Return: tasks run.

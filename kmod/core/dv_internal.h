@@ -660,6 +660,7 @@ void dv_ctx_take_in_polled(struct dv_context *ctx);
 u32 dv_stream_published(struct dv_stream *s);
 void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);
 void dv_sq_publish(struct dv_stream *s);
+void dv_dispatcher_kick(struct dv_device *dev);
 int dv_dispatcher_main(void *arg);
 
 /* graph.c */

@@ -201,7 +201,7 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 	if (c->flags & DAVINCI_STREAM_F_POLLED) {
 		s->polled = true;
 		dv_list_add_tail(&s->poll_node, &ctx->dev->polled);
-		os_waitq_wake_one(ctx->dev->poll_wq);
+		dv_dispatcher_kick(ctx->dev);
 	}
 	dv_stat_add(DV_STAT_STREAMS, 1);
 
@@ -273,7 +273,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 	d->first_seq = s->submitted_seq + 1;
 	if (s->polled) {
 		dv_stream_take_in_polled(s, true);
-		os_waitq_wake_one(ctx->dev->poll_wq);
+		dv_dispatcher_kick(ctx->dev);
 	} else {
 		ret = dv_stream_take_in(s, d->sq_tail);
 	}

@@ -58,6 +58,7 @@ int th_failures, th_passed, th_failed;
 	X(lock_assertions) \
 	X(polled_rings) \
 	X(polled_need_wakeup) \
+	X(polled_doorbell_clears_need_wakeup) \
 	X(polled_doorbell_only_when_asleep) \
 	X(polled_faults) \
 	X(polled_short_tasks_spread) \

@@ -32,6 +32,20 @@ static int watch_completed(struct stream *s, uint64_t seq)
 	return 0;
 }
 
+/* Wait up to 10 s for the dispatcher to ask for a doorbell on @s. */
+static int wait_need_wakeup(struct stream *s)
+{
+	double t0 = th_now();
+
+	while (!(__atomic_load_n(&s->sq->flags, __ATOMIC_ACQUIRE) &
+		 DAVINCI_RING_F_NEED_WAKEUP))
+		if (th_now() - t0 > 10)
+			return -ETIMEDOUT;
+		else
+			usleep(100);
+	return 0;
+}
+
 void test_polled_rings(void)
 {
 	struct davinci_task t[64];
@@ -75,17 +89,12 @@ void test_polled_need_wakeup(void)
 	struct davinci_doorbell d;
 	struct fixture fx;
 	struct stream s;
-	double t0;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
 	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
 				    DAVINCI_STREAM_F_POLLED, &s) == 0);
 	/* Idle past its poll time, the dispatcher asks for a doorbell. */
-	t0 = th_now();
-	while (!(__atomic_load_n(&s.sq->flags, __ATOMIC_ACQUIRE) &
-		 DAVINCI_RING_F_NEED_WAKEUP) && th_now() - t0 < 10)
-		usleep(1000);
-	CHECK(s.sq->flags & DAVINCI_RING_F_NEED_WAKEUP);
+	CHECK_EQ(wait_need_wakeup(&s), 0);
 	/* The doorbell takes in what the ring holds, whatever sq_tail says. */
 	publish(&s, &nop, 1);
 	memset(&d, 0, sizeof(d));
@@ -142,12 +151,49 @@ static int publish_gated(struct fixture *fx, struct stream *s)
 	return watch_completed(s, s->tail) ? -1 : rang;
 }
 
+void test_polled_doorbell_clears_need_wakeup(void)
+{
+	struct davinci_task nop = t_nop(0);
+	struct davinci_doorbell d;
+	struct stream s, other;
+	struct fixture fx;
+	int round, cleared = 0;
+
+	/*
+	 * A doorbell has told the dispatcher, so no ring of the device asks
+	 * for another one until the dispatcher has polled for 20 ms and
+	 * slept again. Before the fix the flag stayed set until the
+	 * dispatcher ran, which a load right after the ioctl sees in about
+	 * half the rounds.
+	 */
+	REQUIRE(fixture_init_poll_idle(&fx, 20 * 1000) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &other) == 0);
+	for (round = 0; round < 8; round++) {
+		REQUIRE(wait_need_wakeup(&s) == 0);
+		REQUIRE(wait_need_wakeup(&other) == 0);
+		publish(&s, &nop, 1);
+		memset(&d, 0, sizeof(d));
+		d.stream_id = s.c.stream_id;
+		CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_DOORBELL, &d), 0);
+		cleared += !(__atomic_load_n(&other.sq->flags,
+					     __ATOMIC_ACQUIRE) &
+			     DAVINCI_RING_F_NEED_WAKEUP);
+		CHECK_EQ(watch_completed(&s, s.tail), 0);
+	}
+	CHECK_EQ(cleared, 8);
+	stream_destroy(fx.ctx, &other);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
 void test_polled_doorbell_only_when_asleep(void)
 {
 	struct fixture fx;
 	struct stream s;
 	int i, rang, asked = 0, failed = 0;
-	double t0;
 
 	/* A dispatcher that polls for 30 s never asks during 50 batches. */
 	REQUIRE(fixture_init_poll_idle(&fx, 30 * 1000 * 1000) == 0);
@@ -170,10 +216,7 @@ void test_polled_doorbell_only_when_asleep(void)
 				    DAVINCI_STREAM_F_POLLED, &s) == 0);
 	asked = 0;
 	for (i = 0; i < 10; i++) {
-		t0 = th_now();
-		while (!(__atomic_load_n(&s.sq->flags, __ATOMIC_ACQUIRE) &
-			 DAVINCI_RING_F_NEED_WAKEUP) && th_now() - t0 < 10)
-			usleep(100);
+		REQUIRE(wait_need_wakeup(&s) == 0);
 		rang = publish_gated(&fx, &s);
 		failed += rang < 0;
 		asked += rang > 0;

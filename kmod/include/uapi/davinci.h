@@ -255,8 +255,10 @@ struct davinci_mem_info {
  * DAVINCI_RING_F_NEED_WAKEUP in the SQ @flags and looks at the tails once
  * more; userspace that sees the flag after publishing a tail (with a full
  * barrier between its store of @tail and its load of @flags, as liburing
- * has for SQPOLL) rings the doorbell, which takes in whatever the ring holds (sq_tail is ignored)
- * and wakes the dispatcher. DAVINCI_IOCTL_STREAM_WAIT, DAVINCI_IOCTL_SYNC,
+ * has for SQPOLL) rings the doorbell, which takes in whatever the ring
+ * holds (sq_tail is ignored), clears the flag in every polled ring of the
+ * device and wakes the dispatcher: one doorbell serves until the
+ * dispatcher sets the flag again. DAVINCI_IOCTL_STREAM_WAIT, DAVINCI_IOCTL_SYNC,
  * DAVINCI_IOCTL_TASK_QUERY, DAVINCI_IOCTL_TASK_CANCEL and
  * DAVINCI_IOCTL_MEM_FREE take in what the context's polled rings hold
  * first: what the host published before them counts as submitted (memory
