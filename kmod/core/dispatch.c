@@ -54,10 +54,11 @@ static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
  * dv_task_enqueue() - queue a task taken in on its stream
  * @s: the stream (dev->lock held)
  * @t: the task, its descriptor (and operand_status, when malformed) set
+ * @queued_ns: dv_trace_take_in_ns() of the take-in
  *
  * Gives @t its sequence number, event generation and operands.
  */
-void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
+void dv_task_enqueue(struct dv_stream *s, struct dv_task *t, u64 queued_ns)
 {
 	struct dv_context *ctx = s->ctx;
 	u16 op = t->desc.opcode;
@@ -79,7 +80,7 @@ void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
 	dv_list_add_tail(&t->node, &s->tasks);
 	s->nqueued++;
 	dv_stat_add(DV_STAT_TASKS, 1);
-	dv_trace_task_queued(s, t);
+	dv_trace_task_queued(s, t, queued_ns);
 }
 
 /**
@@ -93,10 +94,11 @@ void dv_sq_publish(struct dv_stream *s)
 }
 
 /* Queue @t, or record it in the graph @s is capturing. */
-static void dv_stream_accept(struct dv_stream *s, struct dv_task *t)
+static void dv_stream_accept(struct dv_stream *s, struct dv_task *t,
+			     u64 queued_ns)
 {
 	if (!s->capture) {
-		dv_task_enqueue(s, t);
+		dv_task_enqueue(s, t, queued_ns);
 		return;
 	}
 	dv_graph_add(s->capture, t);
@@ -118,6 +120,7 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 {
 	struct dv_list batch, *pos, *tmp;
 	u32 n = tail - s->sq_head, i;
+	u64 queued_ns;
 	int ret = 0;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
@@ -135,12 +138,13 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 		if (t)
 			dv_list_add_tail(&t->node, &batch);
 	}
+	queued_ns = dv_trace_take_in_ns(s->ctx->dev);
 	dv_list_for_each_safe(pos, tmp, &batch) {
 		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
 
 		dv_list_del(pos);
 		if (!ret)
-			dv_stream_accept(s, t);
+			dv_stream_accept(s, t, queued_ns);
 		else
 			dv_cache_free(s->ctx->dev->task_cache, t);
 	}
@@ -167,6 +171,7 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 {
 	u32 tail, n, i;
+	u64 queued_ns;
 	int ret = 0;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
@@ -183,12 +188,13 @@ u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 	}
 	if (n > DV_MAX_QUEUED - s->nqueued)
 		n = DV_MAX_QUEUED - s->nqueued;
+	queued_ns = dv_trace_take_in_ns(s->ctx->dev);
 	for (i = 0; i < n; i++) {
 		struct dv_task *t = dv_sq_fetch(s, s->sq_head, true, &ret);
 
 		if (!t)
 			break;
-		dv_stream_accept(s, t);
+		dv_stream_accept(s, t, queued_ns);
 		s->sq_head++;
 	}
 	if (!i)

@@ -119,14 +119,17 @@ int dv_manager_ioctl_priv(unsigned int cmd, void *arg, bool privileged);
 void dv_mgmt_set_event_hook(void (*hook)(const struct davinci_mgmt_event *ev));
 
 /*
- * A hook the OS layer may set to mirror each record of the devices' trace
- * rings as it is written (the kernel module fires its tracepoints). Called
- * with the device's lock held, in any thread of the core: it must not
- * sleep nor call back into the core. Set it before the first device is
- * created; NULL removes it.
+ * Hooks the OS layer may set to mirror each record of the devices' trace
+ * rings as it is written (the kernel module fires its tracepoints).
+ * @wants says whether anyone listens for records of a DAVINCI_TRACE_*
+ * type now (a tracepoint is enabled): a record neither a ring nor the OS
+ * layer wants is not built. Both are called with the device's lock held,
+ * in any thread of the core: they must not sleep nor call back into the
+ * core. Set them before the first device is created; NULLs remove them.
  */
 void dv_trace_set_hook(void (*hook)(u32 device,
-				    const struct davinci_trace_record *rec));
+				    const struct davinci_trace_record *rec),
+		       bool (*wants)(u32 type));
 
 /* Frees the core's global state; call after the last device is destroyed. */
 void dv_core_exit(void);

@@ -487,7 +487,8 @@ static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
  *
  * Fails it at once with an injected ECC error; otherwise runs it in chunks
  * without dev->lock, then completes it. A NOP without a duration has
- * nothing to run: it completes without dropping the lock. A task whose
+ * nothing to run: it completes without dropping the lock. Neither has a
+ * TASK_START record: nobody could see them running. A task whose
  * operands failed to resolve never gets here (dv_sched_run_head() fails
  * it).
  */
@@ -500,13 +501,14 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_assert_held(dev->lock);
 	t->start_ns = start = os_now_ns();
 	t->ctx = s->ctx;
-	dv_trace_task_start(s, t);
+	dv_trace_take_core(dev, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st) {
 		dv_task_complete(s, t, st, start);
 		return;
 	}
 	if (t->hang || t->desc.opcode != DAVINCI_OP_NOP || t->desc.count) {
+		dv_trace_task_start(s, t);
 		t->running = true;
 		if (dv_task_shareable(t))
 			st = dv_exec_shared(dev, t);

@@ -27,19 +27,24 @@
 
 static void (*dv_trace_hook)(u32 device,
 			     const struct davinci_trace_record *rec);
+static bool (*dv_trace_hook_wants)(u32 type);
 
 /**
  * dv_trace_set_hook() - mirror every record to the OS layer
  * @hook: called with the device's lock held for each record written, or
  *	NULL to remove it; it must not sleep nor call into the core
+ * @wants: whether the OS layer listens for records of a type now, or
+ *	NULL when @hook takes every record
  *
- * Set it before the first device is created, clear it after the last is
- * destroyed.
+ * Set them before the first device is created, clear them after the last
+ * is destroyed.
  */
 void dv_trace_set_hook(void (*hook)(u32 device,
-				    const struct davinci_trace_record *rec))
+				    const struct davinci_trace_record *rec),
+		       bool (*wants)(u32 type))
 {
 	dv_trace_hook = hook;
+	dv_trace_hook_wants = wants;
 }
 
 /**
@@ -72,11 +77,16 @@ void dv_trace_fini(struct dv_trace *tr)
 	tr->owner = NULL;
 }
 
-/* A record is wanted: by the ring, or by the OS layer (dev->lock held). */
-static bool dv_trace_wanted(const struct dv_device *dev)
+/*
+ * A record of @type is wanted: by the ring, or by the OS layer (dev->lock
+ * held).
+ */
+static bool dv_trace_wanted(const struct dv_device *dev, u32 type)
 {
 	os_mutex_assert_held(dev->lock);
-	return dev->trace.enablers || dv_trace_hook;
+	return dev->trace.enablers ||
+	       (dv_trace_hook && (!dv_trace_hook_wants ||
+				  dv_trace_hook_wants(type)));
 }
 
 /* Who may read a record of @ctx (NULL: the device's own). */
@@ -134,7 +144,7 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 {
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(ctx->dev))
+	if (!dv_trace_wanted(ctx->dev, DAVINCI_TRACE_DOORBELL))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_DOORBELL, ctx->pid, os_now_ns());
 	r.id = d->stream_id;
@@ -143,17 +153,34 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 }
 
 /**
+ * dv_trace_take_in_ns() - the time to give the tasks of one take-in
+ * @dev: the device (dev->lock held)
+ *
+ * One clock read serves a batch: its tasks are taken in within one hold
+ * of the lock.
+ *
+ * Return: now, or 0 when nobody wants TASK_QUEUED records.
+ */
+u64 dv_trace_take_in_ns(const struct dv_device *dev)
+{
+	return dv_trace_wanted(dev, DAVINCI_TRACE_TASK_QUEUED) ?
+	       os_now_ns() : 0;
+}
+
+/**
  * dv_trace_task_queued() - a task was taken in (dev->lock held)
  * @s: its stream
  * @t: the task, with its sequence number
+ * @queued_ns: dv_trace_take_in_ns() of its take-in
  */
-void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t)
+void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t,
+			  u64 queued_ns)
 {
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(s->ctx->dev))
+	if (!queued_ns)
 		return;
-	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t, os_now_ns());
+	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t, queued_ns);
 	dv_trace_put(s->ctx->dev, &r, dv_trace_owner(s->ctx));
 }
 
@@ -168,12 +195,20 @@ u16 dv_trace_aicore(const struct dv_task *t)
 	return t->aicore ? t->aicore - 1 : DAVINCI_TRACE_NO_CORE;
 }
 
-/* Take the lowest free AI-core slot for @t (dev->lock held). */
-static void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
+/**
+ * dv_trace_take_core() - give @t the lowest free AI-core slot
+ * @dev: the device (dev->lock held)
+ * @t: a task about to start
+ *
+ * Its completion entry and records name the slot; dv_trace_task_complete()
+ * gives it back.
+ */
+void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
 {
 	u64 free = ~dev->trace.cores;
 	u32 core;
 
+	os_mutex_assert_held(dev->lock);
 	if (!free || t->aicore)
 		return;
 	core = __builtin_ctzll(free);
@@ -184,17 +219,20 @@ static void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
 }
 
 /**
- * dv_trace_task_start() - a task starts on an AI core (dev->lock held)
+ * dv_trace_task_start() - a task starts to run on its AI core, the lock
+ *	about to be dropped (dev->lock held)
  * @s: its stream
- * @t: the task, with its start_ns set
+ * @t: the task, with its start_ns and AI-core slot set
+ *
+ * A task that completes as it starts has no such record: nobody could
+ * have seen it running, and its TASK_COMPLETE carries the start.
  */
-void dv_trace_task_start(struct dv_stream *s, struct dv_task *t)
+void dv_trace_task_start(struct dv_stream *s, const struct dv_task *t)
 {
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
-	dv_trace_take_core(dev, t);
-	if (!dv_trace_wanted(dev))
+	if (!dv_trace_wanted(dev, DAVINCI_TRACE_TASK_START))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t, t->start_ns);
 	r.aicore = dv_trace_aicore(t);
@@ -220,7 +258,7 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 
 	if (t->aicore)
 		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
-	if (!dv_trace_wanted(dev))
+	if (!dv_trace_wanted(dev, DAVINCI_TRACE_TASK_COMPLETE))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_COMPLETE, s, t, end_ns);
 	r.status = status;
@@ -243,7 +281,7 @@ void dv_trace_mem(struct dv_buffer *buf, u32 type)
 	struct dv_device *dev = buf->dev;
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(dev))
+	if (!dv_trace_wanted(dev, type))
 		return;
 	dv_trace_rec(&r, type, buf->ctx ? buf->ctx->pid : 0, os_now_ns());
 	r.id = buf->pool->index;
@@ -264,7 +302,7 @@ void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen)
 {
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(ctx->dev))
+	if (!dv_trace_wanted(ctx->dev, type))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
 	r.id = event_id;
@@ -281,7 +319,7 @@ void dv_trace_ctx(struct dv_context *ctx, u32 type)
 {
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(ctx->dev))
+	if (!dv_trace_wanted(ctx->dev, type))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
 	dv_trace_put(ctx->dev, &r, dv_trace_owner(ctx));
@@ -296,7 +334,7 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 {
 	struct davinci_trace_record r;
 
-	if (!dv_trace_wanted(dev))
+	if (!dv_trace_wanted(dev, DAVINCI_TRACE_MGMT))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_MGMT, 0, ev->timestamp_ns);
 	r.id = ev->health;

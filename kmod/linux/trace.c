@@ -67,14 +67,49 @@ static void dv_linux_trace(u32 device, const struct davinci_trace_record *r)
 	}
 }
 
+/*
+ * The core's question before it builds a record: is the tracepoint of
+ * that type enabled? Each is a static key, so asking is nearly free.
+ */
+static bool dv_linux_trace_wants(u32 type)
+{
+	switch (type) {
+	case DAVINCI_TRACE_DOORBELL:
+		return trace_davinci_doorbell_enabled();
+	case DAVINCI_TRACE_TASK_QUEUED:
+		return trace_davinci_task_queued_enabled();
+	case DAVINCI_TRACE_TASK_START:
+		return trace_davinci_task_start_enabled();
+	case DAVINCI_TRACE_TASK_COMPLETE:
+		return trace_davinci_task_complete_enabled();
+	case DAVINCI_TRACE_MEM_ALLOC:
+		return trace_davinci_mem_alloc_enabled();
+	case DAVINCI_TRACE_MEM_FREE:
+		return trace_davinci_mem_free_enabled();
+	case DAVINCI_TRACE_EVENT_RECORD:
+		return trace_davinci_event_record_enabled();
+	case DAVINCI_TRACE_EVENT_WAIT:
+		return trace_davinci_event_wait_enabled();
+	case DAVINCI_TRACE_MGMT:
+		return trace_davinci_fault_enabled() ||
+		       trace_davinci_reset_enabled() ||
+		       trace_davinci_mgmt_enabled();
+	case DAVINCI_TRACE_CTX_RESET:
+		return trace_davinci_ctx_reset_enabled();
+	case DAVINCI_TRACE_CTX_FAIL:
+		return trace_davinci_ctx_fail_enabled();
+	}
+	return true;
+}
+
 /* Before the first device is created. */
 void dv_trace_linux_init(void)
 {
-	dv_trace_set_hook(dv_linux_trace);
+	dv_trace_set_hook(dv_linux_trace, dv_linux_trace_wants);
 }
 
 /* After the last device is destroyed. */
 void dv_trace_linux_exit(void)
 {
-	dv_trace_set_hook(NULL);
+	dv_trace_set_hook(NULL, NULL);
 }

@@ -100,7 +100,7 @@ void test_trace_ring(void)
 	struct trace_log log;
 	struct fixture fx;
 	struct buf b;
-	uint64_t since, last = 0;
+	uint64_t since, last = 0, queued_ns;
 	uint32_t i;
 
 	REQUIRE(fixture_init(&fx, 0) == 0);
@@ -158,6 +158,37 @@ void test_trace_ring(void)
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q), 0);
 	CHECK_EQ(q.enabled, 1);
 
+	/*
+	 * A task that completes as it starts (a NOP without a duration) has
+	 * no TASK_START: its TASK_COMPLETE carries the start and the core.
+	 * The tasks of one take-in share the time they were queued.
+	 */
+	since = written(fx.ctx);
+	for (i = 0; i < 4; i++)
+		t[i] = t_nop(0);
+	REQUIRE(submit(fx.ctx, &s[2], t, 4, &last) == 0);
+	CHECK_EQ(swait(fx.ctx, &s[2], last, 10000, NULL), 0);
+	REQUIRE(read_all(fx.ctx, since, &log) == 0);
+	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_QUEUED, s[2].c.stream_id), 4);
+	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_START, s[2].c.stream_id), 0);
+	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, s[2].c.stream_id),
+		 4);
+	queued_ns = 0;
+	for (i = 0; i < log.n; i++) {
+		const struct davinci_trace_record *r = &log.rec[i];
+
+		if (r->type == DAVINCI_TRACE_TASK_QUEUED && !queued_ns)
+			queued_ns = r->timestamp_ns;
+		if (r->type == DAVINCI_TRACE_TASK_QUEUED)
+			CHECK_EQ(r->timestamp_ns, queued_ns);
+		if (r->type != DAVINCI_TRACE_TASK_COMPLETE)
+			continue;
+		CHECK(queued_ns && queued_ns <= r->arg0);
+		CHECK(r->arg0 <= r->arg1);
+		CHECK(r->aicore < AICORES);
+	}
+	free(log.rec);
+
 	/* Full: the oldest go, and the reader is told how many. */
 	since = written(fx.ctx);
 	for (i = 0; i < NTASKS; i++)
@@ -178,13 +209,20 @@ void test_trace_ring(void)
 	fixture_exit(&fx);
 }
 
-static uint64_t hooked;
+static uint64_t hooked, hooked_of[DAVINCI_TRACE_CTX_FAIL + 1];
 
 static void count_hook(uint32_t device, const struct davinci_trace_record *r)
 {
 	(void)device;
-	(void)r;
 	__atomic_add_fetch(&hooked, 1, __ATOMIC_RELAXED);
+	if (r->type < sizeof(hooked_of) / sizeof(hooked_of[0]))
+		__atomic_add_fetch(&hooked_of[r->type], 1, __ATOMIC_RELAXED);
+}
+
+/* An OS layer listening for completions only. */
+static bool wants_completions(uint32_t type)
+{
+	return type == DAVINCI_TRACE_TASK_COMPLETE;
 }
 
 /* TRACE_READ on @ctx with @flags; the answer's enabled, or -errno. */
@@ -247,7 +285,7 @@ void test_trace_owners(void)
 	uint64_t since, w;
 
 	hooked = 0;
-	dv_trace_set_hook(count_hook);
+	dv_trace_set_hook(count_hook, NULL);
 	dev = mkdev(0);
 	REQUIRE(dev != NULL);
 	alice = dvc_context_open_as(dev, 101, 1000);
@@ -263,7 +301,7 @@ void test_trace_owners(void)
 	w = written(alice);
 	CHECK_EQ(run_nops(alice, 4), 0);
 	CHECK_EQ(written(alice), w);
-	CHECK(hooked >= 12);		/* queued, start, complete each */
+	CHECK(hooked >= 8);		/* queued and complete each */
 
 	/* Alice asks; Bob's "off" is his own, and takes nothing of hers. */
 	CHECK_EQ(trace_flags(alice, DAVINCI_TRACE_F_ENABLE), 1);
@@ -295,11 +333,25 @@ void test_trace_owners(void)
 	hooked = 0;
 	CHECK_EQ(run_nops(alice2, 2), 0);
 	CHECK_EQ(written(alice2), w);
-	CHECK(hooked >= 6);
+	CHECK(hooked >= 4);
+
+	/* The hook gets only the records its OS layer listens for. */
+	dv_trace_set_hook(count_hook, wants_completions);
+	memset(hooked_of, 0, sizeof(hooked_of));
+	hooked = 0;
+	CHECK_EQ(run_nops(alice2, 3), 0);
+	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASK_COMPLETE], 3);
+	CHECK_EQ(hooked, 3);
+	/* ... and every record while a ring records. */
+	CHECK_EQ(trace_flags(alice2, DAVINCI_TRACE_F_ENABLE), 1);
+	memset(hooked_of, 0, sizeof(hooked_of));
+	CHECK_EQ(run_nops(alice2, 3), 0);
+	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASK_QUEUED], 3);
+	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASK_COMPLETE], 3);
 
 	dvc_context_close(alice2);
 	dvc_context_close(root);
 	dvc_device_destroy(dev);
-	dv_trace_set_hook(NULL);
+	dv_trace_set_hook(NULL, NULL);
 	CHECK(stats_zero());
 }

@@ -878,6 +878,13 @@ struct davinci_completion {
  * another's trace. The module's tracepoints (events/davinci in tracefs)
  * fire for every record whether the ring keeps it or not.
  *
+ * A task has a TASK_QUEUED record when it is taken in (the tasks of one
+ * doorbell, ring pass or graph launch share its time) and a TASK_COMPLETE
+ * record, which carries its start, end and AI core. Between them comes a
+ * TASK_START record when it runs with the device's lock dropped, so that
+ * a reader may see it running; a task that completes as it starts (a NOP
+ * without a duration, an injected failure) has none.
+ *
  * A reader sees the records of its own user's contexts (each carries its
  * context's @pid: a tracer reads the processes it started) and the
  * device's own (MGMT, and a MEM_FREE after its context closed); a
@@ -890,7 +897,7 @@ struct davinci_completion {
 
 #define DAVINCI_TRACE_DOORBELL		1	/* @id stream, @arg0 SQ tail */
 #define DAVINCI_TRACE_TASK_QUEUED	2	/* taken in from the SQ */
-#define DAVINCI_TRACE_TASK_START	3	/* started on AI core @aicore */
+#define DAVINCI_TRACE_TASK_START	3	/* running on AI core @aicore */
 #define DAVINCI_TRACE_TASK_COMPLETE	4	/* @arg0 start_ns, @arg1 end_ns */
 #define DAVINCI_TRACE_MEM_ALLOC		5	/* @id arena, @arg0 address, */
 #define DAVINCI_TRACE_MEM_FREE		6	/* @arg1 bytes, @arg2 in use */
