@@ -551,7 +551,6 @@ void dv_fmt_hex32(char *dst, u32 v);
 void dv_fmt_u32(char *dst, size_t size, u32 v);
 bool dv_add_overflows(u64 a, u64 b, u64 *res);
 bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen);
-bool dv_mem_is_zero(const void *p, size_t len);
 void *dv_named(void *obj, u32 pad, int *ret);
 
 /* buffer.c */

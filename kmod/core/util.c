@@ -100,24 +100,6 @@ bool dv_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
 }
 
 /**
- * dv_mem_is_zero() - true when @len bytes at @p are all zero
- * @p: memory
- * @len: bytes
- *
- * Return: true when every byte is zero.
- */
-bool dv_mem_is_zero(const void *p, size_t len)
-{
-	const u8 *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-/**
  * dv_named() - the object an ioctl names by id, with a must-be-zero pad
  * @obj: what looking the id up found, or NULL
  * @pad: the argument's pad field
