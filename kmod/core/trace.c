@@ -6,12 +6,12 @@
  * to the OS layer's hook (the module's tracepoints) as it is written.
  *
  * Every hook runs with dev->lock held, which the ring needs no more than:
- * a record is a 64-byte store and a clock read, no allocation, no lock
- * of its own. The ring records while at least one context asked for it
+ * a record is a 64-byte store and at most a clock read, no allocation, no
+ * lock of its own. The ring records while at least one context asked for it
  * (DAVINCI_TRACE_F_ENABLE, a count of contexts): one context turning it
  * off does not silence another's trace, and the OS layer's hook (the
  * module's tracepoints) gets every record whether the ring keeps it or
- * not. Each slot remembers the user its record concerns: a reader sees
+ * not; a record neither wants is not built. Each slot remembers the user its record concerns: a reader sees
  * its own user's records and the device's own, all with trace_all.
  *
  * The AI core of a task is a slot in dev->trace.cores, taken when it
