@@ -54,11 +54,11 @@ static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
  * dv_task_enqueue() - queue a task taken in on its stream
  * @s: the stream (dev->lock held)
  * @t: the task, its descriptor (and operand_status, when malformed) set
- * @queued_ns: dv_trace_take_in_ns() of the take-in
  *
- * Gives @t its sequence number, event generation and operands.
+ * Gives @t its sequence number, event generation and operands. The caller
+ * traces the take-in (dv_trace_tasks_queued()).
  */
-void dv_task_enqueue(struct dv_stream *s, struct dv_task *t, u64 queued_ns)
+void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
 {
 	struct dv_context *ctx = s->ctx;
 	u16 op = t->desc.opcode;
@@ -80,7 +80,6 @@ void dv_task_enqueue(struct dv_stream *s, struct dv_task *t, u64 queued_ns)
 	dv_list_add_tail(&t->node, &s->tasks);
 	s->nqueued++;
 	dv_stat_add(DV_STAT_TASKS, 1);
-	dv_trace_task_queued(s, t, queued_ns);
 }
 
 /**
@@ -94,11 +93,10 @@ void dv_sq_publish(struct dv_stream *s)
 }
 
 /* Queue @t, or record it in the graph @s is capturing. */
-static void dv_stream_accept(struct dv_stream *s, struct dv_task *t,
-			     u64 queued_ns)
+static void dv_stream_accept(struct dv_stream *s, struct dv_task *t)
 {
 	if (!s->capture) {
-		dv_task_enqueue(s, t, queued_ns);
+		dv_task_enqueue(s, t);
 		return;
 	}
 	dv_graph_add(s->capture, t);
@@ -120,7 +118,7 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 {
 	struct dv_list batch, *pos, *tmp;
 	u32 n = tail - s->sq_head, i;
-	u64 queued_ns;
+	u64 first_seq = s->submitted_seq + 1;
 	int ret = 0;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
@@ -138,18 +136,18 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
 		if (t)
 			dv_list_add_tail(&t->node, &batch);
 	}
-	queued_ns = dv_trace_take_in_ns(s->ctx->dev);
 	dv_list_for_each_safe(pos, tmp, &batch) {
 		struct dv_task *t = DV_CONTAINER_OF(pos, struct dv_task, node);
 
 		dv_list_del(pos);
 		if (!ret)
-			dv_stream_accept(s, t, queued_ns);
+			dv_stream_accept(s, t);
 		else
 			dv_cache_free(s->ctx->dev->task_cache, t);
 	}
 	if (ret)
 		return ret;
+	dv_trace_tasks_queued(s, first_seq);
 	s->sq_head = tail;
 	dv_sq_publish(s);
 	dv_stream_make_ready(s);
@@ -170,8 +168,8 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
  */
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 {
+	u64 first_seq = s->submitted_seq + 1;
 	u32 tail, n, i;
-	u64 queued_ns;
 	int ret = 0;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
@@ -188,17 +186,17 @@ u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 	}
 	if (n > DV_MAX_QUEUED - s->nqueued)
 		n = DV_MAX_QUEUED - s->nqueued;
-	queued_ns = dv_trace_take_in_ns(s->ctx->dev);
 	for (i = 0; i < n; i++) {
 		struct dv_task *t = dv_sq_fetch(s, s->sq_head, true, &ret);
 
 		if (!t)
 			break;
-		dv_stream_accept(s, t, queued_ns);
+		dv_stream_accept(s, t);
 		s->sq_head++;
 	}
 	if (!i)
 		return 0;
+	dv_trace_tasks_queued(s, first_seq);
 	dv_sq_publish(s);
 	if (wake)
 		dv_stream_make_ready(s);

@@ -657,7 +657,7 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail);
 u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
 void dv_ctx_take_in_polled(struct dv_context *ctx);
 u32 dv_stream_published(struct dv_stream *s);
-void dv_task_enqueue(struct dv_stream *s, struct dv_task *t, u64 queued_ns);
+void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);
 void dv_sq_publish(struct dv_stream *s);
 void dv_dispatcher_kick(struct dv_device *dev);
 int dv_dispatcher_main(void *arg);
@@ -704,9 +704,7 @@ int dv_trace_init(struct dv_trace *tr);
 void dv_trace_fini(struct dv_trace *tr);
 void dv_trace_doorbell(struct dv_context *ctx,
 		       const struct davinci_doorbell *d);
-u64 dv_trace_take_in_ns(const struct dv_device *dev);
-void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t,
-			  u64 queued_ns);
+void dv_trace_tasks_queued(struct dv_stream *s, u64 first_seq);
 void dv_trace_take_core(struct dv_device *dev, struct dv_task *t);
 void dv_trace_task_start(struct dv_stream *s, const struct dv_task *t);
 u16 dv_trace_aicore(const struct dv_task *t);

@@ -171,7 +171,6 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 	struct dv_graph *g = dv_id_find(&ctx->graph_ids, l->graph_id);
 	struct dv_stream *s = dv_stream_find(ctx, l->stream_id);
 	struct dv_list batch, *pos, *tmp;
-	u64 queued_ns;
 	u32 i;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -201,13 +200,12 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 		dv_list_add_tail(&t->node, &batch);
 	}
 	l->first_seq = s->submitted_seq + 1;
-	queued_ns = dv_trace_take_in_ns(ctx->dev);
 	dv_list_for_each_safe(pos, tmp, &batch) {
 		dv_list_del(pos);
-		dv_task_enqueue(s, DV_CONTAINER_OF(pos, struct dv_task, node),
-				queued_ns);
+		dv_task_enqueue(s, DV_CONTAINER_OF(pos, struct dv_task, node));
 	}
 	l->last_seq = s->submitted_seq;
+	dv_trace_tasks_queued(s, l->first_seq);
 	dv_sq_publish(s);
 	dv_stream_make_ready(s);
 	return 0;

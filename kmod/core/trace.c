@@ -153,35 +153,28 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 }
 
 /**
- * dv_trace_take_in_ns() - the time to give the tasks of one take-in
- * @dev: the device (dev->lock held)
+ * dv_trace_tasks_queued() - a take-in queued tasks on a stream
+ * @s: the stream (dev->lock held)
+ * @first_seq: the sequence number the first of them got
  *
- * One clock read serves a batch: its tasks are taken in within one hold
- * of the lock.
- *
- * Return: now, or 0 when nobody wants TASK_QUEUED records.
+ * One record serves the tasks of one take-in (a doorbell, a pass over a
+ * polled ring, a graph launch), @first_seq up to the stream's last: they
+ * are queued within one hold of the lock, so none started before it is
+ * written. A take-in that queued nothing (a capture) writes none.
  */
-u64 dv_trace_take_in_ns(const struct dv_device *dev)
+void dv_trace_tasks_queued(struct dv_stream *s, u64 first_seq)
 {
-	return dv_trace_wanted(dev, DAVINCI_TRACE_TASK_QUEUED) ?
-	       os_now_ns() : 0;
-}
-
-/**
- * dv_trace_task_queued() - a task was taken in (dev->lock held)
- * @s: its stream
- * @t: the task, with its sequence number
- * @queued_ns: dv_trace_take_in_ns() of its take-in
- */
-void dv_trace_task_queued(struct dv_stream *s, const struct dv_task *t,
-			  u64 queued_ns)
-{
+	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
-	if (!queued_ns)
+	if (s->submitted_seq < first_seq ||
+	    !dv_trace_wanted(dev, DAVINCI_TRACE_TASKS_QUEUED))
 		return;
-	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_QUEUED, s, t, queued_ns);
-	dv_trace_put(s->ctx->dev, &r, dv_trace_owner(s->ctx));
+	dv_trace_rec(&r, DAVINCI_TRACE_TASKS_QUEUED, s->ctx->pid, os_now_ns());
+	r.id = s->id;
+	r.seq = first_seq;
+	r.arg0 = s->submitted_seq - first_seq + 1;
+	dv_trace_put(dev, &r, dv_trace_owner(s->ctx));
 }
 
 /**

@@ -45,6 +45,29 @@ DV_EVENT_CLASS(davinci_doorbell,
 
 DV_DEFINE_EVENT(davinci_doorbell, davinci_doorbell);
 
+DV_EVENT_CLASS(davinci_tasks,
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, pid)
+		__field(u32, stream)
+		__field(u64, seq)
+		__field(u64, count)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->pid = r->pid;
+		__entry->stream = r->id;
+		__entry->seq = r->seq;
+		__entry->count = r->arg0;
+	),
+	TP_printk("dev=%u pid=%u stream=%u seq=%llu count=%llu",
+		  __entry->device, __entry->pid, __entry->stream,
+		  __entry->seq, __entry->count)
+);
+
+/* One take-in: tasks seq .. seq + count - 1 of the stream were queued. */
+DV_DEFINE_EVENT(davinci_tasks, davinci_tasks_queued);
+
 DV_EVENT_CLASS(davinci_task,
 	TP_STRUCT__entry(
 		__field(u32, device)
@@ -74,7 +97,6 @@ DV_EVENT_CLASS(davinci_task,
 		  __entry->status, __entry->start_ns, __entry->end_ns)
 );
 
-DV_DEFINE_EVENT(davinci_task, davinci_task_queued);
 DV_DEFINE_EVENT(davinci_task, davinci_task_start);
 DV_DEFINE_EVENT(davinci_task, davinci_task_complete);
 

@@ -34,8 +34,8 @@ static void dv_linux_trace(u32 device, const struct davinci_trace_record *r)
 	case DAVINCI_TRACE_DOORBELL:
 		trace_davinci_doorbell(device, r);
 		break;
-	case DAVINCI_TRACE_TASK_QUEUED:
-		trace_davinci_task_queued(device, r);
+	case DAVINCI_TRACE_TASKS_QUEUED:
+		trace_davinci_tasks_queued(device, r);
 		break;
 	case DAVINCI_TRACE_TASK_START:
 		trace_davinci_task_start(device, r);
@@ -76,8 +76,8 @@ static bool dv_linux_trace_wants(u32 type)
 	switch (type) {
 	case DAVINCI_TRACE_DOORBELL:
 		return trace_davinci_doorbell_enabled();
-	case DAVINCI_TRACE_TASK_QUEUED:
-		return trace_davinci_task_queued_enabled();
+	case DAVINCI_TRACE_TASKS_QUEUED:
+		return trace_davinci_tasks_queued_enabled();
 	case DAVINCI_TRACE_TASK_START:
 		return trace_davinci_task_start_enabled();
 	case DAVINCI_TRACE_TASK_COMPLETE:

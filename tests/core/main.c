@@ -64,6 +64,7 @@ int th_failures, th_passed, th_failed;
 	X(polled_short_tasks_spread) \
 	X(graphs) \
 	X(trace_ring) \
+	X(trace_take_ins) \
 	X(trace_owners)
 
 #define DECLARE(name) void test_##name(void);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_trace.c - the device's trace ring (DAVINCI_IOCTL_TRACE_READ): a
- * record per doorbell and per task queued, started and completed, AI-core
+ * record per doorbell, per take-in of tasks, per task started and
+ * completed, AI-core
  * slots that never overlap, switching recording off and on, and a full ring
  * that drops its oldest records and says how many; who may switch it and
  * read it (test_trace_owners).
@@ -68,6 +69,29 @@ static uint32_t count(const struct trace_log *log, uint32_t type,
 	return n;
 }
 
+/*
+ * The TASKS_QUEUED records of @stream cover sequence numbers @first to
+ * @last once each, in order. Return: the number of such records, or -1.
+ */
+static int queued_covers(const struct trace_log *log, uint32_t stream,
+			 uint64_t first, uint64_t last)
+{
+	uint64_t next = first, i;
+	int n = 0;
+
+	for (i = 0; i < log->n; i++) {
+		const struct davinci_trace_record *r = &log->rec[i];
+
+		if (r->type != DAVINCI_TRACE_TASKS_QUEUED || r->id != stream)
+			continue;
+		if (r->seq != next || !r->arg0 || r->opcode || r->arg2)
+			return -1;
+		next += r->arg0;
+		n++;
+	}
+	return next == last + 1 ? n : -1;
+}
+
 /* No two tasks on one AI core at once; every core below AICORES. */
 static int cores_overlap(const struct trace_log *log)
 {
@@ -125,7 +149,7 @@ void test_trace_ring(void)
 		uint32_t id = s[i].c.stream_id;
 
 		CHECK_EQ(count(&log, DAVINCI_TRACE_DOORBELL, id), 1);
-		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_QUEUED, id), NTASKS);
+		CHECK_EQ(queued_covers(&log, id, 1, NTASKS), 1);
 		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_START, id), NTASKS);
 		CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, id), NTASKS);
 	}
@@ -161,7 +185,8 @@ void test_trace_ring(void)
 	/*
 	 * A task that completes as it starts (a NOP without a duration) has
 	 * no TASK_START: its TASK_COMPLETE carries the start and the core.
-	 * The tasks of one take-in share the time they were queued.
+	 * The tasks of one take-in share one TASKS_QUEUED, written before any
+	 * of them started.
 	 */
 	since = written(fx.ctx);
 	for (i = 0; i < 4; i++)
@@ -169,7 +194,7 @@ void test_trace_ring(void)
 	REQUIRE(submit(fx.ctx, &s[2], t, 4, &last) == 0);
 	CHECK_EQ(swait(fx.ctx, &s[2], last, 10000, NULL), 0);
 	REQUIRE(read_all(fx.ctx, since, &log) == 0);
-	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_QUEUED, s[2].c.stream_id), 4);
+	CHECK_EQ(queued_covers(&log, s[2].c.stream_id, last - 3, last), 1);
 	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_START, s[2].c.stream_id), 0);
 	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, s[2].c.stream_id),
 		 4);
@@ -177,10 +202,8 @@ void test_trace_ring(void)
 	for (i = 0; i < log.n; i++) {
 		const struct davinci_trace_record *r = &log.rec[i];
 
-		if (r->type == DAVINCI_TRACE_TASK_QUEUED && !queued_ns)
+		if (r->type == DAVINCI_TRACE_TASKS_QUEUED)
 			queued_ns = r->timestamp_ns;
-		if (r->type == DAVINCI_TRACE_TASK_QUEUED)
-			CHECK_EQ(r->timestamp_ns, queued_ns);
 		if (r->type != DAVINCI_TRACE_TASK_COMPLETE)
 			continue;
 		CHECK(queued_ns && queued_ns <= r->arg0);
@@ -209,7 +232,80 @@ void test_trace_ring(void)
 	fixture_exit(&fx);
 }
 
-static uint64_t hooked, hooked_of[DAVINCI_TRACE_CTX_FAIL + 1];
+static int graph_call(struct dv_context *ctx, unsigned long cmd,
+		      const struct stream *s, struct davinci_graph_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->stream_id = s->c.stream_id;
+	return dvc_ioctl(ctx, cmd, c);
+}
+
+/*
+ * Every kind of take-in writes one TASKS_QUEUED for what it queued: a
+ * pass over a polled ring, a graph launch; a capture queues nothing.
+ */
+void test_trace_take_ins(void)
+{
+	struct davinci_task t[5];
+	struct davinci_graph_capture c;
+	struct davinci_graph_launch l;
+	struct davinci_doorbell d;
+	struct davinci_trace_read q;
+	struct stream polled, rung;
+	struct trace_log log;
+	struct fixture fx;
+	uint64_t since, last;
+	uint32_t i;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	memset(&q, 0, sizeof(q));
+	q.flags = DAVINCI_TRACE_F_ENABLE;
+	REQUIRE(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_TRACE_READ, &q) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16, DAVINCI_STREAM_F_POLLED,
+				    &polled) == 0);
+	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &rung) == 0);
+	for (i = 0; i < 5; i++)
+		t[i] = t_nop(0);
+	since = written(fx.ctx);
+
+	/* Five published at once on a polled ring: one record for five. */
+	for (i = 0; i < 5; i++)
+		*sq_slot(&polled, i) = t[i];
+	__atomic_store_n(&polled.sq->tail, 5, __ATOMIC_RELEASE);
+	memset(&d, 0, sizeof(d));
+	d.stream_id = polled.c.stream_id;
+	d.sq_tail = 5;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_DOORBELL, &d), 0);
+	CHECK_EQ(swait(fx.ctx, &polled, 5, 10000, NULL), 0);
+
+	/* Captured: nothing queued. Each launch of the graph: one record. */
+	CHECK_EQ(graph_call(fx.ctx, DAVINCI_IOCTL_GRAPH_CAPTURE, &rung, &c), 0);
+	CHECK_EQ(submit(fx.ctx, &rung, t, 3, &last), 0);
+	CHECK_EQ(graph_call(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &rung, &c), 0);
+	REQUIRE(read_all(fx.ctx, since, &log) == 0);
+	CHECK_EQ(queued_covers(&log, polled.c.stream_id, 1, 5), 1);
+	CHECK_EQ(count(&log, DAVINCI_TRACE_TASKS_QUEUED, rung.c.stream_id), 0);
+	free(log.rec);
+	for (i = 0; i < 2; i++) {
+		memset(&l, 0, sizeof(l));
+		l.graph_id = c.graph_id;
+		l.stream_id = rung.c.stream_id;
+		CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_LAUNCH, &l), 0);
+	}
+	CHECK_EQ(l.last_seq, 6);
+	CHECK_EQ(swait(fx.ctx, &rung, 6, 10000, NULL), 0);
+	REQUIRE(read_all(fx.ctx, since, &log) == 0);
+	CHECK_EQ(queued_covers(&log, rung.c.stream_id, 1, 6), 2);
+	CHECK_EQ(count(&log, DAVINCI_TRACE_TASK_COMPLETE, rung.c.stream_id),
+		 6);
+	free(log.rec);
+
+	stream_destroy(fx.ctx, &polled);
+	stream_destroy(fx.ctx, &rung);
+	fixture_exit(&fx);
+}
+
+static uint64_t hooked, hooked_of[DAVINCI_TRACE_TASKS_QUEUED + 1];
 
 static void count_hook(uint32_t device, const struct davinci_trace_record *r)
 {
@@ -301,7 +397,7 @@ void test_trace_owners(void)
 	w = written(alice);
 	CHECK_EQ(run_nops(alice, 4), 0);
 	CHECK_EQ(written(alice), w);
-	CHECK(hooked >= 8);		/* queued and complete each */
+	CHECK(hooked >= 5);		/* one take-in, four completions */
 
 	/* Alice asks; Bob's "off" is his own, and takes nothing of hers. */
 	CHECK_EQ(trace_flags(alice, DAVINCI_TRACE_F_ENABLE), 1);
@@ -314,7 +410,7 @@ void test_trace_owners(void)
 	since = written(alice);
 	CHECK_EQ(run_nops(alice2, 4), 0);
 	CHECK_EQ(run_nops(bob, 4), 0);
-	CHECK(written(alice) >= since + 24);
+	CHECK(written(alice) >= since + 2 * 6);
 
 	/* Alice reads her user's processes, Bob his, root everybody's. */
 	CHECK_EQ(seen_of(alice, since, 102), 4);
@@ -346,7 +442,7 @@ void test_trace_owners(void)
 	CHECK_EQ(trace_flags(alice2, DAVINCI_TRACE_F_ENABLE), 1);
 	memset(hooked_of, 0, sizeof(hooked_of));
 	CHECK_EQ(run_nops(alice2, 3), 0);
-	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASK_QUEUED], 3);
+	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASKS_QUEUED], 1);
 	CHECK_EQ(hooked_of[DAVINCI_TRACE_TASK_COMPLETE], 3);
 
 	dvc_context_close(alice2);

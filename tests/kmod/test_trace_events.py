@@ -14,7 +14,7 @@ from davinci.manager import Manager
 from davinci.trace import DeviceTraceReader
 
 TRACEFS = "/sys/kernel/tracing"
-EVENTS = ("doorbell", "task_queued", "task_start", "task_complete",
+EVENTS = ("doorbell", "tasks_queued", "task_start", "task_complete",
           "mem_alloc", "mem_free", "event_record", "event_wait", "fault",
           "reset", "mgmt", "ctx_reset", "ctx_fail")
 LINE = re.compile(r"\b(davinci_\w+): (.*)$")
@@ -86,13 +86,22 @@ def test_workload_shows_in_tracefs_and_ring(tracefs):
         ids = {polled.stream_id, rung.stream_id}
     _write("events/davinci/enable", "0")
     got = [(e, f) for e, f in _events() if f.get("pid", pid) == pid]
-    for kind in ("task_queued", "task_start", "task_complete"):
+    for kind in ("task_start", "task_complete"):
         seqs = sorted((int(f["stream"]), int(f["seq"])) for e, f in got
                       if e == kind and f["opcode"] == "2")
         assert seqs == sorted((i, n) for i in ids for n in range(1, 5)), kind
         ring_seqs = sorted((r.id, r.seq) for r in records
                            if r.kind == kind.upper() and r.opcode == 2)
         assert ring_seqs == seqs
+    # a take-in is one event naming its first task and how many
+    queued = sorted((int(f["stream"]), int(f["seq"]) + k) for e, f in got
+                    if e == "tasks_queued" and int(f["stream"]) in ids
+                    for k in range(int(f["count"])))
+    assert len(set(queued)) == len(queued)
+    assert {(i, n) for i in ids for n in range(1, 5)} <= set(queued)
+    assert queued == sorted((r.id, r.seq + k) for r in records
+                            if r.kind == "TASKS_QUEUED" and r.id in ids
+                            for k in range(r.arg0))
     done = [f for e, f in got if e == "task_complete"]
     assert all(f["status"] == "0" and int(f["start_ns"]) <= int(f["end_ns"])
                for f in done)
@@ -174,9 +183,10 @@ def test_kernel_tools_record_the_module(tracefs, tmp_path, tool):
                          timeout=300)
     assert rep.returncode == 0, rep.stderr
     got = _parse(rep.stdout.splitlines())
-    for kind in ("task_queued", "task_start", "task_complete"):
+    for kind in ("task_start", "task_complete"):
         memsets = [f for e, f in got if e == kind and
                    f["opcode"] == str(_uapi.DAVINCI_OP_MEMSET)]
         assert len(memsets) == 10, (kind, len(memsets))
+    assert sum(int(f["count"]) for e, f in got if e == "tasks_queued") == 10
     sizes = [int(f["size"]) for e, f in got if e == "mem_alloc"]
     assert 8192 in sizes

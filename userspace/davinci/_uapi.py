@@ -86,8 +86,9 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 3      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
-#                            3: polled rings, task graphs, trace ring
+DAVINCI_ABI_MINOR = 4      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+#                            3: polled rings, task graphs, trace ring;
+#                            4: one TASKS_QUEUED record per take-in
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -575,7 +576,6 @@ class davinci_completion(_Struct):
 DAVINCI_TRACE_CAPACITY = 16384
 DAVINCI_TRACE_NO_CORE = 0xFFFF
 DAVINCI_TRACE_DOORBELL = 1
-DAVINCI_TRACE_TASK_QUEUED = 2
 DAVINCI_TRACE_TASK_START = 3
 DAVINCI_TRACE_TASK_COMPLETE = 4
 DAVINCI_TRACE_MEM_ALLOC = 5
@@ -585,6 +585,7 @@ DAVINCI_TRACE_EVENT_WAIT = 8
 DAVINCI_TRACE_MGMT = 9
 DAVINCI_TRACE_CTX_RESET = 10
 DAVINCI_TRACE_CTX_FAIL = 11
+DAVINCI_TRACE_TASKS_QUEUED = 12
 DAVINCI_TRACE_READ_MAX = 48
 DAVINCI_TRACE_F_ENABLE = 1 << 0
 DAVINCI_TRACE_F_DISABLE = 1 << 1

@@ -33,9 +33,10 @@
  * trace ring (DAVINCI_IOCTL_TRACE_READ), a completion entry's @aicore
  * (was @pad), DAVINCI_OP_RELU_GRAD and the training ops
  * DAVINCI_OP_LOG_SOFTMAX, DAVINCI_OP_SQRT and DAVINCI_OP_CMP, each
- * announced by its feature bit.
+ * announced by its feature bit. 4: the trace records a take-in in one
+ * DAVINCI_TRACE_TASKS_QUEUED, not each task it queued.
  */
-#define DAVINCI_ABI_MINOR 3
+#define DAVINCI_ABI_MINOR 4
 
 /* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
@@ -878,12 +879,15 @@ struct davinci_completion {
  * another's trace. The module's tracepoints (events/davinci in tracefs)
  * fire for every record whether the ring keeps it or not.
  *
- * A task has a TASK_QUEUED record when it is taken in (the tasks of one
- * doorbell, ring pass or graph launch share its time) and a TASK_COMPLETE
- * record, which carries its start, end and AI core. Between them comes a
- * TASK_START record when it runs with the device's lock dropped, so that
- * a reader may see it running; a task that completes as it starts (a NOP
- * without a duration, an injected failure) has none.
+ * The tasks one doorbell, one pass over a polled ring or one graph launch
+ * takes in on a stream share one TASKS_QUEUED record, which names the
+ * first one's sequence number and how many followed it (until ABI 1.3,
+ * each had a record of type 2 of its own). Each task then has a
+ * TASK_COMPLETE record, which carries its start, end and AI core, and
+ * before it a TASK_START record when it runs with the device's lock
+ * dropped, so that a reader may see it running; a task that completes as
+ * it starts (a NOP without a duration, an injected failure) has none. A
+ * batch of such tasks costs one record a task and one a batch.
  *
  * A reader sees the records of its own user's contexts (each carries its
  * context's @pid: a tracer reads the processes it started) and the
@@ -896,7 +900,6 @@ struct davinci_completion {
 #define DAVINCI_TRACE_NO_CORE		0xFFFF	/* @aicore: no AI core ran it */
 
 #define DAVINCI_TRACE_DOORBELL		1	/* @id stream, @arg0 SQ tail */
-#define DAVINCI_TRACE_TASK_QUEUED	2	/* taken in from the SQ */
 #define DAVINCI_TRACE_TASK_START	3	/* running on AI core @aicore */
 #define DAVINCI_TRACE_TASK_COMPLETE	4	/* @arg0 start_ns, @arg1 end_ns */
 #define DAVINCI_TRACE_MEM_ALLOC		5	/* @id arena, @arg0 address, */
@@ -906,28 +909,31 @@ struct davinci_completion {
 #define DAVINCI_TRACE_MGMT		9	/* @status DAVINCI_MGMT_EV_* */
 #define DAVINCI_TRACE_CTX_RESET		10	/* DAVINCI_IOCTL_CTX_RESET */
 #define DAVINCI_TRACE_CTX_FAIL		11	/* context failed: lost, reset */
+#define DAVINCI_TRACE_TASKS_QUEUED	12	/* @seq first, @arg0 how many */
 
 /**
  * struct davinci_trace_record - one record of a device's trace (64 bytes)
  * @timestamp_ns: when it happened (a completion: its end_ns)
- * @seq: task records: the task's sequence number in its stream; event
- *	records: the record's generation (EVENT_WAIT: the one waited for)
- * @arg0: per @type: DOORBELL the SQ tail rung; TASK_COMPLETE the start_ns
- *	(0 when it never ran); MEM_* the device address; MGMT the fault kind
+ * @seq: task records: the task's sequence number in its stream
+ *	(TASKS_QUEUED: the first task's); event records: the record's
+ *	generation (EVENT_WAIT: the one waited for)
+ * @arg0: per @type: DOORBELL the SQ tail rung; TASKS_QUEUED the tasks
+ *	queued, @seq to @seq + @arg0 - 1; TASK_COMPLETE the start_ns (0 when
+ *	it never ran); MEM_* the device address; MGMT the fault kind
  *	(DAVINCI_FAULT_*)
  * @arg1: TASK_COMPLETE the end_ns; MEM_* the bytes reserved; MGMT the
  *	event's address
- * @arg2: TASK_*: the task's user_data; MEM_* the arena's bytes in use
- *	after it; MGMT the event's value
+ * @arg2: TASK_START, TASK_COMPLETE: the task's user_data; MEM_* the
+ *	arena's bytes in use after it; MGMT the event's value
  * @type: DAVINCI_TRACE_*
  * @pid: the process of the context it concerns; 0 for the device's own
  *	(MGMT) and for MEM_FREE (memory returns when its last user lets go,
  *	which may be after its context closed)
- * @id: the stream (DOORBELL, TASK_*), the event (EVENT_*), the arena
+ * @id: the stream (DOORBELL, TASK*), the event (EVENT_*), the arena
  *	(MEM_*: 0 HBM, 1 pinned host and rings), the device's health
  *	(MGMT: DAVINCI_HEALTH_*)
  * @status: TASK_COMPLETE: DAVINCI_STATUS_*; MGMT: DAVINCI_MGMT_EV_*
- * @opcode: TASK_*: the task's DAVINCI_OP_*
+ * @opcode: TASK_START, TASK_COMPLETE: the task's DAVINCI_OP_*
  * @aicore: TASK_START, TASK_COMPLETE: the AI core (0..aicores-1) that
  *	ran it; DAVINCI_TRACE_NO_CORE for a task no AI core ran (events,
  *	notifications, failures the scheduler completes itself)

@@ -6,9 +6,9 @@ Per device, under a track named ``davinciN``: a track per AI core and a
 track per stream (task slices from start to end), an ``HBM in use`` counter,
 and a ``device`` track of instants (doorbells, event records and waits,
 faults, resets). The host call that submitted a task (Stream.submit or
-launch), the task's queued instant, its AI-core slice and its completion
-instant are joined by one flow. Host spans go on the traced
-process's thread tracks. Every timestamp is CLOCK_MONOTONIC, the clock the
+launch), the queued instant of the take-in it was in (one for a batch),
+its AI-core slice and its completion instant are joined by one flow. Host
+spans go on the traced process's thread tracks. Every timestamp is CLOCK_MONOTONIC, the clock the
 device stamps with; a clock snapshot makes it the trace's clock.
 """
 
@@ -28,6 +28,9 @@ from .data import TraceData
 from .records import NO_CORE, TraceRecord
 
 __all__ = ["build_trace", "write_trace", "SEQUENCE_ID"]
+
+#: Flows drawn from one submission or take-in into its tasks, at most.
+MAX_FLOWS = 4096
 
 SEQUENCE_ID = 0x0DA
 _CLOCK = BuiltinClock.BUILTIN_CLOCK_MONOTONIC
@@ -174,9 +177,12 @@ class _Writer:
     def task(self, r: TraceRecord) -> None:
         st = self.stream_track(r.device, r.pid, r.id)
         args = {"stream": r.id, "seq": r.seq, "pid": r.pid}
-        if r.type == _uapi.DAVINCI_TRACE_TASK_QUEUED:
-            self.instant(st, r.timestamp_ns, "queued %s" % r.op_name, "task",
-                         args, flows=(self.flow(r),))
+        if r.type == _uapi.DAVINCI_TRACE_TASKS_QUEUED:
+            args["count"] = r.arg0
+            flows = tuple(self.flow_of(r.device, r.pid, r.id, seq) for seq
+                          in range(r.seq, r.seq + min(r.arg0, MAX_FLOWS)))
+            self.instant(st, r.timestamp_ns, "queued %d" % r.arg0, "task",
+                         args, flows=flows)
             return
         if r.type == _uapi.DAVINCI_TRACE_TASK_START:
             return      # the completion carries start, end and core
@@ -249,7 +255,7 @@ class _Writer:
                              "%d records dropped" % self.data.dropped[dev],
                              "trace", {"dropped": self.data.dropped[dev]})
             for r in recs:
-                if r.type in (_uapi.DAVINCI_TRACE_TASK_QUEUED,
+                if r.type in (_uapi.DAVINCI_TRACE_TASKS_QUEUED,
                               _uapi.DAVINCI_TRACE_TASK_START,
                               _uapi.DAVINCI_TRACE_TASK_COMPLETE):
                     self.task(r)
@@ -265,7 +271,8 @@ class _Writer:
             if s.tasks:     # a submission: a flow into each task it made
                 dev, stream, first, last = s.tasks
                 flows = tuple(self.flow_of(dev, s.pid, stream, seq) for seq
-                              in range(first, min(last, first + 4095) + 1))
+                              in range(first, min(last + 1,
+                                                  first + MAX_FLOWS)))
             self.slice(self.thread_track(s.pid, s.tid, s.thread_name),
                        s.start_ns, s.end_ns, s.name, s.category, args, flows)
         return self.b.serialize()
