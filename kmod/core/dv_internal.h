@@ -626,6 +626,8 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t);
 u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 		     u64 start_ns);
+void dv_task_complete_at(struct dv_stream *s, struct dv_task *t, u32 status,
+			 u64 start_ns, u64 end_ns);
 void dv_task_free(struct dv_stream *s, struct dv_task *t);
 void dv_task_release(struct dv_device *dev, struct dv_task *t);
 

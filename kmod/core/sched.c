@@ -112,7 +112,7 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 	}
 	if (t->operand_status) {
 		now = os_now_ns();
-		dv_task_complete(s, t, t->operand_status, now);
+		dv_task_complete_at(s, t, t->operand_status, now, now);
 		return;
 	}
 	switch (t->desc.opcode) {
@@ -120,14 +120,14 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 		ev = dv_event_find(ctx, t->desc.event_id);
 		now = os_now_ns();
 		if (!ev || !t->event_gen) {
-			dv_task_complete(s, t, DAVINCI_STATUS_INVALID_EVENT,
-					 now);
+			dv_task_complete_at(s, t, DAVINCI_STATUS_INVALID_EVENT,
+					    now, now);
 			return;
 		}
 		if (t->event_gen > ev->completed)
 			ev->completed = t->event_gen;
 		ev->timestamp_ns = now;
-		dv_task_complete(s, t, DAVINCI_STATUS_OK, now);
+		dv_task_complete_at(s, t, DAVINCI_STATUS_OK, now, now);
 		dv_event_completed(ctx, ev);
 		return;
 	case DAVINCI_OP_EVENT_WAIT:
@@ -150,7 +150,7 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
 		now = os_now_ns();
 		dv_notify(ctx, DAVINCI_NOTIFY_USER, s->id, DAVINCI_STATUS_OK,
 			  t->seq, t->desc.user_data);
-		dv_task_complete(s, t, DAVINCI_STATUS_OK, now);
+		dv_task_complete_at(s, t, DAVINCI_STATUS_OK, now, now);
 		return;
 	default:
 		dv_task_run(dev, s, t);

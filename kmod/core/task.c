@@ -492,8 +492,9 @@ static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
  *
  * Fails it at once with an injected ECC error; otherwise runs it in chunks
  * without dev->lock, then completes it. A NOP without a duration has
- * nothing to run: it completes without dropping the lock. Neither has a
- * TASK_START record: nobody could see them running. A task whose
+ * nothing to run: it completes without dropping the lock, as it starts
+ * (one clock read for both). Neither has a TASK_START record: nobody
+ * could see them running. A task whose
  * operands failed to resolve never gets here (dv_sched_run_head() fails
  * it).
  */
@@ -508,22 +509,21 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	t->ctx = s->ctx;
 	dv_trace_take_core(dev, t);
 	st = dv_mgmt_task_start(dev, t);
-	if (st) {
-		dv_task_complete(s, t, st, start);
+	if (st || (!t->hang && t->desc.opcode == DAVINCI_OP_NOP &&
+		   !t->desc.count)) {
+		dv_task_complete_at(s, t, st, start, start);
 		return;
 	}
-	if (t->hang || t->desc.opcode != DAVINCI_OP_NOP || t->desc.count) {
-		dv_trace_task_start(s, t);
-		t->running = true;
-		if (dv_task_shareable(t))
-			st = dv_exec_shared(dev, t);
-		else
-			st = dv_exec_alone(dev, t);
-		os_mutex_lock(dev->lock);
-		t->running = false;
-		if (t->hang)
-			dv_mgmt_task_failed(dev, t, st);
-	}
+	dv_trace_task_start(s, t);
+	t->running = true;
+	if (dv_task_shareable(t))
+		st = dv_exec_shared(dev, t);
+	else
+		st = dv_exec_alone(dev, t);
+	os_mutex_lock(dev->lock);
+	t->running = false;
+	if (t->hang)
+		dv_mgmt_task_failed(dev, t, st);
 	dev->busy_ns += dv_task_complete(s, t, st, start) - start;
 }
 
@@ -576,23 +576,22 @@ void dv_task_free(struct dv_stream *s, struct dv_task *t)
 }
 
 /**
- * dv_task_complete() - complete the head task of a stream
+ * dv_task_complete_at() - complete the head task of a stream
  * @s: the stream (dev->lock held)
  * @t: its first task
  * @status: DAVINCI_STATUS_*
  * @start_ns: when it started, 0 when it never ran
+ * @end_ns: when it completed: @start_ns for a task that completes as it
+ *	starts, which needs no second clock read
  *
  * Records the result, writes the completion entry, raises notifications,
  * updates the error state, frees @t and wakes waiters.
- *
- * Return: the time it completed.
  */
-u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
-		      u64 start_ns)
+void dv_task_complete_at(struct dv_stream *s, struct dv_task *t, u32 status,
+			 u64 start_ns, u64 end_ns)
 {
 	struct dv_context *ctx = s->ctx;
 	struct dv_task_result *h = &s->hist[t->seq % DV_TASK_HISTORY];
-	u64 end_ns = os_now_ns();
 	bool failed;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
@@ -622,6 +621,23 @@ u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
 	/* DAVINCI_IOCTL_SYNC waits there for streams to go idle, no sooner */
 	if (s->completed_seq >= s->submitted_seq)
 		os_waitq_wake_all(ctx->dev->wq);
+}
+
+/**
+ * dv_task_complete() - complete the head task of a stream now
+ * @s: the stream (dev->lock held)
+ * @t: its first task
+ * @status: DAVINCI_STATUS_*
+ * @start_ns: when it started, 0 when it never ran
+ *
+ * Return: the time it completed.
+ */
+u64 dv_task_complete(struct dv_stream *s, struct dv_task *t, u32 status,
+		     u64 start_ns)
+{
+	u64 end_ns = os_now_ns();
+
+	dv_task_complete_at(s, t, status, start_ns, end_ns);
 	return end_ns;
 }
 

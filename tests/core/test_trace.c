@@ -207,8 +207,9 @@ void test_trace_ring(void)
 		if (r->type != DAVINCI_TRACE_TASK_COMPLETE)
 			continue;
 		CHECK(queued_ns && queued_ns <= r->arg0);
-		CHECK(r->arg0 <= r->arg1);
+		CHECK_EQ(r->arg0, r->arg1);	/* started and ended at once */
 		CHECK(r->aicore < AICORES);
+		CHECK_EQ(cq_slot(&s[2], (uint32_t)r->seq - 1)->end_ns, r->arg1);
 	}
 	free(log.rec);
 

@@ -844,7 +844,8 @@ struct davinci_task {
  * @seq: the task's sequence number in its stream
  * @user_data: the task's user_data
  * @start_ns: device time the task started (0 when it never ran)
- * @end_ns: device time it completed
+ * @end_ns: device time it completed: @start_ns for one that completed as
+ *	it started (an event, a notification, a NOP without a duration)
  * @status: DAVINCI_STATUS_*
  * @opcode: the task's opcode
  * @aicore: the AI core (0..aicores-1) that ran it, as the trace's
