@@ -16,8 +16,11 @@ CORE_HDRS := $(wildcard kmod/core/*.h) $(wildcard userspace/libdavinci_core/*.h)
 	kmod/include/uapi/davinci.h
 CORE_CFLAGS := -std=gnu11 -O2 -g -fPIC -pthread -ffp-contract=off -fno-fast-math \
 	-Wall -Wextra -Werror -Ikmod/core -Ikmod/include -Iuserspace/libdavinci_core
+# The library users run leaves lock assertions out, as a kernel without
+# lockdep; the tests, the sanitizer builds and the fuzzer check them.
+LOCK_CHECKS := -DDV_LOCK_CHECKS
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer -DDV_LOCK_ORDER_CHECK
+	-fno-omit-frame-pointer -DDV_LOCK_ORDER_CHECK $(LOCK_CHECKS)
 FUZZ_SECONDS ?= 60
 # clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
 SOAK_CLIENTS ?= 10000
@@ -53,7 +56,7 @@ TEST_CORE_HDRS := $(wildcard tests/core/*.h)
 
 $(BUILD)/test_core: $(TEST_CORE_SRCS) $(TEST_CORE_HDRS) $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	gcc $(CORE_CFLAGS) $(TEST_CORE_SRCS) $(CORE_SRCS) -o $@
+	gcc $(CORE_CFLAGS) $(LOCK_CHECKS) $(TEST_CORE_SRCS) $(CORE_SRCS) -o $@
 
 $(BUILD)/asan/test_core: $(TEST_CORE_SRCS) $(TEST_CORE_HDRS) $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -62,7 +65,7 @@ $(BUILD)/asan/test_core: $(TEST_CORE_SRCS) $(TEST_CORE_HDRS) $(CORE_SRCS) $(CORE
 $(BUILD)/fuzz_dispatch: tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -DDV_LOCK_ORDER_CHECK tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
+		-fno-sanitize-recover=undefined -DDV_LOCK_ORDER_CHECK $(LOCK_CHECKS) tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
 
 install-py: core
 	$(VENV)/bin/pip install -q . 2>&1 | grep -v "is ignored: it is neither" || true

@@ -54,8 +54,9 @@ fail=0
 if [[ $steps == *" core "* ]]; then
 	t0=$SECONDS
 	log "cross-building the C suite (static)"
-	"$cc" "${cflags[@]}" -static "$here"/tests/core/*.c "${srcs[@]}" \
-		-o "$out/test_core" || die "the C suite does not cross-build"
+	"$cc" "${cflags[@]}" -DDV_LOCK_CHECKS -static "$here"/tests/core/*.c \
+		"${srcs[@]}" -o "$out/test_core" ||
+		die "the C suite does not cross-build"
 	log "tests/core under $qemu"
 	if "$qemu" "$out/test_core" >"$out/test_core.log" 2>&1; then
 		log "PASS tests/core: $(tail -n 1 "$out/test_core.log")" \

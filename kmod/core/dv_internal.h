@@ -10,7 +10,8 @@
  * Beside it: the registry lock and the event-log lock (manager.c) and the
  * owners lock (context.c); os.h gives their order. Every function
  * documented as running with a lock held asserts it with
- * os_mutex_assert_held() (lockdep_assert_held() in the kernel).
+ * os_mutex_assert_held(): lockdep_assert_held() in the kernel, checked
+ * where lockdep is, and in userspace by the test and sanitizer builds.
  */
 #ifndef _DAVINCI_INTERNAL_H
 #define _DAVINCI_INTERNAL_H

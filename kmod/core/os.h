@@ -71,11 +71,22 @@ void os_mutex_destroy(struct os_mutex *m);
 void os_mutex_lock(struct os_mutex *m);
 void os_mutex_unlock(struct os_mutex *m);
 /*
- * Assert that the calling thread holds @m (lockdep_assert_held in the
- * kernel, an owner check in userspace): every function documented as
- * running with a lock held calls it.
+ * Assert that the calling thread holds @m: every function documented as
+ * running with a lock held calls it. It checks where the binding's
+ * os_types.h defines OS_LOCK_ASSERTS: lockdep_assert_held() in a kernel
+ * with lockdep, an owner check in the userspace library's test and
+ * sanitizer builds. Elsewhere it compiles to nothing, as
+ * lockdep_assert_held() does without lockdep: it is called on every path
+ * a task takes, several times a task.
  */
+#ifdef OS_LOCK_ASSERTS
 void os_mutex_assert_held(struct os_mutex *m);
+#else
+static inline void os_mutex_assert_held(struct os_mutex *m)
+{
+	(void)m;
+}
+#endif
 
 /*
  * A wait queue used like a condition variable with an os_mutex: the waker

@@ -99,10 +99,12 @@ void os_mutex_unlock(struct os_mutex *m)
 	mutex_unlock(&m->lock);
 }
 
+#ifdef OS_LOCK_ASSERTS
 void os_mutex_assert_held(struct os_mutex *m)
 {
 	lockdep_assert_held(&m->lock);
 }
+#endif
 
 struct os_waitq {
 	wait_queue_head_t head;

@@ -14,4 +14,9 @@
 #include <linux/string.h>
 #include <linux/limits.h>
 
+/* os_mutex_assert_held() checks what lockdep can check. */
+#ifdef CONFIG_LOCKDEP
+#define OS_LOCK_ASSERTS
+#endif
+
 #endif /* _DAVINCI_OS_TYPES_H */

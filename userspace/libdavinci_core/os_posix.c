@@ -135,8 +135,9 @@ void os_cache_free(struct os_cache *c, void *ptr)
 }
 
 /*
- * @owner and @owned say which thread holds @m, for os_mutex_assert_held():
- * set by the holder, read atomically by any thread.
+ * @owner and @owned say which thread holds @m, for os_mutex_assert_held()
+ * where it checks (OS_LOCK_ASSERTS): set by the holder, read atomically by
+ * any thread.
  */
 struct os_mutex {
 	pthread_mutex_t m;
@@ -145,7 +146,9 @@ struct os_mutex {
 	bool owned;
 };
 
-static const char * const os_lock_names[OS_LOCK_CLASSES] = {
+/* What the checks (lock order, OS_LOCK_ASSERTS) call each class. */
+static const char * const os_lock_names[OS_LOCK_CLASSES]
+	__attribute__((unused)) = {
 	[OS_LOCK_REGISTRY] = "registry",
 	[OS_LOCK_DEVICE] = "device",
 	[OS_LOCK_EVENTS] = "events",
@@ -205,24 +208,12 @@ void os_mutex_destroy(struct os_mutex *m)
 	free(m);
 }
 
-static void os_mutex_owned(struct os_mutex *m)
+#ifdef OS_LOCK_ASSERTS
+static void os_mutex_owned(struct os_mutex *m, bool owned)
 {
-	__atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
-	__atomic_store_n(&m->owned, true, __ATOMIC_RELAXED);
-}
-
-void os_mutex_lock(struct os_mutex *m)
-{
-	os_lock_order_acquire(m->cls);
-	pthread_mutex_lock(&m->m);
-	os_mutex_owned(m);
-}
-
-void os_mutex_unlock(struct os_mutex *m)
-{
-	__atomic_store_n(&m->owned, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&m->m);
-	os_lock_order_release(m->cls);
+	if (owned)
+		__atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&m->owned, owned, __ATOMIC_RELAXED);
 }
 
 void os_mutex_assert_held(struct os_mutex *m)
@@ -234,6 +225,27 @@ void os_mutex_assert_held(struct os_mutex *m)
 	fprintf(stderr, "davinci: %s lock not held by this thread\n",
 		os_lock_names[m->cls]);
 	abort();
+}
+#else
+static void os_mutex_owned(struct os_mutex *m, bool owned)
+{
+	(void)m;
+	(void)owned;
+}
+#endif
+
+void os_mutex_lock(struct os_mutex *m)
+{
+	os_lock_order_acquire(m->cls);
+	pthread_mutex_lock(&m->m);
+	os_mutex_owned(m, true);
+}
+
+void os_mutex_unlock(struct os_mutex *m)
+{
+	os_mutex_owned(m, false);
+	pthread_mutex_unlock(&m->m);
+	os_lock_order_release(m->cls);
 }
 
 /*
@@ -303,7 +315,7 @@ int os_waitq_wait(struct os_waitq *wq, struct os_mutex *m, u64 deadline_ns)
 		ts.tv_nsec = (long)(until % 1000000000ULL);
 		pthread_cond_timedwait(&wq->c, &m->m, &ts);
 	}
-	os_mutex_owned(m);
+	os_mutex_owned(m, true);
 	if (interrupted || (os_interrupted && os_interrupted()))
 		return -EINTR;
 	return os_now_ns() >= deadline_ns ? -ETIMEDOUT : 0;

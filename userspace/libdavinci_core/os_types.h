@@ -29,4 +29,13 @@ typedef int64_t s64;
 
 #define __printf(a, b) __attribute__((format(printf, a, b)))
 
+/*
+ * os_mutex_assert_held() checks in the builds that check locks (the
+ * Makefile's test, sanitizer and fuzzer builds define DV_LOCK_CHECKS), not
+ * in the library users run, as a kernel without lockdep.
+ */
+#ifdef DV_LOCK_CHECKS
+#define OS_LOCK_ASSERTS
+#endif
+
 #endif /* _DAVINCI_OS_TYPES_H */
