@@ -159,21 +159,25 @@ int dv_stream_take_in(struct dv_stream *s, u32 tail)
  * @s: the stream (dev->lock held)
  * @wake: wake a worker when the stream becomes ready (else the caller
  *	dispatches)
+ * @depth: take in until the stream has this many tasks queued: the
+ *	dispatcher's and the AI cores' DV_TAKE_IN_DEPTH, or DV_MAX_QUEUED for
+ *	a doorbell and the ioctls after which what the host published counts
+ *	as submitted
  *
  * Reads the ring's tail once. A tail out of range puts the stream in the
  * error state with DAVINCI_STATUS_QUEUE_FAULT and stops taking in from it;
- * out of memory or a full stream leaves the rest in the ring for later.
+ * out of memory or @depth leaves the rest in the ring for later.
  *
  * Return: tasks taken in.
  */
-u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
+u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake, u32 depth)
 {
 	u64 first_seq = s->submitted_seq + 1;
 	u32 tail, n, i;
 	int ret = 0;
 
 	os_mutex_assert_held(s->ctx->dev->lock);
-	if (!s->polled || s->sq_fault || s->dead)
+	if (!s->polled || s->sq_fault || s->dead || s->nqueued >= depth)
 		return 0;
 	tail = __atomic_load_n(&s->sq->tail, __ATOMIC_ACQUIRE);
 	n = tail - s->sq_head;
@@ -184,8 +188,8 @@ u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake)
 		dv_stream_fault(s, DAVINCI_STATUS_QUEUE_FAULT);
 		return 0;
 	}
-	if (n > DV_MAX_QUEUED - s->nqueued)
-		n = DV_MAX_QUEUED - s->nqueued;
+	if (n > depth - s->nqueued)
+		n = depth - s->nqueued;
 	for (i = 0; i < n; i++) {
 		struct dv_task *t = dv_sq_fetch(s, s->sq_head, true, &ret);
 
@@ -240,7 +244,7 @@ void dv_ctx_take_in_polled(struct dv_context *ctx)
 	os_mutex_assert_held(ctx->dev->lock);
 	for (pos = ctx->streams.next; pos != &ctx->streams; pos = pos->next)
 		dv_stream_take_in_polled(DV_CONTAINER_OF(pos, struct dv_stream,
-							 node), true);
+							 node), true, DV_MAX_QUEUED);
 }
 
 /* Set or clear NEED_WAKEUP in every polled ring (dev->lock held). */
@@ -312,7 +316,8 @@ static u32 dv_poll_pass(struct dv_device *dev)
 	os_mutex_assert_held(dev->lock);
 	for (pos = dev->polled.next; pos != &dev->polled; pos = pos->next)
 		work += dv_stream_take_in_polled(DV_CONTAINER_OF(pos,
-					struct dv_stream, poll_node), false);
+					struct dv_stream, poll_node), false,
+					DV_TAKE_IN_DEPTH);
 	return work + dv_dispatch_short(dev);
 }
 

@@ -30,6 +30,13 @@
 #define DV_NOTIFY_CAPACITY	1024
 #define DV_TASK_HISTORY		1024
 #define DV_MAX_QUEUED		16384	/* tasks queued per stream */
+/*
+ * Tasks a polled stream keeps taken in ahead of what runs: the dispatcher
+ * takes in no more, and whoever runs its tasks takes in more when fewer
+ * than a quarter are left. The ring holds the rest, so the host sees
+ * backpressure there, and tasks run while their objects are still warm.
+ */
+#define DV_TAKE_IN_DEPTH	256
 #define DV_MAX_STREAMS		256	/* per context */
 #define DV_MAX_EVENTS		4096	/* per context */
 #define DV_NOP_MAX_US		3600000000ULL
@@ -657,7 +664,7 @@ void dv_sched_run(struct dv_device *dev, struct dv_stream *s);
 
 /* dispatch.c */
 int dv_stream_take_in(struct dv_stream *s, u32 tail);
-u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake);
+u32 dv_stream_take_in_polled(struct dv_stream *s, bool wake, u32 depth);
 void dv_ctx_take_in_polled(struct dv_context *ctx);
 u32 dv_stream_published(struct dv_stream *s);
 void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);

@@ -89,7 +89,7 @@ static struct dv_stream *dv_capture_stream(struct dv_context *ctx,
 				       c->pad, ret);
 
 	if (s)
-		dv_stream_take_in_polled(s, true);
+		dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 	return s;
 }
 
@@ -176,7 +176,8 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 	os_mutex_assert_held(ctx->dev->lock);
 	if (!g || !s)
 		return -ENOENT;
-	dv_stream_take_in_polled(s, true);	/* the ring's tasks go first */
+	/* the ring's tasks go first */
+	dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 	if (s->capture || dv_stream_published(s) ||
 	    s->nqueued + g->ntasks > DV_MAX_QUEUED)
 		return -EBUSY;

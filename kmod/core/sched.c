@@ -163,8 +163,9 @@ static void dv_sched_run_head(struct dv_device *dev, struct dv_stream *s)
  * @dev: the device (dev->lock held; dropped while a task runs)
  * @s: the stream dv_sched_pick() returned
  *
- * The stream goes back on its run queue, without waking a worker, while
- * it has work: the caller picks again.
+ * A polled stream running low takes in more from its ring first
+ * (DV_TAKE_IN_DEPTH). The stream goes back on its run queue, without
+ * waking a worker, while it has work: the caller picks again.
  */
 void dv_sched_run(struct dv_device *dev, struct dv_stream *s)
 {
@@ -174,6 +175,8 @@ void dv_sched_run(struct dv_device *dev, struct dv_stream *s)
 	dv_sched_run_head(dev, s);
 	dev->running--;
 	s->busy = false;
+	if (s->polled && s->nqueued < DV_TAKE_IN_DEPTH / 4)
+		dv_stream_take_in_polled(s, false, DV_TAKE_IN_DEPTH);
 	dv_stream_requeue(s);
 	/* A destroyer, a reset or a closing context waits for !busy. */
 	if (s->dead || dv_ctx_lost(s->ctx) || s->ctx->closing)

@@ -272,7 +272,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 		return -ENOENT;
 	d->first_seq = s->submitted_seq + 1;
 	if (s->polled) {
-		dv_stream_take_in_polled(s, true);
+		dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 		dv_dispatcher_kick(ctx->dev);
 	} else {
 		ret = dv_stream_take_in(s, d->sq_tail);
@@ -293,7 +293,8 @@ static int dv_stream_wait_done(struct dv_context *ctx, void *arg)
 
 	if (!s)
 		return -ENOENT;
-	dv_stream_take_in_polled(s, true);	/* completions made room */
+	/* completions made room */
+	dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 	a->w->status = s->error_status;
 	a->w->completed_seq = s->completed_seq;
 	return s->completed_seq >= a->seq;
@@ -320,7 +321,7 @@ int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg)
 	s = dv_stream_find(ctx, w->stream_id);
 	if (!s)
 		return -ENOENT;
-	dv_stream_take_in_polled(s, true);
+	dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 	last = s->submitted_seq + dv_stream_published(s);
 	a.seq = w->seq ? w->seq : last;
 	if (a.seq > last)
@@ -404,7 +405,8 @@ static int dv_task_lookup(struct dv_context *ctx, struct davinci_task_query *q,
 	s = dv_stream_find(ctx, q->stream_id);
 	if (!s)
 		return -ENOENT;
-	dv_stream_take_in_polled(s, true);	/* the host counts them */
+	/* the host counts them */
+	dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
 	if (!q->seq || q->seq > s->submitted_seq)
 		return -ENOENT;
 	*sp = s;

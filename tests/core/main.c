@@ -62,6 +62,7 @@ int th_failures, th_passed, th_failed;
 	X(polled_doorbell_only_when_asleep) \
 	X(polled_faults) \
 	X(polled_short_tasks_spread) \
+	X(polled_take_in_depth) \
 	X(graphs) \
 	X(trace_ring) \
 	X(trace_take_ins) \

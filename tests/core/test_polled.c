@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "fixtures.h"
+#include "dv_internal.h"	/* DV_TAKE_IN_DEPTH */
 
 /* Publish @n tasks from the ring's tail on, with no system call. */
 static void publish(struct stream *s, const struct davinci_task *t,
@@ -318,5 +319,46 @@ void test_polled_short_tasks_spread(void)
 	for (k = 0; k < 2; k++)
 		stream_destroy(fx.ctx, &s[k]);
 	buf_free(fx.ctx, &b);
+	fixture_exit(&fx);
+}
+
+/*
+ * The device takes in from a polled ring only DV_TAKE_IN_DEPTH tasks
+ * ahead of what completed, however much the host published: the rest
+ * waits in the ring (backpressure for the host), and the AI cores running
+ * the stream take in more as they go, so all of it completes.
+ */
+void test_polled_take_in_depth(void)
+{
+	static struct davinci_task t[1024];
+	struct davinci_stream_wait w;
+	uint32_t i, deepest = 0;
+	struct fixture fx;
+	struct stream s;
+	double t0;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 1024, 1024,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	for (i = 0; i < 1024; i++)
+		t[i] = t_nop(i % 2 ? 20 : 0);	/* workers' and dispatcher's */
+	publish(&s, t, 1024);
+	t0 = th_now();
+	while (__atomic_load_n(&s.cq->seq, __ATOMIC_ACQUIRE) < 1024 &&
+	       th_now() - t0 < 10) {
+		/* head first: a later completion count only lowers it */
+		uint32_t head = __atomic_load_n(&s.sq->head, __ATOMIC_ACQUIRE);
+		uint64_t done = __atomic_load_n(&s.cq->seq, __ATOMIC_ACQUIRE);
+
+		if (head > done && head - done > deepest)
+			deepest = (uint32_t)(head - done);
+		sched_yield();
+	}
+	CHECK(deepest > 0);
+	CHECK(deepest <= DV_TAKE_IN_DEPTH);
+	CHECK_EQ(swait(fx.ctx, &s, 1024, 10000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	CHECK_EQ(s.sq->head, 1024);
+	stream_destroy(fx.ctx, &s);
 	fixture_exit(&fx);
 }

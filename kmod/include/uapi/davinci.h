@@ -272,8 +272,11 @@ struct davinci_mem_info {
  * @tail more than @entries ahead of the head is a fault of that stream
  * alone: it enters the error state with DAVINCI_STATUS_QUEUE_FAULT and
  * nothing more is taken in from it until DAVINCI_IOCTL_STREAM_RESET,
- * which discards what the ring holds. When the stream has 16384 tasks
- * queued, the dispatcher leaves the rest in the ring until there is room.
+ * which discards what the ring holds. The device takes in a polled
+ * ring's descriptors as it gets near them, a few hundred ahead of what
+ * completed, and leaves the rest in the ring: the SQ @head shows how far
+ * it has come, and a full ring holds the host back. A doorbell and the
+ * ioctls above take in everything (up to 16384 tasks queued).
  * @seq in the SQ header is the sequence number of the last task taken in.
  *
  * Completion: every task taken in completes exactly once, in sequence
