@@ -145,6 +145,36 @@ void wait_tasks_gone(double t0)
 	}
 }
 
+/* Publish @n tasks from a polled ring's tail on, with no system call. */
+void publish(struct stream *s, const struct davinci_task *t, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		*sq_slot(s, s->tail + i) = t[i];
+	s->tail += n;
+	__atomic_store_n(&s->sq->tail, s->tail, __ATOMIC_RELEASE);
+}
+
+/* GRAPH_CAPTURE or GRAPH_END (@cmd) on @s, @c zeroed but for the stream. */
+int graph_ioctl(struct dv_context *ctx, unsigned long cmd,
+		struct stream *s, struct davinci_graph_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->stream_id = s->c.stream_id;
+	return dvc_ioctl(ctx, cmd, c);
+}
+
+/* Launch @graph on @s; @l gets the sequence numbers. */
+int graph_launch(struct dv_context *ctx, uint32_t graph, struct stream *s,
+		 struct davinci_graph_launch *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->graph_id = graph;
+	l->stream_id = s->c.stream_id;
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_GRAPH_LAUNCH, l);
+}
+
 /* Write @n tasks and ring the doorbell; returns the doorbell's result. */
 int submit(struct dv_context *ctx, struct stream *s,
 	   const struct davinci_task *t, uint32_t n, uint64_t *last)

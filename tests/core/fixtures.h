@@ -106,6 +106,11 @@ struct davinci_completion *cq_slot(struct stream *s, uint32_t idx);
 void wait_tasks_gone(double t0);
 int submit(struct dv_context *ctx, struct stream *s,
 	   const struct davinci_task *t, uint32_t n, uint64_t *last);
+void publish(struct stream *s, const struct davinci_task *t, uint32_t n);
+int graph_ioctl(struct dv_context *ctx, unsigned long cmd,
+		struct stream *s, struct davinci_graph_capture *c);
+int graph_launch(struct dv_context *ctx, uint32_t graph, struct stream *s,
+		 struct davinci_graph_launch *l);
 int swait(struct dv_context *ctx, struct stream *s, uint64_t seq,
 	  uint32_t timeout_ms, struct davinci_stream_wait *out);
 int tquery(struct dv_context *ctx, struct stream *s, uint64_t seq,

@@ -6,23 +6,6 @@
 #define _GNU_SOURCE
 #include "fixtures.h"
 
-static int graph_ioctl(struct dv_context *ctx, unsigned long cmd,
-		       struct stream *s, struct davinci_graph_capture *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->stream_id = s->c.stream_id;
-	return dvc_ioctl(ctx, cmd, c);
-}
-
-static int launch(struct dv_context *ctx, uint32_t graph, struct stream *s,
-		  struct davinci_graph_launch *l)
-{
-	memset(l, 0, sizeof(*l));
-	l->graph_id = graph;
-	l->stream_id = s->c.stream_id;
-	return dvc_ioctl(ctx, DAVINCI_IOCTL_GRAPH_LAUNCH, l);
-}
-
 void test_graphs(void)
 {
 	struct davinci_task t[2];
@@ -53,7 +36,7 @@ void test_graphs(void)
 		 -EBUSY);
 	CHECK_EQ(submit(fx.ctx, &s, t, 2, &last), 0);
 	CHECK_EQ(last, 0);
-	CHECK_EQ(launch(fx.ctx, 1, &s, &l), -ENOENT);
+	CHECK_EQ(graph_launch(fx.ctx, 1, &s, &l), -ENOENT);
 	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &s, &c), 0);
 	CHECK_EQ(c.tasks, 2);
 	graph = c.graph_id;
@@ -62,7 +45,7 @@ void test_graphs(void)
 	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &s, &c), -EINVAL);
 
 	/* Launch on another (polled) stream: both tasks, one completion. */
-	CHECK_EQ(launch(fx.ctx, graph, &other, &l), 0);
+	CHECK_EQ(graph_launch(fx.ctx, graph, &other, &l), 0);
 	CHECK_EQ(l.first_seq, 1);
 	CHECK_EQ(l.last_seq, 2);
 	CHECK_EQ(swait(fx.ctx, &other, 2, 10000, &w), 0);
@@ -74,7 +57,7 @@ void test_graphs(void)
 	/* Replays see what memory holds then; many launches in a row. */
 	memset(b.p, 0, 4096);
 	for (i = 0, ret = 0; i < 100 && !ret; i++)
-		ret = launch(fx.ctx, graph, &s, &l);
+		ret = graph_launch(fx.ctx, graph, &s, &l);
 	CHECK_EQ(ret, 0);
 	CHECK_EQ(l.last_seq, 200);
 	CHECK_EQ(swait(fx.ctx, &s, 200, 10000, &w), 0);
@@ -83,7 +66,7 @@ void test_graphs(void)
 
 	/* A freed operand fails at the next launch, like any task. */
 	buf_free(fx.ctx, &a);
-	CHECK_EQ(launch(fx.ctx, graph, &s, &l), 0);
+	CHECK_EQ(graph_launch(fx.ctx, graph, &s, &l), 0);
 	CHECK_EQ(swait(fx.ctx, &s, l.last_seq, 10000, &w), 0);
 	CHECK_EQ(w.status, DAVINCI_STATUS_INVALID_ADDRESS);
 	CHECK_EQ(stream_reset(fx.ctx, &s), 0);
@@ -93,7 +76,7 @@ void test_graphs(void)
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_DESTROY, &gid), 0);
 	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_DESTROY, &gid),
 		 -ENOENT);
-	CHECK_EQ(launch(fx.ctx, graph, &s, &l), -ENOENT);
+	CHECK_EQ(graph_launch(fx.ctx, graph, &s, &l), -ENOENT);
 
 	/* A capture or a graph left behind goes with the stream or context. */
 	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_CAPTURE, &other, &c),

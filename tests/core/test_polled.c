@@ -8,18 +8,6 @@
 #include "fixtures.h"
 #include "dv_internal.h"	/* DV_TAKE_IN_DEPTH */
 
-/* Publish @n tasks from the ring's tail on, with no system call. */
-static void publish(struct stream *s, const struct davinci_task *t,
-		    uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		*sq_slot(s, s->tail + i) = t[i];
-	s->tail += n;
-	__atomic_store_n(&s->sq->tail, s->tail, __ATOMIC_RELEASE);
-}
-
 /* Watch the CQ header until task @seq completed or 10 s passed. */
 static int watch_completed(struct stream *s, uint64_t seq)
 {

@@ -233,14 +233,6 @@ void test_trace_ring(void)
 	fixture_exit(&fx);
 }
 
-static int graph_call(struct dv_context *ctx, unsigned long cmd,
-		      const struct stream *s, struct davinci_graph_capture *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->stream_id = s->c.stream_id;
-	return dvc_ioctl(ctx, cmd, c);
-}
-
 /*
  * Every kind of take-in writes one TASKS_QUEUED for what it queued: a
  * pass over a polled ring, a graph launch; a capture queues nothing.
@@ -270,9 +262,7 @@ void test_trace_take_ins(void)
 	since = written(fx.ctx);
 
 	/* Five published at once on a polled ring: one record for five. */
-	for (i = 0; i < 5; i++)
-		*sq_slot(&polled, i) = t[i];
-	__atomic_store_n(&polled.sq->tail, 5, __ATOMIC_RELEASE);
+	publish(&polled, t, 5);
 	memset(&d, 0, sizeof(d));
 	d.stream_id = polled.c.stream_id;
 	d.sq_tail = 5;
@@ -280,19 +270,16 @@ void test_trace_take_ins(void)
 	CHECK_EQ(swait(fx.ctx, &polled, 5, 10000, NULL), 0);
 
 	/* Captured: nothing queued. Each launch of the graph: one record. */
-	CHECK_EQ(graph_call(fx.ctx, DAVINCI_IOCTL_GRAPH_CAPTURE, &rung, &c), 0);
+	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_CAPTURE, &rung, &c),
+		 0);
 	CHECK_EQ(submit(fx.ctx, &rung, t, 3, &last), 0);
-	CHECK_EQ(graph_call(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &rung, &c), 0);
+	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &rung, &c), 0);
 	REQUIRE(read_all(fx.ctx, since, &log) == 0);
 	CHECK_EQ(queued_covers(&log, polled.c.stream_id, 1, 5), 1);
 	CHECK_EQ(count(&log, DAVINCI_TRACE_TASKS_QUEUED, rung.c.stream_id), 0);
 	free(log.rec);
-	for (i = 0; i < 2; i++) {
-		memset(&l, 0, sizeof(l));
-		l.graph_id = c.graph_id;
-		l.stream_id = rung.c.stream_id;
-		CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_LAUNCH, &l), 0);
-	}
+	for (i = 0; i < 2; i++)
+		CHECK_EQ(graph_launch(fx.ctx, c.graph_id, &rung, &l), 0);
 	CHECK_EQ(l.last_seq, 6);
 	CHECK_EQ(swait(fx.ctx, &rung, 6, 10000, NULL), 0);
 	REQUIRE(read_all(fx.ctx, since, &log) == 0);
