@@ -494,9 +494,8 @@ static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
  * without dev->lock, then completes it. A NOP without a duration has
  * nothing to run: it completes without dropping the lock, as it starts
  * (one clock read for both). Neither has a TASK_START record: nobody
- * could see them running. A task whose
- * operands failed to resolve never gets here (dv_sched_run_head() fails
- * it).
+ * could see them running. A task whose operands failed to resolve never
+ * gets here (dv_sched_run_head() fails it).
  */
 void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 		 struct dv_task *t)

@@ -8,8 +8,9 @@ and a ``device`` track of instants (doorbells, event records and waits,
 faults, resets). The host call that submitted a task (Stream.submit or
 launch), the queued instant of the take-in it was in (one for a batch),
 its AI-core slice and its completion instant are joined by one flow. Host
-spans go on the traced process's thread tracks. Every timestamp is CLOCK_MONOTONIC, the clock the
-device stamps with; a clock snapshot makes it the trace's clock.
+spans go on the traced process's thread tracks. Every timestamp is
+CLOCK_MONOTONIC, the clock the device stamps with; a clock snapshot makes
+it the trace's clock.
 """
 
 from __future__ import annotations
@@ -155,6 +156,13 @@ class _Writer:
             self.flows[key] = (device << 56) | (len(self.flows) + 1)
         return self.flows[key]
 
+    def flows_into(self, device: int, pid: int, stream: int, first: int,
+                   count: int) -> tuple[int, ...]:
+        """The flows into tasks ``first`` .. ``first + count - 1`` of a
+        stream, at most :data:`MAX_FLOWS` of them."""
+        return tuple(self.flow_of(device, pid, stream, seq) for seq in
+                     range(first, first + min(count, MAX_FLOWS)))
+
     def thread_track(self, pid: int, tid: int, name: str) -> int:
         if ("proc", pid) not in self.uuids:
             uuid = self.uuids[("proc", pid)] = next(self._next)
@@ -179,10 +187,9 @@ class _Writer:
         args = {"stream": r.id, "seq": r.seq, "pid": r.pid}
         if r.type == _uapi.DAVINCI_TRACE_TASKS_QUEUED:
             args["count"] = r.arg0
-            flows = tuple(self.flow_of(r.device, r.pid, r.id, seq) for seq
-                          in range(r.seq, r.seq + min(r.arg0, MAX_FLOWS)))
             self.instant(st, r.timestamp_ns, "queued %d" % r.arg0, "task",
-                         args, flows=flows)
+                         args, flows=self.flows_into(r.device, r.pid, r.id,
+                                                     r.seq, r.arg0))
             return
         if r.type == _uapi.DAVINCI_TRACE_TASK_START:
             return      # the completion carries start, end and core
@@ -270,9 +277,8 @@ class _Writer:
             flows: tuple[int, ...] = ()
             if s.tasks:     # a submission: a flow into each task it made
                 dev, stream, first, last = s.tasks
-                flows = tuple(self.flow_of(dev, s.pid, stream, seq) for seq
-                              in range(first, min(last + 1,
-                                                  first + MAX_FLOWS)))
+                flows = self.flows_into(dev, s.pid, stream, first,
+                                        last - first + 1)
             self.slice(self.thread_track(s.pid, s.tid, s.thread_name),
                        s.start_ns, s.end_ns, s.name, s.category, args, flows)
         return self.b.serialize()
