@@ -281,7 +281,21 @@ void dv_dispatcher_kick(struct dv_device *dev)
 {
 	os_mutex_assert_held(dev->lock);
 	dv_poll_need_wakeup(dev, false);
+	dev->dispatch.kicks++;
 	os_waitq_wake_one(dev->poll_wq);
+}
+
+/**
+ * dv_device_dispatch_stats() - how the dispatcher of @dev went to sleep
+ * @dev: the device
+ * @out: filled in
+ */
+void dv_device_dispatch_stats(struct dv_device *dev,
+			      struct dv_dispatch_stats *out)
+{
+	os_mutex_lock(dev->lock);
+	*out = dev->dispatch;
+	os_mutex_unlock(dev->lock);
 }
 
 /*
@@ -326,9 +340,12 @@ static u32 dv_poll_pass(struct dv_device *dev)
  * @arg: the device
  *
  * Polls while it found work within dev->poll_idle_ns, yielding between
- * passes; then announces NEED_WAKEUP, looks once more (the host may have
- * published a tail before it could see the flag) and sleeps until a
- * doorbell, a new polled stream or DV_POLL_BACKSTOP_NS.
+ * passes, unless another thread wants its CPU (os_cpu_wanted()): that
+ * may be the host that is to publish the next tail, and a poller that
+ * kept the CPU would delay it by the rest of its idle time. Then it
+ * announces NEED_WAKEUP, looks once more (the host may have published a
+ * tail before it could see the flag) and sleeps until a doorbell, a new
+ * polled stream or DV_POLL_BACKSTOP_NS.
  *
  * Return: 0 when the device stops.
  */
@@ -336,6 +353,7 @@ int dv_dispatcher_main(void *arg)
 {
 	struct dv_device *dev = arg;
 	u64 idle_since = os_now_ns();
+	bool wanted;
 
 	os_mutex_lock(dev->lock);
 	while (!dev->stop) {
@@ -343,18 +361,22 @@ int dv_dispatcher_main(void *arg)
 			idle_since = os_now_ns();
 			continue;
 		}
-		if (os_now_ns() - idle_since < dev->poll_idle_ns) {
+		wanted = os_cpu_wanted();
+		if (!wanted && os_now_ns() - idle_since < dev->poll_idle_ns) {
 			os_mutex_unlock(dev->lock);
 			os_yield();
 			os_mutex_lock(dev->lock);
 			continue;
 		}
 		dv_poll_need_wakeup(dev, true);
-		if (!dv_poll_pass(dev) && !dev->stop)
+		if (!dv_poll_pass(dev) && !dev->stop) {
+			dev->dispatch.sleeps++;
+			dev->dispatch.cpu_wanted += wanted;
 			os_waitq_wait(dev->poll_wq, dev->lock,
 				      dv_list_empty(&dev->polled) ?
 				      OS_NO_DEADLINE :
 				      os_now_ns() + DV_POLL_BACKSTOP_NS);
+		}
 		dv_poll_need_wakeup(dev, false);
 		idle_since = os_now_ns();
 	}

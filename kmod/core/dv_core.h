@@ -191,4 +191,20 @@ struct dv_stats {
 
 void dv_core_stats(struct dv_stats *out);
 
+/**
+ * struct dv_dispatch_stats - how a device's dispatcher went to sleep
+ * @sleeps: times it slept until a doorbell
+ * @cpu_wanted: of those, the times it stopped polling before its idle
+ *	time was up because another thread wanted its CPU (os.h)
+ * @kicks: doorbells (and new polled streams) that told it of work
+ */
+struct dv_dispatch_stats {
+	u64 sleeps;
+	u64 cpu_wanted;
+	u64 kicks;
+};
+
+void dv_device_dispatch_stats(struct dv_device *dev,
+			      struct dv_dispatch_stats *out);
+
 #endif /* _DAVINCI_CORE_H */

@@ -487,6 +487,7 @@ struct dv_trace {
  *	cfg.aicores
  * @poll_idle_ns: how long the dispatcher polls without work before it
  *	sleeps
+ * @dispatch: the dispatcher's sleeps and the doorbells that woke it
  * @stop: workers must return
  * @lost: dv_device_lost() was called
  * @busy_ns: AI-core time spent running tasks, summed over the cores (each
@@ -516,6 +517,7 @@ struct dv_device {
 	struct os_thread *dispatcher;
 	u32 running;
 	u64 poll_idle_ns;
+	struct dv_dispatch_stats dispatch;
 	bool stop;
 	bool lost;
 	u64 busy_ns;

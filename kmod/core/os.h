@@ -180,6 +180,15 @@ void *os_fpu_scratch(void);
 void os_yield(void);
 
 /*
+ * Another thread is ready to run on this CPU: a thread polling for work
+ * should sleep rather than spin, as KVM's halt polling stops when
+ * single_task_running() is false. The kernel checks its run queue;
+ * userspace cannot ask cheaply and returns false (its os_yield() is
+ * sched_yield(), which hands the CPU to such a thread anyway).
+ */
+bool os_cpu_wanted(void);
+
+/*
  * An arena is a zeroed, page-aligned region of @size bytes that backs
  * device memory and can be mapped by clients. @dir, when not NULL, asks
  * the POSIX backend to back it with a file named @name there (the FUSE

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fault-injection knobs in debugfs, in the style of netdevsim:
+ * Fault-injection knobs (and the dispatcher's counters) in debugfs, in the
+ * style of netdevsim:
  *
  *   /sys/kernel/debug/davinci/davinciN/
  *     inject_ecc	write "ADDR [SIZE]": the next task touching the region
@@ -11,6 +12,9 @@
  *     throttle		write a percentage (1-1000) tasks run slower; 0 ends it
  *     reset		write "1": reset the device, disarming every fault
  *     faults		read: armed faults and how often each fired
+ *     dispatcher	read: how often the dispatcher slept, how often
+ *			because another thread wanted its CPU, and the
+ *			doorbells that woke it (as KVM's halt-poll stats)
  *
  * Each knob is the manager's DAVINCI_IOCTL_MGMT_INJECT or _RESET for that
  * device, so it has the same effect, health change and event (netlink
@@ -152,6 +156,18 @@ static int dv_faults_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(dv_faults);
 
+static int dv_dispatcher_show(struct seq_file *m, void *unused)
+{
+	struct dv_kdev *kdev = m->private;
+	struct dv_dispatch_stats st;
+
+	dv_device_dispatch_stats(kdev->core, &st);
+	seq_printf(m, "sleeps %llu\ncpu_wanted %llu\nkicks %llu\n",
+		   st.sleeps, st.cpu_wanted, st.kicks);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dv_dispatcher);
+
 /**
  * dv_debugfs_add() - create davinciN/ and its knobs
  * @kdev: the bound device
@@ -171,6 +187,8 @@ void dv_debugfs_add(struct dv_kdev *kdev)
 	debugfs_create_file("throttle", 0200, dir, kdev, &dv_throttle_fops);
 	debugfs_create_file("reset", 0200, dir, kdev, &dv_reset_fops);
 	debugfs_create_file("faults", 0400, dir, kdev, &dv_faults_fops);
+	debugfs_create_file("dispatcher", 0400, dir, kdev,
+			    &dv_dispatcher_fops);
 	kdev->debugfs = dir;
 }
 

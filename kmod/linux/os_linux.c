@@ -9,6 +9,7 @@
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -263,6 +264,11 @@ void os_fpu_end(void)
 void os_yield(void)
 {
 	cond_resched();
+}
+
+bool os_cpu_wanted(void)
+{
+	return !single_task_running() || need_resched();
 }
 
 struct os_arena {

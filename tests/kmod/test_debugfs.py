@@ -10,7 +10,7 @@ import pytest
 import davinci
 import dvk
 from polling import wait_for
-from davinci import _uapi
+from davinci import _uapi, make_task
 from davinci.manager import Manager
 from davinci.netlink import DavinciNetlink
 
@@ -51,6 +51,11 @@ def faults(dev):
     return out
 
 
+def dispatcher_stats(dev):
+    with open(os.path.join(ROOT, "davinci%d" % dev, "dispatcher")) as f:
+        return {key: int(value) for key, value in map(str.split, f)}
+
+
 @pytest.fixture
 def mgr():
     with Manager() as m:
@@ -75,8 +80,8 @@ def next_of(nl, pred, what):
 
 def test_layout():
     names = sorted(os.listdir(os.path.join(ROOT, "davinci0")))
-    assert names == ["faults", "inject_ecc", "inject_hang", "inject_lost",
-                     "reset", "throttle"]
+    assert names == ["dispatcher", "faults", "inject_ecc", "inject_hang",
+                     "inject_lost", "reset", "throttle"]
     assert set(faults(0)) == {"ecc", "hang", "lost", "throttle"}
 
 
@@ -165,3 +170,29 @@ def test_follows_hot_add_and_remove():
         dvk.bus_write("del_device", "14")
     assert wait_for(lambda: not os.path.exists(os.path.join(ROOT,
                                                             "davinci14")))
+
+
+def test_dispatcher_leaves_a_wanted_cpu():
+    """The dispatcher stops polling when another thread wants its CPU: on
+    one CPU with a host that waits for tiny tasks by spinning, it sleeps
+    before its idle time is up (cpu_wanted), and doorbells wake it."""
+    pid = int(subprocess.check_output(["pgrep", "-x", "davinci0-poll"]))
+    theirs, mine = os.sched_getaffinity(pid), os.sched_getaffinity(0)
+    cpu = min(theirs & mine)
+    before = dispatcher_stats(0)
+    os.sched_setaffinity(pid, {cpu})
+    os.sched_setaffinity(0, {cpu})
+    try:
+        with davinci.Device(0) as d:
+            s = d.stream(polled=True, wait_mode="spin")
+            nop = make_task(_uapi.DAVINCI_OP_NOP)
+            for _ in range(50):
+                s.launch(nop)
+                s.synchronize()
+    finally:
+        os.sched_setaffinity(pid, theirs)
+        os.sched_setaffinity(0, mine)
+    after = dispatcher_stats(0)
+    assert after["cpu_wanted"] > before["cpu_wanted"], (before, after)
+    assert after["sleeps"] >= after["cpu_wanted"]
+    assert after["kicks"] > before["kicks"], (before, after)
