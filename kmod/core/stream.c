@@ -256,7 +256,9 @@ int dv_ioctl_stream_destroy(struct dv_context *ctx, void *arg)
  * @arg: struct davinci_doorbell
  *
  * Takes in the descriptors up to sq_tail (dispatch.c), or on a polled
- * stream what its ring holds, and wakes the dispatcher.
+ * stream what its ring holds and wakes the dispatcher alone: it runs
+ * short tasks itself and wakes a worker for the rest, so one doorbell
+ * wakes one thread.
  *
  * Return: 0 or a negative errno.
  */
@@ -272,7 +274,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg)
 		return -ENOENT;
 	d->first_seq = s->submitted_seq + 1;
 	if (s->polled) {
-		dv_stream_take_in_polled(s, true, DV_MAX_QUEUED);
+		dv_stream_take_in_polled(s, false, DV_MAX_QUEUED);
 		dv_dispatcher_kick(ctx->dev);
 	} else {
 		ret = dv_stream_take_in(s, d->sq_tail);

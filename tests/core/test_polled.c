@@ -178,6 +178,51 @@ void test_polled_doorbell_clears_need_wakeup(void)
 	fixture_exit(&fx);
 }
 
+/*
+ * A doorbell on a polled stream wakes the dispatcher and nothing else: it
+ * runs a short task itself and wakes a worker only for a long one (which
+ * then completes all the same). Before, the doorbell also woke a worker,
+ * which raced the dispatcher for the short task.
+ */
+void test_polled_doorbell_wakes_one(void)
+{
+	struct davinci_task nop = t_nop(0), slow = t_nop(2000);
+	struct dv_dispatch_stats st0, st1;
+	struct davinci_doorbell d;
+	unsigned long woken;
+	struct fixture fx;
+	struct stream s;
+	int round;
+
+	REQUIRE(fixture_init_poll_idle(&fx, 1000) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	for (round = 0; round < 8; round++) {
+		struct davinci_task *t = round & 1 ? &slow : &nop;
+
+		REQUIRE(wait_need_wakeup(&s) == 0);
+		dv_device_dispatch_stats(fx.dev, &st0);
+		woken = __atomic_load_n(&os_posix_wake_one_calls,
+					__ATOMIC_RELAXED);
+		publish(&s, t, 1);
+		memset(&d, 0, sizeof(d));
+		d.stream_id = s.c.stream_id;
+		CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_DOORBELL, &d), 0);
+		CHECK_EQ(watch_completed(&s, s.tail), 0);
+		dv_device_dispatch_stats(fx.dev, &st1);
+		CHECK_EQ(st1.kicks - st0.kicks, 1);
+		/* (the long task's worker is woken by the dispatcher) */
+		if (t == &nop)
+			CHECK_EQ(__atomic_load_n(&os_posix_wake_one_calls,
+						 __ATOMIC_RELAXED) - woken, 1);
+	}
+	CHECK_EQ(s.cq->status, 0);
+	dv_device_dispatch_stats(fx.dev, &st1);
+	CHECK(st1.sleeps >= 8);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
 void test_polled_doorbell_only_when_asleep(void)
 {
 	struct fixture fx;

@@ -6,8 +6,9 @@
  * The dvc_op_* functions (dvc_test.c) are exported by libdavinci_core.so
  * because the Python op tests (tests/ops) call them through ctypes; they
  * run the op kernels of ops.h on plain memory, without a device.
- * os_posix_fault_zalloc_countdown is not exported: only programs built
- * from the core's sources (tests/core, tests/fuzz) use it.
+ * os_posix_fault_zalloc_countdown and os_posix_wake_one_calls are not
+ * exported: only programs built from the core's sources (tests/core,
+ * tests/fuzz) use them.
  */
 #ifndef _DVC_TEST_H
 #define _DVC_TEST_H
@@ -23,6 +24,8 @@ struct dv_op_extent;
  * from then on fails, once.
  */
 extern long os_posix_fault_zalloc_countdown;
+/* os_waitq_wake_one() calls so far (os_posix.c): threads woken one at a time. */
+extern unsigned long os_posix_wake_one_calls;
 
 /* dv_op_is_compute() ... dv_op_run() of ops.h, as they are. */
 bool dvc_op_is_compute(uint16_t opcode);

@@ -326,8 +326,11 @@ void os_waitq_wake_all(struct os_waitq *wq)
 	pthread_cond_broadcast(&wq->c);
 }
 
+unsigned long os_posix_wake_one_calls;
+
 void os_waitq_wake_one(struct os_waitq *wq)
 {
+	__atomic_add_fetch(&os_posix_wake_one_calls, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&wq->c);
 }
 
@@ -408,6 +411,11 @@ void os_fpu_end(void)
 void os_yield(void)
 {
 	sched_yield();
+}
+
+bool os_cpu_wanted(void)
+{
+	return false;
 }
 
 struct os_arena {
