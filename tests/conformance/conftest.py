@@ -43,9 +43,7 @@ def wait_quiescent(d, timeout=10.0):
 
 
 def _rings(d):
-    # rings of this context's streams live in the host pool too
-    return sum(s._sq.length + s._cq.length for s in list(d._streams)
-               if not s.destroyed)
+    return sum(s.ring_bytes for s in d.streams)
 
 
 @pytest.fixture

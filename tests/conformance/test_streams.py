@@ -441,3 +441,17 @@ def test_completions_name_the_ai_core(dev):
         assert s.completion(mem).aicore in range(dev.info.aicores)
         assert s.completion(note).aicore is None
     s.destroy()
+
+
+def test_streams_and_their_rings_in_the_host_pool(dev):
+    """Device.streams lists the live streams; each one's rings take
+    ring_bytes of the pinned host pool, outside ctx_used, until it is
+    destroyed."""
+    before = dev.info.host_free
+    s = dev.stream(sq_entries=1024, cq_entries=512)
+    assert s in dev.streams
+    assert s.ring_bytes >= 1024 * 128 + 512 * 64
+    assert before - dev.info.host_free == s.ring_bytes
+    s.destroy()
+    assert s not in dev.streams
+    assert dev.info.host_free == before

@@ -247,6 +247,12 @@ class Device:
         return s
 
     @property
+    def streams(self) -> list[Stream]:
+        """The streams made through this device and not destroyed yet."""
+        with self._lock:
+            return [s for s in self._streams if not s.destroyed]
+
+    @property
     def default_stream(self) -> Stream:
         """A stream the device uses for synchronous helpers (made lazily)."""
         with self._lock:

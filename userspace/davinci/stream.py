@@ -275,6 +275,12 @@ class Stream:
         return self._destroyed
 
     @property
+    def ring_bytes(self) -> int:
+        """Bytes of the pinned host pool its two rings take: they are not
+        in ``mem_info(host=True).ctx_used``, which counts buffers."""
+        return self._sq.length + self._cq.length
+
+    @property
     def needs_wakeup(self) -> bool:
         """The device's dispatcher has stopped polling this polled ring and
         sleeps: the next submission rings the doorbell (io_uring's
