@@ -97,6 +97,12 @@ int dv_device_create(const struct dv_device_config *cfg,
 	dv_list_init(&dev->helpable);
 	dev->poll_idle_ns = (u64)(cfg->poll_idle_us ? cfg->poll_idle_us :
 				  DV_POLL_IDLE_US) * 1000ULL;
+	dev->poll_idle_max_ns = cfg->poll_idle_max_us ?
+		(u64)cfg->poll_idle_max_us * 1000ULL :
+		dev->poll_idle_ns * DV_POLL_GROW_MAX;
+	if (dev->poll_idle_max_ns < dev->poll_idle_ns)
+		dev->poll_idle_max_ns = dev->poll_idle_ns;
+	dev->dispatch.idle_ns = dev->poll_idle_ns;
 	ret = -ENOMEM;
 	dev->lock = os_mutex_create(OS_LOCK_DEVICE);
 	dev->wq = os_waitq_create();

@@ -7,8 +7,10 @@
  * polled stream (DAVINCI_STREAM_F_POLLED) needs no doorbell: as
  * io_uring's SQPOLL thread and the user-mode queues of AMD's KFD, the
  * device's dispatcher reads each polled ring's tail while it has had work
- * within its idle time (dev->poll_idle_ns), then sets
- * DAVINCI_RING_F_NEED_WAKEUP in the rings and sleeps until a doorbell.
+ * within its idle time, then sets DAVINCI_RING_F_NEED_WAKEUP in the rings
+ * and sleeps until a doorbell. That idle time adapts as KVM's halt polling
+ * adapts halt_poll_ns: a host that publishes a task every few hundred
+ * microseconds would otherwise pay a doorbell and a wake-up for each.
  *
  * The dispatcher also runs short tasks (dv_task_is_short()) itself when an
  * AI core is free, as io_uring issues a request inline when it will not
@@ -336,23 +338,57 @@ static u32 dv_poll_pass(struct dv_device *dev)
 }
 
 /**
+ * dv_poll_adapt() - the dispatcher's idle time after a sleep
+ * @dev: the device (dev->lock held)
+ * @idle_ns: how long it had gone without work when it woke: its idle
+ *	time, then the sleep
+ * @kicked: a doorbell (or a new polled stream) woke it
+ *
+ * A doorbell within poll_idle_max_ns of the last work would have found
+ * the dispatcher polling, had it polled longer: the idle time doubles, up
+ * to poll_idle_max_ns. A sleep that no doorbell ended (the backstop), or
+ * that a doorbell ended later than that, halves it, down to poll_idle_ns.
+ */
+void dv_poll_adapt(struct dv_device *dev, u64 idle_ns, bool kicked)
+{
+	u64 *cur = &dev->dispatch.idle_ns;
+
+	os_mutex_assert_held(dev->lock);
+	if (kicked && idle_ns <= dev->poll_idle_max_ns) {
+		if (*cur >= dev->poll_idle_max_ns)
+			return;
+		*cur = *cur * 2 < dev->poll_idle_max_ns ? *cur * 2 :
+			dev->poll_idle_max_ns;
+		dev->dispatch.grows++;
+	} else {
+		if (*cur <= dev->poll_idle_ns)
+			return;
+		*cur = *cur / 2 > dev->poll_idle_ns ? *cur / 2 :
+			dev->poll_idle_ns;
+		dev->dispatch.shrinks++;
+	}
+}
+
+/**
  * dv_dispatcher_main() - body of a device's dispatcher thread
  * @arg: the device
  *
- * Polls while it found work within dev->poll_idle_ns, yielding between
- * passes, unless another thread wants its CPU (os_cpu_wanted()): that
- * may be the host that is to publish the next tail, and a poller that
- * kept the CPU would delay it by the rest of its idle time. Then it
- * announces NEED_WAKEUP, looks once more (the host may have published a
- * tail before it could see the flag) and sleeps until a doorbell, a new
- * polled stream or DV_POLL_BACKSTOP_NS.
+ * Polls while it found work within its idle time (dev->dispatch.idle_ns),
+ * yielding between passes, unless another thread wants its CPU
+ * (os_cpu_wanted()): that may be the host that is to publish the next
+ * tail, and a poller that kept the CPU would delay it by the rest of its
+ * idle time. Then it announces NEED_WAKEUP, looks once more (the host may
+ * have published a tail before it could see the flag) and sleeps until a
+ * doorbell, a new polled stream or DV_POLL_BACKSTOP_NS. How soon a
+ * doorbell came sets the next idle time (dv_poll_adapt()), but not after a
+ * sleep its CPU being wanted began: polling longer would not have helped.
  *
  * Return: 0 when the device stops.
  */
 int dv_dispatcher_main(void *arg)
 {
 	struct dv_device *dev = arg;
-	u64 idle_since = os_now_ns();
+	u64 idle_since = os_now_ns(), kicks;
 	bool wanted;
 
 	os_mutex_lock(dev->lock);
@@ -362,7 +398,8 @@ int dv_dispatcher_main(void *arg)
 			continue;
 		}
 		wanted = os_cpu_wanted();
-		if (!wanted && os_now_ns() - idle_since < dev->poll_idle_ns) {
+		if (!wanted &&
+		    os_now_ns() - idle_since < dev->dispatch.idle_ns) {
 			os_mutex_unlock(dev->lock);
 			os_yield();
 			os_mutex_lock(dev->lock);
@@ -372,10 +409,14 @@ int dv_dispatcher_main(void *arg)
 		if (!dv_poll_pass(dev) && !dev->stop) {
 			dev->dispatch.sleeps++;
 			dev->dispatch.cpu_wanted += wanted;
+			kicks = dev->dispatch.kicks;
 			os_waitq_wait(dev->poll_wq, dev->lock,
 				      dv_list_empty(&dev->polled) ?
 				      OS_NO_DEADLINE :
 				      os_now_ns() + DV_POLL_BACKSTOP_NS);
+			if (!wanted)
+				dv_poll_adapt(dev, os_now_ns() - idle_since,
+					      dev->dispatch.kicks != kicks);
 		}
 		dv_poll_need_wakeup(dev, false);
 		idle_since = os_now_ns();

@@ -27,7 +27,12 @@ struct dv_mapping;
  * @backing_dir: POSIX only: directory for the arena files, or NULL
  * @backend: reported by DAVINCI_IOCTL_GET_VERSION ("kmod", "fuse", "lib")
  * @poll_idle_us: how long the dispatcher polls the rings of polled streams
- *	without finding work before it sleeps; 0 selects DV_POLL_IDLE_US
+ *	without finding work before it sleeps, at first; 0 selects
+ *	DV_POLL_IDLE_US
+ * @poll_idle_max_us: how long that idle time may grow while doorbells
+ *	come soon after the dispatcher slept (dispatch.c); 0 selects
+ *	DV_POLL_GROW_MAX times @poll_idle_us, and less than @poll_idle_us
+ *	counts as @poll_idle_us (no growth)
  */
 struct dv_device_config {
 	u32 index;
@@ -38,9 +43,11 @@ struct dv_device_config {
 	const char *backing_dir;
 	const char *backend;
 	u32 poll_idle_us;
+	u32 poll_idle_max_us;
 };
 
 #define DV_POLL_IDLE_US	200
+#define DV_POLL_GROW_MAX	16
 
 int dv_device_create(const struct dv_device_config *cfg,
 		     struct dv_device **out);
@@ -197,11 +204,19 @@ void dv_core_stats(struct dv_stats *out);
  * @cpu_wanted: of those, the times it stopped polling before its idle
  *	time was up because another thread wanted its CPU (os.h)
  * @kicks: doorbells (and new polled streams) that told it of work
+ * @grows: sleeps after which its idle time doubled: a doorbell ended
+ *	them soon enough that a longer idle time would have seen its tail
+ * @shrinks: sleeps after which its idle time halved: no doorbell, or a
+ *	late one, ended them
+ * @idle_ns: how long it polls without work before it sleeps, now
  */
 struct dv_dispatch_stats {
 	u64 sleeps;
 	u64 cpu_wanted;
 	u64 kicks;
+	u64 grows;
+	u64 shrinks;
+	u64 idle_ns;
 };
 
 void dv_device_dispatch_stats(struct dv_device *dev,

@@ -486,8 +486,11 @@ struct dv_trace {
  * @running: tasks executing now, on workers or the dispatcher; at most
  *	cfg.aicores
  * @poll_idle_ns: how long the dispatcher polls without work before it
- *	sleeps
- * @dispatch: the dispatcher's sleeps and the doorbells that woke it
+ *	sleeps, at least
+ * @poll_idle_max_ns: and at most, as its idle time (dispatch.idle_ns)
+ *	adapts to how soon doorbells follow its sleeps
+ * @dispatch: the dispatcher's sleeps, the doorbells that woke it and its
+ *	idle time now
  * @stop: workers must return
  * @lost: dv_device_lost() was called
  * @busy_ns: AI-core time spent running tasks, summed over the cores (each
@@ -517,6 +520,7 @@ struct dv_device {
 	struct os_thread *dispatcher;
 	u32 running;
 	u64 poll_idle_ns;
+	u64 poll_idle_max_ns;
 	struct dv_dispatch_stats dispatch;
 	bool stop;
 	bool lost;
@@ -672,6 +676,7 @@ u32 dv_stream_published(struct dv_stream *s);
 void dv_task_enqueue(struct dv_stream *s, struct dv_task *t);
 void dv_sq_publish(struct dv_stream *s);
 void dv_dispatcher_kick(struct dv_device *dev);
+void dv_poll_adapt(struct dv_device *dev, u64 idle_ns, bool kicked);
 int dv_dispatcher_main(void *arg);
 
 /* graph.c */

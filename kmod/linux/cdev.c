@@ -54,6 +54,7 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 		.task_timeout_ms = dv_param_task_timeout_ms,
 		.backend = "kmod",
 		.poll_idle_us = dv_param_poll_idle_us,
+		.poll_idle_max_us = dv_param_poll_idle_max_us,
 	};
 	struct dv_kdev *kdev;
 	int ret;

@@ -13,8 +13,10 @@
  *     reset		write "1": reset the device, disarming every fault
  *     faults		read: armed faults and how often each fired
  *     dispatcher	read: how often the dispatcher slept, how often
- *			because another thread wanted its CPU, and the
- *			doorbells that woke it (as KVM's halt-poll stats)
+ *			because another thread wanted its CPU, the
+ *			doorbells that woke it, how often its idle time
+ *			grew and shrank, and that time now (as KVM's
+ *			halt-poll stats)
  *
  * Each knob is the manager's DAVINCI_IOCTL_MGMT_INJECT or _RESET for that
  * device, so it has the same effect, health change and event (netlink
@@ -162,8 +164,10 @@ static int dv_dispatcher_show(struct seq_file *m, void *unused)
 	struct dv_dispatch_stats st;
 
 	dv_device_dispatch_stats(kdev->core, &st);
-	seq_printf(m, "sleeps %llu\ncpu_wanted %llu\nkicks %llu\n",
-		   st.sleeps, st.cpu_wanted, st.kicks);
+	seq_printf(m,
+		   "sleeps %llu\ncpu_wanted %llu\nkicks %llu\ngrows %llu\nshrinks %llu\nidle_ns %llu\n",
+		   st.sleeps, st.cpu_wanted, st.kicks, st.grows, st.shrinks,
+		   st.idle_ns);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(dv_dispatcher);

@@ -29,6 +29,7 @@ extern unsigned int dv_param_hbm_mb;
 extern unsigned int dv_param_aicores;
 extern unsigned int dv_param_task_timeout_ms;
 extern unsigned int dv_param_poll_idle_us;
+extern unsigned int dv_param_poll_idle_max_us;
 extern unsigned int dv_param_host_mb;
 
 /**

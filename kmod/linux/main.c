@@ -29,7 +29,12 @@ MODULE_PARM_DESC(task_timeout_ms,
 unsigned int dv_param_poll_idle_us;
 module_param_named(poll_idle_us, dv_param_poll_idle_us, uint, 0444);
 MODULE_PARM_DESC(poll_idle_us,
-		 "How long the dispatcher polls idle rings before it sleeps and asks for a doorbell, in us (default 0: 200)");
+		 "How long the dispatcher polls idle rings before it sleeps and asks for a doorbell, in us, at first (default 0: 200)");
+
+unsigned int dv_param_poll_idle_max_us;
+module_param_named(poll_idle_max_us, dv_param_poll_idle_max_us, uint, 0444);
+MODULE_PARM_DESC(poll_idle_max_us,
+		 "How long that idle time may grow while doorbells come soon after the dispatcher slept, in us (default 0: 16 times poll_idle_us)");
 
 unsigned int dv_param_host_mb = DV_HOST_MB;
 module_param_named(host_mb, dv_param_host_mb, uint, 0444);

@@ -61,6 +61,8 @@ int th_failures, th_passed, th_failed;
 	X(polled_doorbell_clears_need_wakeup) \
 	X(polled_doorbell_only_when_asleep) \
 	X(polled_doorbell_wakes_one) \
+	X(polled_idle_time_rule) \
+	X(polled_idle_time_follows_the_host) \
 	X(polled_faults) \
 	X(polled_short_tasks_spread) \
 	X(polled_take_in_depth) \

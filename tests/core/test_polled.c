@@ -223,6 +223,105 @@ void test_polled_doorbell_wakes_one(void)
 	fixture_exit(&fx);
 }
 
+/*
+ * The idle time's rule (dv_poll_adapt(), KVM's halt-poll rule): a doorbell
+ * within the longest idle time doubles it, up to that; a sleep no doorbell
+ * ended, or a late doorbell, halves it, down to the configured one.
+ */
+void test_polled_idle_time_rule(void)
+{
+	struct dv_device_config cfg = fx_device_config(0, 0);
+	struct fixture fx;
+	struct dv_device *dev;
+	static const struct {
+		uint64_t idle_us;
+		bool kicked;
+		uint64_t after_us;
+	} steps[] = {
+		{ 300, true, 200 }, { 300, true, 400 }, { 1000, true, 800 },
+		{ 1600, true, 1600 }, { 900, true, 1600 },
+		{ 1601, true, 800 }, { 900, false, 400 }, { 20000, false, 200 },
+		{ 20000, false, 100 }, { 20000, false, 100 }, { 150, true, 200 },
+	};
+	unsigned int i;
+
+	cfg.poll_idle_us = 100;
+	REQUIRE(fixture_init_cfg(&fx, &cfg) == 0);
+	dev = fx.dev;
+	/* No polled stream: the dispatcher sleeps until one comes. */
+	os_mutex_lock(dev->lock);
+	CHECK_EQ(dev->dispatch.idle_ns, 100000);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		dv_poll_adapt(dev, steps[i].idle_us * 1000, steps[i].kicked);
+		CHECK_EQ(dev->dispatch.idle_ns, steps[i].after_us * 1000);
+	}
+	CHECK_EQ(dev->dispatch.grows, 5);
+	CHECK_EQ(dev->dispatch.shrinks, 4);
+	os_mutex_unlock(dev->lock);
+	fixture_exit(&fx);
+
+	/* A longest idle time below the first one: it never grows. */
+	cfg.poll_idle_max_us = 50;
+	REQUIRE(fixture_init_cfg(&fx, &cfg) == 0);
+	os_mutex_lock(fx.dev->lock);
+	dv_poll_adapt(fx.dev, 101000, true);
+	CHECK_EQ(fx.dev->dispatch.idle_ns, 100000);
+	CHECK_EQ(fx.dev->dispatch.grows, 0);
+	os_mutex_unlock(fx.dev->lock);
+	fixture_exit(&fx);
+}
+
+/* The dispatcher's idle time now. */
+static uint64_t idle_time_ns(struct fixture *fx)
+{
+	struct dv_dispatch_stats st;
+
+	dv_device_dispatch_stats(fx->dev, &st);
+	return st.idle_ns;
+}
+
+/*
+ * A host that publishes a batch every 3 ms, three times the dispatcher's
+ * first idle time, rings the doorbell a few times until that idle time
+ * has grown past its pace, then no more; once the host stops, sleeps that
+ * no doorbell ends bring the idle time back down.
+ */
+void test_polled_idle_time_follows_the_host(void)
+{
+	struct dv_device_config cfg = fx_device_config(0, 0);
+	struct fixture fx;
+	struct stream s;
+	int i, rang, asked = 0, failed = 0;
+	double t0;
+
+	cfg.poll_idle_us = 1000;
+	REQUIRE(fixture_init_cfg(&fx, &cfg) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 256,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	REQUIRE(wait_need_wakeup(&s) == 0);
+	for (i = 0; i < 40; i++) {
+		usleep(3000);
+		rang = publish_gated(&fx, &s);
+		failed += rang < 0;
+		asked += rang > 0;
+	}
+	CHECK_EQ(failed, 0);
+	/* Without growth, every one of the 40 asks. */
+	CHECK(asked <= 10);
+	CHECK(idle_time_ns(&fx) >= 4000000);
+	stream_destroy(fx.ctx, &s);
+
+	/* No stream, no kicks: backstop wakes halve it down to 1 ms. */
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED, &s) == 0);
+	t0 = th_now();
+	while (idle_time_ns(&fx) > 1000000 && th_now() - t0 < 10)
+		usleep(1000);
+	CHECK_EQ(idle_time_ns(&fx), 1000000);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
 void test_polled_doorbell_only_when_asleep(void)
 {
 	struct fixture fx;

@@ -4,7 +4,11 @@ dispatcher sleeps, on the in-process backend (DAVINCI_INPROC_POLL_IDLE_US)
 and through the FUSE daemon (--poll-idle-us): 50 batches on a dispatcher
 that polls for 30 s ring no doorbell; 10 batches each submitted once the
 dispatcher that sleeps after 1 us has gone to sleep ring one each, and
-the one polling for 30 s is still polling a moment after its last task."""
+the one polling for 30 s is still polling a moment after its last task.
+A host that submits every 3 ms to a dispatcher whose idle time starts at
+1 ms rings for a few batches, until that idle time has grown past its
+pace, unless --poll-idle-max-us (DAVINCI_INPROC_POLL_IDLE_MAX_US) keeps
+it at 1 ms: then it rings for every one."""
 
 import subprocess
 import sys
@@ -41,6 +45,26 @@ with davinci.Device(0) as dev:
     time.sleep(0.3)
     print(dev.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
           - rung, s.needs_wakeup)
+"""
+
+#: prints the doorbells rung for 40 batches of one NOP, 3 ms apart
+_PACED_CHILD = r"""
+import time
+
+import davinci
+from davinci import _uapi
+
+with davinci.Device(0) as dev:
+    s = dev.stream()
+    tasks = davinci.task_array(1)
+    tasks["opcode"] = _uapi.DAVINCI_OP_NOP
+    rung = dev.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
+    for _ in range(40):
+        time.sleep(0.003)
+        s.submit(tasks)
+        s.synchronize(timeout=30)
+    print(dev.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
+          - rung)
 """
 
 #: (poll idle time in us, batches, wait for the dispatcher to sleep before
@@ -80,3 +104,43 @@ def test_doorbells_through_fuse(fuse_ok, mountpoint, case):
 def test_bad_poll_idle_time_is_refused(fuse_ok, mountpoint):
     r = Daemon(mountpoint, extra=["--poll-idle-us", "-1"]).run()
     assert r.returncode != 0 and "--poll-idle-us" in r.stderr
+
+
+def _paced_doorbells(env: dict) -> int:
+    r = subprocess.run([sys.executable, "-c", _PACED_CHILD], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)
+
+
+def _check_paced(rung: int, max_us: int) -> None:
+    if max_us == 1000:
+        assert rung == 40
+    else:           # it grows to 2, 4, 8 and 16 ms, a doorbell each
+        assert rung <= 20, rung
+
+
+@pytest.mark.parametrize("max_us", [0, 1000])
+def test_idle_time_follows_the_host_in_process(core_lib, max_us):
+    env = child_env({"DAVINCI_BACKEND": "inproc",
+                     "DAVINCI_INPROC_POLL_IDLE_US": "1000",
+                     "DAVINCI_INPROC_POLL_IDLE_MAX_US": str(max_us)})
+    _check_paced(_paced_doorbells(env), max_us)
+
+
+@pytest.mark.parametrize("max_us", [0, 1000])
+def test_idle_time_follows_the_host_through_fuse(fuse_ok, mountpoint,
+                                                  max_us):
+    d = Daemon(mountpoint, devices=1,
+               extra=["--poll-idle-us", "1000",
+                      "--poll-idle-max-us", str(max_us)]).start()
+    try:
+        _check_paced(_paced_doorbells(child_env({"DAVINCI_DEV_DIR": d.mp})),
+                     max_us)
+    finally:
+        d.stop()
+
+
+def test_bad_longest_idle_time_is_refused(fuse_ok, mountpoint):
+    r = Daemon(mountpoint, extra=["--poll-idle-max-us", "-1"]).run()
+    assert r.returncode != 0 and "--poll-idle-max-us" in r.stderr

@@ -4,6 +4,7 @@ the directory follows hot add and remove."""
 import errno
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -196,3 +197,29 @@ def test_dispatcher_leaves_a_wanted_cpu():
     assert after["cpu_wanted"] > before["cpu_wanted"], (before, after)
     assert after["sleeps"] >= after["cpu_wanted"]
     assert after["kicks"] > before["kicks"], (before, after)
+
+
+def test_dispatcher_idle_time_follows_the_host():
+    """A host that submits a tiny task every millisecond, five times the
+    dispatcher's first idle time (poll_idle_us 200), makes that idle time
+    grow until most tasks find it polling and need no doorbell; once the
+    host stops, sleeps that no doorbell ends bring it back down."""
+    with open("/sys/module/davinci/parameters/poll_idle_us") as f:
+        first = (int(f.read()) or 200) * 1000
+    before = dispatcher_stats(0)
+    rounds = 200
+    with davinci.Device(0) as d:
+        s = d.stream(polled=True)
+        nop = make_task(_uapi.DAVINCI_OP_NOP)
+        rung = d.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
+        for _ in range(rounds):
+            time.sleep(0.001)
+            s.launch(nop)
+            s.synchronize()
+        rung = d.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL,
+                                            0) - rung
+        after = dispatcher_stats(0)
+    assert after["grows"] > before["grows"], (before, after)
+    assert rung < rounds * 3 // 4, (rung, before, after)
+    assert wait_for(lambda: dispatcher_stats(0)["idle_ns"] == first,
+                    timeout=10), dispatcher_stats(0)

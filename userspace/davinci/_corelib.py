@@ -392,7 +392,7 @@ class CoreContext(_Closing):
 
 class DeviceConfig(ctypes.Structure):
     """struct dv_device_config (kmod/core/dv_core.h): a device's parameters;
-    a poll_idle_us of 0 is the core's default."""
+    a poll_idle_us or poll_idle_max_us of 0 is the core's default."""
     _fields_ = [("index", ctypes.c_uint32),
                 ("aicores", ctypes.c_uint32),
                 ("hbm_bytes", ctypes.c_uint64),
@@ -400,7 +400,8 @@ class DeviceConfig(ctypes.Structure):
                 ("task_timeout_ms", ctypes.c_uint32),
                 ("backing_dir", ctypes.c_char_p),
                 ("backend", ctypes.c_char_p),
-                ("poll_idle_us", ctypes.c_uint32)]
+                ("poll_idle_us", ctypes.c_uint32),
+                ("poll_idle_max_us", ctypes.c_uint32)]
 
 
 class CoreDevice(_Closing):
@@ -410,7 +411,7 @@ class CoreDevice(_Closing):
                  hbm_bytes: int = 256 << 20, host_bytes: int = 64 << 20,
                  task_timeout_ms: int = 30000,
                  backing_dir: "str | None" = None, backend: str = "lib",
-                 poll_idle_us: int = 0):
+                 poll_idle_us: int = 0, poll_idle_max_us: int = 0):
         lib = load()
         self.index = index
         self.backing_dir = backing_dir
@@ -420,7 +421,8 @@ class CoreDevice(_Closing):
             host_bytes=host_bytes, task_timeout_ms=task_timeout_ms,
             backing_dir=(os.fsencode(backing_dir)
                          if backing_dir is not None else None),
-            backend=backend.encode(), poll_idle_us=poll_idle_us)
+            backend=backend.encode(), poll_idle_us=poll_idle_us,
+            poll_idle_max_us=poll_idle_max_us)
         ctypes.set_errno(0)
         h = lib.dvc_device_create(ctypes.byref(cfg))
         if not h:

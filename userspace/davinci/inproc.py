@@ -59,7 +59,8 @@ def inproc_core_device(index: int):
 
     Configured by ``DAVINCI_INPROC_AICORES`` (2), ``DAVINCI_INPROC_HBM_MB``
     (256), ``DAVINCI_INPROC_HOST_MB`` (64), ``DAVINCI_INPROC_TIMEOUT_MS``
-    (30000), ``DAVINCI_INPROC_POLL_IDLE_US`` (0: the core's default); the
+    (30000), ``DAVINCI_INPROC_POLL_IDLE_US`` and
+    ``DAVINCI_INPROC_POLL_IDLE_MAX_US`` (0: the core's defaults); the
     limits on open contexts by the variables of
     :func:`apply_inproc_limits`, read at every call (every open).
     """
@@ -75,7 +76,9 @@ def inproc_core_device(index: int):
                 host_bytes=_env_int("DAVINCI_INPROC_HOST_MB", 64) << 20,
                 task_timeout_ms=_env_int("DAVINCI_INPROC_TIMEOUT_MS", 30000),
                 backend="lib",
-                poll_idle_us=_env_int("DAVINCI_INPROC_POLL_IDLE_US", 0))
+                poll_idle_us=_env_int("DAVINCI_INPROC_POLL_IDLE_US", 0),
+                poll_idle_max_us=_env_int("DAVINCI_INPROC_POLL_IDLE_MAX_US",
+                                          0))
             _inproc_devices[index] = dev
         return dev
 

@@ -37,7 +37,12 @@ def _parser():
     p.add_argument("--poll-idle-us", type=int, default=0, metavar="U",
                    help="how long each device's dispatcher polls idle rings "
                    "before it sleeps and clients must ring the doorbell, in "
-                   "microseconds (default 0: the core's 200)")
+                   "microseconds (default 0: the core's 200); it grows while "
+                   "doorbells come soon after the dispatcher slept")
+    p.add_argument("--poll-idle-max-us", type=int, default=0, metavar="U",
+                   help="how long that idle time may grow, in microseconds "
+                   "(default 0: 16 times --poll-idle-us; --poll-idle-us or "
+                   "less: it never grows)")
     p.add_argument("--max-contexts-per-process", type=int, default=64,
                    metavar="N",
                    help="open device files (contexts) one process may hold "
@@ -157,7 +162,8 @@ def _serve(args, mp, pidfile, ready_fd=None):
     srv = Server(mp, devices=args.devices, hbm_mb=args.hbm_mb,
                  host_mb=args.host_mb, aicores=args.aicores,
                  task_timeout_ms=args.task_timeout_ms,
-                 poll_idle_us=args.poll_idle_us, pidfile=pidfile,
+                 poll_idle_us=args.poll_idle_us,
+                 poll_idle_max_us=args.poll_idle_max_us, pidfile=pidfile,
                  debug=args.debug)
     try:
         mnt.write_pidfile(pidfile, os.getpid())
@@ -200,10 +206,11 @@ def main(argv=None):
         return _fail("--devices must be 1..64")
     if args.hbm_mb < 2 or args.host_mb < 1 or not 1 <= args.aicores <= 64 \
             or args.task_timeout_ms < 0 or \
-            not 0 <= args.poll_idle_us < 1 << 32:
+            not 0 <= args.poll_idle_us < 1 << 32 or \
+            not 0 <= args.poll_idle_max_us < 1 << 32:
         return _fail("bad size: --hbm-mb >= 2, --host-mb >= 1, --aicores "
-                     "1..64, --task-timeout-ms >= 0, --poll-idle-us "
-                     "0..4294967295")
+                     "1..64, --task-timeout-ms >= 0, --poll-idle-us and "
+                     "--poll-idle-max-us 0..4294967295")
     args.hbm_mb = (args.hbm_mb + 1) & ~1
     try:
         import fuse  # noqa: F401

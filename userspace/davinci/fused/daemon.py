@@ -230,7 +230,7 @@ class Server:
 
     def __init__(self, mountpoint, devices=1, hbm_mb=256, host_mb=64,
                  aicores=2, task_timeout_ms=30000, poll_idle_us=0,
-                 pidfile=None, debug=False):
+                 poll_idle_max_us=0, pidfile=None, debug=False):
         self.mountpoint = os.path.abspath(mountpoint)
         self.ndevices = devices
         self.hbm_bytes = hbm_mb << 20
@@ -238,6 +238,7 @@ class Server:
         self.aicores = aicores
         self.task_timeout_ms = task_timeout_ms
         self.poll_idle_us = poll_idle_us
+        self.poll_idle_max_us = poll_idle_max_us
         self.pidfile = pidfile
         self.debug = debug
         self.backing_dir = None
@@ -259,7 +260,8 @@ class Server:
                 i, aicores=self.aicores, hbm_bytes=self.hbm_bytes,
                 host_bytes=self.host_bytes,
                 task_timeout_ms=self.task_timeout_ms, backing_dir=d,
-                backend="fuse", poll_idle_us=self.poll_idle_us))
+                backend="fuse", poll_idle_us=self.poll_idle_us,
+                poll_idle_max_us=self.poll_idle_max_us))
         log.info("%d device(s), %d MiB HBM and %d MiB host memory each, "
                  "%d AI cores, memory files in %s", self.ndevices,
                  self.hbm_bytes >> 20, self.host_bytes >> 20, self.aicores,
