@@ -157,6 +157,36 @@ def test_polled_submission_needs_no_system_call(dev):
     assert s.query().completed_seq == 300
 
 
+@pytest.mark.parametrize("ntasks", [1, 15, 100])
+def test_failure_named_whatever_the_drain(dev, ntasks):
+    """The failed task that synchronize() names, and every task's
+    completion, are right however many completions one read of the ring
+    takes in: one, a few, or a batch (the runtime reads few of them
+    without numpy)."""
+    s = dev.stream(sq_entries=256, cq_entries=256)
+    with dev.malloc(4096) as b:
+        tasks = davinci.task_array(ntasks + 2)
+        tasks["opcode"] = _uapi.DAVINCI_OP_NOP
+        tasks["user_data"] = np.arange(ntasks + 2)
+        bad = ntasks + 1       # seqs count from 1: the one before the last
+        tasks[bad - 1]["opcode"] = _uapi.DAVINCI_OP_MEMSET
+        tasks[bad - 1]["dst"] = b.dev_addr + 4096 * 1000    # not ours
+        tasks[bad - 1]["count"] = 16
+        s.submit(tasks[:1])
+        s.synchronize(timeout=30)     # one read of one
+        seqs = [1] + s.submit(tasks[1:])
+        with pytest.raises(davinci.TaskFailedError) as ei:
+            s.synchronize(timeout=30)
+        assert ei.value.seq == bad
+        assert ei.value.status == _uapi.DAVINCI_STATUS_INVALID_ADDRESS
+        statuses = [s.completion(q).status for q in seqs]
+        assert [s.completion(q).user_data for q in seqs] == \
+            list(range(ntasks + 2))
+        assert statuses == [0] * (bad - 1) + [
+            _uapi.DAVINCI_STATUS_INVALID_ADDRESS, _uapi.DAVINCI_STATUS_ABORTED]
+        s.reset()
+
+
 def test_task_failure_and_reset(dev):
     s = dev.stream()
     with dev.malloc(4096) as b:

@@ -65,7 +65,11 @@ _ENTRIES = _uapi.DAVINCI_RING_ENTRIES_OFFSET
 _M32 = 0xFFFFFFFF
 _MAX_KEPT_COMPLETIONS = 65536
 _CPL_DTYPE = np.dtype(_uapi.davinci_completion)
-_NO_COMPLETIONS = np.empty(0, _CPL_DTYPE)
+# a completion's status as the n-th 32-bit word of the ring's entries
+_CPL_WORDS = _CPL_SIZE // 4
+_STATUS_WORD = _uapi.davinci_completion.status.offset // 4
+# drains of this many entries or fewer scan their statuses without numpy
+_SMALL_DRAIN = 16
 
 
 def make_task(opcode: int, **fields) -> _uapi.davinci_task:
@@ -254,12 +258,11 @@ class Stream:
         self._publish = _corelib.ring_publisher() if self.polled else None
         self._submitted_seq = 0
         # completion entries read so far, oldest first (bounded)
-        self._kept: "collections.deque[np.ndarray]" = collections.deque()
+        self._kept: "collections.deque[bytes]" = collections.deque()
         self._nkept = 0
         self._first_failure: Completion | None = None
         # (seq, fn): host work to run once task seq has completed
         self._after: list[tuple[int, Callable[[], None]]] = []
-        self._completed_seq = 0
         self._capture: "Graph | None" = None
 
     # -- state ------------------------------------------------------------------
@@ -502,20 +505,23 @@ class Stream:
     # -- completion ------------------------------------------------------------
     def drain(self) -> list[Completion]:
         """Read every new completion from the completion ring."""
-        return [_completion(e) for e in self._drain_entries()]
+        return [_completion(e) for e in
+                np.frombuffer(self._drain_entries(), _CPL_DTYPE)]
 
-    def _drain_entries(self) -> np.ndarray:
-        """New completion entries as one array (:data:`_CPL_DTYPE`), copied
-        out of the ring with at most two copies; no object per task."""
+    def _drain_entries(self) -> bytes:
+        """New completion entries (struct davinci_completion each), copied
+        out of the ring with at most two copies; no object per task, and
+        no numpy for a few of them that all succeeded (a synchronize after
+        each task reads one)."""
         with self._lock:
             if self._destroyed:
-                return _NO_COMPLETIONS
+                return b""
             h = self._cqh
             head = h.head
             tail = h.tail
             n = (tail - head) & _M32
             if not n:
-                return _NO_COMPLETIONS
+                return b""
             if n > self.cq_entries:
                 n = self.cq_entries
                 head = (tail - n) & _M32
@@ -525,26 +531,31 @@ class Stream:
             raw = ctypes.string_at(base + slot * _CPL_SIZE, first * _CPL_SIZE)
             if n > first:
                 raw += ctypes.string_at(base, (n - first) * _CPL_SIZE)
-            out = np.frombuffer(raw, _CPL_DTYPE)
             # the ring first: a synchronize() in between sees the two
             # differ and waits, as it would have before this drain
             h.head = self._cq_head = tail
-            # entries come in sequence order
-            self._completed_seq = max(self._completed_seq,
-                                      int(out["seq"][-1]))
-            st = out["status"]
-            if self._first_failure is None and np.count_nonzero(st):
-                bad = np.flatnonzero(
-                    (st != _uapi.DAVINCI_STATUS_OK) &
-                    (st != _uapi.DAVINCI_STATUS_CANCELLED) &
-                    (st != _uapi.DAVINCI_STATUS_ABORTED))
-                if len(bad):
-                    self._first_failure = _completion(out[bad[0]])
-            self._kept.append(out)
+            if self._first_failure is None and (
+                    any(memoryview(raw).cast("I")[_STATUS_WORD::_CPL_WORDS])
+                    if n <= _SMALL_DRAIN else np.count_nonzero(
+                        np.frombuffer(raw, _CPL_DTYPE)["status"])):
+                self._note_failure(np.frombuffer(raw, _CPL_DTYPE))
+            self._kept.append(raw)
             self._nkept += n
-            while self._nkept - len(self._kept[0]) >= _MAX_KEPT_COMPLETIONS:
-                self._nkept -= len(self._kept.popleft())
-        return out
+            while self._nkept - len(self._kept[0]) // _CPL_SIZE >= \
+                    _MAX_KEPT_COMPLETIONS:
+                self._nkept -= len(self._kept.popleft()) // _CPL_SIZE
+        return raw
+
+    def _note_failure(self, entries: np.ndarray) -> None:
+        """Keep the first of ``entries`` that failed (not cancelled or
+        aborted after another's failure) for the error synchronize()
+        raises."""
+        st = entries["status"]
+        bad = np.flatnonzero((st != _uapi.DAVINCI_STATUS_OK) &
+                             (st != _uapi.DAVINCI_STATUS_CANCELLED) &
+                             (st != _uapi.DAVINCI_STATUS_ABORTED))
+        if len(bad):
+            self._first_failure = _completion(entries[bad[0]])
 
     def settle(self) -> None:
         """Read new completions and run the host work (callbacks, staged
@@ -575,7 +586,8 @@ class Stream:
         (the last 65536 read are kept)."""
         self._drain_entries()
         with self._lock:
-            for chunk in reversed(self._kept):
+            for raw in reversed(self._kept):
+                chunk = np.frombuffer(raw, _CPL_DTYPE)
                 seqs = chunk["seq"]
                 if seqs[0] <= seq <= seqs[-1]:
                     i = int(np.searchsorted(seqs, seq))
