@@ -10,6 +10,12 @@ absolute figures and ratios, marks a row that misses its goal, and writes
 them all as JSON (--json PATH). Nothing here is asserted: it measures.
 
     python scripts/bench.py [--json PATH] [--quick] [--sweep-aicores]
+                            [--only GROUP,...]
+    python scripts/bench.py --ab-table DIR
+
+--ab-table prints the rows of the bench-ab-ROUND-{A,B}.json files that
+make bench-vm writes with VM_BENCH_AB (one boot, the module loaded with
+and without some parameters, alternating) side by side.
 """
 from __future__ import annotations
 
@@ -98,7 +104,40 @@ def bench_latency(dev, kind: str, quick: bool) -> None:
            lat * 1e6, "us", None, 20.0 if kind == "fuse" else None, True)
     record("tiny_task_vs_null_ioctl", "  ... vs a null ioctl",
            lat / null, "x", lat / null, goal, True)
+    tiny_task_breakdown(dev, s, nop, 200 if quick else 1000)
     s.destroy()
+
+
+def tiny_task_breakdown(dev, s, nop, n: int) -> None:
+    """Where a tiny task's time goes, on the clock the device stamps its
+    completions with (CLOCK_MONOTONIC on every backend): from launch() to
+    the device starting it, its run, from its end to synchronize()
+    returning; and how many of them needed a doorbell and a sleep in the
+    driver's wait ioctl."""
+    counts = dev.transport.ioctl_counts
+    bells = counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
+    waits = counts.get(_uapi.DAVINCI_IOCTL_STREAM_WAIT, 0)
+    parts: dict[str, list[int]] = {"start": [], "run": [], "seen": []}
+    for _ in range(n):
+        t0 = time.monotonic_ns()
+        seq = s.launch(nop)
+        s.synchronize()
+        t1 = time.monotonic_ns()
+        c = s.completion(seq)
+        parts["start"].append(c.start_ns - t0)
+        parts["run"].append(c.end_ns - c.start_ns)
+        parts["seen"].append(t1 - c.end_ns)
+    for key, what in (("start", "launch() to the device starting it"),
+                      ("run", "its run on the device"),
+                      ("seen", "its end to synchronize() returning")):
+        record("tiny_task_%s_us" % key, "  ... %s, median" % what,
+               statistics.median(parts[key]) / 1e3, "us")
+    record("tiny_task_doorbells", "  ... that rang the doorbell",
+           100 * (counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0) - bells) / n,
+           "%")
+    record("tiny_task_blocked", "  ... that slept in the wait ioctl",
+           100 * (counts.get(_uapi.DAVINCI_IOCTL_STREAM_WAIT, 0) - waits) / n,
+           "%")
 
 
 def submit_batches(s, batch, n: int = 8) -> None:
@@ -412,6 +451,35 @@ def sweep_aicores(quick: bool) -> None:
                % (n, n), rate, "tasks/s", rate / base)
 
 
+#: the groups of rows (--only), in the order they run
+GROUPS = ("latency", "batches", "trace", "scaling", "graph", "copies",
+          "matmul", "model")
+
+
+def ab_table(folder: str) -> None:
+    """Each row's ratio (or value) per round, A then B, from one boot."""
+    runs = {}
+    for name in sorted(os.listdir(folder)):
+        parts = name[:-len(".json")].split("-") if name.endswith(
+            ".json") else []
+        if len(parts) == 4 and parts[:2] == ["bench", "ab"]:
+            with open(os.path.join(folder, name)) as f:
+                runs[(int(parts[2]), parts[3])] = json.load(f)["rows"]
+    if not runs:
+        sys.exit("no bench-ab-*.json in %s: run make bench-vm with "
+                 "VM_BENCH_AB set" % folder)
+    cols = sorted(runs, key=lambda k: (k[1], k[0]))
+    print("%-46s %s" % ("", " ".join("%9s" % ("%s%d" % (side, n))
+                                     for n, side in cols)))
+    for i, row in enumerate(runs[cols[0]]):
+        shown = []
+        for col in cols:
+            r = runs[col][i]
+            x = r["ratio"] if r["ratio"] is not None else r["value"]
+            shown.append("%9.3g" % x)
+        print("%-46s %s" % (row["what"], " ".join(shown)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write the rows as JSON here")
@@ -420,7 +488,19 @@ def main() -> None:
     ap.add_argument("--sweep-aicores", action="store_true",
                     help="in-process: NOP throughput on 1..16 AI cores")
     ap.add_argument("--scaling-child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--only", metavar="GROUP,...",
+                    help="only these groups of rows: %s" % ",".join(GROUPS))
+    ap.add_argument("--ab-table", metavar="DIR",
+                    help="print the rows of DIR/bench-ab-*.json side by side")
     args = ap.parse_args()
+    if args.ab_table:
+        ab_table(args.ab_table)
+        return
+    groups = args.only.split(",") if args.only else list(GROUPS)
+    unknown = sorted(set(groups) - set(GROUPS))
+    if unknown:
+        ap.error("unknown group %s: choose from %s"
+                 % (",".join(unknown), ",".join(GROUPS)))
     if args.scaling_child:
         with davinci.Device(0) as dev:
             print(nops_per_second(dev, args.scaling_child,
@@ -436,14 +516,17 @@ def main() -> None:
               % (backend.describe(), info.name, info.aicores,
                  info.hbm_total >> 20, dev.version))
         print("%-46s %16s %9s  %-12s" % ("", "davinci", "ratio", "goal"))
-        bench_latency(dev, kind, args.quick)
-        bench_batches(dev, args.quick)
-        bench_trace(dev, args.quick)
-        bench_scaling(dev, args.quick)
-        bench_graph(dev, args.quick)
-        bench_copies(dev, args.quick)
-        bench_matmul(dev, args.quick)
-        bench_model(dev, args.quick)
+        run = {"latency": lambda: bench_latency(dev, kind, args.quick),
+               "batches": lambda: bench_batches(dev, args.quick),
+               "trace": lambda: bench_trace(dev, args.quick),
+               "scaling": lambda: bench_scaling(dev, args.quick),
+               "graph": lambda: bench_graph(dev, args.quick),
+               "copies": lambda: bench_copies(dev, args.quick),
+               "matmul": lambda: bench_matmul(dev, args.quick),
+               "model": lambda: bench_model(dev, args.quick)}
+        for name in GROUPS:
+            if name in groups:
+                run[name]()
     if args.sweep_aicores and kind == "inproc":
         sweep_aicores(args.quick)
     if args.json:

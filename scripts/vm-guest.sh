@@ -99,8 +99,9 @@ step install make -s -C "$out/kmod" install-files KVER="$kver" \
 udevadm control --reload-rules 2>/dev/null
 # simd=sse2: TCG emulates AVX2 at half SSE2's speed; every level gives
 # the same bytes (tests/kmod/test_simd.py switches them itself).
-step modprobe modprobe davinci num_devices=2 hbm_mb=256 aicores=2 \
-	task_timeout_ms=10000 simd=sse2
+load_params="num_devices=2 hbm_mb=256 aicores=2 task_timeout_ms=10000 simd=sse2"
+# shellcheck disable=SC2086 # the parameters are words
+step modprobe modprobe davinci $load_params
 udevadm settle -t 30 2>/dev/null
 step lsmod sh -c 'lsmod | grep "^davinci "'
 for n in davinci0 davinci1 davinci_manager; do
@@ -151,6 +152,33 @@ step demo env DAVINCI_DEV_DIR=/dev timeout $((300 * slow)) \
 [ "${VM_BENCH:-0}" = 1 ] &&
 	step bench env DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) \
 		"$py" "$here/scripts/bench.py" --quick --json "$out/bench-kmod.json"
+
+# VM_BENCH_AB: some rows with the module loaded with those parameters and
+# without, alternating, three rounds (vm-test.sh); it ends loaded without.
+# Each of its unloads prints the clean-unload line that "accounting" counts.
+bench_ab_unloads=0
+bench_ab() {
+	local round side params
+	for round in 1 2 3; do
+		for side in A B; do
+			params=$load_params
+			[ $side = A ] && params="$params $VM_BENCH_AB"
+			echo "--- round $round, $side: $params"
+			modprobe -r davinci || return 1
+			bench_ab_unloads=$((bench_ab_unloads + 1))
+			# shellcheck disable=SC2086 # the parameters are words
+			modprobe davinci $params || return 1
+			udevadm settle -t 30 2>/dev/null
+			DAVINCI_DEV_DIR=/dev timeout $((900 * slow)) "$py" \
+				"$here/scripts/bench.py" --quick \
+				--only "$VM_BENCH_ONLY" \
+				--json "$out/bench-ab-$round-$side.json" || return 1
+		done
+	done
+	echo "--- A: $VM_BENCH_AB; B: without"
+	"$py" "$here/scripts/bench.py" --ab-table "$out"
+}
+[ -n "${VM_BENCH_AB:-}" ] && step bench-ab bench_ab
 
 # SIGKILL clients mid-allocation, mid-submission and mid-wait; the module
 # must get everything back and still compute right (scripts/kill_soak.py).
@@ -233,7 +261,8 @@ dmesg >"$out/dmesg.txt"
 # and kmemleak all print one of these.
 step dmesg-clean sh -c "! grep -E 'WARNING|BUG|Oops|lockdep|leak|KASAN|UBSAN|Call Trace|general protection|INFO: |possible circular locking|lock held|ODEBUG|kmemleak' '$out/dmesg.txt'"
 # one clean-unload line per unload that ran
-unloads=$(grep -c '^PASS \(rmmod\|modprobe-params\) ' "$summary")
+unloads=$(($(grep -c '^PASS \(rmmod\|modprobe-params\) ' "$summary") +
+	bench_ab_unloads))
 step accounting sh -c "[ \$(grep -c 'davinci: unloaded, all allocations returned' '$out/dmesg.txt') = $unloads ]"
 
 echo "$fail" >"$out/rc"
