@@ -36,6 +36,12 @@
 # VM_DEBUG_CONFORMANCE=1 adds the conformance suite and the demo (skipped
 # in the debug guest by default: they take most of an hour under TCG with
 # KASAN).
+#
+# make bench-vm: VM_BENCH=1 runs scripts/bench.py on the module; with
+# VM_BENCH_AB="PARAM=V ..." it then runs VM_BENCH_ONLY's rows (default
+# latency,batches) three times with the module loaded with those
+# parameters (A) and three times without (B), alternating in one boot:
+# the guest's timings move too much from boot to boot to compare two.
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -154,7 +160,9 @@ printf '%s=%q\n' VM_DEBUG "$debug" \
 	VM_FUZZ_WORKERS "${VM_FUZZ_WORKERS:-4}" \
 	VM_FUZZ_SECONDS "${VM_FUZZ_SECONDS:-4200}" \
 	VM_FAILSLAB_PCT "${VM_FAILSLAB_PCT:-10}" \
-	VM_BENCH "${VM_BENCH:-0}" >>"$out/guest.env"
+	VM_BENCH "${VM_BENCH:-0}" \
+	VM_BENCH_AB "${VM_BENCH_AB:-}" \
+	VM_BENCH_ONLY "${VM_BENCH_ONLY:-latency,batches}" >>"$out/guest.env"
 
 # With more than one virtual CPU the guest kernel distrusts TCG's TSC (no
 # constant_tsc flag) and falls back to the HPET, whose every read traps to
@@ -162,24 +170,52 @@ printf '%s=%q\n' VM_DEBUG "$debug" \
 # TCG derives every CPU's TSC from one host clock, so it is synchronized.
 append=
 [ "$cpus" -gt 1 ] && append=tsc=reliable
-log "booting $kver under TCG ($cpus cpus, $memory${append:+, $append})"
-start=$(date +%s)
-# timeout signals its whole process group (vng and QEMU); no stdin, so a
-# terminal never stops the background group with SIGTTIN. The kernel's
-# console goes to console.log with the guest's output (an oops that kills
-# the guest is seen there); the terminal gets the rest.
-timeout -k 10 "$timeout_s" \
-	vng --disable-kvm --verbose --run "$image" \
-	--memory "$memory" --cpus "$cpus" --rwdir "$out" --cwd "$here" \
-	--exec "bash $here/scripts/vm-guest.sh $out $py" \
-	${append:+--append "$append"} \
-	</dev/null 2>&1 | tee "$out/console.log" | \
-	{ grep --line-buffered -av '^\[ *[0-9]*\.[0-9]*\] ' || true; }
-vng_rc=${PIPESTATUS[0]}
-end=$(date +%s)
-log "VM exited with $vng_rc after $((end - start)) s"
 
-rc=$(cat "$out/rc" 2>/dev/null || echo "")
+# Sets vng_rc and rc (empty when the guest wrote no result).
+boot_guest() {
+	log "booting $kver under TCG ($cpus cpus, $memory${append:+, $append})"
+	local start end
+	start=$(date +%s)
+	# timeout signals its whole process group (vng and QEMU); no stdin,
+	# so a terminal never stops the background group with SIGTTIN. The
+	# kernel's console goes to console.log with the guest's output (an
+	# oops that kills the guest is seen there); the terminal gets the
+	# rest.
+	timeout -k 10 "$timeout_s" \
+		vng --disable-kvm --verbose --run "$image" \
+		--memory "$memory" --cpus "$cpus" --rwdir "$out" --cwd "$here" \
+		--exec "bash $here/scripts/vm-guest.sh $out $py" \
+		${append:+--append "$append"} \
+		</dev/null 2>&1 | tee "$out/console.log" | \
+		{ grep --line-buffered -av '^\[ *[0-9]*\.[0-9]*\] ' || true; }
+	vng_rc=${PIPESTATUS[0]}
+	end=$(date +%s)
+	log "VM exited with $vng_rc after $((end - start)) s"
+	rc=$(cat "$out/rc" 2>/dev/null || echo "")
+}
+
+# The guest kernel oopsed on an int3 at an address outside the module:
+# the text-patching race under TCG described above (seen once on 6.12
+# with two CPUs, in __schedule while tests/kmod switched tracepoints).
+stray_int3() {
+	grep -a -A15 'Oops: int3' "$out/console.log" | grep -a -m1 'RIP:' |
+		grep -qv '\[davinci\]'
+}
+
+boot_guest
+# Such a guest is booted once more, its console kept: the emulator's
+# fault says nothing about the module, and the second run must pass on
+# its own.
+if [ "$rc" != 0 ] && stray_int3; then
+	mv "$out/console.log" "$out/console-stray-int3.log"
+	log "the guest kernel took a stray int3 outside davinci (the TCG" \
+		"text-patching race): booting it once more; the first console" \
+		"is ${out#$here/}/console-stray-int3.log"
+	rm -f "$out"/rc "$out"/summary.txt "$out"/*.xml "$out"/dmesg*.txt \
+		"$out"/digest-kmod.txt "$out"/bench-*.json "$out"/fuzz.txt \
+		"$out"/kmemleak.txt
+	boot_guest
+fi
 if [ -z "$rc" ]; then
 	log "the guest wrote no result (vng status $vng_rc); its kernel's last words:"
 	grep -a '^\[ *[0-9]*\.[0-9]*\] ' "$out/console.log" | tail -n 40 |
