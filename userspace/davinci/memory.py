@@ -55,7 +55,11 @@ def policy_flags(policy) -> int:
 
 @dataclass(frozen=True)
 class MemInfo:
-    """Memory usage of one pool (HBM or pinned host), in bytes."""
+    """Memory usage of one pool (HBM or pinned host), in bytes.
+
+    ``ctx_used`` and ``ctx_allocations`` count this handle's buffers; the
+    rings of its streams take pinned host memory too (``free`` drops by
+    their :attr:`Stream.ring_bytes`) but are not buffers."""
     total: int
     free: int
     largest_free: int

@@ -209,8 +209,9 @@ struct davinci_mem_query {
  * @total: out: pool size in bytes
  * @free: out: bytes free in the pool
  * @largest_free: out: largest single free range (fragmentation)
- * @ctx_used: out: bytes this context holds in the pool
- * @ctx_allocations: out: live allocations of this context in the pool
+ * @ctx_used: out: bytes of this context's buffers in the pool (its
+ *	streams' rings, also in the pinned host pool, are not counted)
+ * @ctx_allocations: out: live buffers of this context in the pool
  */
 struct davinci_mem_info {
 	__u32 flags;
