@@ -443,6 +443,12 @@ static void dv_mgmt_fill_info(struct dv_device *dev,
 	dv_strscpy(m->driver_version, DV_DRIVER_VERSION,
 		   sizeof(m->driver_version));
 	dv_fmt_bus_id(m->bus_id, d.index);
+	m->dispatch_sleeps = dev->dispatch.sleeps;
+	m->dispatch_cpu_wanted = dev->dispatch.cpu_wanted;
+	m->dispatch_kicks = dev->dispatch.kicks;
+	m->dispatch_grows = dev->dispatch.grows;
+	m->dispatch_shrinks = dev->dispatch.shrinks;
+	m->dispatch_idle_ns = dev->dispatch.idle_ns;
 }
 
 int dv_mgmt_list(void *arg)

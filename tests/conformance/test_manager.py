@@ -383,3 +383,33 @@ def test_event_log_paging(mgr):
     assert mgr.events(seqs[-1]) == []
     only0 = mgr.events(since, device=0)
     assert all(e.device == 0 for e in only0)
+
+
+def test_dispatcher_counters(mgr):
+    """The manager reports the device's dispatcher: a doorbell rung while
+    it sleeps counts as a kick of a sleeping dispatcher, and its idle time
+    is at least the first one it starts from (DAVINCI_FEAT_DISPATCH_STATS,
+    the same figures as the module's debugfs)."""
+    import time
+    assert mgr.features() & _uapi.DAVINCI_FEAT_DISPATCH_STATS
+    with davinci.Device(0) as dev:
+        s = dev.stream(polled=True)
+        nop = davinci.make_task(_uapi.DAVINCI_OP_NOP)
+        for _ in range(3):
+            end = time.monotonic() + 30
+            while not s.needs_wakeup:
+                assert time.monotonic() < end, "the dispatcher never slept"
+                time.sleep(0.001)
+            before = mgr.info(0).dispatcher
+            rung = dev.transport.ioctl_counts.get(
+                _uapi.DAVINCI_IOCTL_DOORBELL, 0)
+            s.launch(nop)
+            s.synchronize(timeout=30)
+            after = mgr.info(0).dispatcher
+            assert dev.transport.ioctl_counts.get(
+                _uapi.DAVINCI_IOCTL_DOORBELL, 0) == rung + 1
+            assert after.kicks > before.kicks, (before, after)
+            assert after.sleeps >= before.sleeps >= 1
+            assert after.sleeps >= after.cpu_wanted
+            assert after.idle_ns >= 1000 and before.idle_ns >= 1000
+    assert mgr.info(1).dispatcher is not None

@@ -125,7 +125,8 @@ def test_info_list():
 
 @pytest.mark.parametrize("kind,key", [
     ("board", "PCIe Bus Info"), ("memory", "HBM Capacity(MB)"),
-    ("usages", "Aicore Usage Rate(%)"), ("health", "Health Status")])
+    ("usages", "Aicore Usage Rate(%)"), ("usages", "Doorbells"),
+    ("usages", "Dispatcher Idle Time(us)"), ("health", "Health Status")])
 def test_info_types(kind, key):
     r = npu_smi("info", "-t", kind, "-i", "1")
     assert r.returncode == 0, r.stderr

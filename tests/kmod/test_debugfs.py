@@ -225,3 +225,15 @@ def test_dispatcher_idle_time_follows_the_host():
         # (with no polled stream it sleeps until one comes: keep s)
         assert wait_for(lambda: dispatcher_stats(0)["idle_ns"] == first,
                         timeout=10), dispatcher_stats(0)
+
+
+def test_dispatcher_counters_match_the_manager(mgr):
+    """debugfs and the manager's DAVINCI_IOCTL_MGMT_INFO report the same
+    dispatcher figures (read with no polled stream open: nothing moves)."""
+    for dev in (0, 1):
+        seen = mgr.info(dev).dispatcher
+        assert seen is not None
+        assert dispatcher_stats(dev) == {
+            "sleeps": seen.sleeps, "cpu_wanted": seen.cpu_wanted,
+            "kicks": seen.kicks, "grows": seen.grows,
+            "shrinks": seen.shrinks, "idle_ns": seen.idle_ns}

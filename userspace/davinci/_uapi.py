@@ -86,9 +86,10 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 4      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 5      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
-#                            4: one TASKS_QUEUED record per take-in
+#                            4: one TASKS_QUEUED record per take-in;
+#                            5: the dispatcher's counters in mgmt info
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -105,6 +106,7 @@ DAVINCI_FEAT_GRAPHS = 1 << 11
 DAVINCI_FEAT_TRACE = 1 << 12
 DAVINCI_FEAT_RELU_GRAD = 1 << 13
 DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
+DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -659,6 +661,12 @@ class davinci_mgmt_info(_Struct):
         ("firmware_version", ctypes.c_char * DAVINCI_VERSION_LEN),
         ("driver_version", ctypes.c_char * DAVINCI_VERSION_LEN),
         ("bus_id", ctypes.c_char * DAVINCI_NAME_LEN),
+        ("dispatch_sleeps", _u64),
+        ("dispatch_cpu_wanted", _u64),
+        ("dispatch_kicks", _u64),
+        ("dispatch_grows", _u64),
+        ("dispatch_shrinks", _u64),
+        ("dispatch_idle_ns", _u64),
     ]
 
 

@@ -40,9 +40,9 @@ from .errors import DavinciError, InvalidArgumentError, InvalidDeviceError, \
     from_errno
 from .transport import DeviceNodeTransport
 
-__all__ = ["Manager", "MgmtInfo", "ProcessInfo", "MgmtEvent",
-           "ManagerPermissionError", "HEALTH_NAMES", "FAULT_KINDS",
-           "EVENT_NAMES", "process_name"]
+__all__ = ["Manager", "MgmtInfo", "DispatcherStats", "ProcessInfo",
+           "MgmtEvent", "ManagerPermissionError", "HEALTH_NAMES",
+           "FAULT_KINDS", "EVENT_NAMES", "process_name"]
 
 #: Health code -> the word npu-smi prints.
 HEALTH_NAMES = {
@@ -100,6 +100,28 @@ class _Record:
 
 
 @dataclass
+class DispatcherStats(_Record):
+    """How the device's dispatcher, which polls the rings of polled
+    streams, went to sleep (struct davinci_mgmt_info's dispatch_* fields,
+    as KVM's halt-poll statistics): ``sleeps`` it took, of them the
+    ``cpu_wanted`` ones begun early because another thread wanted its CPU,
+    the doorbells (``kicks``) that woke it, how often its idle time grew
+    and shrank, and that idle time now."""
+    sleeps: int
+    cpu_wanted: int
+    kicks: int
+    grows: int
+    shrinks: int
+    idle_ns: int
+
+    @classmethod
+    def from_struct(cls, m: _uapi.davinci_mgmt_info) -> "DispatcherStats":
+        return cls(m.dispatch_sleeps, m.dispatch_cpu_wanted,
+                   m.dispatch_kicks, m.dispatch_grows, m.dispatch_shrinks,
+                   m.dispatch_idle_ns)
+
+
+@dataclass
 class MgmtInfo(_Record):
     """One device as the manager reports it (struct davinci_mgmt_info)."""
     index: int
@@ -130,9 +152,12 @@ class MgmtInfo(_Record):
     resets: int = 0
     tasks_completed: int = 0
     busy_ns: int = 0
+    #: None from a driver without DAVINCI_FEAT_DISPATCH_STATS (ABI < 1.5)
+    dispatcher: "DispatcherStats | None" = None
 
     @classmethod
-    def from_struct(cls, m: _uapi.davinci_mgmt_info) -> "MgmtInfo":
+    def from_struct(cls, m: _uapi.davinci_mgmt_info,
+                    dispatch_stats: bool = True) -> "MgmtInfo":
         return cls(
             index=m.index, name=_uapi.cstr(m.name),
             serial=_uapi.cstr(m.serial),
@@ -152,7 +177,9 @@ class MgmtInfo(_Record):
             faults_fired={n: m.faults_fired[k]
                           for n, k in FAULT_KINDS.items()},
             resets=m.resets, tasks_completed=m.tasks_completed,
-            busy_ns=m.busy_ns)
+            busy_ns=m.busy_ns,
+            dispatcher=DispatcherStats.from_struct(m) if dispatch_stats
+            else None)
 
     @property
     def hbm_free(self) -> int:
@@ -246,6 +273,7 @@ class Manager:
         self.backend = backend or find_backend()
         self._t = None
         self._privileged = privileged
+        self._features: int | None = None
         if self.backend.kind == "inproc":
             from .inproc import inproc_core_device, inproc_device_count
             for i in range(inproc_device_count()):
@@ -328,12 +356,19 @@ class Manager:
         except DavinciError as e:
             raise self._check_index(index, e) from None
 
+    def features(self) -> int:
+        """The driver's DAVINCI_FEAT_* bits (asked once)."""
+        if self._features is None:
+            self._features = int(self.version().features)
+        return self._features
+
     def info(self, index: int) -> MgmtInfo:
         """Management information of NPU ``index``."""
         m = _uapi.davinci_mgmt_info(index=index)
         self._device_ioctl(index, _uapi.DAVINCI_IOCTL_MGMT_INFO, m,
                            "information of NPU %d" % index)
-        return MgmtInfo.from_struct(m)
+        return MgmtInfo.from_struct(m, bool(
+            self.features() & _uapi.DAVINCI_FEAT_DISPATCH_STATS))
 
     def processes(self, index: int) -> "list[ProcessInfo]":
         """Contexts open on NPU ``index``: pid, process name, memory."""

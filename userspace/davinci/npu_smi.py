@@ -212,6 +212,12 @@ def _info_type(mgr, args) -> int:
                  ("Aicore Count", m.aicores),
                  ("Tasks Completed", m.tasks_completed),
                  ("Processes", m.processes)]
+        if m.dispatcher is not None:
+            d = m.dispatcher
+            pairs += [("Dispatcher Idle Time(us)", d.idle_ns // 1000),
+                      ("Dispatcher Sleeps", d.sleeps),
+                      ("Dispatcher Sleeps, CPU Wanted", d.cpu_wanted),
+                      ("Doorbells", d.kicks)]
     else:  # health
         err = "NA"
         if m.health_name != "OK":

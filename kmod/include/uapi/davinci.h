@@ -34,9 +34,11 @@
  * (was @pad), DAVINCI_OP_RELU_GRAD and the training ops
  * DAVINCI_OP_LOG_SOFTMAX, DAVINCI_OP_SQRT and DAVINCI_OP_CMP, each
  * announced by its feature bit. 4: the trace records a take-in in one
- * DAVINCI_TRACE_TASKS_QUEUED, not each task it queued.
+ * DAVINCI_TRACE_TASKS_QUEUED, not each task it queued. 5: the dispatcher's
+ * counters and idle time in struct davinci_mgmt_info
+ * (DAVINCI_FEAT_DISPATCH_STATS).
  */
-#define DAVINCI_ABI_MINOR 4
+#define DAVINCI_ABI_MINOR 5
 
 /* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
@@ -55,6 +57,8 @@
 #define DAVINCI_FEAT_RELU_GRAD		(1ULL << 13)	/* DAVINCI_OP_RELU_GRAD */
 /* DAVINCI_OP_LOG_SOFTMAX, DAVINCI_OP_SQRT and DAVINCI_OP_CMP */
 #define DAVINCI_FEAT_TRAIN_OPS		(1ULL << 14)
+/* struct davinci_mgmt_info's @dispatch_* fields */
+#define DAVINCI_FEAT_DISPATCH_STATS	(1ULL << 15)
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -1138,6 +1142,17 @@ struct davinci_mgmt_list {
  * @firmware_version: out: firmware version
  * @driver_version: out: driver version
  * @bus_id: out: PCI-style bus id, e.g. "0000:C1:00.0"
+ * @dispatch_sleeps: out: times the device's dispatcher, which polls the
+ *	rings of polled streams, went to sleep and asked for a doorbell
+ *	(DAVINCI_RING_F_NEED_WAKEUP); with DAVINCI_FEAT_DISPATCH_STATS only
+ * @dispatch_cpu_wanted: out: of those, the sleeps begun before its idle
+ *	time was up because another thread wanted its CPU
+ * @dispatch_kicks: out: doorbells (and new polled streams) that woke it
+ * @dispatch_grows: out: sleeps after which its idle time doubled: a
+ *	doorbell came soon enough that polling longer would have seen it
+ * @dispatch_shrinks: out: sleeps after which its idle time halved
+ * @dispatch_idle_ns: out: how long it polls without work before it
+ *	sleeps, now
  */
 struct davinci_mgmt_info {
 	__u32 index;
@@ -1167,6 +1182,12 @@ struct davinci_mgmt_info {
 	char firmware_version[DAVINCI_VERSION_LEN];
 	char driver_version[DAVINCI_VERSION_LEN];
 	char bus_id[DAVINCI_NAME_LEN];
+	__u64 dispatch_sleeps;
+	__u64 dispatch_cpu_wanted;
+	__u64 dispatch_kicks;
+	__u64 dispatch_grows;
+	__u64 dispatch_shrinks;
+	__u64 dispatch_idle_ns;
 };
 
 /**
