@@ -380,8 +380,9 @@ void dv_poll_adapt(struct dv_device *dev, u64 idle_ns, bool kicked)
  * idle time. Then it announces NEED_WAKEUP, looks once more (the host may
  * have published a tail before it could see the flag) and sleeps until a
  * doorbell, a new polled stream or DV_POLL_BACKSTOP_NS. How soon a
- * doorbell came sets the next idle time (dv_poll_adapt()), but not after a
- * sleep its CPU being wanted began: polling longer would not have helped.
+ * doorbell came sets the next idle time (dv_poll_adapt()), unless the
+ * sleep began because its CPU was wanted: polling longer would not have
+ * helped then.
  *
  * Return: 0 when the device stops.
  */
