@@ -112,11 +112,14 @@ def tiny_task_breakdown(dev, s, nop, n: int) -> None:
     """Where a tiny task's time goes, on the clock the device stamps its
     completions with (CLOCK_MONOTONIC on every backend): from launch() to
     the device starting it, its run, from its end to synchronize()
-    returning; and how many of them needed a doorbell and a sleep in the
-    driver's wait ioctl."""
+    returning; how many of them needed a doorbell and a sleep in the
+    driver's wait ioctl; and how often the device's dispatcher slept, of
+    that how often because another thread wanted its CPU (the manager's
+    figures: ABI 1.5)."""
     counts = dev.transport.ioctl_counts
     bells = counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
     waits = counts.get(_uapi.DAVINCI_IOCTL_STREAM_WAIT, 0)
+    before = dispatcher_stats(dev.index)
     parts: dict[str, list[int]] = {"start": [], "run": [], "seen": []}
     for _ in range(n):
         t0 = time.monotonic_ns()
@@ -138,6 +141,24 @@ def tiny_task_breakdown(dev, s, nop, n: int) -> None:
     record("tiny_task_blocked", "  ... that slept in the wait ioctl",
            100 * (counts.get(_uapi.DAVINCI_IOCTL_STREAM_WAIT, 0) - waits) / n,
            "%")
+    after = dispatcher_stats(dev.index)
+    if before is not None and after is not None:
+        record("tiny_task_dispatcher_sleeps", "  ... dispatcher sleeps per "
+               "100 tasks", 100 * (after.sleeps - before.sleeps) / n, "",
+               note="%d with its CPU wanted; idle time %d us"
+               % (after.cpu_wanted - before.cpu_wanted,
+                  after.idle_ns // 1000))
+
+
+def dispatcher_stats(index: int):
+    """The dispatcher's figures from the manager, or None (an older
+    driver, a manager node this user may not open)."""
+    from davinci.manager import Manager
+    try:
+        with Manager() as mgr:
+            return mgr.info(index).dispatcher
+    except davinci.DavinciError:
+        return None
 
 
 def submit_batches(s, batch, n: int = 8) -> None:
