@@ -72,6 +72,14 @@ _STATUS_WORD = _uapi.davinci_completion.status.offset // 4
 _SMALL_DRAIN = 16
 
 
+def _any_status(raw: bytes, n: int) -> bool:
+    """Whether any of the ``n`` completion entries in ``raw`` has a
+    nonzero status: through a memoryview for a few, numpy for many."""
+    if n <= _SMALL_DRAIN:
+        return any(memoryview(raw).cast("I")[_STATUS_WORD::_CPL_WORDS])
+    return bool(np.count_nonzero(np.frombuffer(raw, _CPL_DTYPE)["status"]))
+
+
 def make_task(opcode: int, **fields) -> _uapi.davinci_task:
     """A zeroed task descriptor with ``opcode`` and the given fields."""
     t = _uapi.davinci_task()
@@ -534,10 +542,7 @@ class Stream:
             # the ring first: a synchronize() in between sees the two
             # differ and waits, as it would have before this drain
             h.head = self._cq_head = tail
-            if self._first_failure is None and (
-                    any(memoryview(raw).cast("I")[_STATUS_WORD::_CPL_WORDS])
-                    if n <= _SMALL_DRAIN else np.count_nonzero(
-                        np.frombuffer(raw, _CPL_DTYPE)["status"])):
+            if self._first_failure is None and _any_status(raw, n):
                 self._note_failure(np.frombuffer(raw, _CPL_DTYPE))
             self._kept.append(raw)
             self._nkept += n
