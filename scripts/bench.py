@@ -472,9 +472,16 @@ def sweep_aicores(quick: bool) -> None:
                % (n, n), rate, "tasks/s", rate / base)
 
 
-#: the groups of rows (--only), in the order they run
-GROUPS = ("latency", "batches", "trace", "scaling", "graph", "copies",
-          "matmul", "model")
+#: the groups of rows (--only) in the order they run: (device, backend
+#: kind, quick) -> None
+GROUPS = {"latency": bench_latency,
+          "batches": lambda dev, kind, quick: bench_batches(dev, quick),
+          "trace": lambda dev, kind, quick: bench_trace(dev, quick),
+          "scaling": lambda dev, kind, quick: bench_scaling(dev, quick),
+          "graph": lambda dev, kind, quick: bench_graph(dev, quick),
+          "copies": lambda dev, kind, quick: bench_copies(dev, quick),
+          "matmul": lambda dev, kind, quick: bench_matmul(dev, quick),
+          "model": lambda dev, kind, quick: bench_model(dev, quick)}
 
 
 def ab_table(folder: str) -> None:
@@ -537,17 +544,9 @@ def main() -> None:
               % (backend.describe(), info.name, info.aicores,
                  info.hbm_total >> 20, dev.version))
         print("%-46s %16s %9s  %-12s" % ("", "davinci", "ratio", "goal"))
-        run = {"latency": lambda: bench_latency(dev, kind, args.quick),
-               "batches": lambda: bench_batches(dev, args.quick),
-               "trace": lambda: bench_trace(dev, args.quick),
-               "scaling": lambda: bench_scaling(dev, args.quick),
-               "graph": lambda: bench_graph(dev, args.quick),
-               "copies": lambda: bench_copies(dev, args.quick),
-               "matmul": lambda: bench_matmul(dev, args.quick),
-               "model": lambda: bench_model(dev, args.quick)}
-        for name in GROUPS:
+        for name, run in GROUPS.items():
             if name in groups:
-                run[name]()
+                run(dev, kind, args.quick)
     if args.sweep_aicores and kind == "inproc":
         sweep_aicores(args.quick)
     if args.json:
