@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Build (once, cached) and load torch_npu's C++ half (csrc/npu.cpp).
+"""Build (once, cached) and load torch_npu's C++ half (csrc/*.cpp).
 
 torch.utils.cpp_extension compiles it with the machine's g++ the first
 time and the result is kept under ``$TORCH_EXTENSIONS_DIR`` (default
-``~/.cache/torch_extensions``) in a folder named by the source's hash and
+``~/.cache/torch_extensions``) in a folder named by the sources' hash and
 torch's version. Once a build there is complete (its stamp file written
 last), every later import loads the module file directly: no compiler, no
 lock file, whichever copy of the source (a clone, the installed package)
@@ -21,8 +21,9 @@ import tempfile
 from types import ModuleType
 
 _NAME = "torch_npu_C"
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc",
-                    "npu.cpp")
+_CSRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")
+_SOURCES = [os.path.join(_CSRC, name) for name in ("npu.cpp", "fallback.cpp")]
+_HEADERS = [os.path.join(_CSRC, "npu.h")]
 _CFLAGS = ["-O2"]
 _STAMP = "built"
 _module: ModuleType | None = None
@@ -44,8 +45,11 @@ def load() -> ModuleType:
 
 def _build_directory() -> str:
     import torch
-    with open(_SRC, "rb") as f:
-        key = hashlib.sha256(f.read() + repr(_CFLAGS).encode()).hexdigest()
+    digest = hashlib.sha256(repr(_CFLAGS).encode())
+    for path in _SOURCES + _HEADERS:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    key = digest.hexdigest()
     root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "torch_extensions")
     path = os.path.join(root, "davinci_torch_npu-%s-torch%s"
@@ -60,17 +64,17 @@ def _build_directory() -> str:
 def _compile(build: str) -> ModuleType:
     from torch.utils import cpp_extension
     try:
-        module = cpp_extension.load(name=_NAME, sources=[_SRC],
+        module = cpp_extension.load(name=_NAME, sources=_SOURCES,
                                     extra_cflags=_CFLAGS, verbose=False,
                                     build_directory=build)
     except Exception as e:      # compiler missing, headers missing...
         raise ImportError(
             "torch_npu: building its C++ extension from %s failed (%s); "
             "it needs g++ and Python headers (scripts/install-deps.sh "
-            "installs them)" % (_SRC, e)) from e
+            "installs them)" % (_CSRC, e)) from e
     stamp = os.path.join(build, _STAMP)
     with open(stamp + ".tmp", "w") as f:
-        f.write(_SRC + "\n")
+        f.write(_CSRC + "\n")
     os.replace(stamp + ".tmp", stamp)
     return module
 

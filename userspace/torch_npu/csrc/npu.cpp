@@ -6,10 +6,10 @@
 // addressable; compute kernels are Python (torch_npu/_kernels.py) and submit
 // davinci tasks by device address. This file holds: the allocator shim, the
 // device guard (current device per thread), the view/resize/set kernels that
-// only touch TensorImpl metadata, the CPU fallback with its one-time
-// warning, and host_view() (a CPU tensor aliasing an npu tensor's memory).
+// only touch TensorImpl metadata, host_view() (a CPU tensor aliasing an npu
+// tensor's memory) and the binary ops' common case; fallback.cpp holds the
+// CPU fallback.
 #include <ATen/EmptyTensor.h>
-#include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -22,15 +22,15 @@
 #include <torch/extension.h>
 #include <torch/library.h>
 
-#include <mutex>
-#include <set>
 #include <string>
+
+#include "npu.h"
 
 namespace py = pybind11;
 
 namespace {
 
-constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
+using torch_npu::kNpu;
 
 // Set once by torch_npu at import; leaked so that nothing runs their
 // destructors after the interpreter is gone.
@@ -54,11 +54,16 @@ bool python_alive()
 	return Py_IsInitialized() && !_Py_IsFinalizing();
 }
 
+// The allocator's hooks can run while a Python exception is pending (a
+// tensor freed as an op's error unwinds to the interpreter): calling into
+// Python then fails and the block is lost, so each hook sets the pending
+// error aside for its call (py::error_scope) and restores it after.
 void npu_free(void *ptr)
 {
 	if (!ptr || !g_free_fn || !python_alive())
 		return;	// closing the device context frees the HBM
 	py::gil_scoped_acquire gil;
+	py::error_scope pending;
 	try {
 		(*g_free_fn)(reinterpret_cast<uintptr_t>(ptr));
 	} catch (py::error_already_set &e) {
@@ -77,6 +82,7 @@ struct NpuAllocator final : c10::Allocator {
 		std::string oom;
 		{
 			py::gil_scoped_acquire gil;
+			py::error_scope pending;
 			try {
 				py::object r = (*g_alloc_fn)(nbytes, int(t_device));
 				if (py::isinstance<py::str>(r))
@@ -267,39 +273,6 @@ at::Tensor &set_storage_offset(at::Tensor &self, at::Storage src,
 	return at::cpu::set_(self, src, offset, size, stride);
 }
 
-std::mutex g_warned_lock;
-std::set<std::string> g_warned;
-thread_local bool t_quiet;
-
-void cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
-{
-	const auto &name = op.schema().operator_name();
-	std::string full = name.name;
-	if (!name.overload_name.empty())
-		full += "." + name.overload_name;
-	bool first = false;
-	if (!t_quiet) {
-		std::lock_guard<std::mutex> lock(g_warned_lock);
-		first = g_warned.insert(full).second;
-	}
-	if (first)
-		TORCH_WARN("torch_npu: ", full, " has no davinci device kernel: ",
-			   "it runs on the CPU (inputs copied out, results ",
-			   "copied back); this warning is shown once per op");
-	at::native::cpu_fallback(op, stack);
-}
-
-// A CPU tensor over the same memory as an npu tensor (same sizes, strides
-// and offset); it keeps the npu storage alive. Callers synchronise the
-// device before reading it and before writing through it.
-at::Tensor host_view(const at::Tensor &t)
-{
-	TORCH_CHECK(t.device().type() == kNpu, "host_view takes an npu tensor");
-	c10::Storage keep = t.storage();
-	return at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
-			     [keep](void *) {}, t.options().device(at::kCPU));
-}
-
 // The binary ops' common case: two contiguous npu tensors of one shape and
 // a dtype the device computes in, each starting at its block (storage
 // offset 0), alpha 1. It takes one Python call, which launches the task
@@ -406,12 +379,6 @@ void set_binary_kernels(py::dict kernels, py::object launch_blocks,
 	g_launch_blocks = new py::object(std::move(launch_blocks));
 }
 
-std::vector<std::string> fallback_ops()
-{
-	std::lock_guard<std::mutex> lock(g_warned_lock);
-	return {g_warned.begin(), g_warned.end()};
-}
-
 void init(py::object alloc_fn, py::object free_fn, int device_count)
 {
 	TORCH_CHECK(!g_alloc_fn, "torch_npu is initialised already");
@@ -419,13 +386,6 @@ void init(py::object alloc_fn, py::object free_fn, int device_count)
 	g_free_fn = new py::object(std::move(free_fn));
 	g_device_count = static_cast<c10::DeviceIndex>(device_count);
 	c10::SetAllocator(kNpu, &g_allocator);
-}
-
-// Fallbacks while quiet (printing a tensor) neither warn nor count as
-// warned.
-void set_quiet(bool quiet)
-{
-	t_quiet = quiet;
 }
 
 int current_device()
@@ -440,6 +400,18 @@ void set_device(int index)
 }
 
 } // namespace
+
+at::Tensor torch_npu::host_view(const at::Tensor &t)
+{
+	TORCH_CHECK(t.device().type() == kNpu, "host_view takes an npu tensor");
+	c10::Storage keep = t.storage();
+	at::Tensor view = at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
+					[keep](void *) {},
+					t.options().device(at::kCPU));
+	view._set_conj(t.is_conj());
+	view._set_neg(t.is_neg());
+	return view;
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
@@ -463,17 +435,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("div.Tensor", div_tensor);
 }
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
-{
-	m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
-}
-
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
 	m.def("init", &init, "register the allocator callbacks and device count");
-	m.def("host_view", &host_view, "CPU tensor aliasing an npu tensor");
-	m.def("fallback_ops", &fallback_ops, "ops that ran on the CPU so far");
-	m.def("set_quiet", &set_quiet, "silence fallback warnings (thread)");
+	m.def("host_view", &torch_npu::host_view, "CPU tensor aliasing an npu tensor");
+	m.def("fallback_ops", &torch_npu::fallback_ops, "ops that ran on the CPU so far");
+	m.def("set_quiet", &torch_npu::set_quiet, "silence fallback warnings (thread)");
 	m.def("current_device", &current_device);
 	m.def("set_device", &set_device);
 	m.def("set_binary_kernels", &set_binary_kernels,
