@@ -172,6 +172,30 @@ def _copy_from(src: torch.Tensor, dst: torch.Tensor,
 _lib.impl("_copy_from", _copy_from, "PrivateUse1")
 
 
+def _copy_from_math_bits(src: torch.Tensor, dst: torch.Tensor,
+                         non_blocking: bool = False) -> torch.Tensor:
+    """A copy to or from npu of a tensor with a conjugate or negative bit.
+    PyTorch's fallback for those bits would materialise the npu operand
+    with clone(), which copies through _copy_from again without end (the
+    stack overflowed in torch.fft.hfft). The host views carry the bits and
+    the CPU's copy resolves them."""
+    if not (_is_npu(src) or _is_npu(dst)):
+        src = src.resolve_conj().resolve_neg()
+        with torch._C._ExcludeDispatchKeyGuard(_MATH_BITS):
+            return aten._copy_from.default(src, dst, non_blocking)
+    sync_for_host(src, dst)
+    d = host(dst) if _is_npu(dst) else dst
+    s = host(src) if _is_npu(src) else src
+    d.copy_(s)
+    return dst
+
+
+_MATH_BITS = torch._C.DispatchKeySet(torch._C.DispatchKey.Conjugate) | \
+    torch._C.DispatchKeySet(torch._C.DispatchKey.Negative)
+_lib.impl("_copy_from", _copy_from_math_bits, "Conjugate")
+_lib.impl("_copy_from", _copy_from_math_bits, "Negative")
+
+
 def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
     dst.resize_(src.shape)
     return _copy_from(src, dst)
@@ -252,8 +276,15 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
             return target
     reason = "operands of different shapes, dtypes or layouts"
     kw = {} if name in ("mul", "div") else {"alpha": alpha}
-    res = on_cpu(op.Tensor if isinstance(other, torch.Tensor)
-                 else op.Scalar, reason, x, other, **kw)
+    if out is x:
+        # the CPU's in-place op, for its checks (the result must keep x's
+        # shape and dtype)
+        inplace = getattr(aten, name + "_")
+        res = on_cpu(inplace.Tensor if isinstance(other, torch.Tensor)
+                     else inplace.Scalar, reason, x, other, **kw)
+    else:
+        res = on_cpu(op.Tensor if isinstance(other, torch.Tensor)
+                     else op.Scalar, reason, x, other, **kw)
     if out is None:
         return res
     out.copy_(res)
@@ -266,6 +297,17 @@ def _as_dtype(s, dtype: torch.dtype) -> float:
     return torch.tensor(s, dtype=torch.float32).to(dtype).item()
 
 
+def _resize_out(out: torch.Tensor, shape: torch.Size, *inputs) -> None:
+    """Give an out= tensor the result's shape, as CPU torch does: an out=
+    that is also an input cannot be resized."""
+    if out.shape == shape:
+        return
+    if any(out is t for t in inputs):
+        raise RuntimeError("output with shape %s doesn't match the broadcast "
+                           "shape %s" % (list(out.shape), list(shape)))
+    out.resize_(shape)
+
+
 def _make_binary(name: str, dev_op: str, has_alpha: bool):
     if has_alpha:
         def functional(x, other, *, alpha=1):
@@ -275,7 +317,7 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
             return _binary_op(name, dev_op, x, other, alpha, out=x)
 
         def out_fn(x, other, *, alpha=1, out):
-            out.resize_(_result_shape(x, other))
+            _resize_out(out, _result_shape(x, other), x, other)
             return _binary_op(name, dev_op, x, other, alpha, out=out)
     else:
         def functional(x, other):
@@ -285,7 +327,7 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
             return _binary_op(name, dev_op, x, other, out=x)
 
         def out_fn(x, other, *, out):
-            out.resize_(_result_shape(x, other))
+            _resize_out(out, _result_shape(x, other), x, other)
             return _binary_op(name, dev_op, x, other, out=out)
     # name.Tensor is registered by the C++ half, which runs its common case
     # itself and hands every other call to this kernel
@@ -631,9 +673,9 @@ def _softmax_backward(grad, output, dim, input_dtype):
 def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
     """sum over ``dims`` (all, the last, or the first of a 2-D tensor)."""
     nd = x.dim()
-    dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
     if not D.on_device(x, floats=True) or nd == 0:
         return None
+    dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
     if dims == list(range(nd)):
         out = torch.empty((), dtype=x.dtype, device=x.device)
         D.row_sums(x.reshape(1, -1), out.reshape(1))
