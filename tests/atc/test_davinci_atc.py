@@ -68,3 +68,24 @@ def test_davinci_atc_command_line(tmp_path):
     p = _atc("--model", str(src), "--framework=5", "--output",
              str(tmp_path / "y"))
     assert p.returncode == 1 and "--input_shape" in p.stderr
+
+
+def _refusal(m, **kw):
+    """The converter's message for ``m`` (it must refuse it)."""
+    with pytest.raises(atc.ConversionError) as ei:
+        atc.convert(m, **kw)
+    return str(ei.value)
+
+
+def test_graph_without_outputs_or_batch_is_refused():
+    from onnx import TensorProto, helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+              [("x", [2])], [])
+    assert "no outputs" in _refusal(m)
+    k = helper.make_tensor("k", TensorProto.FLOAT, [2], [1.0, 2.0])
+    g = helper.make_graph(
+        [helper.make_node("Constant", [], ["y"], name="k0", value=k)], "g",
+        [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    assert "no inputs" in _refusal(helper.make_model(g),
+                                   dynamic_batch_size="1,2")

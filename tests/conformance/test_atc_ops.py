@@ -309,3 +309,22 @@ def test_output_that_is_an_input_is_copied(dev):
     m = model([_node("Identity", ["x"])], [("x", [4])], [("y", [4])])
     y, = _run(dev, m, x)
     np.testing.assert_array_equal(y, x)
+
+
+def _constant_graph():
+    """No inputs: a Constant, and a Relu of it, as the outputs."""
+    k = np.array([-1.5, 0.0, 2.0, np.inf], np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Constant", [], ["k"], name="k0",
+                          value=numpy_helper.from_array(k)),
+         _node("Relu", ["k"])], "consts", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("k", TensorProto.FLOAT, [4])])
+    return helper.make_model(g), k
+
+
+def test_graph_without_inputs_runs(dev):
+    m, k = _constant_graph()
+    y, kk = _run(dev, m)
+    np.testing.assert_array_equal(y, np.maximum(k, 0))
+    np.testing.assert_array_equal(kk, k)

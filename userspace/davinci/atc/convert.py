@@ -113,6 +113,12 @@ def convert(model, input_shape: "str | dict | None" = None,
         raise ConversionError("--input_shape names %s, which the model does "
                               "not have as inputs (it has %s)"
                               % (sorted(unknown), [vi.name for vi in inputs]))
+    if not g.output:
+        raise ConversionError("the graph has no outputs: a davinci model "
+                              "returns at least one tensor")
+    if batches and not inputs:
+        raise ConversionError("--dynamic_batch_size needs an input with a "
+                              "batch dimension; this graph has no inputs")
     in_dims = []
     for vi in inputs:
         dims = list(shapes.get(vi.name, _dims(vi)))
