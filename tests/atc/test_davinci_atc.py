@@ -89,3 +89,19 @@ def test_graph_without_outputs_or_batch_is_refused():
         [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     assert "no inputs" in _refusal(helper.make_model(g),
                                    dynamic_batch_size="1,2")
+
+
+@pytest.mark.parametrize("op,ins,match", [
+    ("Max", [], r"Max node 'n0' has 0 inputs: .* 1 or more inputs"),
+    ("Add", ["x", "x", "x"], r"Add node 'n0' has 3 inputs: .* 2 inputs"),
+    ("Gemm", ["x"], r"Gemm node 'n0' has 1 inputs: .* 2 to 3 inputs"),
+    ("Min", ["x", "", "x"], r"Min node 'n0': input 1 is empty"),
+    ("Reshape", ["x", ""], r"Reshape node 'n0': input 1 is empty"),
+])
+def test_wrong_input_count_names_node_and_op(op, ins, match):
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node(op, ins, ["y"], name="n0")], [("x", [2, 2])],
+              [("y", [2, 2])])
+    with pytest.raises(atc.ConversionError, match=match):
+        atc.convert(m)

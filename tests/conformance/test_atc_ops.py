@@ -48,6 +48,40 @@ def test_binary_with_broadcast(dev, op, fn, bshape):
     np.testing.assert_allclose(y, fn(a, b), rtol=1e-6)
 
 
+@pytest.mark.parametrize("op,fn", [("Max", np.maximum), ("Min", np.minimum)])
+@pytest.mark.parametrize("shapes", [[(3, 4)], [(3, 4)] * 3, [(3, 4)] * 4,
+                                    [(2, 3, 4), (4,), (2, 1, 1)],
+                                    [(4,), (3, 1), (1, 4)]])
+def test_variadic_max_and_min(dev, op, fn, shapes):
+    """ONNX's Max and Min take 1..N inputs, broadcasting together."""
+    xs = [_f(*s) for s in shapes]
+    names = ["x%d" % i for i in range(len(xs))]
+    want = xs[0]
+    for x in xs[1:]:
+        want = fn(want, x)
+    m = model([_node(op, names)], [(n, list(x.shape)) for n, x in
+                                   zip(names, xs)], [("y", list(want.shape))])
+    y, = _run(dev, m, *xs)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_variadic_max_with_a_constant(dev):
+    a, b, c = _f(2, 5), _f(2, 5), _f(5)
+    m = model([_node("Max", ["a", "c", "b"])], [("a", [2, 5]), ("b", [2, 5])],
+              [("y", [2, 5])], [("c", c)])
+    y, = _run(dev, m, a, b)
+    np.testing.assert_array_equal(y, np.maximum(np.maximum(a, c), b))
+
+
+def test_variadic_broadcast_the_device_cannot_do_is_refused(dev):
+    m = model([_node("Min", ["a", "b", "c"])],
+              [("a", [2, 3, 4]), ("b", [2, 3, 4]), ("c", [3, 1])],
+              [("y", [2, 3, 4])])
+    with pytest.raises(atc.ConversionError,
+                       match=r"Min node 'min0'.*\[3, 1\] to \[2, 3, 4\]"):
+        atc.convert(m)
+
+
 def test_binary_with_constant_operand(dev):
     a, c = _f(2, 6), _f(6)
     m = model([_node("Mul", ["a", "c"])], [("a", [2, 6])], [("y", [2, 6])],

@@ -13,7 +13,7 @@ import os
 
 from .. import omfile as F
 from .builder import ConversionError, GearBuilder, Value, Weights
-from .lower import (HANDLERS, ONNX_DTYPES, Lowering, check_inputs,
+from .lower import (HANDLERS, ONNX_DTYPES, Lowering, arity, check_inputs,
                     supported_ops)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
@@ -217,26 +217,40 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
                 "davinci-atc converts %s" % (
                     node.op_type, name, idx, len(g.node),
                     ", ".join(supported_ops())))
-        args = []
-        for i in node.input:
-            if not i:
-                args.append(None)
-                continue
-            if i not in env:
-                raise ConversionError("%s node %r reads %r, which nothing "
-                                      "produced before it"
-                                      % (node.op_type, name, i))
-            args.append(env[i])
+        args = _node_inputs(node, name, env, arity(fn))
         L = Lowering(gb, node, attrs, opset)
         check_inputs(L, args)
-        try:
-            outs = fn(L, *args)
-        except TypeError as exc:
-            raise ConversionError("%s node %r: unexpected inputs (%s)"
-                                  % (node.op_type, name, exc)) from None
+        outs = fn(L, *args)
         for o, v in zip(node.output, outs):
             if o:
                 env[o] = v
+
+
+def _node_inputs(node, name: str, env: dict,
+                 counts: "tuple[int, int | None]") -> list:
+    """The values ``node`` reads (None for an omitted optional input),
+    refused unless their count is one its handler takes (``counts``)."""
+    need, most = counts
+    n = len(node.input)
+    if n < need or (most is not None and n > most):
+        takes = ("%d" % need if most == need else
+                 "%d or more" % need if most is None else
+                 "%d to %d" % (need, most))
+        raise ConversionError("%s node %r has %d inputs: davinci-atc "
+                              "converts %s with %s inputs"
+                              % (node.op_type, name, n, node.op_type, takes))
+    args = []
+    for i, inp in enumerate(node.input):
+        if not inp and (i < need or most is None):
+            raise ConversionError("%s node %r: input %d is empty (omitted), "
+                                  "and %s needs it" % (node.op_type, name, i,
+                                                       node.op_type))
+        if inp and inp not in env:
+            raise ConversionError("%s node %r reads %r, which nothing "
+                                  "produced before it"
+                                  % (node.op_type, name, inp))
+        args.append(env[inp] if inp else None)
+    return args
 
 
 def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:

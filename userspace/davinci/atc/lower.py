@@ -17,6 +17,7 @@ refused: no davinci op transposes exactly). Values known at conversion time
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -28,7 +29,7 @@ from .builder import (DEVICE_DTYPES, ITEMSIZE, ConversionError, GearBuilder,
                       Transposed, Value)
 
 __all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
-           "MAX_BROADCAST_OPS"]
+           "arity", "MAX_BROADCAST_OPS"]
 
 _FLOATS = ("float32", "float16", "bfloat16")
 
@@ -181,6 +182,8 @@ _BINARY = {"Add": (U.DAVINCI_OP_ADD, np.add),
            "Div": (U.DAVINCI_OP_DIV, None),
            "Max": (U.DAVINCI_OP_MAX, np.maximum),
            "Min": (U.DAVINCI_OP_MIN, np.minimum)}
+#: ops of 1..N inputs (ONNX's variadic Max and Min)
+_VARIADIC = ("Max", "Min")
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -206,6 +209,15 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
     return [L.gb.emit(opcode, a.dtype, out, x, y, count=_numel(shape))]
+
+
+def variadic(L: Lowering, first: Value, *rest: Value) -> list[Value]:
+    """Max or Min of any number of inputs: one is itself, more a chain of
+    the binary op (broadcasting is associative, so each step may)."""
+    out = first
+    for v in rest:
+        out, = binary(L, out, v)
+    return [out]
 
 
 def unary(L: Lowering, x: Value) -> list[Value]:
@@ -447,7 +459,12 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
                   transposed=Transposed(r, c, L.where))]
 
 
-def identity(L: Lowering, x: Value, *rest) -> list[Value]:
+def identity(L: Lowering, x: Value) -> list[Value]:
+    return [x]
+
+
+def dropout(L: Lowering, x: Value, ratio: Value | None = None,
+            training_mode: Value | None = None) -> list[Value]:
     return [x]
 
 
@@ -465,19 +482,20 @@ def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
     return [Value(r.shape, data.dtype, const=r)]
 
 
-def concat(L: Lowering, *vals: Value) -> list[Value]:
+def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
+    vals = (first,) + rest
     arrs = [L.const_of(v, "each Concat input") for v in vals]
     r = np.concatenate(arrs, axis=int(L.attr("axis", 0)))
     return [Value(r.shape, vals[0].dtype, const=r)]
 
 
 HANDLERS: dict[str, Callable[..., list[Value]]] = {
-    **{op: binary for op in _BINARY},
+    **{op: variadic if op in _VARIADIC else binary for op in _BINARY},
     "Relu": unary, "Exp": unary, "MatMul": matmul, "Gemm": gemm,
     "Softmax": softmax, "ReduceSum": reduce_sum, "Cast": cast,
     "Reshape": reshape, "Flatten": flatten, "Squeeze": squeeze,
     "Unsqueeze": unsqueeze, "Transpose": transpose, "Identity": identity,
-    "Dropout": identity, "Shape": shape_of, "Gather": gather,
+    "Dropout": dropout, "Shape": shape_of, "Gather": gather,
     "Concat": concat,
 }
 
@@ -498,6 +516,18 @@ def check_inputs(L: Lowering, args) -> None:
         if v is not None and v.transposed is not None:
             raise ConversionError(v.transposed.refusal(
                 "%s reads it" % L.where))
+
+
+def arity(fn: Callable[..., list[Value]]) -> tuple[int, "int | None"]:
+    """(inputs required, most inputs; None: any number) of handler ``fn``,
+    read from its signature: parameters after the Lowering without a
+    default are required, those with one optional, ``*rest`` any number."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    required = sum(1 for p in params if p.kind is p.POSITIONAL_OR_KEYWORD
+                   and p.default is p.empty)
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return required, None
+    return required, len(params)
 
 
 def supported_ops() -> list[str]:
