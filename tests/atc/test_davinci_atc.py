@@ -105,3 +105,19 @@ def test_wrong_input_count_names_node_and_op(op, ins, match):
               [("y", [2, 2])])
     with pytest.raises(atc.ConversionError, match=match):
         atc.convert(m)
+
+
+def test_dropout_mask_output_and_training_mode_are_refused():
+    import numpy as np
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node("Dropout", ["x"], ["y", "z"], name="drop")],
+              [("x", [2, 3])], [("y", [2, 3]), ("z", [2, 3])])
+    msg = _refusal(m)
+    assert "'z'" in msg and "'mask' output of Dropout node 'drop'" in msg
+    assert "bool" in msg
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"],
+                                name="drop")],
+              [("x", [2, 3])], [("y", [2, 3])],
+              [("r", np.array(0.5, np.float32)), ("t", np.array(True))])
+    assert "Dropout node 'drop': training_mode is true" in _refusal(m)

@@ -338,6 +338,23 @@ def test_shape_arithmetic_is_folded(dev):
     np.testing.assert_array_equal(y, np.maximum(x.reshape(3, 8), 0))
 
 
+def test_dropout_is_identity_and_its_mask_all_true(dev):
+    """Inference Dropout (ratio and training_mode false given as inputs):
+    the output is the input, the mask, unused or cast to FLOAT, all true."""
+    x = _f(3, 4)
+    inits = [("ratio", np.array(0.3, np.float32)),
+             ("train", np.array(False))]
+    m = model([_node("Dropout", ["x", "ratio", "train"], ["d", "unused"]),
+               helper.make_node("Dropout", ["d"], ["y", "mask"],
+                                name="dropout1"),
+               helper.make_node("Cast", ["mask"], ["m"], name="cast0",
+                                to=TensorProto.FLOAT)],
+              [("x", [3, 4])], [("y", [3, 4]), ("m", [3, 4])], inits)
+    y, mask = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(mask, np.ones((3, 4), np.float32))
+
+
 def test_output_that_is_an_input_is_copied(dev):
     x = _f(4)
     m = model([_node("Identity", ["x"])], [("x", [4])], [("y", [4])])

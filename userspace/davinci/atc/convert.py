@@ -148,19 +148,8 @@ def convert(model, input_shape: "str | dict | None" = None,
                                  _elem(vi, "input"))
         if batches:
             gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
-        _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
-        shapes_now = []
-        for j, vo in enumerate(g.output):
-            v = env.get(vo.name)
-            if v is None:
-                raise ConversionError("graph output %r is never produced"
-                                      % vo.name)
-            if v.dtype not in ("float32", "float16", "bfloat16", "int32"):
-                raise ConversionError("graph output %r is %s: davinci "
-                                      "outputs are float32, float16, bfloat16 "
-                                      "or int32" % (vo.name, v.dtype))
-            gb.make_output(v, j)
-            shapes_now.append((list(v.shape), v.dtype))
+        made_by = _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
+        shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
             out_shapes = shapes_now
         gears.append(gb)
@@ -194,8 +183,41 @@ def _batches(spec) -> list[int]:
     return sorted(vals)
 
 
+def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
+                  ) -> list[tuple[list[int], str]]:
+    """Write the graph's outputs; their (shape, dtype)."""
+    shapes = []
+    for j, vo in enumerate(g.output):
+        v = env.get(vo.name)
+        if v is None:
+            raise ConversionError("graph output %r is never produced"
+                                  % vo.name)
+        if v.dtype not in ("float32", "float16", "bfloat16", "int32"):
+            raise ConversionError(
+                "graph output %r%s is %s: davinci outputs are float32, "
+                "float16, bfloat16 or int32" % (
+                    vo.name, made_by.get(vo.name, ""), v.dtype))
+        gb.make_output(v, j)
+        shapes.append((list(v.shape), v.dtype))
+    return shapes
+
+
+def _output_role(onnx, node, j: int, name: str, opset: int) -> str:
+    """", the 'mask' output of Dropout node 'd'", as ONNX names output
+    ``j`` of ``node``'s op."""
+    try:
+        outs = onnx.defs.get_schema(node.op_type, opset, "").outputs
+        role = "the %r output" % outs[min(j, len(outs) - 1)].name
+    except onnx.defs.SchemaError:
+        role = "output %d" % j
+    return ", %s of %s node %r," % (role, node.op_type, name)
+
+
 def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
-                 opset: int) -> None:
+                 opset: int) -> dict[str, str]:
+    """Lower every node into ``gb``, its outputs into ``env``; returns, for
+    each value a node made, which output of which node it is."""
+    made_by: dict[str, str] = {}
     for idx, node in enumerate(g.node):
         attrs = _attrs(onnx, node)
         name = node.name or "#%d" % idx
@@ -221,9 +243,15 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
         L = Lowering(gb, node, attrs, opset)
         check_inputs(L, args)
         outs = fn(L, *args)
-        for o, v in zip(node.output, outs):
-            if o:
-                env[o] = v
+        for j, o in enumerate(node.output):
+            if not o:
+                continue
+            if j >= len(outs):
+                L.fail("output %d (%r) is not supported: davinci-atc "
+                       "computes the first %d" % (j, o, len(outs)))
+            env[o] = outs[j]
+            made_by[o] = _output_role(onnx, node, j, name, opset)
+    return made_by
 
 
 def _node_inputs(node, name: str, env: dict,

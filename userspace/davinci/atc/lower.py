@@ -465,7 +465,18 @@ def identity(L: Lowering, x: Value) -> list[Value]:
 
 def dropout(L: Lowering, x: Value, ratio: Value | None = None,
             training_mode: Value | None = None) -> list[Value]:
-    return [x]
+    """Inference: the output is the input and the mask, when the node has
+    one, all true (a constant). Training mode drops at random: refused."""
+    if training_mode is not None and \
+            np.any(L.const_of(training_mode, "training_mode")):
+        r = 0.5 if ratio is None else L.const_of(ratio, "ratio")
+        if np.any(r != 0):
+            L.fail("training_mode is true, so it drops elements at random: "
+                   "davinci-atc converts inference models (export the "
+                   "model after model.eval())")
+    if len(L.node.output) < 2 or not L.node.output[1]:
+        return [x]
+    return [x, Value(x.shape, "bool", const=np.ones(x.shape, np.bool_))]
 
 
 def shape_of(L: Lowering, x: Value) -> list[Value]:
