@@ -115,9 +115,80 @@ def test_dropout_mask_output_and_training_mode_are_refused():
               [("x", [2, 3])], [("y", [2, 3]), ("z", [2, 3])])
     msg = _refusal(m)
     assert "'z'" in msg and "'mask' output of Dropout node 'drop'" in msg
-    assert "bool" in msg
+    assert "BOOL" in msg
     m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"],
                                 name="drop")],
               [("x", [2, 3])], [("y", [2, 3])],
               [("r", np.array(0.5, np.float32)), ("t", np.array(True))])
     assert "Dropout node 'drop': training_mode is true" in _refusal(m)
+
+
+_UNSUPPORTED = ["INT8", "UINT8", "INT16", "UINT64", "FLOAT8E4M3FN",
+                "FLOAT8E5M2", "INT4"]
+
+
+def _typed_graph(type_name, where):
+    """Add(x, w) with ``x`` (an input), ``w`` (an initializer) or ``k`` (a
+    Constant) of ONNX type ``type_name``; the rest FLOAT."""
+    from onnx import TensorProto, helper
+    code = getattr(TensorProto, type_name)
+    F = TensorProto.FLOAT
+    w = helper.make_tensor("w", code if where == "initializer" else F, [2],
+                           [1, 2])
+    nodes = [helper.make_node("Add", ["x", "w"], ["s"], name="add0"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu0")]
+    if where == "Constant":
+        k = helper.make_tensor("k", code, [2], [1, 2])
+        nodes = [helper.make_node("Constant", [], ["w"], name="k0", value=k),
+                 nodes[0], nodes[1]]
+        inits = []
+    else:
+        inits = [w]
+    g = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", code if where == "input" else F,
+                                       [2])],
+        [helper.make_tensor_value_info("y", F, [2])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("where,tensor", [("input", "x"),
+                                          ("initializer", "w"),
+                                          ("Constant", "w")])
+@pytest.mark.parametrize("type_name", _UNSUPPORTED)
+def test_unsupported_element_type_names_tensor_node_and_type(
+        type_name, where, tensor):
+    msg = _refusal(_typed_graph(type_name, where))
+    assert msg.startswith("%s %r is %s (read by Add node 'add0')"
+                          % (where, tensor, type_name)), msg
+
+
+def test_unsupported_element_type_through_the_command_line(tmp_path):
+    src = tmp_path / "int8.onnx"
+    onnx.save(_typed_graph("INT8", "input"), str(src))
+    p = _atc("--model", str(src), "--framework=5",
+             "--output", str(tmp_path / "int8"))
+    assert p.returncode == 1
+    assert "input 'x' is INT8 (read by Add node 'add0')" in p.stderr
+    assert not (tmp_path / "int8.om").exists()
+
+
+def test_unread_initializer_of_an_unsupported_type_is_ignored():
+    from onnx import TensorProto, helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+              [("x", [2])], [("y", [2])])
+    m.graph.initializer.append(
+        helper.make_tensor("unused", TensorProto.INT8, [2], [1, 2]))
+    omfile.parse(atc.convert(m))
+
+
+@pytest.mark.parametrize("to", ["INT8", "FLOAT8E4M3FN", "INT64"])
+def test_cast_to_an_unsupported_type_is_named(to):
+    from onnx import TensorProto, helper
+    from tests.conformance._onnx_models import model
+    m = model([helper.make_node("Cast", ["x"], ["y"], name="c0",
+                                to=getattr(TensorProto, to))],
+              [("x", [2])], [("y", [2])])
+    msg = _refusal(m)
+    assert msg.startswith("Cast node 'c0': cast") and " %s" % to in msg, msg

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
-from .builder import ConversionError, GearBuilder, Value, Weights
-from .lower import (HANDLERS, ONNX_DTYPES, Lowering, arity, check_inputs,
-                    supported_ops)
+from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
+                      GearBuilder, Value, Weights, onnx_type_name, type_list,
+                      type_name)
+from .lower import HANDLERS, Lowering, arity, check_inputs, supported_ops
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -56,15 +57,66 @@ def _dims(vi) -> list:
             for d in t.shape.dim]
 
 
-def _elem(vi, what: str) -> str:
-    code = vi.type.tensor_type.elem_type
-    name = ONNX_DTYPES.get(code)
-    if name not in ("float32", "float16", "bfloat16", "int32"):
-        raise ConversionError(
-            "%s %r has ONNX element type %d (%s): davinci inputs and outputs "
-            "are float32, float16, bfloat16 or int32" % (
-                what, vi.name, code, name or "unknown"))
-    return name
+def _elem(vi) -> str:
+    """A graph input's dtype (one the device has: see _refuse_types)."""
+    return ONNX_DTYPES[vi.type.tensor_type.elem_type]
+
+
+def _node_name(node, idx: int) -> str:
+    return node.name or "#%d" % idx
+
+
+def _constant_value(node):
+    """The TensorProto of a Constant node's 'value' attribute, or None."""
+    return next((a.t for a in node.attribute if a.name == "value"), None)
+
+
+def _refuse_types(g, init_names: set) -> None:
+    """Refuse a graph input whose type the device has not, and an
+    initializer or Constant read by a node or the graph of a type
+    davinci-atc does not know (INT8, UINT8, FLOAT8E4M3FN, ...), naming the
+    tensor, the first node that reads it and its op."""
+    readers: dict[str, str] = {}
+    for idx, node in enumerate(g.node):
+        for name in node.input:
+            readers.setdefault(name, "read by %s node %r" % (
+                node.op_type, _node_name(node, idx)))
+    for vo in g.output:
+        readers.setdefault(vo.name, "graph output %r" % vo.name)
+
+    def refuse(what: str, name: str, type_: str, allowed: str) -> None:
+        raise ConversionError("%s %r is %s (%s): %s" % (
+            what, name, type_, readers.get(name, "read by no node"),
+            allowed))
+    for vi in g.input:
+        if vi.name in init_names:
+            continue
+        kind = vi.type.WhichOneof("value")
+        if kind != "tensor_type":
+            refuse("input", vi.name, "a %s, not a tensor" % kind,
+                   "davinci model inputs are tensors")
+        code = vi.type.tensor_type.elem_type
+        if ONNX_DTYPES.get(code) not in DEVICE_DTYPES:
+            refuse("input", vi.name, onnx_type_name(code),
+                   "davinci model inputs are %s (export the model with "
+                   "inputs of one of them)" % type_list(DEVICE_DTYPES))
+    consts = [("initializer", t) for t in g.initializer] + \
+        [("Constant", _constant_value(n)) for n in g.node
+         if n.op_type == "Constant" and n.output]
+    for what, t in consts:
+        name = t.name if what == "initializer" else None
+        if t is None or t.data_type in ONNX_DTYPES:
+            continue
+        name = name or next(n.output[0] for n in g.node
+                            if n.op_type == "Constant" and
+                            _constant_value(n) is t)
+        if name in readers:
+            refuse(what, name, onnx_type_name(t.data_type),
+                   "davinci-atc converts %s tensors, and %s constants it "
+                   "folds at conversion time" % (
+                       type_list(DEVICE_DTYPES, "and"),
+                       type_list([d for d in ONNX_DTYPES.values()
+                                  if d not in DEVICE_DTYPES], "and")))
 
 
 def _attrs(onnx, node) -> dict:
@@ -79,8 +131,7 @@ def _attrs(onnx, node) -> dict:
 
 def _const(numpy_helper, tensor) -> Value:
     arr = numpy_helper.to_array(tensor)
-    dtype = ONNX_DTYPES.get(tensor.data_type, str(arr.dtype))
-    return Value(tuple(arr.shape), dtype, const=arr)
+    return Value(tuple(arr.shape), ONNX_DTYPES[tensor.data_type], const=arr)
 
 
 def convert(model, input_shape: "str | dict | None" = None,
@@ -106,8 +157,12 @@ def convert(model, input_shape: "str | dict | None" = None,
     shapes = input_shape if isinstance(input_shape, dict) \
         else parse_input_shape(input_shape)
     batches = _batches(dynamic_batch_size)
-    inits = {t.name: _const(numpy_helper, t) for t in g.initializer}
-    inputs = [vi for vi in g.input if vi.name not in inits]
+    init_names = {t.name for t in g.initializer}
+    _refuse_types(g, init_names)
+    # one of a type davinci-atc does not know is read by no node
+    inits = {t.name: _const(numpy_helper, t) for t in g.initializer
+             if t.data_type in ONNX_DTYPES}
+    inputs = [vi for vi in g.input if vi.name not in init_names]
     unknown = set(shapes) - {vi.name for vi in inputs}
     if unknown:
         raise ConversionError("--input_shape names %s, which the model does "
@@ -144,8 +199,7 @@ def convert(model, input_shape: "str | dict | None" = None,
         env = dict(inits)
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
             shape = [b if d < 0 else d for d in dims]
-            env[vi.name] = gb.io(F.KIND_INPUT, i, shape,
-                                 _elem(vi, "input"))
+            env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
         if batches:
             gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
         made_by = _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
@@ -192,11 +246,11 @@ def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
         if v is None:
             raise ConversionError("graph output %r is never produced"
                                   % vo.name)
-        if v.dtype not in ("float32", "float16", "bfloat16", "int32"):
+        if v.dtype not in DEVICE_DTYPES:
             raise ConversionError(
-                "graph output %r%s is %s: davinci outputs are float32, "
-                "float16, bfloat16 or int32" % (
-                    vo.name, made_by.get(vo.name, ""), v.dtype))
+                "graph output %r%s is %s: davinci model outputs are %s" % (
+                    vo.name, made_by.get(vo.name, ""), type_name(v.dtype),
+                    type_list(DEVICE_DTYPES)))
         gb.make_output(v, j)
         shapes.append((list(v.shape), v.dtype))
     return shapes
@@ -220,7 +274,7 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
     made_by: dict[str, str] = {}
     for idx, node in enumerate(g.node):
         attrs = _attrs(onnx, node)
-        name = node.name or "#%d" % idx
+        name = _node_name(node, idx)
         if node.domain not in ("", "ai.onnx"):
             raise ConversionError(
                 "node %r uses op %s of domain %r: davinci-atc converts the "
@@ -230,7 +284,9 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
             if t is None:
                 raise ConversionError("Constant node %r: only the 'value' "
                                       "form is supported" % name)
-            env[node.output[0]] = _const(numpy_helper, t)
+            # one of a type davinci-atc does not know is read by no node
+            if node.output and t.data_type in ONNX_DTYPES:
+                env[node.output[0]] = _const(numpy_helper, t)
             continue
         fn = HANDLERS.get(node.op_type)
         if fn is None:
@@ -288,7 +344,7 @@ def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:
 
 def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
               gears, fmt: str, info: dict) -> F.OfflineModel:
-    ins = [_io_desc(vi.name, dims, _elem(vi, "input"), fmt)
+    ins = [_io_desc(vi.name, dims, _elem(vi), fmt)
            for vi, dims in zip(inputs, in_dims)]
     if batches:
         ins.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [1]))

@@ -25,8 +25,9 @@ import numpy as np
 
 from .. import _uapi as U
 from ..ops import float32_to_bfloat16
-from .builder import (DEVICE_DTYPES, ITEMSIZE, ConversionError, GearBuilder,
-                      Transposed, Value)
+from .builder import (DEVICE_DTYPES, ITEMSIZE, ONNX_DTYPES, ConversionError,
+                      GearBuilder, Transposed, Value, onnx_type_name,
+                      type_list, type_name)
 
 __all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
            "arity", "MAX_BROADCAST_OPS"]
@@ -57,12 +58,14 @@ class Lowering:
 
     def need_float(self, v: Value, what: str = "input") -> None:
         if v.dtype not in _FLOATS:
-            self.fail("%s is %s; davinci runs this op on float32, float16 or "
-                      "bfloat16 (add a Cast before it)" % (what, v.dtype))
+            self.fail("%s is %s; davinci runs this op on %s (add a Cast "
+                      "before it)" % (what, type_name(v.dtype),
+                                      type_list(_FLOATS)))
 
     def need_device(self, v: Value) -> None:
         if v.dtype not in ITEMSIZE:
-            self.fail("%s tensors do not run on the device" % v.dtype)
+            self.fail("%s tensors do not run on the device (its types are "
+                      "%s)" % (type_name(v.dtype), type_list(ITEMSIZE)))
 
     def const_of(self, v: Value | None, what: str) -> np.ndarray:
         if v is None or not v.is_const:
@@ -163,7 +166,7 @@ def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     L.fail("broadcasting a computed %s tensor of shape %s to %s is not "
            "supported: only a block repeated along the leading dimensions "
            "or elements repeated along the trailing ones"
-           % (v.dtype, list(v.shape), list(shape)))
+           % (type_name(v.dtype), list(v.shape), list(shape)))
 
 
 def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
@@ -196,7 +199,7 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     opcode, fn = _BINARY[L.node.op_type]
     if a.dtype != b.dtype:
         L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
-               % (a.dtype, b.dtype))
+               % (type_name(a.dtype), type_name(b.dtype)))
     try:
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
     except ValueError:
@@ -238,7 +241,8 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     b, tb = _fold(L, b, tb)
     L.need_float(a, "A")
     if a.dtype != b.dtype:
-        L.fail("A is %s and B is %s" % (a.dtype, b.dtype))
+        L.fail("A is %s and B is %s" % (type_name(a.dtype),
+                                        type_name(b.dtype)))
     m, k = (a.shape[1], a.shape[0]) if ta else a.shape
     k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
     if k != k2:
@@ -363,21 +367,18 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     return [out.with_shape(shape)]
 
 
-#: ONNX TensorProto element types davinci-atc knows
-ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
-               7: "int64", 11: "float64", 9: "bool"}
-
-
 def cast(L: Lowering, x: Value) -> list[Value]:
-    to = ONNX_DTYPES.get(int(L.attr("to", 1)))
+    code = int(L.attr("to", 1))
+    to = ONNX_DTYPES.get(code)
     if to is None:
-        L.fail("cast to ONNX type %s is not supported" % L.attr("to"))
+        L.fail("cast to %s is not supported: davinci-atc casts to %s"
+               % (onnx_type_name(code), type_list(ONNX_DTYPES.values())))
     if x.is_const:
         return [Value(x.shape, to, const=x.const.astype(
             np.float32 if to == "bfloat16" else to))]
     if to not in ITEMSIZE:
-        L.fail("cast to %s: davinci tensors are float32, float16, bfloat16 "
-               "or int32" % to)
+        L.fail("cast of a computed tensor to %s: davinci tensors are %s"
+               % (type_name(to), type_list(ITEMSIZE)))
     if to == x.dtype:
         return [x]
     out = L.gb.work(x.shape, to)
