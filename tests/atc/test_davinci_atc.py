@@ -192,3 +192,83 @@ def test_cast_to_an_unsupported_type_is_named(to):
               [("x", [2])], [("y", [2])])
     msg = _refusal(m)
     assert msg.startswith("Cast node 'c0': cast") and " %s" % to in msg, msg
+
+
+def _i64(*v):
+    import numpy as np
+    return np.array(v, np.int64)
+
+
+def _leak_cases():
+    """(what, nodes, inputs, outputs, initializers, message) of models
+    whose refusal once leaked a Python exception or named no node."""
+    from onnx import TensorProto, helper
+    N = helper.make_node
+    F = TensorProto.FLOAT
+    shape_of_x = N("Shape", ["x"], ["s"], name="sh")
+    return [
+        ("Gather index out of range",
+         [shape_of_x, N("Gather", ["s", "i"], ["g"], name="ga"),
+          N("Reshape", ["x", "g"], ["y"], name="rs")],
+         [("x", [2, 3])], [("y", [6])], [("i", _i64(5))],
+         r"Gather node 'ga': indices \[5\] outside the 2 elements"),
+        ("Gather axis out of range",
+         [shape_of_x, N("Gather", ["s", "i"], ["g"], name="ga", axis=3),
+          N("Reshape", ["x", "g"], ["y"], name="rs")],
+         [("x", [2, 3])], [("y", [6])], [("i", _i64(0))],
+         r"Gather node 'ga': axis 3 outside a 1-D input"),
+        ("Concat of mismatched shapes",
+         [N("Concat", ["a", "b"], ["c"], name="cc"),
+          N("Reshape", ["x", "c"], ["y"], name="rs")],
+         [("x", [6])], [("y", [6])], [("a", _i64(1).reshape(1, 1)),
+                                      ("b", _i64(6))],
+         r"Concat node 'cc': input shapes \[\[1, 1\], \[1\]\] differ"),
+        ("Concat axis out of range",
+         [N("Concat", ["a", "b"], ["c"], name="cc", axis=2),
+          N("Reshape", ["x", "c"], ["y"], name="rs")],
+         [("x", [6])], [("y", [6])], [("a", _i64(1)), ("b", _i64(6))],
+         r"Concat node 'cc': axis 2 outside a 1-D input"),
+        ("Concat of scalars",
+         [N("Concat", ["a", "b"], ["c"], name="cc"),
+          N("Reshape", ["x", "c"], ["y"], name="rs")],
+         [("x", [6])], [("y", [6])], [("a", _i64(1)[0]), ("b", _i64(6)[0])],
+         r"Concat node 'cc': its inputs are scalars"),
+        ("Squeeze of a wide axis",
+         [N("Squeeze", ["x", "ax"], ["y"], name="sq")],
+         [("x", [2, 3])], [("y", [3])], [("ax", _i64(0))],
+         r"Squeeze node 'sq': axes \[0\] of shape \[2, 3\] are not of size"),
+        ("Unsqueeze of one axis twice",
+         [N("Unsqueeze", ["x", "ax"], ["y"], name="un")],
+         [("x", [2, 3])], [("y", [1, 2, 3])], [("ax", _i64(0, 0))],
+         r"Unsqueeze node 'un': axes \[0, 0\] name one output axis twice"),
+        ("Flatten axis out of range",
+         [N("Flatten", ["x"], ["y"], name="fl", axis=5)],
+         [("x", [2, 3])], [("y", [6, 1])], [],
+         r"Flatten node 'fl': axis 5 outside -2..2"),
+        ("Reshape to a negative dimension",
+         [N("Reshape", ["x", "s"], ["y"], name="rs")],
+         [("x", [6])], [("y", [6])], [("s", _i64(-2, -3))],
+         r"Reshape node 'rs': shape \[-2, -3\]: one -1 at most"),
+        ("an INT64 constant into a device op",
+         [shape_of_x, N("Relu", ["s"], ["r"], name="relu"),
+          N("Cast", ["r"], ["y"], name="c", to=F)],
+         [("x", [2, 3])], [("y", [2])], [],
+         r"Relu node 'relu': an input is INT64, a type the device does not"),
+        ("Gemm's C of another type",
+         [N("Gemm", ["a", "b", "c"], ["y"], name="gm")],
+         [("a", [2, 3]), ("b", [3, 2])], [("y", [2, 2])],
+         [("c", _i64(1, 2).astype("float64"))],
+         r"Gemm node 'gm': A is FLOAT and C is DOUBLE"),
+        ("an unnamed node without outputs",
+         [N("Relu", ["x"], ["r"], name="relu"), N("Concat", ["r"], [])],
+         [("x", [2])], [("r", [2])], [],
+         r"Concat node '#1': each Concat input must be known"),
+    ]
+
+
+@pytest.mark.parametrize("case", _leak_cases(), ids=lambda c: c[0])
+def test_malformed_node_is_refused_naming_node_and_op(case):
+    from tests.conformance._onnx_models import model
+    _, nodes, ins, outs, inits, match = case
+    with pytest.raises(atc.ConversionError, match=match):
+        atc.convert(model(nodes, ins, outs, inits))

@@ -162,6 +162,13 @@ def test_reduce_sum(dev, axes, keep):
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-5)
 
 
+def test_reduce_sum_of_a_scalar_is_the_scalar(dev):
+    x = np.array(-2.5, np.float32)
+    m = model([_node("ReduceSum", ["x"])], [("x", [])], [("y", [])])
+    y, = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x)
+
+
 def test_reduce_sum_over_leading_axis_is_refused(dev):
     m = model([_node("ReduceSum", ["x", "axes"])], [("x", [2, 3])],
               [("y", [3])], [("axes", np.array([0], np.int64))])

@@ -296,7 +296,7 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
                     node.op_type, name, idx, len(g.node),
                     ", ".join(supported_ops())))
         args = _node_inputs(node, name, env, arity(fn))
-        L = Lowering(gb, node, attrs, opset)
+        L = Lowering(gb, node, name, attrs, opset)
         check_inputs(L, args)
         outs = fn(L, *args)
         for j, o in enumerate(node.output):

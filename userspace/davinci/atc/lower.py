@@ -38,17 +38,17 @@ _FLOATS = ("float32", "float16", "bfloat16")
 @dataclass
 class Lowering:
     """One node (an onnx NodeProto) being lowered into ``gb``, with its
-    attributes and the model's opset."""
+    name in messages, its attributes and the model's opset."""
 
     gb: GearBuilder
     node: Any
+    name: str
     attrs: dict
     opset: int
 
     @property
     def where(self) -> str:
-        return "%s node %r" % (self.node.op_type,
-                               self.node.name or self.node.output[0])
+        return "%s node %r" % (self.node.op_type, self.name)
 
     def fail(self, msg: str) -> None:
         raise ConversionError("%s: %s" % (self.where, msg))
@@ -62,10 +62,15 @@ class Lowering:
                       "before it)" % (what, type_name(v.dtype),
                                       type_list(_FLOATS)))
 
-    def need_device(self, v: Value) -> None:
+    def need_device(self, v: Value, what: str = "an input") -> None:
         if v.dtype not in ITEMSIZE:
-            self.fail("%s tensors do not run on the device (its types are "
-                      "%s)" % (type_name(v.dtype), type_list(ITEMSIZE)))
+            self.fail("%s is %s, a type the device does not run (it runs %s)"
+                      % (what, type_name(v.dtype), type_list(ITEMSIZE)))
+
+    def device(self, v: Value, what: str = "an input") -> Value:
+        """``v`` as a device tensor (a constant becomes a weight)."""
+        self.need_device(v, what)
+        return self.gb.device(v)
 
     def const_of(self, v: Value | None, what: str) -> np.ndarray:
         if v is None or not v.is_const:
@@ -149,12 +154,12 @@ def _repeat_elements(L: Lowering, v: Value, out: Value) -> Value:
 
 def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     """``v`` repeated to ``shape`` as a device tensor, bit for bit."""
+    L.need_device(v)
     if v.shape == shape:
         return L.gb.device(v)
     if v.is_const:
         arr = np.broadcast_to(v.const, shape)
         return L.gb.weight(np.ascontiguousarray(arr), v.dtype)
-    L.need_device(v)
     padded = (1,) * (len(shape) - len(v.shape)) + v.shape
     out = L.gb.work(shape, v.dtype)
     if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
@@ -228,7 +233,7 @@ def unary(L: Lowering, x: Value) -> list[Value]:
         L.node.op_type]
     if opcode == U.DAVINCI_OP_EXP:
         L.need_float(x)
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(x.shape, x.dtype)
     return [L.gb.emit(opcode, x.dtype, out, x, count=x.size)]
 
@@ -250,8 +255,8 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     out = L.gb.work((m, n), a.dtype)
     flags = (U.DAVINCI_TASK_F_TRANS_A if ta else 0) | \
         (U.DAVINCI_TASK_F_TRANS_B if tb else 0)
-    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.gb.device(a),
-              L.gb.device(b), m=m, n=n, k=k, flags=flags)
+    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.device(a, "A"),
+              L.device(b, "B"), m=m, n=n, k=k, flags=flags)
     return out, m, n
 
 
@@ -305,6 +310,9 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
                       count=m * n, imm=_f32(alpha))
     if c is None or beta == 0.0:
         return [y]
+    if c.dtype != y.dtype:
+        L.fail("A is %s and C is %s; ONNX needs one type (add a Cast)"
+               % (type_name(y.dtype), type_name(c.dtype)))
     if c.is_const and beta != 1.0:
         c = Value(c.shape, c.dtype, const=(c.const * beta).astype(
             c.const.dtype))
@@ -336,7 +344,7 @@ def softmax(L: Lowering, x: Value) -> list[Value]:
         L.fail("softmax over axis %d of shape %s: davinci's SOFTMAX runs over "
                "the last axis" % (axis, list(x.shape)))
     m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(x.shape, x.dtype)
     return [L.gb.emit(U.DAVINCI_OP_SOFTMAX, x.dtype, out, x, m=m, n=n)]
 
@@ -354,6 +362,8 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
             return [x]
         ax = list(range(nd))
     norm = sorted({_axis(L, a, nd) for a in ax})
+    if not norm:                        # a scalar: nothing to reduce
+        return [x]
     r = norm[0]
     if norm != list(range(r, nd)):
         L.fail("ReduceSum over axes %s: davinci reduces trailing axes only "
@@ -361,7 +371,7 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     keep = bool(L.attr("keepdims", 1))
     shape = x.shape[:r] + ((1,) * (nd - r) if keep else ())
     m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(shape or (1,), x.dtype)
     L.gb.emit(U.DAVINCI_OP_REDUCE_SUM, x.dtype, out, x, m=m, n=n)
     return [out.with_shape(shape)]
@@ -391,8 +401,9 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
     allowzero = int(L.attr("allowzero", 0))
     dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
             else d for i, d in enumerate(want)]
-    if dims.count(-1) > 1:
-        L.fail("more than one -1 in shape %s" % want)
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        L.fail("shape %s: one -1 at most, and no other negative dimension"
+               % want)
     if -1 in dims:
         known = _numel([d for d in dims if d != -1])
         dims[dims.index(-1)] = x.size // known if known else 0
@@ -402,8 +413,12 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
 
 
 def flatten(L: Lowering, x: Value) -> list[Value]:
+    nd = len(x.shape)
     axis = int(L.attr("axis", 1))
-    axis = axis + len(x.shape) if axis < 0 else axis
+    if not -nd <= axis <= nd:
+        L.fail("axis %d outside -%d..%d (the input is %d-D)"
+               % (axis, nd, nd, nd))
+    axis = axis + nd if axis < 0 else axis
     return [x.with_shape((_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
 
 
@@ -419,6 +434,10 @@ def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
     nd = len(x.shape)
     drop = {i for i, d in enumerate(x.shape) if d == 1} if ax is None \
         else {_axis(L, a, nd) for a in ax}
+    wide = sorted(i for i in drop if x.shape[i] != 1)
+    if wide:
+        L.fail("axes %s of shape %s are not of size 1" % (wide,
+                                                          list(x.shape)))
     return [x.with_shape([d for i, d in enumerate(x.shape) if i not in drop])]
 
 
@@ -426,8 +445,11 @@ def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
               ) -> list[Value]:
     ax = _axes_arg(L, axes) or []
     nd = len(x.shape) + len(ax)
+    norm = sorted(_axis(L, a, nd) for a in ax)
+    if len(set(norm)) != len(norm):
+        L.fail("axes %s name one output axis twice" % ax)
     shape = list(x.shape)
-    for a in sorted(_axis(L, a, nd) for a in ax):
+    for a in norm:
         shape.insert(a, 1)
     return [x.with_shape(shape)]
 
@@ -490,14 +512,32 @@ def shape_of(L: Lowering, x: Value) -> list[Value]:
 def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
     d = L.const_of(data, "Gather's data")
     i = L.const_of(idx, "Gather's indices")
-    r = np.take(d, i, axis=int(L.attr("axis", 0)))
+    axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
+    n = d.shape[axis] if d.ndim else 0
+    if np.any((i < -n) | (i >= n)):
+        L.fail("indices %s outside the %d elements of axis %d of the data "
+               "(shape %s)" % (i.tolist(), n, axis, list(d.shape)))
+    r = np.take(d, i, axis=axis)
     return [Value(r.shape, data.dtype, const=r)]
 
 
 def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
     vals = (first,) + rest
     arrs = [L.const_of(v, "each Concat input") for v in vals]
-    r = np.concatenate(arrs, axis=int(L.attr("axis", 0)))
+    if len({v.dtype for v in vals}) > 1:
+        L.fail("inputs are %s; ONNX needs one type (add a Cast)"
+               % type_list(sorted({v.dtype for v in vals}), "and"))
+    if first.const.ndim == 0:
+        L.fail("its inputs are scalars: Concat joins tensors of rank 1 or "
+               "more")
+    axis = _axis(L, int(L.attr("axis", 0)), first.const.ndim)
+    if any(a.ndim != first.const.ndim or
+           a.shape[:axis] + a.shape[axis + 1:] !=
+           first.const.shape[:axis] + first.const.shape[axis + 1:]
+           for a in arrs):
+        L.fail("input shapes %s differ beyond axis %d"
+               % ([list(a.shape) for a in arrs], axis))
+    r = np.concatenate(arrs, axis=axis)
     return [Value(r.shape, vals[0].dtype, const=r)]
 
 
