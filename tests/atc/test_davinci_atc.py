@@ -272,3 +272,41 @@ def test_malformed_node_is_refused_naming_node_and_op(case):
     _, nodes, ins, outs, inits, match = case
     with pytest.raises(atc.ConversionError, match=match):
         atc.convert(model(nodes, ins, outs, inits))
+
+
+def test_shapes_a_davinci_model_cannot_have_are_refused():
+    """A file the loader would refuse is never written: inputs and outputs
+    of more than 8 dimensions or a dimension past 2^31."""
+    import numpy as np
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    m = model(relu, [("x", [1] * 9)], [("y", [1] * 9)])
+    assert _refusal(m).startswith("input 'x' has 9 dimensions")
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+              [("x", [2])], [("y", [1] * 8 + [2])],
+              [("s", np.array([1] * 8 + [2], np.int64))])
+    assert _refusal(m).startswith("graph output 'y' has 9 dimensions")
+    m = model(relu, [("x", [1 << 32])], [("y", [1 << 32])])
+    assert "dimensions are at most 2147483648" in _refusal(m)
+
+
+def test_input_without_a_shape_needs_input_shape():
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g)
+    assert "input 'x' has no shape" in _refusal(m)
+    om = omfile.parse(atc.convert(m, input_shape="x:2,3"))
+    assert om.inputs[0].dims == [2, 3] and om.outputs[0].dims == [2, 3]
+
+
+def test_a_model_the_loader_refuses_is_never_returned(monkeypatch):
+    """Whatever limit of the loader the converter does not check itself
+    (here a META section smaller than the model's) stops the conversion."""
+    m, _ = mlp(seed=3)
+    monkeypatch.setattr(omfile, "MAX_META", 16)
+    with pytest.raises(atc.ConversionError, match="loader would refuse"):
+        atc.convert(m, input_shape="x:1,64")

@@ -21,6 +21,10 @@ __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
 
 
+#: the largest dimension omfile.parse accepts in an input's or output's dims
+_MAX_DIM = 1 << 31
+
+
 def _onnx():
     try:
         import onnx
@@ -52,9 +56,24 @@ def parse_input_shape(text: str | None) -> dict[str, list[int]]:
 def _dims(vi) -> list:
     t = vi.type.tensor_type
     if not t.HasField("shape"):
-        return []
+        raise ConversionError(
+            "input %r has no shape in the model (not even its rank): give "
+            "it with --input_shape=%s:d0,d1,..." % (vi.name, vi.name))
     return [d.dim_value if d.HasField("dim_value") else -1
             for d in t.shape.dim]
+
+
+def _check_io_shape(what: str, name: str, dims) -> None:
+    """Refuse a shape a davinci model's input or output cannot have."""
+    if len(dims) > F.MAX_DIMS:
+        raise ConversionError(
+            "%s %r has %d dimensions (shape %s): a davinci model's inputs "
+            "and outputs have at most %d" % (what, name, len(dims),
+                                             list(dims), F.MAX_DIMS))
+    if any(d > _MAX_DIM for d in dims):
+        raise ConversionError(
+            "%s %r has shape %s: a davinci model's dimensions are at most "
+            "%d" % (what, name, list(dims), _MAX_DIM))
 
 
 def _elem(vi) -> str:
@@ -176,7 +195,8 @@ def convert(model, input_shape: "str | dict | None" = None,
                               "batch dimension; this graph has no inputs")
     in_dims = []
     for vi in inputs:
-        dims = list(shapes.get(vi.name, _dims(vi)))
+        dims = list(shapes[vi.name] if vi.name in shapes else _dims(vi))
+        _check_io_shape("input", vi.name, dims)
         dyn = [i for i, d in enumerate(dims) if d < 0]
         if dyn and (dyn != [0] or not batches):
             raise ConversionError(
@@ -213,12 +233,20 @@ def convert(model, input_shape: "str | dict | None" = None,
                     raise ConversionError(
                         "output shapes change beyond the batch dimension "
                         "between batch sizes (%s and %s)" % (s0, s))
-    return F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
+    data = F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
                                  weights, gears, input_format,
                                  {"producer": "davinci-atc",
                                   "soc_version": soc_version,
                                   "source": source,
                                   "opset": int(opset)}))
+    try:
+        F.parse(data)       # never hand out a model the loader refuses
+    except F.ModelFormatError as exc:
+        raise ConversionError(
+            "the model converts, but to a davinci model the loader would "
+            "refuse (%s): davinci-atc does not check this limit yet; please "
+            "report it" % exc) from None
+    return data
 
 
 def _batches(spec) -> list[int]:
@@ -251,6 +279,7 @@ def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
                 "graph output %r%s is %s: davinci model outputs are %s" % (
                     vo.name, made_by.get(vo.name, ""), type_name(v.dtype),
                     type_list(DEVICE_DTYPES)))
+        _check_io_shape("graph output", vo.name, v.shape)
         gb.make_output(v, j)
         shapes.append((list(v.shape), v.dtype))
     return shapes
