@@ -187,6 +187,32 @@ def test_cast_roundtrip(dev):
         y, np.maximum(x.astype(np.float16), 0).astype(np.float32))
 
 
+def test_bfloat16_constants(dev):
+    """A FLOAT constant cast to BFLOAT16 and a BFLOAT16 initializer reach
+    the device as bfloat16 (rounded to nearest even), not as float32
+    bytes; a constant cast to BFLOAT16 and back is rounded too."""
+    from davinci.ops import bfloat16_to_float32, float32_to_bfloat16
+    x, k, w = _f(2, 3), _f(3), _f(3)
+
+    def bf(a):
+        return bfloat16_to_float32(float32_to_bfloat16(a))
+    BF = TensorProto.BFLOAT16
+    w_init = helper.make_tensor("w", BF, [3], w.tolist())
+    m = model([_node("Cast", ["x"], ["xb"], to=BF),
+               helper.make_node("Cast", ["k"], ["kb"], name="castk", to=BF),
+               _node("Add", ["xb", "kb"], ["s"]),
+               _node("Mul", ["s", "w"], ["p"]),
+               helper.make_node("Cast", ["p"], ["y"], name="casty",
+                                to=TensorProto.FLOAT),
+               helper.make_node("Cast", ["kb"], ["k2"], name="castk2",
+                                to=TensorProto.FLOAT)],
+              [("x", [2, 3])], [("y", [2, 3]), ("k2", [3])], [("k", k)])
+    m.graph.initializer.append(w_init)
+    y, k2 = _run(dev, m, x)
+    np.testing.assert_array_equal(k2, bf(k))
+    np.testing.assert_array_equal(y, bf(bf(bf(x) + bf(k)) * bf(w)))
+
+
 def _special(*shape):
     """Small integers (sums exact in any order) with inf, -inf, NaN, +0
     and -0 among them."""

@@ -12,10 +12,11 @@ import numpy as np
 
 from .. import _uapi
 from .. import omfile as F
+from ..ops import bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["ConversionError", "Value", "Transposed", "Weights",
            "GearBuilder", "DEVICE_DTYPES", "ITEMSIZE", "ONNX_DTYPES",
-           "onnx_type_name", "type_name", "type_list"]
+           "onnx_type_name", "type_name", "type_list", "host_values"]
 
 #: numpy dtype name -> DAVINCI_DTYPE_*
 DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
@@ -30,6 +31,16 @@ _ALIGN = 64
 ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
                7: "int64", 11: "float64", 9: "bool"}
 _ONNX_CODES = {name: code for code, name in ONNX_DTYPES.items()}
+
+
+def host_values(arr, dtype: str) -> np.ndarray:
+    """``arr`` as a constant of ``dtype`` is held on the host: in numpy's
+    type of that name, or, for bfloat16 (which numpy lacks), as the float32
+    values it holds (rounded to nearest even); Weights stores its bits."""
+    if dtype == "bfloat16":
+        return bfloat16_to_float32(float32_to_bfloat16(
+            np.asarray(arr, np.float32))).reshape(np.shape(arr))
+    return np.asarray(arr).astype(dtype, copy=False)
 
 
 def onnx_type_name(code: int) -> str:
@@ -134,7 +145,10 @@ class Weights:
         self._seen: dict[tuple[str, bytes], int] = {}
 
     def add(self, arr: np.ndarray, dtype: str) -> int:
-        """Index (in :attr:`tensors`) of the weight holding ``arr``."""
+        """Index (in :attr:`tensors`) of the weight holding ``arr``
+        (values as :func:`host_values` holds them)."""
+        if dtype == "bfloat16":
+            arr = float32_to_bfloat16(arr)
         raw = np.ascontiguousarray(arr).tobytes()
         key = (dtype, hashlib.sha256(raw).digest())
         if key in self._seen:

@@ -13,8 +13,8 @@ import os
 
 from .. import omfile as F
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
-                      GearBuilder, Value, Weights, onnx_type_name, type_list,
-                      type_name)
+                      GearBuilder, Value, Weights, host_values,
+                      onnx_type_name, type_list, type_name)
 from .lower import HANDLERS, Lowering, arity, check_inputs, supported_ops
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
@@ -149,8 +149,9 @@ def _attrs(onnx, node) -> dict:
 
 
 def _const(numpy_helper, tensor) -> Value:
-    arr = numpy_helper.to_array(tensor)
-    return Value(tuple(arr.shape), ONNX_DTYPES[tensor.data_type], const=arr)
+    dtype = ONNX_DTYPES[tensor.data_type]
+    arr = host_values(numpy_helper.to_array(tensor), dtype)
+    return Value(tuple(arr.shape), dtype, const=arr)
 
 
 def convert(model, input_shape: "str | dict | None" = None,

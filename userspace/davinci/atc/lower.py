@@ -24,10 +24,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _uapi as U
-from ..ops import float32_to_bfloat16
 from .builder import (DEVICE_DTYPES, ITEMSIZE, ONNX_DTYPES, ConversionError,
-                      GearBuilder, Transposed, Value, onnx_type_name,
-                      type_list, type_name)
+                      GearBuilder, Transposed, Value, host_values,
+                      onnx_type_name, type_list, type_name)
 
 __all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
            "arity", "MAX_BROADCAST_OPS"]
@@ -81,16 +80,6 @@ class Lowering:
 
 def _numel(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
-
-
-def _np_dtype(dtype: str):
-    return np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
-
-
-def _host(v: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bfloat16":
-        return float32_to_bfloat16(v.astype(np.float32))
-    return v.astype(dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -177,7 +166,8 @@ def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
 def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
     """A work tensor of ``shape`` filled with ``value`` on the device (from
     a one-element weight, so the model stays small)."""
-    one = L.gb.weight(_host(np.array([value], np.float32), dtype), dtype)
+    one = L.gb.weight(host_values(np.array([value], np.float32), dtype),
+                      dtype)
     return _repeat_block(L, one, L.gb.work(shape, dtype))
 
 
@@ -212,7 +202,7 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
                                                       list(b.shape)))
     if a.is_const and b.is_const:
         r = (fn or _div)(a.const, b.const)
-        return [Value(shape, a.dtype, const=np.asarray(r).astype(a.const.dtype))]
+        return [Value(shape, a.dtype, const=host_values(r, a.dtype))]
     L.need_device(a)
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
@@ -297,8 +287,8 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
         L.fail("Gemm takes 2-D A and B, not %s and %s"
                % (list(a.shape), list(b.shape)))
     if alpha != 1.0 and b.is_const:
-        b = Value(b.shape, b.dtype, const=(b.const * alpha).astype(
-            b.const.dtype))
+        b = Value(b.shape, b.dtype, const=host_values(b.const * alpha,
+                                                      b.dtype))
         alpha = 1.0
     y, m, n = _matmul(L, a, b, ta, tb)
     if alpha != 1.0:
@@ -314,8 +304,8 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
         L.fail("A is %s and C is %s; ONNX needs one type (add a Cast)"
                % (type_name(y.dtype), type_name(c.dtype)))
     if c.is_const and beta != 1.0:
-        c = Value(c.shape, c.dtype, const=(c.const * beta).astype(
-            c.const.dtype))
+        c = Value(c.shape, c.dtype, const=host_values(c.const * beta,
+                                                      c.dtype))
         beta = 1.0
     cb = broadcast(L, c, (m, n))
     out = L.gb.work((m, n), y.dtype)
@@ -384,8 +374,7 @@ def cast(L: Lowering, x: Value) -> list[Value]:
         L.fail("cast to %s is not supported: davinci-atc casts to %s"
                % (onnx_type_name(code), type_list(ONNX_DTYPES.values())))
     if x.is_const:
-        return [Value(x.shape, to, const=x.const.astype(
-            np.float32 if to == "bfloat16" else to))]
+        return [Value(x.shape, to, const=host_values(x.const, to))]
     if to not in ITEMSIZE:
         L.fail("cast of a computed tensor to %s: davinci tensors are %s"
                % (type_name(to), type_list(ITEMSIZE)))
