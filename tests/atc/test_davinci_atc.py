@@ -202,6 +202,7 @@ def _i64(*v):
 def _leak_cases():
     """(what, nodes, inputs, outputs, initializers, message) of models
     whose refusal once leaked a Python exception or named no node."""
+    import numpy as np
     from onnx import TensorProto, helper
     N = helper.make_node
     F = TensorProto.FLOAT
@@ -259,6 +260,32 @@ def _leak_cases():
          [("a", [2, 3]), ("b", [3, 2])], [("y", [2, 2])],
          [("c", _i64(1, 2).astype("float64"))],
          r"Gemm node 'gm': A is FLOAT and C is DOUBLE"),
+        ("Sub of BOOL constants",
+         [N("Sub", ["b", "b"], ["d"], name="sub"),
+          N("Cast", ["d"], ["c"], name="c", to=F),
+          N("Add", ["x", "c"], ["y"], name="add")],
+         [("x", [2])], [("y", [2])], [("b", np.array([True, False]))],
+         r"Sub node 'sub': inputs are BOOL; ONNX's Sub takes numbers"),
+        ("Gather with FLOAT indices",
+         [shape_of_x, N("Gather", ["s", "i"], ["g"], name="ga"),
+          N("Reshape", ["x", "g"], ["y"], name="rs")],
+         [("x", [2, 3])], [("y", [6])],
+         [("i", np.array([0.0], np.float32))],
+         r"Gather node 'ga': indices are FLOAT; ONNX's Gather takes INT32"),
+        ("Reshape to a FLOAT shape",
+         [N("Reshape", ["x", "s"], ["y"], name="rs")],
+         [("x", [6])], [("y", [6])], [("s", np.array([np.nan], np.float32))],
+         r"Reshape node 'rs': the target shape is FLOAT; ONNX gives it as"),
+        ("Squeeze of a scalar",
+         [N("Squeeze", ["x", "ax"], ["y"], name="sq")],
+         [("x", [])], [("y", [])], [("ax", _i64(0))],
+         r"Squeeze node 'sq': axis 0 outside a 0-D input"),
+        ("Gemm's constant C that does not broadcast",
+         [N("Gemm", ["a", "b", "c"], ["y"], name="gm")],
+         [("a", [2, 3]), ("b", [3, 2])], [("y", [2, 2])],
+         [("c", np.ones((2, 3), np.float32))],
+         r"Gemm node 'gm': an operand of shape \[2, 3\] does not broadcast "
+         r"to \[2, 2\]"),
         ("an unnamed node without outputs",
          [N("Relu", ["x"], ["r"], name="relu"), N("Concat", ["r"], [])],
          [("x", [2])], [("r", [2])], [],

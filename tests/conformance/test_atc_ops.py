@@ -308,6 +308,16 @@ def test_transpose_that_moves_data_is_refused_elsewhere(dev, after, outs,
         atc.convert(m)
 
 
+def test_transpose_of_a_scalar_constant(dev):
+    x = _f(2)
+    m = model([_node("Transpose", ["k"], ["t"]),
+               helper.make_node("Transpose", ["t"], ["u"], name="t2"),
+               _node("Add", ["x", "u"])],
+              [("x", [2])], [("y", [2])], [("k", np.array(1.5, np.float32))])
+    y, = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x + np.float32(1.5))
+
+
 def test_transpose_of_three_dimensions_is_refused(dev):
     m = model([_node("Transpose", ["x"], perm=[2, 0, 1])], [("x", [2, 3, 4])],
               [("y", [4, 2, 3])])

@@ -77,6 +77,15 @@ class Lowering:
                       "or a Constant), not computed by the graph" % what)
         return v.const
 
+    def ints_of(self, v: Value | None, what: str) -> list[int]:
+        """The integers of constant ``v`` (axes, a shape): ONNX gives them
+        as INT64."""
+        arr = self.const_of(v, what)
+        if v.dtype not in ("int32", "int64"):
+            self.fail("%s is %s; ONNX gives it as INT64" % (
+                what, type_name(v.dtype)))
+        return [int(a) for a in arr.reshape(-1)]
+
 
 def _numel(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
@@ -144,6 +153,13 @@ def _repeat_elements(L: Lowering, v: Value, out: Value) -> Value:
 def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     """``v`` repeated to ``shape`` as a device tensor, bit for bit."""
     L.need_device(v)
+    try:
+        fits = tuple(np.broadcast_shapes(v.shape, shape)) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        L.fail("an operand of shape %s does not broadcast to %s"
+               % (list(v.shape), list(shape)))
     if v.shape == shape:
         return L.gb.device(v)
     if v.is_const:
@@ -195,6 +211,8 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     if a.dtype != b.dtype:
         L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
                % (type_name(a.dtype), type_name(b.dtype)))
+    if a.dtype == "bool":
+        L.fail("inputs are BOOL; ONNX's %s takes numbers" % L.node.op_type)
     try:
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
     except ValueError:
@@ -321,7 +339,7 @@ def _f32(x: float) -> int:
 
 def _axis(L: Lowering, axis: int, nd: int) -> int:
     a = axis + nd if axis < 0 else axis
-    if not 0 <= a < max(nd, 1):
+    if not 0 <= a < nd:
         L.fail("axis %d outside a %d-D input" % (axis, nd))
     return a
 
@@ -344,7 +362,7 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     L.need_float(x)
     nd = len(x.shape)
     if axes is not None:
-        ax = [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+        ax = L.ints_of(axes, "axes")
     else:
         ax = [int(a) for a in L.attr("axes", [])]
     if not ax:
@@ -386,7 +404,7 @@ def cast(L: Lowering, x: Value) -> list[Value]:
 
 
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
-    want = [int(d) for d in L.const_of(shape, "the target shape").reshape(-1)]
+    want = L.ints_of(shape, "the target shape")
     allowzero = int(L.attr("allowzero", 0))
     dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
             else d for i, d in enumerate(want)]
@@ -413,7 +431,7 @@ def flatten(L: Lowering, x: Value) -> list[Value]:
 
 def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
     if axes is not None:
-        return [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+        return L.ints_of(axes, "axes")
     a = L.attr("axes")
     return None if a is None else [int(v) for v in a]
 
@@ -455,8 +473,8 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
                % (perm, nd))
     shape = tuple(x.shape[p] for p in perm)
     if x.is_const:
-        return [Value(shape, x.dtype, const=np.ascontiguousarray(
-            x.const.transpose(perm)))]
+        # copy(), not ascontiguousarray(), which makes a scalar 1-D
+        return [Value(shape, x.dtype, const=x.const.transpose(perm).copy())]
     moved = [p for p in perm if x.shape[p] != 1]
     if moved == sorted(moved):
         return [x.with_shape(shape)]        # only size-1 dims move
@@ -501,8 +519,11 @@ def shape_of(L: Lowering, x: Value) -> list[Value]:
 def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
     d = L.const_of(data, "Gather's data")
     i = L.const_of(idx, "Gather's indices")
+    if idx.dtype not in ("int32", "int64"):
+        L.fail("indices are %s; ONNX's Gather takes INT32 or INT64 indices"
+               % type_name(idx.dtype))
     axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
-    n = d.shape[axis] if d.ndim else 0
+    n = d.shape[axis]
     if np.any((i < -n) | (i >= n)):
         L.fail("indices %s outside the %d elements of axis %d of the data "
                "(shape %s)" % (i.tolist(), n, axis, list(d.shape)))
