@@ -119,16 +119,12 @@ def _refuse_types(g, init_names: set) -> None:
             refuse("input", vi.name, onnx_type_name(code),
                    "davinci model inputs are %s (export the model with "
                    "inputs of one of them)" % type_list(DEVICE_DTYPES))
-    consts = [("initializer", t) for t in g.initializer] + \
-        [("Constant", _constant_value(n)) for n in g.node
+    consts = [("initializer", t.name, t) for t in g.initializer] + \
+        [("Constant", n.output[0], _constant_value(n)) for n in g.node
          if n.op_type == "Constant" and n.output]
-    for what, t in consts:
-        name = t.name if what == "initializer" else None
+    for what, name, t in consts:
         if t is None or t.data_type in ONNX_DTYPES:
             continue
-        name = name or next(n.output[0] for n in g.node
-                            if n.op_type == "Constant" and
-                            _constant_value(n) is t)
         if name in readers:
             refuse(what, name, onnx_type_name(t.data_type),
                    "davinci-atc converts %s tensors, and %s constants it "
