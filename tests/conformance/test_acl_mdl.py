@@ -140,6 +140,23 @@ def test_load_from_mem_and_query_size(acl_dev, tmp_path):
     assert acl.mdl.unload(model_id) == 0
 
 
+def test_model_without_inputs_runs(acl_dev):
+    """A graph of constants: no inputs, an empty input dataset."""
+    from .test_atc_ops import _constant_graph
+    m, k = _constant_graph()
+    arr = np.frombuffer(atc.convert(m), np.uint8).copy()
+    model_id, ret = acl.mdl.load_from_mem(acl.util.numpy_to_ptr(arr),
+                                          arr.nbytes)
+    assert ret == 0
+    r = Run(model_id)
+    assert acl.mdl.get_num_inputs(r.desc) == 0
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+    np.testing.assert_array_equal(r.get(0, (4,)), np.maximum(k, 0))
+    np.testing.assert_array_equal(r.get(1, (4,)), k)
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
 def test_dynamic_batch(acl_dev, tmp_path):
     m, ref = mlp(seed=4)
     path = _write(tmp_path, atc.convert(m, input_shape="x:-1,64",

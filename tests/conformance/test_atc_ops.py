@@ -48,6 +48,40 @@ def test_binary_with_broadcast(dev, op, fn, bshape):
     np.testing.assert_allclose(y, fn(a, b), rtol=1e-6)
 
 
+@pytest.mark.parametrize("op,fn", [("Max", np.maximum), ("Min", np.minimum)])
+@pytest.mark.parametrize("shapes", [[(3, 4)], [(3, 4)] * 3, [(3, 4)] * 4,
+                                    [(2, 3, 4), (4,), (2, 1, 1)],
+                                    [(4,), (3, 1), (1, 4)]])
+def test_variadic_max_and_min(dev, op, fn, shapes):
+    """ONNX's Max and Min take 1..N inputs, broadcasting together."""
+    xs = [_f(*s) for s in shapes]
+    names = ["x%d" % i for i in range(len(xs))]
+    want = xs[0]
+    for x in xs[1:]:
+        want = fn(want, x)
+    m = model([_node(op, names)], [(n, list(x.shape)) for n, x in
+                                   zip(names, xs)], [("y", list(want.shape))])
+    y, = _run(dev, m, *xs)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_variadic_max_with_a_constant(dev):
+    a, b, c = _f(2, 5), _f(2, 5), _f(5)
+    m = model([_node("Max", ["a", "c", "b"])], [("a", [2, 5]), ("b", [2, 5])],
+              [("y", [2, 5])], [("c", c)])
+    y, = _run(dev, m, a, b)
+    np.testing.assert_array_equal(y, np.maximum(np.maximum(a, c), b))
+
+
+def test_variadic_broadcast_the_device_cannot_do_is_refused(dev):
+    m = model([_node("Min", ["a", "b", "c"])],
+              [("a", [2, 3, 4]), ("b", [2, 3, 4]), ("c", [3, 1])],
+              [("y", [2, 3, 4])])
+    with pytest.raises(atc.ConversionError,
+                       match=r"Min node 'min0'.*\[3, 1\] to \[2, 3, 4\]"):
+        atc.convert(m)
+
+
 def test_binary_with_constant_operand(dev):
     a, c = _f(2, 6), _f(6)
     m = model([_node("Mul", ["a", "c"])], [("a", [2, 6])], [("y", [2, 6])],
@@ -128,6 +162,13 @@ def test_reduce_sum(dev, axes, keep):
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-5)
 
 
+def test_reduce_sum_of_a_scalar_is_the_scalar(dev):
+    x = np.array(-2.5, np.float32)
+    m = model([_node("ReduceSum", ["x"])], [("x", [])], [("y", [])])
+    y, = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x)
+
+
 def test_reduce_sum_over_leading_axis_is_refused(dev):
     m = model([_node("ReduceSum", ["x", "axes"])], [("x", [2, 3])],
               [("y", [3])], [("axes", np.array([0], np.int64))])
@@ -144,6 +185,32 @@ def test_cast_roundtrip(dev):
     y, = _run(dev, m, x)
     np.testing.assert_array_equal(
         y, np.maximum(x.astype(np.float16), 0).astype(np.float32))
+
+
+def test_bfloat16_constants(dev):
+    """A FLOAT constant cast to BFLOAT16 and a BFLOAT16 initializer reach
+    the device as bfloat16 (rounded to nearest even), not as float32
+    bytes; a constant cast to BFLOAT16 and back is rounded too."""
+    from davinci.ops import bfloat16_to_float32, float32_to_bfloat16
+    x, k, w = _f(2, 3), _f(3), _f(3)
+
+    def bf(a):
+        return bfloat16_to_float32(float32_to_bfloat16(a))
+    BF = TensorProto.BFLOAT16
+    w_init = helper.make_tensor("w", BF, [3], w.tolist())
+    m = model([_node("Cast", ["x"], ["xb"], to=BF),
+               helper.make_node("Cast", ["k"], ["kb"], name="castk", to=BF),
+               _node("Add", ["xb", "kb"], ["s"]),
+               _node("Mul", ["s", "w"], ["p"]),
+               helper.make_node("Cast", ["p"], ["y"], name="casty",
+                                to=TensorProto.FLOAT),
+               helper.make_node("Cast", ["kb"], ["k2"], name="castk2",
+                                to=TensorProto.FLOAT)],
+              [("x", [2, 3])], [("y", [2, 3]), ("k2", [3])], [("k", k)])
+    m.graph.initializer.append(w_init)
+    y, k2 = _run(dev, m, x)
+    np.testing.assert_array_equal(k2, bf(k))
+    np.testing.assert_array_equal(y, bf(bf(bf(x) + bf(k)) * bf(w)))
 
 
 def _special(*shape):
@@ -241,6 +308,16 @@ def test_transpose_that_moves_data_is_refused_elsewhere(dev, after, outs,
         atc.convert(m)
 
 
+def test_transpose_of_a_scalar_constant(dev):
+    x = _f(2)
+    m = model([_node("Transpose", ["k"], ["t"]),
+               helper.make_node("Transpose", ["t"], ["u"], name="t2"),
+               _node("Add", ["x", "u"])],
+              [("x", [2])], [("y", [2])], [("k", np.array(1.5, np.float32))])
+    y, = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x + np.float32(1.5))
+
+
 def test_transpose_of_three_dimensions_is_refused(dev):
     m = model([_node("Transpose", ["x"], perm=[2, 0, 1])], [("x", [2, 3, 4])],
               [("y", [4, 2, 3])])
@@ -304,8 +381,44 @@ def test_shape_arithmetic_is_folded(dev):
     np.testing.assert_array_equal(y, np.maximum(x.reshape(3, 8), 0))
 
 
+def test_dropout_is_identity_and_its_mask_all_true(dev):
+    """Inference Dropout (ratio and training_mode false given as inputs):
+    the output is the input, the mask, unused or cast to FLOAT, all true."""
+    x = _f(3, 4)
+    inits = [("ratio", np.array(0.3, np.float32)),
+             ("train", np.array(False))]
+    m = model([_node("Dropout", ["x", "ratio", "train"], ["d", "unused"]),
+               helper.make_node("Dropout", ["d"], ["y", "mask"],
+                                name="dropout1"),
+               helper.make_node("Cast", ["mask"], ["m"], name="cast0",
+                                to=TensorProto.FLOAT)],
+              [("x", [3, 4])], [("y", [3, 4]), ("m", [3, 4])], inits)
+    y, mask = _run(dev, m, x)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(mask, np.ones((3, 4), np.float32))
+
+
 def test_output_that_is_an_input_is_copied(dev):
     x = _f(4)
     m = model([_node("Identity", ["x"])], [("x", [4])], [("y", [4])])
     y, = _run(dev, m, x)
     np.testing.assert_array_equal(y, x)
+
+
+def _constant_graph():
+    """No inputs: a Constant, and a Relu of it, as the outputs."""
+    k = np.array([-1.5, 0.0, 2.0, np.inf], np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Constant", [], ["k"], name="k0",
+                          value=numpy_helper.from_array(k)),
+         _node("Relu", ["k"])], "consts", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("k", TensorProto.FLOAT, [4])])
+    return helper.make_model(g), k
+
+
+def test_graph_without_inputs_runs(dev):
+    m, k = _constant_graph()
+    y, kk = _run(dev, m)
+    np.testing.assert_array_equal(y, np.maximum(k, 0))
+    np.testing.assert_array_equal(kk, k)

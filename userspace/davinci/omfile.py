@@ -300,8 +300,9 @@ def _meta(blob: bytes) -> tuple[list[IoDesc], list[IoDesc], list[int], dict]:
     _check(batches == sorted(set(batches)), "batches must be increasing")
     ins, outs = meta.get("inputs"), meta.get("outputs")
     _check(isinstance(ins, list) and isinstance(outs, list)
-           and 0 < len(ins) <= MAX_IO and 0 < len(outs) <= MAX_IO,
-           "inputs and outputs must be non-empty lists")
+           and len(ins) <= MAX_IO and 0 < len(outs) <= MAX_IO,
+           "inputs must be a list (empty for a model of constants) and "
+           "outputs a non-empty one")
     dyn = bool(batches)
     inputs = [_io(v, "input %d" % i, dyn) for i, v in enumerate(ins)]
     outputs = [_io(v, "output %d" % i, dyn) for i, v in enumerate(outs)]

@@ -12,9 +12,11 @@ import numpy as np
 
 from .. import _uapi
 from .. import omfile as F
+from ..ops import bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["ConversionError", "Value", "Transposed", "Weights",
-           "GearBuilder", "DEVICE_DTYPES", "ITEMSIZE"]
+           "GearBuilder", "DEVICE_DTYPES", "ITEMSIZE", "ONNX_DTYPES",
+           "onnx_type_name", "type_name", "type_list", "host_values"]
 
 #: numpy dtype name -> DAVINCI_DTYPE_*
 DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
@@ -23,6 +25,46 @@ DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
                  "int32": _uapi.DAVINCI_DTYPE_INT32}
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 _ALIGN = 64
+
+#: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the
+#: device's types, and those of constants it folds at conversion time
+ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
+               7: "int64", 11: "float64", 9: "bool"}
+_ONNX_CODES = {name: code for code, name in ONNX_DTYPES.items()}
+
+
+def host_values(arr, dtype: str) -> np.ndarray:
+    """``arr`` as a constant of ``dtype`` is held on the host: in numpy's
+    type of that name, or, for bfloat16 (which numpy lacks), as the float32
+    values it holds (rounded to nearest even); Weights stores its bits."""
+    if dtype == "bfloat16":
+        return bfloat16_to_float32(float32_to_bfloat16(
+            np.asarray(arr, np.float32))).reshape(np.shape(arr))
+    return np.asarray(arr).astype(dtype, copy=False)
+
+
+def onnx_type_name(code: int) -> str:
+    """ONNX element type ``code`` as ONNX spells it (INT8, FLOAT8E4M3FN)."""
+    import onnx     # only a conversion, which reads ONNX, gets here
+    try:
+        return onnx.TensorProto.DataType.Name(code)
+    except ValueError:
+        return "element type %d (unknown to onnx %s)" % (code,
+                                                         onnx.__version__)
+
+
+def type_name(dtype: str) -> str:
+    """davinci-atc's ``dtype`` as ONNX spells it (float32 -> FLOAT), for
+    messages: the user's model speaks ONNX."""
+    code = _ONNX_CODES.get(dtype)
+    return dtype if code is None else onnx_type_name(code)
+
+
+def type_list(dtypes, last: str = "or") -> str:
+    """"FLOAT, FLOAT16 or INT32" for ``dtypes`` (davinci-atc's names)."""
+    names = [type_name(d) for d in dtypes]
+    return names[0] if len(names) == 1 else \
+        "%s %s %s" % (", ".join(names[:-1]), last, names[-1])
 
 
 class ConversionError(Exception):
@@ -103,7 +145,10 @@ class Weights:
         self._seen: dict[tuple[str, bytes], int] = {}
 
     def add(self, arr: np.ndarray, dtype: str) -> int:
-        """Index (in :attr:`tensors`) of the weight holding ``arr``."""
+        """Index (in :attr:`tensors`) of the weight holding ``arr``
+        (values as :func:`host_values` holds them)."""
+        if dtype == "bfloat16":
+            arr = float32_to_bfloat16(arr)
         raw = np.ascontiguousarray(arr).tobytes()
         key = (dtype, hashlib.sha256(raw).digest())
         if key in self._seen:
@@ -159,7 +204,7 @@ class GearBuilder:
         if dtype not in DEVICE_DTYPES:
             raise ConversionError(
                 "a %s constant cannot live on the device: davinci tensors "
-                "are float32, float16, bfloat16 or int32" % dtype)
+                "are %s" % (type_name(dtype), type_list(DEVICE_DTYPES)))
         w = self.weights.add(arr, dtype)
         if w not in self._weight_refs:
             self._weight_refs[w] = self._add(None)   # placeholder

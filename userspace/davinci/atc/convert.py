@@ -12,12 +12,17 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
-from .builder import ConversionError, GearBuilder, Value, Weights
-from .lower import (HANDLERS, ONNX_DTYPES, Lowering, check_inputs,
-                    supported_ops)
+from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
+                      GearBuilder, Value, Weights, host_values,
+                      onnx_type_name, type_list, type_name)
+from .lower import HANDLERS, Lowering, arity, check_inputs, supported_ops
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
+
+
+#: the largest dimension omfile.parse accepts in an input's or output's dims
+_MAX_DIM = 1 << 31
 
 
 def _onnx():
@@ -51,20 +56,82 @@ def parse_input_shape(text: str | None) -> dict[str, list[int]]:
 def _dims(vi) -> list:
     t = vi.type.tensor_type
     if not t.HasField("shape"):
-        return []
+        raise ConversionError(
+            "input %r has no shape in the model (not even its rank): give "
+            "it with --input_shape=%s:d0,d1,..." % (vi.name, vi.name))
     return [d.dim_value if d.HasField("dim_value") else -1
             for d in t.shape.dim]
 
 
-def _elem(vi, what: str) -> str:
-    code = vi.type.tensor_type.elem_type
-    name = ONNX_DTYPES.get(code)
-    if name not in ("float32", "float16", "bfloat16", "int32"):
+def _check_io_shape(what: str, name: str, dims) -> None:
+    """Refuse a shape a davinci model's input or output cannot have."""
+    if len(dims) > F.MAX_DIMS:
         raise ConversionError(
-            "%s %r has ONNX element type %d (%s): davinci inputs and outputs "
-            "are float32, float16, bfloat16 or int32" % (
-                what, vi.name, code, name or "unknown"))
-    return name
+            "%s %r has %d dimensions (shape %s): a davinci model's inputs "
+            "and outputs have at most %d" % (what, name, len(dims),
+                                             list(dims), F.MAX_DIMS))
+    if any(d > _MAX_DIM for d in dims):
+        raise ConversionError(
+            "%s %r has shape %s: a davinci model's dimensions are at most "
+            "%d" % (what, name, list(dims), _MAX_DIM))
+
+
+def _elem(vi) -> str:
+    """A graph input's dtype (one the device has: see _refuse_types)."""
+    return ONNX_DTYPES[vi.type.tensor_type.elem_type]
+
+
+def _node_name(node, idx: int) -> str:
+    return node.name or "#%d" % idx
+
+
+def _constant_value(node):
+    """The TensorProto of a Constant node's 'value' attribute, or None."""
+    return next((a.t for a in node.attribute if a.name == "value"), None)
+
+
+def _refuse_types(g, init_names: set) -> None:
+    """Refuse a graph input whose type the device has not, and an
+    initializer or Constant read by a node or the graph of a type
+    davinci-atc does not know (INT8, UINT8, FLOAT8E4M3FN, ...), naming the
+    tensor, the first node that reads it and its op."""
+    readers: dict[str, str] = {}
+    for idx, node in enumerate(g.node):
+        for name in node.input:
+            readers.setdefault(name, "read by %s node %r" % (
+                node.op_type, _node_name(node, idx)))
+    for vo in g.output:
+        readers.setdefault(vo.name, "graph output %r" % vo.name)
+
+    def refuse(what: str, name: str, type_: str, allowed: str) -> None:
+        raise ConversionError("%s %r is %s (%s): %s" % (
+            what, name, type_, readers.get(name, "read by no node"),
+            allowed))
+    for vi in g.input:
+        if vi.name in init_names:
+            continue
+        kind = vi.type.WhichOneof("value")
+        if kind != "tensor_type":
+            refuse("input", vi.name, "a %s, not a tensor" % kind,
+                   "davinci model inputs are tensors")
+        code = vi.type.tensor_type.elem_type
+        if ONNX_DTYPES.get(code) not in DEVICE_DTYPES:
+            refuse("input", vi.name, onnx_type_name(code),
+                   "davinci model inputs are %s (export the model with "
+                   "inputs of one of them)" % type_list(DEVICE_DTYPES))
+    consts = [("initializer", t.name, t) for t in g.initializer] + \
+        [("Constant", n.output[0], _constant_value(n)) for n in g.node
+         if n.op_type == "Constant" and n.output]
+    for what, name, t in consts:
+        if t is None or t.data_type in ONNX_DTYPES:
+            continue
+        if name in readers:
+            refuse(what, name, onnx_type_name(t.data_type),
+                   "davinci-atc converts %s tensors, and %s constants it "
+                   "folds at conversion time" % (
+                       type_list(DEVICE_DTYPES, "and"),
+                       type_list([d for d in ONNX_DTYPES.values()
+                                  if d not in DEVICE_DTYPES], "and")))
 
 
 def _attrs(onnx, node) -> dict:
@@ -78,8 +145,8 @@ def _attrs(onnx, node) -> dict:
 
 
 def _const(numpy_helper, tensor) -> Value:
-    arr = numpy_helper.to_array(tensor)
-    dtype = ONNX_DTYPES.get(tensor.data_type, str(arr.dtype))
+    dtype = ONNX_DTYPES[tensor.data_type]
+    arr = host_values(numpy_helper.to_array(tensor), dtype)
     return Value(tuple(arr.shape), dtype, const=arr)
 
 
@@ -106,16 +173,27 @@ def convert(model, input_shape: "str | dict | None" = None,
     shapes = input_shape if isinstance(input_shape, dict) \
         else parse_input_shape(input_shape)
     batches = _batches(dynamic_batch_size)
-    inits = {t.name: _const(numpy_helper, t) for t in g.initializer}
-    inputs = [vi for vi in g.input if vi.name not in inits]
+    init_names = {t.name for t in g.initializer}
+    _refuse_types(g, init_names)
+    # one of a type davinci-atc does not know is read by no node
+    inits = {t.name: _const(numpy_helper, t) for t in g.initializer
+             if t.data_type in ONNX_DTYPES}
+    inputs = [vi for vi in g.input if vi.name not in init_names]
     unknown = set(shapes) - {vi.name for vi in inputs}
     if unknown:
         raise ConversionError("--input_shape names %s, which the model does "
                               "not have as inputs (it has %s)"
                               % (sorted(unknown), [vi.name for vi in inputs]))
+    if not g.output:
+        raise ConversionError("the graph has no outputs: a davinci model "
+                              "returns at least one tensor")
+    if batches and not inputs:
+        raise ConversionError("--dynamic_batch_size needs an input with a "
+                              "batch dimension; this graph has no inputs")
     in_dims = []
     for vi in inputs:
-        dims = list(shapes.get(vi.name, _dims(vi)))
+        dims = list(shapes[vi.name] if vi.name in shapes else _dims(vi))
+        _check_io_shape("input", vi.name, dims)
         dyn = [i for i, d in enumerate(dims) if d < 0]
         if dyn and (dyn != [0] or not batches):
             raise ConversionError(
@@ -138,23 +216,11 @@ def convert(model, input_shape: "str | dict | None" = None,
         env = dict(inits)
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
             shape = [b if d < 0 else d for d in dims]
-            env[vi.name] = gb.io(F.KIND_INPUT, i, shape,
-                                 _elem(vi, "input"))
+            env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
         if batches:
             gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
-        _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
-        shapes_now = []
-        for j, vo in enumerate(g.output):
-            v = env.get(vo.name)
-            if v is None:
-                raise ConversionError("graph output %r is never produced"
-                                      % vo.name)
-            if v.dtype not in ("float32", "float16", "bfloat16", "int32"):
-                raise ConversionError("graph output %r is %s: davinci "
-                                      "outputs are float32, float16, bfloat16 "
-                                      "or int32" % (vo.name, v.dtype))
-            gb.make_output(v, j)
-            shapes_now.append((list(v.shape), v.dtype))
+        made_by = _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
+        shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
             out_shapes = shapes_now
         gears.append(gb)
@@ -164,12 +230,20 @@ def convert(model, input_shape: "str | dict | None" = None,
                     raise ConversionError(
                         "output shapes change beyond the batch dimension "
                         "between batch sizes (%s and %s)" % (s0, s))
-    return F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
+    data = F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
                                  weights, gears, input_format,
                                  {"producer": "davinci-atc",
                                   "soc_version": soc_version,
                                   "source": source,
                                   "opset": int(opset)}))
+    try:
+        F.parse(data)       # never hand out a model the loader refuses
+    except F.ModelFormatError as exc:
+        raise ConversionError(
+            "the model converts, but to a davinci model the loader would "
+            "refuse (%s): davinci-atc does not check this limit yet; please "
+            "report it" % exc) from None
+    return data
 
 
 def _batches(spec) -> list[int]:
@@ -188,11 +262,45 @@ def _batches(spec) -> list[int]:
     return sorted(vals)
 
 
+def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
+                  ) -> list[tuple[list[int], str]]:
+    """Write the graph's outputs; their (shape, dtype)."""
+    shapes = []
+    for j, vo in enumerate(g.output):
+        v = env.get(vo.name)
+        if v is None:
+            raise ConversionError("graph output %r is never produced"
+                                  % vo.name)
+        if v.dtype not in DEVICE_DTYPES:
+            raise ConversionError(
+                "graph output %r%s is %s: davinci model outputs are %s" % (
+                    vo.name, made_by.get(vo.name, ""), type_name(v.dtype),
+                    type_list(DEVICE_DTYPES)))
+        _check_io_shape("graph output", vo.name, v.shape)
+        gb.make_output(v, j)
+        shapes.append((list(v.shape), v.dtype))
+    return shapes
+
+
+def _output_role(onnx, node, j: int, name: str, opset: int) -> str:
+    """", the 'mask' output of Dropout node 'd'", as ONNX names output
+    ``j`` of ``node``'s op."""
+    try:
+        outs = onnx.defs.get_schema(node.op_type, opset, "").outputs
+        role = "the %r output" % outs[min(j, len(outs) - 1)].name
+    except onnx.defs.SchemaError:
+        role = "output %d" % j
+    return ", %s of %s node %r," % (role, node.op_type, name)
+
+
 def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
-                 opset: int) -> None:
+                 opset: int) -> dict[str, str]:
+    """Lower every node into ``gb``, its outputs into ``env``; returns, for
+    each value a node made, which output of which node it is."""
+    made_by: dict[str, str] = {}
     for idx, node in enumerate(g.node):
         attrs = _attrs(onnx, node)
-        name = node.name or "#%d" % idx
+        name = _node_name(node, idx)
         if node.domain not in ("", "ai.onnx"):
             raise ConversionError(
                 "node %r uses op %s of domain %r: davinci-atc converts the "
@@ -202,7 +310,9 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
             if t is None:
                 raise ConversionError("Constant node %r: only the 'value' "
                                       "form is supported" % name)
-            env[node.output[0]] = _const(numpy_helper, t)
+            # one of a type davinci-atc does not know is read by no node
+            if node.output and t.data_type in ONNX_DTYPES:
+                env[node.output[0]] = _const(numpy_helper, t)
             continue
         fn = HANDLERS.get(node.op_type)
         if fn is None:
@@ -211,26 +321,46 @@ def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
                 "davinci-atc converts %s" % (
                     node.op_type, name, idx, len(g.node),
                     ", ".join(supported_ops())))
-        args = []
-        for i in node.input:
-            if not i:
-                args.append(None)
-                continue
-            if i not in env:
-                raise ConversionError("%s node %r reads %r, which nothing "
-                                      "produced before it"
-                                      % (node.op_type, name, i))
-            args.append(env[i])
-        L = Lowering(gb, node, attrs, opset)
+        args = _node_inputs(node, name, env, arity(fn))
+        L = Lowering(gb, node, name, attrs, opset)
         check_inputs(L, args)
-        try:
-            outs = fn(L, *args)
-        except TypeError as exc:
-            raise ConversionError("%s node %r: unexpected inputs (%s)"
-                                  % (node.op_type, name, exc)) from None
-        for o, v in zip(node.output, outs):
-            if o:
-                env[o] = v
+        outs = fn(L, *args)
+        for j, o in enumerate(node.output):
+            if not o:
+                continue
+            if j >= len(outs):
+                L.fail("output %d (%r) is not supported: davinci-atc "
+                       "computes the first %d" % (j, o, len(outs)))
+            env[o] = outs[j]
+            made_by[o] = _output_role(onnx, node, j, name, opset)
+    return made_by
+
+
+def _node_inputs(node, name: str, env: dict,
+                 counts: "tuple[int, int | None]") -> list:
+    """The values ``node`` reads (None for an omitted optional input),
+    refused unless their count is one its handler takes (``counts``)."""
+    need, most = counts
+    n = len(node.input)
+    if n < need or (most is not None and n > most):
+        takes = ("%d" % need if most == need else
+                 "%d or more" % need if most is None else
+                 "%d to %d" % (need, most))
+        raise ConversionError("%s node %r has %d inputs: davinci-atc "
+                              "converts %s with %s inputs"
+                              % (node.op_type, name, n, node.op_type, takes))
+    args = []
+    for i, inp in enumerate(node.input):
+        if not inp and (i < need or most is None):
+            raise ConversionError("%s node %r: input %d is empty (omitted), "
+                                  "and %s needs it" % (node.op_type, name, i,
+                                                       node.op_type))
+        if inp and inp not in env:
+            raise ConversionError("%s node %r reads %r, which nothing "
+                                  "produced before it"
+                                  % (node.op_type, name, inp))
+        args.append(env[inp] if inp else None)
+    return args
 
 
 def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:
@@ -240,7 +370,7 @@ def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:
 
 def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
               gears, fmt: str, info: dict) -> F.OfflineModel:
-    ins = [_io_desc(vi.name, dims, _elem(vi, "input"), fmt)
+    ins = [_io_desc(vi.name, dims, _elem(vi), fmt)
            for vi, dims in zip(inputs, in_dims)]
     if batches:
         ins.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [1]))

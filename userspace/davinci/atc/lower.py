@@ -17,18 +17,19 @@ refused: no davinci op transposes exactly). Values known at conversion time
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import _uapi as U
-from ..ops import float32_to_bfloat16
-from .builder import (DEVICE_DTYPES, ITEMSIZE, ConversionError, GearBuilder,
-                      Transposed, Value)
+from .builder import (DEVICE_DTYPES, ITEMSIZE, ONNX_DTYPES, ConversionError,
+                      GearBuilder, Transposed, Value, host_values,
+                      onnx_type_name, type_list, type_name)
 
 __all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
-           "MAX_BROADCAST_OPS"]
+           "arity", "MAX_BROADCAST_OPS"]
 
 _FLOATS = ("float32", "float16", "bfloat16")
 
@@ -36,17 +37,17 @@ _FLOATS = ("float32", "float16", "bfloat16")
 @dataclass
 class Lowering:
     """One node (an onnx NodeProto) being lowered into ``gb``, with its
-    attributes and the model's opset."""
+    name in messages, its attributes and the model's opset."""
 
     gb: GearBuilder
     node: Any
+    name: str
     attrs: dict
     opset: int
 
     @property
     def where(self) -> str:
-        return "%s node %r" % (self.node.op_type,
-                               self.node.name or self.node.output[0])
+        return "%s node %r" % (self.node.op_type, self.name)
 
     def fail(self, msg: str) -> None:
         raise ConversionError("%s: %s" % (self.where, msg))
@@ -56,12 +57,19 @@ class Lowering:
 
     def need_float(self, v: Value, what: str = "input") -> None:
         if v.dtype not in _FLOATS:
-            self.fail("%s is %s; davinci runs this op on float32, float16 or "
-                      "bfloat16 (add a Cast before it)" % (what, v.dtype))
+            self.fail("%s is %s; davinci runs this op on %s (add a Cast "
+                      "before it)" % (what, type_name(v.dtype),
+                                      type_list(_FLOATS)))
 
-    def need_device(self, v: Value) -> None:
+    def need_device(self, v: Value, what: str = "an input") -> None:
         if v.dtype not in ITEMSIZE:
-            self.fail("%s tensors do not run on the device" % v.dtype)
+            self.fail("%s is %s, a type the device does not run (it runs %s)"
+                      % (what, type_name(v.dtype), type_list(ITEMSIZE)))
+
+    def device(self, v: Value, what: str = "an input") -> Value:
+        """``v`` as a device tensor (a constant becomes a weight)."""
+        self.need_device(v, what)
+        return self.gb.device(v)
 
     def const_of(self, v: Value | None, what: str) -> np.ndarray:
         if v is None or not v.is_const:
@@ -69,19 +77,18 @@ class Lowering:
                       "or a Constant), not computed by the graph" % what)
         return v.const
 
+    def ints_of(self, v: Value | None, what: str) -> list[int]:
+        """The integers of constant ``v`` (axes, a shape): ONNX gives them
+        as INT64."""
+        arr = self.const_of(v, what)
+        if v.dtype not in ("int32", "int64"):
+            self.fail("%s is %s; ONNX gives it as INT64" % (
+                what, type_name(v.dtype)))
+        return [int(a) for a in arr.reshape(-1)]
+
 
 def _numel(shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
-
-
-def _np_dtype(dtype: str):
-    return np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
-
-
-def _host(v: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bfloat16":
-        return float32_to_bfloat16(v.astype(np.float32))
-    return v.astype(dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -145,12 +152,19 @@ def _repeat_elements(L: Lowering, v: Value, out: Value) -> Value:
 
 def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     """``v`` repeated to ``shape`` as a device tensor, bit for bit."""
+    L.need_device(v)
+    try:
+        fits = tuple(np.broadcast_shapes(v.shape, shape)) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        L.fail("an operand of shape %s does not broadcast to %s"
+               % (list(v.shape), list(shape)))
     if v.shape == shape:
         return L.gb.device(v)
     if v.is_const:
         arr = np.broadcast_to(v.const, shape)
         return L.gb.weight(np.ascontiguousarray(arr), v.dtype)
-    L.need_device(v)
     padded = (1,) * (len(shape) - len(v.shape)) + v.shape
     out = L.gb.work(shape, v.dtype)
     if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
@@ -162,13 +176,14 @@ def broadcast(L: Lowering, v: Value, shape: tuple[int, ...]) -> Value:
     L.fail("broadcasting a computed %s tensor of shape %s to %s is not "
            "supported: only a block repeated along the leading dimensions "
            "or elements repeated along the trailing ones"
-           % (v.dtype, list(v.shape), list(shape)))
+           % (type_name(v.dtype), list(v.shape), list(shape)))
 
 
 def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
     """A work tensor of ``shape`` filled with ``value`` on the device (from
     a one-element weight, so the model stays small)."""
-    one = L.gb.weight(_host(np.array([value], np.float32), dtype), dtype)
+    one = L.gb.weight(host_values(np.array([value], np.float32), dtype),
+                      dtype)
     return _repeat_block(L, one, L.gb.work(shape, dtype))
 
 
@@ -181,6 +196,8 @@ _BINARY = {"Add": (U.DAVINCI_OP_ADD, np.add),
            "Div": (U.DAVINCI_OP_DIV, None),
            "Max": (U.DAVINCI_OP_MAX, np.maximum),
            "Min": (U.DAVINCI_OP_MIN, np.minimum)}
+#: ops of 1..N inputs (ONNX's variadic Max and Min)
+_VARIADIC = ("Max", "Min")
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -193,7 +210,9 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     opcode, fn = _BINARY[L.node.op_type]
     if a.dtype != b.dtype:
         L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
-               % (a.dtype, b.dtype))
+               % (type_name(a.dtype), type_name(b.dtype)))
+    if a.dtype == "bool":
+        L.fail("inputs are BOOL; ONNX's %s takes numbers" % L.node.op_type)
     try:
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
     except ValueError:
@@ -201,11 +220,20 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
                                                       list(b.shape)))
     if a.is_const and b.is_const:
         r = (fn or _div)(a.const, b.const)
-        return [Value(shape, a.dtype, const=np.asarray(r).astype(a.const.dtype))]
+        return [Value(shape, a.dtype, const=host_values(r, a.dtype))]
     L.need_device(a)
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
     return [L.gb.emit(opcode, a.dtype, out, x, y, count=_numel(shape))]
+
+
+def variadic(L: Lowering, first: Value, *rest: Value) -> list[Value]:
+    """Max or Min of any number of inputs: one is itself, more a chain of
+    the binary op (broadcasting is associative, so each step may)."""
+    out = first
+    for v in rest:
+        out, = binary(L, out, v)
+    return [out]
 
 
 def unary(L: Lowering, x: Value) -> list[Value]:
@@ -213,7 +241,7 @@ def unary(L: Lowering, x: Value) -> list[Value]:
         L.node.op_type]
     if opcode == U.DAVINCI_OP_EXP:
         L.need_float(x)
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(x.shape, x.dtype)
     return [L.gb.emit(opcode, x.dtype, out, x, count=x.size)]
 
@@ -226,7 +254,8 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     b, tb = _fold(L, b, tb)
     L.need_float(a, "A")
     if a.dtype != b.dtype:
-        L.fail("A is %s and B is %s" % (a.dtype, b.dtype))
+        L.fail("A is %s and B is %s" % (type_name(a.dtype),
+                                        type_name(b.dtype)))
     m, k = (a.shape[1], a.shape[0]) if ta else a.shape
     k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
     if k != k2:
@@ -234,8 +263,8 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     out = L.gb.work((m, n), a.dtype)
     flags = (U.DAVINCI_TASK_F_TRANS_A if ta else 0) | \
         (U.DAVINCI_TASK_F_TRANS_B if tb else 0)
-    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.gb.device(a),
-              L.gb.device(b), m=m, n=n, k=k, flags=flags)
+    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.device(a, "A"),
+              L.device(b, "B"), m=m, n=n, k=k, flags=flags)
     return out, m, n
 
 
@@ -276,8 +305,8 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
         L.fail("Gemm takes 2-D A and B, not %s and %s"
                % (list(a.shape), list(b.shape)))
     if alpha != 1.0 and b.is_const:
-        b = Value(b.shape, b.dtype, const=(b.const * alpha).astype(
-            b.const.dtype))
+        b = Value(b.shape, b.dtype, const=host_values(b.const * alpha,
+                                                      b.dtype))
         alpha = 1.0
     y, m, n = _matmul(L, a, b, ta, tb)
     if alpha != 1.0:
@@ -289,9 +318,12 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
                       count=m * n, imm=_f32(alpha))
     if c is None or beta == 0.0:
         return [y]
+    if c.dtype != y.dtype:
+        L.fail("A is %s and C is %s; ONNX needs one type (add a Cast)"
+               % (type_name(y.dtype), type_name(c.dtype)))
     if c.is_const and beta != 1.0:
-        c = Value(c.shape, c.dtype, const=(c.const * beta).astype(
-            c.const.dtype))
+        c = Value(c.shape, c.dtype, const=host_values(c.const * beta,
+                                                      c.dtype))
         beta = 1.0
     cb = broadcast(L, c, (m, n))
     out = L.gb.work((m, n), y.dtype)
@@ -307,7 +339,7 @@ def _f32(x: float) -> int:
 
 def _axis(L: Lowering, axis: int, nd: int) -> int:
     a = axis + nd if axis < 0 else axis
-    if not 0 <= a < max(nd, 1):
+    if not 0 <= a < nd:
         L.fail("axis %d outside a %d-D input" % (axis, nd))
     return a
 
@@ -320,7 +352,7 @@ def softmax(L: Lowering, x: Value) -> list[Value]:
         L.fail("softmax over axis %d of shape %s: davinci's SOFTMAX runs over "
                "the last axis" % (axis, list(x.shape)))
     m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(x.shape, x.dtype)
     return [L.gb.emit(U.DAVINCI_OP_SOFTMAX, x.dtype, out, x, m=m, n=n)]
 
@@ -330,7 +362,7 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     L.need_float(x)
     nd = len(x.shape)
     if axes is not None:
-        ax = [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+        ax = L.ints_of(axes, "axes")
     else:
         ax = [int(a) for a in L.attr("axes", [])]
     if not ax:
@@ -338,6 +370,8 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
             return [x]
         ax = list(range(nd))
     norm = sorted({_axis(L, a, nd) for a in ax})
+    if not norm:                        # a scalar: nothing to reduce
+        return [x]
     r = norm[0]
     if norm != list(range(r, nd)):
         L.fail("ReduceSum over axes %s: davinci reduces trailing axes only "
@@ -345,27 +379,23 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     keep = bool(L.attr("keepdims", 1))
     shape = x.shape[:r] + ((1,) * (nd - r) if keep else ())
     m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
-    x = L.gb.device(x)
+    x = L.device(x)
     out = L.gb.work(shape or (1,), x.dtype)
     L.gb.emit(U.DAVINCI_OP_REDUCE_SUM, x.dtype, out, x, m=m, n=n)
     return [out.with_shape(shape)]
 
 
-#: ONNX TensorProto element types davinci-atc knows
-ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
-               7: "int64", 11: "float64", 9: "bool"}
-
-
 def cast(L: Lowering, x: Value) -> list[Value]:
-    to = ONNX_DTYPES.get(int(L.attr("to", 1)))
+    code = int(L.attr("to", 1))
+    to = ONNX_DTYPES.get(code)
     if to is None:
-        L.fail("cast to ONNX type %s is not supported" % L.attr("to"))
+        L.fail("cast to %s is not supported: davinci-atc casts to %s"
+               % (onnx_type_name(code), type_list(ONNX_DTYPES.values())))
     if x.is_const:
-        return [Value(x.shape, to, const=x.const.astype(
-            np.float32 if to == "bfloat16" else to))]
+        return [Value(x.shape, to, const=host_values(x.const, to))]
     if to not in ITEMSIZE:
-        L.fail("cast to %s: davinci tensors are float32, float16, bfloat16 "
-               "or int32" % to)
+        L.fail("cast of a computed tensor to %s: davinci tensors are %s"
+               % (type_name(to), type_list(ITEMSIZE)))
     if to == x.dtype:
         return [x]
     out = L.gb.work(x.shape, to)
@@ -374,12 +404,13 @@ def cast(L: Lowering, x: Value) -> list[Value]:
 
 
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
-    want = [int(d) for d in L.const_of(shape, "the target shape").reshape(-1)]
+    want = L.ints_of(shape, "the target shape")
     allowzero = int(L.attr("allowzero", 0))
     dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
             else d for i, d in enumerate(want)]
-    if dims.count(-1) > 1:
-        L.fail("more than one -1 in shape %s" % want)
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        L.fail("shape %s: one -1 at most, and no other negative dimension"
+               % want)
     if -1 in dims:
         known = _numel([d for d in dims if d != -1])
         dims[dims.index(-1)] = x.size // known if known else 0
@@ -389,14 +420,18 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
 
 
 def flatten(L: Lowering, x: Value) -> list[Value]:
+    nd = len(x.shape)
     axis = int(L.attr("axis", 1))
-    axis = axis + len(x.shape) if axis < 0 else axis
+    if not -nd <= axis <= nd:
+        L.fail("axis %d outside -%d..%d (the input is %d-D)"
+               % (axis, nd, nd, nd))
+    axis = axis + nd if axis < 0 else axis
     return [x.with_shape((_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
 
 
 def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
     if axes is not None:
-        return [int(a) for a in L.const_of(axes, "axes").reshape(-1)]
+        return L.ints_of(axes, "axes")
     a = L.attr("axes")
     return None if a is None else [int(v) for v in a]
 
@@ -406,6 +441,10 @@ def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
     nd = len(x.shape)
     drop = {i for i, d in enumerate(x.shape) if d == 1} if ax is None \
         else {_axis(L, a, nd) for a in ax}
+    wide = sorted(i for i in drop if x.shape[i] != 1)
+    if wide:
+        L.fail("axes %s of shape %s are not of size 1" % (wide,
+                                                          list(x.shape)))
     return [x.with_shape([d for i, d in enumerate(x.shape) if i not in drop])]
 
 
@@ -413,8 +452,11 @@ def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
               ) -> list[Value]:
     ax = _axes_arg(L, axes) or []
     nd = len(x.shape) + len(ax)
+    norm = sorted(_axis(L, a, nd) for a in ax)
+    if len(set(norm)) != len(norm):
+        L.fail("axes %s name one output axis twice" % ax)
     shape = list(x.shape)
-    for a in sorted(_axis(L, a, nd) for a in ax):
+    for a in norm:
         shape.insert(a, 1)
     return [x.with_shape(shape)]
 
@@ -431,8 +473,8 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
                % (perm, nd))
     shape = tuple(x.shape[p] for p in perm)
     if x.is_const:
-        return [Value(shape, x.dtype, const=np.ascontiguousarray(
-            x.const.transpose(perm)))]
+        # copy(), not ascontiguousarray(), which makes a scalar 1-D
+        return [Value(shape, x.dtype, const=x.const.transpose(perm).copy())]
     moved = [p for p in perm if x.shape[p] != 1]
     if moved == sorted(moved):
         return [x.with_shape(shape)]        # only size-1 dims move
@@ -447,8 +489,24 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
                   transposed=Transposed(r, c, L.where))]
 
 
-def identity(L: Lowering, x: Value, *rest) -> list[Value]:
+def identity(L: Lowering, x: Value) -> list[Value]:
     return [x]
+
+
+def dropout(L: Lowering, x: Value, ratio: Value | None = None,
+            training_mode: Value | None = None) -> list[Value]:
+    """Inference: the output is the input and the mask, when the node has
+    one, all true (a constant). Training mode drops at random: refused."""
+    if training_mode is not None and \
+            np.any(L.const_of(training_mode, "training_mode")):
+        r = 0.5 if ratio is None else L.const_of(ratio, "ratio")
+        if np.any(r != 0):
+            L.fail("training_mode is true, so it drops elements at random: "
+                   "davinci-atc converts inference models (export the "
+                   "model after model.eval())")
+    if len(L.node.output) < 2 or not L.node.output[1]:
+        return [x]
+    return [x, Value(x.shape, "bool", const=np.ones(x.shape, np.bool_))]
 
 
 def shape_of(L: Lowering, x: Value) -> list[Value]:
@@ -461,23 +519,45 @@ def shape_of(L: Lowering, x: Value) -> list[Value]:
 def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
     d = L.const_of(data, "Gather's data")
     i = L.const_of(idx, "Gather's indices")
-    r = np.take(d, i, axis=int(L.attr("axis", 0)))
+    if idx.dtype not in ("int32", "int64"):
+        L.fail("indices are %s; ONNX's Gather takes INT32 or INT64 indices"
+               % type_name(idx.dtype))
+    axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
+    n = d.shape[axis]
+    if np.any((i < -n) | (i >= n)):
+        L.fail("indices %s outside the %d elements of axis %d of the data "
+               "(shape %s)" % (i.tolist(), n, axis, list(d.shape)))
+    r = np.take(d, i, axis=axis)
     return [Value(r.shape, data.dtype, const=r)]
 
 
-def concat(L: Lowering, *vals: Value) -> list[Value]:
+def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
+    vals = (first,) + rest
     arrs = [L.const_of(v, "each Concat input") for v in vals]
-    r = np.concatenate(arrs, axis=int(L.attr("axis", 0)))
+    if len({v.dtype for v in vals}) > 1:
+        L.fail("inputs are %s; ONNX needs one type (add a Cast)"
+               % type_list(sorted({v.dtype for v in vals}), "and"))
+    if first.const.ndim == 0:
+        L.fail("its inputs are scalars: Concat joins tensors of rank 1 or "
+               "more")
+    axis = _axis(L, int(L.attr("axis", 0)), first.const.ndim)
+    if any(a.ndim != first.const.ndim or
+           a.shape[:axis] + a.shape[axis + 1:] !=
+           first.const.shape[:axis] + first.const.shape[axis + 1:]
+           for a in arrs):
+        L.fail("input shapes %s differ beyond axis %d"
+               % ([list(a.shape) for a in arrs], axis))
+    r = np.concatenate(arrs, axis=axis)
     return [Value(r.shape, vals[0].dtype, const=r)]
 
 
 HANDLERS: dict[str, Callable[..., list[Value]]] = {
-    **{op: binary for op in _BINARY},
+    **{op: variadic if op in _VARIADIC else binary for op in _BINARY},
     "Relu": unary, "Exp": unary, "MatMul": matmul, "Gemm": gemm,
     "Softmax": softmax, "ReduceSum": reduce_sum, "Cast": cast,
     "Reshape": reshape, "Flatten": flatten, "Squeeze": squeeze,
     "Unsqueeze": unsqueeze, "Transpose": transpose, "Identity": identity,
-    "Dropout": identity, "Shape": shape_of, "Gather": gather,
+    "Dropout": dropout, "Shape": shape_of, "Gather": gather,
     "Concat": concat,
 }
 
@@ -498,6 +578,18 @@ def check_inputs(L: Lowering, args) -> None:
         if v is not None and v.transposed is not None:
             raise ConversionError(v.transposed.refusal(
                 "%s reads it" % L.where))
+
+
+def arity(fn: Callable[..., list[Value]]) -> tuple[int, "int | None"]:
+    """(inputs required, most inputs; None: any number) of handler ``fn``,
+    read from its signature: parameters after the Lowering without a
+    default are required, those with one optional, ``*rest`` any number."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    required = sum(1 for p in params if p.kind is p.POSITIONAL_OR_KEYWORD
+                   and p.default is p.empty)
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return required, None
+    return required, len(params)
 
 
 def supported_ops() -> list[str]:
