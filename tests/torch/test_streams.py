@@ -15,6 +15,21 @@ def test_current_and_default_stream(npu):
     assert torch.npu.current_stream() == d
 
 
+def test_with_stream_makes_it_current(npu):
+    """A torch.npu.Stream is a torch.Stream: ``with s:`` makes it current
+    (torch.Stream's own would ask the guard, which keeps no current
+    stream)."""
+    s = torch.npu.Stream()
+    d = torch.npu.current_stream()
+    with s:
+        assert torch.npu.current_stream() == s
+        with torch.npu.stream(d):
+            assert torch.npu.current_stream() == d
+        assert torch.npu.current_stream() == s
+    assert torch.npu.current_stream() == d
+    assert isinstance(s, torch.Stream) and s.device == torch.device("npu:0")
+
+
 def test_ops_queue_on_the_current_stream(npu):
     s = torch.npu.Stream()
     a = torch.randn(4096).npu()

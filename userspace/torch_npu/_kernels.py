@@ -24,7 +24,7 @@ from torch.utils._pytree import tree_map
 from davinci import _uapi
 from davinci.trace.spans import active_recorder
 
-from . import _devices, _ext, _tracing
+from . import _devices, _ext, _tracing, memory, streams
 from . import _device_ops as D
 
 aten = torch.ops.aten
@@ -801,10 +801,11 @@ for _op, _base in ((aten.addcmul_.default, "_foreach_addcmul_"),
                   "PrivateUse1")
 
 
-def _record_stream(t: torch.Tensor, s) -> None:
-    """Not tracked: a block is reused on the stream that allocated it; a
-    tensor freed while another stream still reads it needs that stream
-    synchronised first (README)."""
+def _record_stream(t: torch.Tensor, s: torch.Stream) -> None:
+    """``t``'s memory, once freed, is not reused until ``s`` has run past
+    what it had queued then (memory.py). PyTorch hands ``s`` over as a
+    plain torch.Stream (device type, index, id)."""
+    memory.record_stream(t, streams.from_torch_stream(s))
 
 
 _lib.impl("record_stream", _record_stream, "PrivateUse1")

@@ -9,6 +9,14 @@ next request of that size on that stream, so reuse is ordered by the
 stream without waiting. ``empty_cache()`` returns pooled blocks to the
 device. Sizes round up to 512 bytes below 1 MiB and to 64 KiB above.
 
+Other streams that use a block are tracked as CUDA's caching allocator
+does: ``tensor.record_stream(s)`` adds ``s`` to the block's stream uses;
+when the block is freed, a davinci event is recorded on each of them, and
+the block joins its pool only once every one of those streams has run past
+its event (queried at the next allocation, not waited for), so work still
+queued there never reads a tensor that reused the memory.
+``empty_cache()`` waits for those events first.
+
 When the device is full the allocator empties its cache and retries once;
 then it raises ``torch.OutOfMemoryError`` naming the requested, free and
 total bytes, with nothing changed.
@@ -17,8 +25,8 @@ total bytes, with nothing changed.
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
 
 import torch
 
@@ -46,6 +54,37 @@ class _Block:
     stream: int
     #: the first byte in this process's mapping (tensors' data pointer)
     address: int
+    #: streams other than ``stream`` that used it (record_stream)
+    stream_uses: set = field(default_factory=set)
+    #: free marks of its stream uses not passed yet (while freed)
+    marks_pending: int = 0
+
+
+@dataclass
+class _FreeMark:
+    """Where a stream that used a freed block was when the block was freed:
+    an event recorded there, the record being task ``seq`` of the stream."""
+    stream: "streams.Stream"
+    event: davinci.Event
+    seq: int
+
+    def passed(self) -> bool:
+        """The stream has run past the mark: its event completed, or the
+        record task ended otherwise (a failed stream aborts its tasks, and
+        an aborted record completes no event; nothing before it runs)."""
+        try:
+            return self.event.is_complete() or \
+                self.stream.davinci_stream.query().completed_seq >= self.seq
+        except (davinci.InvalidHandleError, davinci.DeviceLostError):
+            return True         # the stream is gone: it runs nothing more
+
+    def wait(self) -> None:
+        """Wait on the host until the stream has run past the mark."""
+        try:
+            self.stream.davinci_stream.wait(self.seq)
+        except (davinci.InvalidHandleError, davinci.DeviceLostError,
+                davinci.TaskFailedError):
+            pass    # gone or failed: what it queued up to here has ended
 
 
 class DeviceAllocator:
@@ -57,6 +96,13 @@ class DeviceAllocator:
         self._active: dict[int, _Block] = {}
         self._pool: dict[tuple[int, int], list[_Block]] = defaultdict(list)
         self.stats = defaultdict(int)
+        # freed blocks waiting for their streams, per stream in the order
+        # freed (a stream passes its marks in that order); reentrant: the
+        # garbage collector may free a tensor while it is held
+        self._marks: dict["streams.Stream", deque[tuple[_FreeMark, _Block]]] \
+            = {}
+        self._marks_lock = threading.RLock()
+        self._idle_events: list[davinci.Event] = []
 
     # -- allocation -----------------------------------------------------------
     def malloc(self, nbytes: int) -> "int | str":
@@ -64,6 +110,8 @@ class DeviceAllocator:
         message (the C++ side raises torch.OutOfMemoryError with it)."""
         size = round_size(nbytes)
         stream = streams.current_stream(self.index).npu_stream
+        if self._marks:
+            self._reclaim()
         with self._lock:
             free = self._pool.get((stream, size))
             if free:                    # the common case: a cached block
@@ -113,17 +161,84 @@ class DeviceAllocator:
                    e))
 
     def free(self, address: int) -> None:
-        """Return the block at ``address`` to its stream's pool."""
+        """Return the block at ``address`` to its stream's pool, once the
+        other streams that used it have run past this point."""
         with self._lock:
             block = self._active.pop(address, None)
             if block is None:
                 return
-            self._pool[(block.stream, block.size)].append(block)
             self.stats["allocated"] -= block.size
             self.stats["free_count"] += 1
+            uses, block.stream_uses = block.stream_uses, set()
+            if not uses:
+                self._pool[(block.stream, block.size)].append(block)
+                return
+        # recorded without the allocator's lock: a record takes the
+        # stream's lock, under which the garbage collector may free a tensor
+        marks = [m for m in map(self._mark, uses) if m is not None]
+        with self._marks_lock:
+            block.marks_pending = len(marks)
+            for m in marks:
+                self._marks.setdefault(m.stream, deque()).append((m, block))
+        if not marks:
+            self._pool_put(block)
+
+    def record_stream(self, address: int, s: "streams.Stream") -> None:
+        """The block at ``address`` is used by ``s`` too: when freed, it is
+        not reused until ``s`` has run past what it had queued then."""
+        with self._lock:
+            block = self.block(address)
+            if s.npu_stream != block.stream:
+                block.stream_uses.add(s)
+
+    def _mark(self, s: "streams.Stream") -> "_FreeMark | None":
+        """Record a free mark on ``s`` (None: ``s`` was destroyed or its
+        device lost, so it runs nothing more)."""
+        # taken under the lock that empty_cache destroys idle events under
+        with self._marks_lock:
+            event = self._idle_events.pop() if self._idle_events else None
+        if event is None:
+            event = _devices.context(self.index).event(timing=False)
+        try:
+            seq = s.davinci_stream.record(event)
+        except (davinci.InvalidHandleError, davinci.DeviceLostError):
+            with self._marks_lock:
+                self._idle_events.append(event)
+            return None
+        return _FreeMark(s, event, seq)
+
+    def _pool_put(self, block: _Block) -> None:
+        with self._lock:
+            self._pool[(block.stream, block.size)].append(block)
+
+    def _reclaim(self) -> None:
+        """Pool the freed blocks whose streams have run past their marks
+        (CUDA's process_events: per stream, up to the first mark not
+        passed)."""
+        with self._marks_lock:
+            for s, queue in list(self._marks.items()):
+                while queue and queue[0][0].passed():
+                    mark, block = queue.popleft()
+                    self._idle_events.append(mark.event)
+                    block.marks_pending -= 1
+                    if not block.marks_pending:
+                        self._pool_put(block)
+                if not queue:
+                    del self._marks[s]
+
+    def _wait_marks(self) -> None:
+        """Wait until every freed block's streams ran past their marks, and
+        pool those blocks."""
+        with self._marks_lock:
+            marks = [m for queue in self._marks.values() for m, _ in queue]
+        for m in marks:         # unlocked: frees go on meanwhile
+            m.wait()
+        self._reclaim()
 
     def empty_cache(self) -> None:
-        """Give every pooled (unused) block back to the device."""
+        """Give every pooled (unused) block back to the device; freed blocks
+        other streams may still read are waited for first."""
+        self._wait_marks()
         with self._lock:
             blocks = [b for free in self._pool.values() for b in free]
             self._pool.clear()
@@ -133,6 +248,10 @@ class DeviceAllocator:
         for b in blocks:
             if not b.buffer.freed:
                 b.buffer.free()
+        with self._marks_lock:
+            for event in self._idle_events:
+                event.destroy()
+            self._idle_events.clear()
 
     def block(self, address: int) -> _Block:
         """The live block whose first byte is at ``address``."""
@@ -171,6 +290,21 @@ def free_hook(address: int) -> None:
     """What the C++ allocator's deleter calls."""
     for a in list(_allocators.values()):
         a.free(address)
+
+
+def record_stream(t: torch.Tensor, s: "streams.Stream") -> None:
+    """``Tensor.record_stream``: ``t``'s block, when freed, is not reused
+    until ``s`` has run past what it had queued at the free."""
+    address = t.untyped_storage().data_ptr()
+    if not address:
+        return                  # no memory (no elements)
+    index = t.get_device()
+    if s.device_index != index:
+        raise RuntimeError(
+            "record_stream: the tensor is on npu:%d and the stream on "
+            "npu:%d; a stream only reads its own device's memory, so "
+            "record a stream of npu:%d" % (index, s.device_index, index))
+    allocator(index).record_stream(address, s)
 
 
 def device_buffer(t: torch.Tensor) -> tuple[davinci.Buffer, int]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Iterator
 
 import torch
@@ -53,23 +54,46 @@ def _davinci_priority(priority: int) -> int:
     return 0 if priority <= 0 else min(int(priority), 7)
 
 
-class Stream:
+# c10::DeviceType::PrivateUse1: the device type of the c10::Stream PyTorch
+# packs a torch.npu.Stream into (torch.Stream's ``device_type``)
+_PRIVATEUSE1 = 20
+# c10::Stream::DEFAULT: the id the C++ guard (csrc/npu.cpp) reports for every
+# device's stream, which is the default stream
+_DEFAULT_ID = 0
+#: (device index, stream id) -> the stream, for torch.Streams that PyTorch
+#: hands back (record_stream's argument); davinci stream ids start at 1 and
+#: are never reused in a context, so an id names one stream
+_by_id: "weakref.WeakValueDictionary[tuple[int, int], Stream]" = \
+    weakref.WeakValueDictionary()
+
+
+class Stream(torch.Stream):
     """An npu stream: one davinci stream of the device's context.
 
     ``Stream(device=None, priority=0)``; use ``with torch.npu.stream(s):``
-    to make it current.
+    (or ``with s:``) to make it current. It is a ``torch.Stream`` (device
+    type npu, ``stream_id`` the davinci stream id, 0 for the default
+    stream), so PyTorch's APIs that take a stream, such as
+    ``Tensor.record_stream``, accept it.
     """
 
-    def __init__(self, device=None, priority: int = 0):
-        self.device_index = device_index(device)
-        self.priority = int(priority)
-        ctx = _devices.context(self.device_index)
-        #: the davinci.Stream tasks are queued on
-        self.davinci_stream = ctx.stream(_davinci_priority(priority))
+    def __new__(cls, device=None, priority: int = 0):
+        return cls._create(device_index(device), int(priority), False)
 
-    @property
-    def device(self) -> torch.device:
-        return torch.device("npu", self.device_index)
+    @classmethod
+    def _create(cls, index: int, priority: int, default: bool) -> "Stream":
+        ctx = _devices.context(index)
+        davinci_stream = ctx.stream(_davinci_priority(priority))
+        c10_id = _DEFAULT_ID if default else davinci_stream.stream_id
+        self = super().__new__(cls, stream_id=c10_id, device_index=index,
+                               device_type=_PRIVATEUSE1)
+        self.priority = priority
+        #: the davinci.Stream tasks are queued on
+        self.davinci_stream = davinci_stream
+        #: what ``with self:`` made current before, innermost last
+        self._entered: list["Stream | None"] = []
+        _by_id[(index, c10_id)] = self
+        return self
 
     @property
     def npu_stream(self) -> int:
@@ -99,16 +123,39 @@ class Stream:
         event.record(self)
         return event
 
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Stream) and \
-            other.davinci_stream is self.davinci_stream
+    # torch.Stream's own would ask the C++ guard, which keeps no current
+    # stream: the block would run on the stream that was current before
+    def __enter__(self) -> "Stream":
+        self._entered.append(_current.get(self.device_index))
+        _current[self.device_index] = self
+        return self
 
-    def __hash__(self) -> int:
-        return hash((self.device_index, self.npu_stream))
+    def __exit__(self, *exc) -> None:
+        _restore(self.device_index, self._entered.pop())
 
     def __repr__(self) -> str:
         return "<torch_npu.Stream device=npu:%d npu_stream=%d priority=%d>" \
             % (self.device_index, self.npu_stream, self.priority)
+
+
+def from_torch_stream(s: torch.Stream) -> Stream:
+    """The torch.npu.Stream that ``s`` (a torch.Stream PyTorch handed
+    back, such as record_stream's argument) stands for."""
+    if isinstance(s, Stream):
+        return s
+    if not isinstance(s, torch.Stream) or s.device_type != _PRIVATEUSE1:
+        raise RuntimeError("expected a stream of an npu device, got %r: use "
+                           "torch.npu.Stream() or torch.npu.current_stream()"
+                           % (s,))
+    if s.stream_id == _DEFAULT_ID:
+        return default_stream(s.device_index)
+    found = _by_id.get((s.device_index, s.stream_id))
+    if found is None:
+        raise RuntimeError(
+            "npu:%d has no torch.npu.Stream with stream_id %d: it was "
+            "garbage collected, or the id was not made by torch.npu.Stream"
+            % (s.device_index, s.stream_id))
+    return found
 
 
 def default_stream(device=None) -> Stream:
@@ -119,7 +166,7 @@ def default_stream(device=None) -> Stream:
         with _lock:
             s = _default.get(index)
             if s is None:
-                s = _default[index] = Stream(index)
+                s = _default[index] = Stream._create(index, 0, True)
     return s
 
 
@@ -149,10 +196,16 @@ def stream(s: "Stream | None") -> Iterator["Stream | None"]:
     try:
         yield s
     finally:
-        if before is None:
-            _current.pop(s.device_index, None)
-        else:
-            _current[s.device_index] = before
+        _restore(s.device_index, before)
+
+
+def _restore(index: int, before: "Stream | None") -> None:
+    """Make ``before`` current again on device ``index`` (None: the
+    default stream)."""
+    if before is None:
+        _current.pop(index, None)
+    else:
+        _current[index] = before
 
 
 def synchronize(device=None) -> None:
