@@ -25,7 +25,7 @@ FUZZ_SECONDS ?= 60
 # clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
 SOAK_CLIENTS ?= 10000
 
-.PHONY: all core deps deps-vm install-py demo kmod checkpatch test test-core test-fuzz test-py \
+.PHONY: all core deps deps-vm install-py demo kmod checkpatch gen-ops test test-core test-fuzz test-py \
 	test-fuse vm-test test-digests bench bench-vm clean test-debug-kernel vm-test-debug-cached \
 	trace-png
 
@@ -162,6 +162,11 @@ kmod:
 
 checkpatch:
 	$(MAKE) -C kmod checkpatch-all
+
+# The op tables from the op schema, kmod/core/ops.toml (tests/abi checks
+# that they agree with it).
+gen-ops:
+	python3 scripts/gen_ops.py
 
 # arm64 (scripts/arm64-test.sh): the core's C suite and op digest workload
 # cross-built and run under qemu-aarch64-static; davinci.ko cross-built for

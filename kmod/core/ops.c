@@ -199,19 +199,21 @@ u32 dv_op_misaligned(const struct davinci_task *task)
  * dv_op_units() - work units of a compute task
  * @task: a validated task
  *
- * Return: elements for elementwise ops and CAST, rows of dst for MATMUL,
- * SOFTMAX, LOG_SOFTMAX and REDUCE_SUM.
+ * Return: elements for elementwise ops and CAST, rows of dst for the
+ * MATMUL, ROWS and REDUCE shapes (MATMUL, SOFTMAX, LOG_SOFTMAX,
+ * REDUCE_SUM).
  */
 u64 dv_op_units(const struct davinci_task *task)
 {
-	switch (task->opcode) {
-	case DAVINCI_OP_MATMUL:
-	case DAVINCI_OP_SOFTMAX:
-	case DAVINCI_OP_LOG_SOFTMAX:
-	case DAVINCI_OP_REDUCE_SUM:
+	if (!dv_op_is_compute(task->opcode))
+		return 0;
+	switch (dv_opcodes[task->opcode].shape) {
+	case DV_SHAPE_MATMUL:
+	case DV_SHAPE_ROWS:
+	case DV_SHAPE_REDUCE:
 		return task->m;
 	default:
-		return dv_op_is_compute(task->opcode) ? task->count : 0;
+		return task->count;
 	}
 }
 
@@ -220,16 +222,17 @@ u64 dv_op_units(const struct davinci_task *task)
  * @task: a validated task
  *
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
- * for MATMUL, at least 32 rows when they are worth <= 512 MFLOP, a
- * multiple of 8 rows and at least 8; rows worth ~64K
- * elements for SOFTMAX, LOG_SOFTMAX and REDUCE_SUM. Always >= 1.
+ * for the MATMUL shape, at least 32 rows when they are worth <= 512
+ * MFLOP, a multiple of 8 rows and at least 8; rows worth ~64K elements
+ * for the ROWS and REDUCE shapes. Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task)
 {
 	u64 per_row, rows;
 
-	switch (task->opcode) {
-	case DAVINCI_OP_MATMUL:
+	switch (dv_op_is_compute(task->opcode) ?
+		dv_opcodes[task->opcode].shape : DV_SHAPE_NONE) {
+	case DV_SHAPE_MATMUL:
 		per_row = 2ULL * (task->n ? task->n : 1) *
 			  (task->k ? task->k : 1);
 		rows = DV_OP_MM_CHUNK_FLOP / per_row;
@@ -240,9 +243,8 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 			       DV_OP_MM_CHUNK_MIN_ROWS;
 		rows -= rows % DV_OP_MM_CHUNK_ROWS;
 		return rows ? rows : DV_OP_MM_CHUNK_ROWS;
-	case DAVINCI_OP_SOFTMAX:
-	case DAVINCI_OP_LOG_SOFTMAX:
-	case DAVINCI_OP_REDUCE_SUM:
+	case DV_SHAPE_ROWS:
+	case DV_SHAPE_REDUCE:
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
 		return rows ? rows : 1;
@@ -272,5 +274,8 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 		end = units;
 	if (begin >= end)	/* also every opcode that is not a compute op */
 		return;
+	/* a unary op's kernel reads src0 twice, never a stray src1 */
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_UNARY)
+		src1 = src0;
 	dv_opcodes[task->opcode].kernel(task, dst, src0, src1, begin, end);
 }

@@ -166,12 +166,6 @@ void dv_opk_elementwise(const struct davinci_task *t, void *dst,
 {
 	size_t n = (size_t)(end - begin);
 	float alpha = dv_u2f(t->imm);
-	bool unary = t->opcode == DAVINCI_OP_RELU ||
-		     t->opcode == DAVINCI_OP_EXP || t->opcode == DAVINCI_OP_SQRT;
-
-	/* unary ops read src0 twice: never dereference src1 */
-	if (unary)
-		src1 = src0;
 
 	switch (t->dtype) {
 	case DAVINCI_DTYPE_FLOAT32: {

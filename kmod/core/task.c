@@ -1,81 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * task.c - tasks: the per-opcode table, and a task's life after the
- * doorbell copied its descriptor out of the ring: structural validation,
+ * task.c - tasks: a task's life after the doorbell copied its descriptor
+ * out of the ring: structural validation against the opcode table
+ * (opcodes.c, generated from ops.toml),
  * resolving (and referencing) its operands, running it on an AI core,
  * completing it (completion entry, notifications, result history) and
  * releasing it. The doorbell is in stream.c, the choice of the next task
  * to run in sched.c.
  */
 #include "dv_internal.h"
-#include "ops_kernels.h"
-
-#define DV_DT(x)	(1U << DAVINCI_DTYPE_##x)
-#define DV_DT_NONE	DV_DT(FLOAT32)		/* dtype unused: must be 0 */
-#define DV_DT_FLOATS	(DV_DT(FLOAT32) | DV_DT(FLOAT16) | DV_DT(BFLOAT16))
-#define DV_DT_ALL	(DV_DT_FLOATS | DV_DT(INT32))
-#define DV_TF_NOTIFY	DAVINCI_TASK_F_NOTIFY
-
-#define DV_OP(op, u, dt, fl, sh) \
-	[DAVINCI_OP_##op] = { .uses = (u), .dtypes = (dt), .flags = (fl), \
-			      .shape = DV_SHAPE_##sh }
-/* a compute op: DV_OP() with the kernel dv_opk_@kern */
-#define DV_OPK(op, u, dt, fl, sh, kern) \
-	[DAVINCI_OP_##op] = { .uses = (u), .dtypes = (dt), .flags = (fl), \
-			      .shape = DV_SHAPE_##sh, .kernel = dv_opk_##kern }
-#define DV_BINARY	(DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT)
-#define DV_UNARY	(DV_U_DST | DV_U_SRC0 | DV_U_COUNT)
-#define DV_ROWS		(DV_U_DST | DV_U_SRC0 | DV_U_MN)
-#define DV_TRANS	(DAVINCI_TASK_F_TRANS_A | DAVINCI_TASK_F_TRANS_B)
-
-/*
- * What each opcode uses and allows: the one table behind the doorbell's
- * validation (dv_task_validate()), the operand extents (dv_op_extent(),
- * dv_task_resolve()), the op kernels' work units and the kernel each
- * compute op runs (ops.c).
- */
-const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
-	[DAVINCI_OP_NOP] = { .uses = DV_U_COUNT, .dtypes = DV_DT_NONE,
-			     .flags = DV_TF_NOTIFY,
-			     .max_count = DV_NOP_MAX_US,
-			     .shape = DV_SHAPE_NONE },
-	DV_OP(MEMCPY, DV_U_DST | DV_U_SRC0 | DV_U_COUNT, DV_DT_NONE,
-	      DV_TF_NOTIFY, COPY),
-	[DAVINCI_OP_MEMSET] = { .uses = DV_U_DST | DV_U_COUNT | DV_U_IMM,
-				.dtypes = DV_DT_NONE, .flags = DV_TF_NOTIFY,
-				.max_imm = 0xff, .shape = DV_SHAPE_FILL },
-	DV_OP(EVENT_RECORD, DV_U_EVENT, DV_DT_NONE, DV_TF_NOTIFY, NONE),
-	DV_OP(EVENT_WAIT, DV_U_EVENT, DV_DT_NONE,
-	      DV_TF_NOTIFY | DAVINCI_TASK_F_WAIT_NEXT, NONE),
-	DV_OP(NOTIFY, 0, DV_DT_NONE, DV_TF_NOTIFY, NONE),
-	DV_OPK(ADD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(SUB, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(MUL, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(DIV, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(MAX, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(MIN, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY, elementwise),
-	DV_OPK(RELU, DV_UNARY, DV_DT_ALL, DV_TF_NOTIFY, UNARY, elementwise),
-	DV_OPK(EXP, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY, elementwise),
-	DV_OPK(AXPY, DV_BINARY | DV_U_IMM, DV_DT_FLOATS, DV_TF_NOTIFY, BINARY,
-	       elementwise),
-	DV_OPK(MATMUL, DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_MN | DV_U_K,
-	       DV_DT_FLOATS, DV_TF_NOTIFY | DV_TRANS, MATMUL, matmul),
-	DV_OPK(SOFTMAX, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, ROWS, softmax),
-	DV_OPK(REDUCE_SUM, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, REDUCE,
-	       reduce_sum),
-	DV_OPK(CAST, DV_UNARY | DV_U_DST_DTYPE, DV_DT_ALL, DV_TF_NOTIFY, CAST,
-	       cast),
-	DV_OPK(RELU_GRAD, DV_BINARY, DV_DT_ALL, DV_TF_NOTIFY, BINARY,
-	       relu_grad),
-	DV_OPK(LOG_SOFTMAX, DV_ROWS, DV_DT_FLOATS, DV_TF_NOTIFY, ROWS, softmax),
-	DV_OPK(SQRT, DV_UNARY, DV_DT_FLOATS, DV_TF_NOTIFY, UNARY, elementwise),
-	/* DAVINCI_CMP_EQ is 0: validation checks imm < DAVINCI_CMP_COUNT */
-	[DAVINCI_OP_CMP] = { .uses = DV_BINARY | DV_U_IMM, .dtypes = DV_DT_ALL,
-			     .flags = DV_TF_NOTIFY,
-			     .max_imm = DAVINCI_CMP_COUNT - 1,
-			     .shape = DV_SHAPE_BINARY,
-			     .kernel = dv_opk_compare },
-};
 
 /* A field the opcode does not use is non-zero. */
 static bool dv_task_unused_set(const struct davinci_task *t, u32 uses)

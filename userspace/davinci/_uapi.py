@@ -164,40 +164,10 @@ def DAVINCI_MMAP_ARENA_OFFSET(off: int) -> int:
     return off & ((1 << DAVINCI_MMAP_ARENA_SHIFT) - 1)
 
 
-# enum davinci_opcode
-DAVINCI_OP_NOP = 0
-DAVINCI_OP_MEMCPY = 1
-DAVINCI_OP_MEMSET = 2
-DAVINCI_OP_EVENT_RECORD = 3
-DAVINCI_OP_EVENT_WAIT = 4
-DAVINCI_OP_NOTIFY = 5
-DAVINCI_OP_ADD = 6
-DAVINCI_OP_SUB = 7
-DAVINCI_OP_MUL = 8
-DAVINCI_OP_DIV = 9
-DAVINCI_OP_MAX = 10
-DAVINCI_OP_MIN = 11
-DAVINCI_OP_RELU = 12
-DAVINCI_OP_EXP = 13
-DAVINCI_OP_AXPY = 14
-DAVINCI_OP_MATMUL = 15
-DAVINCI_OP_SOFTMAX = 16
-DAVINCI_OP_REDUCE_SUM = 17
-DAVINCI_OP_CAST = 18
-DAVINCI_OP_RELU_GRAD = 19
-DAVINCI_OP_LOG_SOFTMAX = 20
-DAVINCI_OP_SQRT = 21
-DAVINCI_OP_CMP = 22
-DAVINCI_OP_COUNT = 23
-
-# DAVINCI_OP_CMP predicates (davinci_task.imm)
-DAVINCI_CMP_EQ = 0
-DAVINCI_CMP_NE = 1
-DAVINCI_CMP_LT = 2
-DAVINCI_CMP_LE = 3
-DAVINCI_CMP_GT = 4
-DAVINCI_CMP_GE = 5
-DAVINCI_CMP_COUNT = 6
+# enum davinci_opcode and the ops' attribute enums (DAVINCI_CMP_*): from
+# the op schema, kmod/core/ops.toml, as the header's generated part is
+from . import _opschema  # noqa: E402
+from ._opschema import *  # noqa: E402,F401,F403
 
 # enum davinci_dtype
 DAVINCI_DTYPE_FLOAT32 = 0
@@ -851,8 +821,8 @@ STATUS_NAMES = {v: k[len("DAVINCI_STATUS_"):] for k, v in list(globals().items()
                 if k.startswith("DAVINCI_STATUS_")}
 
 #: Opcode -> name ("MATMUL").
-OP_NAMES = {v: k[len("DAVINCI_OP_"):] for k, v in list(globals().items())
-            if k.startswith("DAVINCI_OP_") and k != "DAVINCI_OP_COUNT"}
+#: opcode -> its name in the op schema ("ADD"), as the trace names tasks
+OP_NAMES = {op["opcode"]: op["name"] for op in _opschema.OPS}
 
 #: All integer constants of the header (checked by the ABI test).
 CONSTANTS = {k: v for k, v in list(globals().items())

@@ -20,33 +20,31 @@ itself fails such a task with ``DAVINCI_STATUS_MISALIGNED``.
 
 from __future__ import annotations
 
-import struct
 from typing import Callable, Sequence
 
 import numpy as np
 
-from . import _uapi
-from .errors import (DTypeError, InvalidArgumentError,
-                     MisalignedOperandError, ShapeError)
+from . import opdesc, schema
+from .errors import DTypeError, InvalidArgumentError, ShapeError
 from .memory import Buffer
-from .stream import Stream, make_task
+from .opdesc import check_alignment
+from .schema import OpDef
+from .stream import Stream
 
+#: one function per compute op of the schema (davinci.schema), by its name
+OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
-           "float32_to_bfloat16", "bfloat16_to_float32",
-           "add", "sub", "mul", "div", "maximum", "minimum", "relu", "exp",
-           "axpy", "matmul", "softmax", "reduce_sum", "cast", "relu_grad",
-           "log_softmax", "sqrt", "compare", "CMP_PREDICATES",
-           "check_alignment"]
+           "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
+           "check_alignment", "OP_FUNCTIONS", *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
 DTYPES = {
-    "float32": (_uapi.DAVINCI_DTYPE_FLOAT32, np.dtype(np.float32)),
-    "float16": (_uapi.DAVINCI_DTYPE_FLOAT16, np.dtype(np.float16)),
-    "bfloat16": (_uapi.DAVINCI_DTYPE_BFLOAT16, np.dtype(np.uint16)),
-    "int32": (_uapi.DAVINCI_DTYPE_INT32, np.dtype(np.int32)),
+    "float32": (opdesc.DTYPE_CODES["float32"], np.dtype(np.float32)),
+    "float16": (opdesc.DTYPE_CODES["float16"], np.dtype(np.float16)),
+    "bfloat16": (opdesc.DTYPE_CODES["bfloat16"], np.dtype(np.uint16)),
+    "int32": (opdesc.DTYPE_CODES["int32"], np.dtype(np.int32)),
 }
 _CODE_TO_NAME = {code: name for name, (code, _) in DTYPES.items()}
-_FLOATS = ("float32", "float16", "bfloat16")
 
 
 def dtype_name(dtype) -> str:
@@ -270,59 +268,8 @@ def _out(op: str, out, device, shape, dtype) -> DeviceTensor:
     return out
 
 
-#: compute opcodes that read src1
-_USES_SRC1 = frozenset((
-    _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
-    _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
-    _uapi.DAVINCI_OP_AXPY, _uapi.DAVINCI_OP_MATMUL,
-    _uapi.DAVINCI_OP_RELU_GRAD, _uapi.DAVINCI_OP_CMP))
-
-
-def check_alignment(task, op: str | None = None,
-                    names: "dict[str, str] | None" = None) -> None:
-    """Raise :class:`MisalignedOperandError` unless every operand of the
-    compute task descriptor ``task`` is aligned to its element size, the
-    rule the device enforces with ``DAVINCI_STATUS_MISALIGNED``: ``dst`` to
-    that of ``dst_dtype`` for CAST and of ``dtype`` otherwise, ``src0`` and
-    ``src1`` to that of ``dtype``.
-
-    ``op`` names the op in the message (default: the opcode's name);
-    ``names`` maps ``"dst"``, ``"src0"``, ``"src1"`` to the names the
-    caller gave those operands. Other opcodes pass unchecked.
-    """
-    opcode = int(task.opcode)
-    if not _uapi.DAVINCI_OP_ADD <= opcode < _uapi.DAVINCI_OP_COUNT:
-        return
-    src = _CODE_TO_NAME.get(int(task.dtype))
-    dst = _CODE_TO_NAME.get(int(task.dst_dtype)) \
-        if opcode == _uapi.DAVINCI_OP_CAST else src
-    if src is None or dst is None:
-        return                      # the driver refuses the dtype
-    fields = [("dst", dst), ("src0", src)]
-    if opcode in _USES_SRC1:
-        fields.append(("src1", src))
-    for field, dtype in fields:
-        addr = int(getattr(task, field))
-        align = DTYPES[dtype][1].itemsize
-        if addr % align == 0:
-            continue
-        name = (names or {}).get(field)
-        what = "%s (%s)" % (name, field) if name and name != field \
-            else field
-        raise MisalignedOperandError(
-            "%s: operand %s at device address %#x is not aligned to its "
-            "element size: %s needs an address that is a multiple of %d "
-            "bytes; use an offset that is a multiple of %d bytes (nothing "
-            "was submitted)"
-            % (op or _uapi.OP_NAMES.get(opcode, "opcode %d" % opcode),
-               what, addr, dtype, align, align),
-            what, addr, dtype, align)
-
-
 def _run(task, out: DeviceTensor, stream: Stream | None,
-         inputs: Sequence[DeviceTensor], op: str,
-         names: "dict[str, str]") -> DeviceTensor:
-    check_alignment(task, op, names)
+         inputs: Sequence[DeviceTensor]) -> DeviceTensor:
     dev = out.device
     for t in inputs:
         # results of other streams must be complete before this one reads
@@ -343,158 +290,37 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     return out
 
 
-_ALL = ("float32", "float16", "bfloat16", "int32")
-
-
-def _same_operands(name: str, a, b, dtypes: Sequence[str],
-                   names: tuple[str, str] = ("a", "b")
-                   ) -> tuple[DeviceTensor, DeviceTensor]:
-    """The two operands of an elementwise op as tensors of one device,
-    dtype (one of ``dtypes``) and shape."""
-    a = _tensor(a, names[0])
-    b = _tensor(b, names[1])
-    _same_device(a, b)
-    _same_dtype(name, a, b)
-    _need_dtype(name, a, dtypes)
-    if a.shape != b.shape:
+def _operands(op: OpDef, tensors, names) -> list[DeviceTensor]:
+    """The inputs of ``op`` as tensors of one device and dtype (and, for
+    the elementwise kinds, of one shape: no broadcasting)."""
+    ts = [_tensor(t, n) for t, n in zip(tensors, names)]
+    _same_device(*ts)
+    _same_dtype(op.python, *ts)
+    if op.kind == "binary" and ts[0].shape != ts[1].shape:
         raise ShapeError("%s needs %s and %s of one shape (no broadcasting), "
-                         "got %s and %s" % (name, names[0], names[1],
-                                            a.shape, b.shape))
-    return a, b
+                         "got %s and %s" % (op.python, names[0], names[1],
+                                            ts[0].shape, ts[1].shape))
+    return ts
 
 
-def _binary(opcode: int, name: str, a, b, out, stream) -> DeviceTensor:
-    a, b = _same_operands(name, a, b, _ALL)
-    out = _out(name, out, a.device, a.shape, a.dtype)
-    t = make_task(opcode, dtype=a.code, dst=out.dev_addr, src0=a.dev_addr,
-                  src1=b.dev_addr, count=a.size)
-    return _run(t, out, stream, (a, b), name,
-                {"dst": "out", "src0": "a", "src1": "b"})
+def _result(op: OpDef, ins: Sequence[DeviceTensor], out, shape,
+            dtype: str) -> DeviceTensor:
+    out = _out(op.python, out, ins[0].device, shape, dtype)
+    if op.kind not in ("binary", "unary") and \
+            any(t.buffer is out.buffer for t in ins):
+        raise InvalidArgumentError("%s cannot write over an input"
+                                   % op.python)
+    return out
 
 
-def _elementwise(opcode: int, name: str,
-                 doc: str) -> Callable[..., DeviceTensor]:
-    """The public op ``name(a, b, out=None, stream=None)``, one task of
-    ``opcode`` over two operands of one shape and dtype."""
-    def op(a, b, out=None, stream=None) -> DeviceTensor:
-        return _binary(opcode, name, a, b, out, stream)
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    return op
-
-
-add = _elementwise(_uapi.DAVINCI_OP_ADD, "add", "a + b, elementwise.")
-sub = _elementwise(_uapi.DAVINCI_OP_SUB, "sub", "a - b, elementwise.")
-mul = _elementwise(_uapi.DAVINCI_OP_MUL, "mul", "a * b, elementwise.")
-div = _elementwise(_uapi.DAVINCI_OP_DIV, "div", "a / b, elementwise "
-                   "(int32: the core's integer division).")
-maximum = _elementwise(_uapi.DAVINCI_OP_MAX, "maximum",
-                       "max(a, b), elementwise.")
-minimum = _elementwise(_uapi.DAVINCI_OP_MIN, "minimum",
-                       "min(a, b), elementwise.")
-
-
-def relu_grad(grad, x, out=None, stream=None) -> DeviceTensor:
-    """``grad`` where ``x > 0``, else 0: the gradient of relu (a NaN in
-    ``x`` lets ``grad`` through, as PyTorch's threshold_backward does).
-    Needs a driver with ``DAVINCI_FEAT_RELU_GRAD``."""
-    return _binary(_uapi.DAVINCI_OP_RELU_GRAD, "relu_grad", grad, x, out,
-                   stream)
-
-
-def _unary(opcode: int, name: str, x, out, stream, allowed) -> DeviceTensor:
-    x = _tensor(x, "x")
-    _need_dtype(name, x, allowed)
-    out = _out(name, out, x.device, x.shape, x.dtype)
-    t = make_task(opcode, dtype=x.code, dst=out.dev_addr, src0=x.dev_addr,
-                  count=x.size)
-    return _run(t, out, stream, (x,), name, {"dst": "out", "src0": "x"})
-
-
-def relu(x, out=None, stream=None) -> DeviceTensor:
-    """max(x, 0)."""
-    return _unary(_uapi.DAVINCI_OP_RELU, "relu", x, out, stream, _ALL)
-
-
-def exp(x, out=None, stream=None) -> DeviceTensor:
-    """e ** x (float dtypes)."""
-    return _unary(_uapi.DAVINCI_OP_EXP, "exp", x, out, stream, _FLOATS)
-
-
-def sqrt(x, out=None, stream=None) -> DeviceTensor:
-    """The correctly rounded square root (float dtypes; NaN for x < 0).
-    Needs a driver with ``DAVINCI_FEAT_TRAIN_OPS``."""
-    return _unary(_uapi.DAVINCI_OP_SQRT, "sqrt", x, out, stream, _FLOATS)
-
-
-#: compare() predicate name -> DAVINCI_CMP_*
-CMP_PREDICATES = {"eq": _uapi.DAVINCI_CMP_EQ, "ne": _uapi.DAVINCI_CMP_NE,
-                  "lt": _uapi.DAVINCI_CMP_LT, "le": _uapi.DAVINCI_CMP_LE,
-                  "gt": _uapi.DAVINCI_CMP_GT, "ge": _uapi.DAVINCI_CMP_GE}
-
-
-def compare(predicate: str, a, b, out=None, stream=None) -> DeviceTensor:
-    """1 where ``a <predicate> b`` else 0, in the operands' dtype (1.0 for
-    the float dtypes); ``predicate`` is one of ``CMP_PREDICATES`` (eq ne
-    lt le gt ge). A NaN compares false, except for ne. Needs a driver with
-    ``DAVINCI_FEAT_TRAIN_OPS``."""
-    if predicate not in CMP_PREDICATES:
-        raise InvalidArgumentError(
-            "compare: unknown predicate %r: use one of %s"
-            % (predicate, ", ".join(CMP_PREDICATES)))
-    a, b = _same_operands("compare", a, b, _ALL)
-    out = _out("compare", out, a.device, a.shape, a.dtype)
-    t = make_task(_uapi.DAVINCI_OP_CMP, dtype=a.code, dst=out.dev_addr,
-                  src0=a.dev_addr, src1=b.dev_addr, count=a.size,
-                  imm=CMP_PREDICATES[predicate])
-    return _run(t, out, stream, (a, b), "compare",
-                {"dst": "out", "src0": "a", "src1": "b"})
-
-
-def axpy(alpha: float, x, y, out=None, stream=None) -> DeviceTensor:
-    """alpha * x + y (float dtypes; alpha is taken as float32)."""
-    x, y = _same_operands("axpy", x, y, _FLOATS, ("x", "y"))
-    out = _out("axpy", out, x.device, x.shape, x.dtype)
-    imm = struct.unpack("<I", struct.pack("<f", float(alpha)))[0]
-    t = make_task(_uapi.DAVINCI_OP_AXPY, dtype=x.code, dst=out.dev_addr,
-                  src0=x.dev_addr, src1=y.dev_addr, count=x.size, imm=imm)
-    return _run(t, out, stream, (x, y), "axpy",
-                {"dst": "out", "src0": "x", "src1": "y"})
-
-
-def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
-           out=None, stream=None) -> DeviceTensor:
-    """op(a) @ op(b) for 2-D float tensors; op transposes when asked.
-
-    ``a`` is [m, k] ([k, m] with ``transpose_a``), ``b`` is [k, n] ([n, k]
-    with ``transpose_b``); the result is [m, n].
-    """
-    a = _tensor(a, "a")
-    b = _tensor(b, "b")
-    _same_device(a, b)
-    _same_dtype("matmul", a, b)
-    _need_dtype("matmul", a, _FLOATS)
-    if a.ndim != 2 or b.ndim != 2:
-        raise ShapeError("matmul needs 2-D operands, got shapes %s and %s"
-                         % (a.shape, b.shape))
-    m, k = (a.shape[1], a.shape[0]) if transpose_a else a.shape
-    k2, n = (b.shape[1], b.shape[0]) if transpose_b else b.shape
-    if k != k2:
-        raise ShapeError(
-            "matmul inner dimensions differ: op(a) is %dx%d, op(b) is %dx%d"
-            % (m, k, k2, n))
-    if max(m, n, k) > 0xFFFFFFFF:
-        raise ShapeError("matmul dimension too large for the device")
-    out = _out("matmul", out, a.device, (m, n), a.dtype)
-    for src in (a, b):
-        if src.buffer is out.buffer:
-            raise InvalidArgumentError("matmul cannot write over an input")
-    flags = (_uapi.DAVINCI_TASK_F_TRANS_A if transpose_a else 0) | \
-        (_uapi.DAVINCI_TASK_F_TRANS_B if transpose_b else 0)
-    t = make_task(_uapi.DAVINCI_OP_MATMUL, dtype=a.code, dst=out.dev_addr,
-                  src0=a.dev_addr, src1=b.dev_addr, m=m, n=n, k=k, flags=flags)
-    return _run(t, out, stream, (a, b), "matmul",
-                {"dst": "out", "src0": "a", "src1": "b"})
+def _launch(op: OpDef, ins: list[DeviceTensor], names, out, stream,
+            **extents) -> DeviceTensor:
+    labels = {"dst": "out"}
+    labels.update(("src%d" % i, n) for i, n in enumerate(names))
+    task = opdesc.describe(op, ins[0].dtype, dst=out.dev_addr,
+                           srcs=[t.dev_addr for t in ins], names=labels,
+                           **extents)
+    return _run(task, out, stream, ins)
 
 
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
@@ -502,62 +328,85 @@ def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
         raise ShapeError("%s needs at least one dimension" % op)
     n = x.shape[-1]
     m = int(np.prod(x.shape[:-1], dtype=np.int64)) if x.ndim > 1 else 1
-    if m > 0xFFFFFFFF or n > 0xFFFFFFFF:
-        raise ShapeError("%s: shape %s too large for the device"
-                         % (op, x.shape))
     return m, n
 
 
-def _over_rows(opcode: int, name: str, x, out, stream) -> DeviceTensor:
-    """One task of ``opcode`` over the last axis of ``x`` (float dtypes)
-    into a new tensor of its shape."""
-    x = _tensor(x, "x")
-    _need_dtype(name, x, _FLOATS)
-    m, n = _rows(name, x)
-    out = _out(name, out, x.device, x.shape, x.dtype)
-    if out.buffer is x.buffer:
-        raise InvalidArgumentError("%s cannot write over its input" % name)
-    t = make_task(opcode, dtype=x.code, dst=out.dev_addr, src0=x.dev_addr,
-                  m=m, n=n)
-    return _run(t, out, stream, (x,), name, {"dst": "out", "src0": "x"})
+def _matmul_shape(a: DeviceTensor, b: DeviceTensor, ta: bool,
+                  tb: bool) -> tuple[int, int, int]:
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError("matmul needs 2-D operands, got shapes %s and %s"
+                         % (a.shape, b.shape))
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    if k != k2:
+        raise ShapeError(
+            "matmul inner dimensions differ: op(a) is %dx%d, op(b) is %dx%d"
+            % (m, k, k2, n))
+    return m, n, k
 
 
-def softmax(x, out=None, stream=None) -> DeviceTensor:
-    """Softmax over the last axis (float dtypes)."""
-    return _over_rows(_uapi.DAVINCI_OP_SOFTMAX, "softmax", x, out, stream)
+def _make(op: OpDef) -> Callable[..., DeviceTensor]:
+    """davinci.ops' function for ``op``, by its kind: its inputs (named as
+    the schema names them), the attribute first when it has one, then
+    ``out=`` and ``stream=``."""
+    names = op.inputs
+
+    def run(attr, tensors, out, stream, dtype=None, transpose=(False,
+                                                                False)):
+        ins = _operands(op, tensors, names)
+        x = ins[0]
+        _need_dtype(op.python, x, op.dtypes)
+        if op.kind == "matmul":
+            mnk = _matmul_shape(ins[0], ins[1], *transpose)
+            res = _result(op, ins, out, mnk[:2], x.dtype)
+            return _launch(op, ins, names, res, stream, mnk=mnk,
+                           transpose=transpose)
+        if op.kind in ("rows", "reduce"):
+            rows = _rows(op.python, x)
+            shape = x.shape if op.kind == "rows" else \
+                (x.shape[:-1] if x.ndim > 1 else (1,))
+            res = _result(op, ins, out, shape, x.dtype)
+            return _launch(op, ins, names, res, stream, rows=rows)
+        if op.kind == "cast":
+            target = dtype_name(dtype)
+            res = _result(op, ins, out, x.shape, target)
+            return _launch(op, ins, names, res, stream, count=x.size,
+                           dst_dtype=target)
+        res = _result(op, ins, out, x.shape, x.dtype)
+        return _launch(op, ins, names, res, stream, count=x.size,
+                       attr=attr)
+
+    if op.kind == "matmul":
+        def fn(a, b, transpose_a: bool = False, transpose_b: bool = False,
+               out=None, stream=None) -> DeviceTensor:
+            return run(None, (a, b), out, stream,
+                       transpose=(bool(transpose_a), bool(transpose_b)))
+    elif op.kind == "cast":
+        def fn(x, dtype, out=None, stream=None) -> DeviceTensor:
+            return run(None, (x,), out, stream, dtype=dtype)
+    elif op.imm is not None and len(names) == 2:
+        def fn(attr, a, b, out=None, stream=None) -> DeviceTensor:
+            return run(attr, (a, b), out, stream)
+    elif len(names) == 2:
+        def fn(a, b, out=None, stream=None) -> DeviceTensor:
+            return run(None, (a, b), out, stream)
+    else:
+        def fn(x, out=None, stream=None) -> DeviceTensor:
+            return run(None, (x,), out, stream)
+    fn.__name__ = fn.__qualname__ = op.python
+    fn.__doc__ = "DAVINCI_OP_%s: %s.\n\nInputs %s; dtypes %s." % (
+        op.name, op.doc, ", ".join(names), ", ".join(op.dtypes))
+    return fn
 
 
-def log_softmax(x, out=None, stream=None) -> DeviceTensor:
-    """log(softmax(x)) over the last axis (float dtypes), computed as
-    ``(x - max) - log(sum(exp(x - max)))``. Needs a driver with
-    ``DAVINCI_FEAT_TRAIN_OPS``."""
-    return _over_rows(_uapi.DAVINCI_OP_LOG_SOFTMAX, "log_softmax", x, out,
-                      stream)
+def _export(op: OpDef) -> None:
+    globals()[op.python] = _make(op)
 
 
-def reduce_sum(x, out=None, stream=None) -> DeviceTensor:
-    """Sum over the last axis (float dtypes): shape[:-1] (1-D -> (1,))."""
-    x = _tensor(x, "x")
-    _need_dtype("reduce_sum", x, _FLOATS)
-    m, n = _rows("reduce_sum", x)
-    shape = x.shape[:-1] if x.ndim > 1 else (1,)
-    out = _out("reduce_sum", out, x.device, shape, x.dtype)
-    if out.buffer is x.buffer:
-        raise InvalidArgumentError("reduce_sum cannot write over its input")
-    t = make_task(_uapi.DAVINCI_OP_REDUCE_SUM, dtype=x.code, dst=out.dev_addr,
-                  src0=x.dev_addr, m=m, n=n)
-    return _run(t, out, stream, (x,), "reduce_sum",
-                {"dst": "out", "src0": "x"})
+for _op in schema.COMPUTE_OPS:
+    _export(_op)
+del _op
 
-
-def cast(x, dtype, out=None, stream=None) -> DeviceTensor:
-    """Convert to ``dtype`` (float32, float16, bfloat16, int32)."""
-    x = _tensor(x, "x")
-    name = dtype_name(dtype)
-    out = _out("cast", out, x.device, x.shape, name)
-    if out.buffer is x.buffer:
-        raise InvalidArgumentError("cast cannot write over its input")
-    t = make_task(_uapi.DAVINCI_OP_CAST, dtype=x.code,
-                  dst_dtype=DTYPES[name][0], dst=out.dev_addr,
-                  src0=x.dev_addr, count=x.size)
-    return _run(t, out, stream, (x,), "cast", {"dst": "out", "src0": "x"})
+#: compare() predicate name -> DAVINCI_CMP_* (the schema's enum)
+CMP_PREDICATES = {v.lower(): i for i, v in
+                  enumerate(schema.by_name("CMP").imm.values)}

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The op schema (kmod/core/ops.toml) is the one declaration of each op:
+the files generated from it agree with it, and every device op is
+reachable from davinci.ops and from each frontend unless the schema says
+why not."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from davinci import _uapi, ops, opdesc, schema
+from davinci.errors import DTypeError
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+GEN = os.path.join(REPO, "scripts", "gen_ops.py")
+
+
+def test_generated_files_agree_with_the_schema():
+    r = subprocess.run([sys.executable, GEN, "--check"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_schema_edit_makes_the_check_fail(tmp_path):
+    # the check compares with what the schema makes: a changed doc string
+    # is a stale header
+    import shutil
+    for sub in ("kmod/core", "kmod/include/uapi", "userspace/davinci",
+                "scripts"):
+        os.makedirs(tmp_path / sub, exist_ok=True)
+    for f in ("kmod/core/ops.toml", "kmod/core/opcodes.c",
+              "kmod/include/uapi/davinci.h", "userspace/davinci/_opschema.py",
+              "scripts/gen_ops.py"):
+        shutil.copy(os.path.join(REPO, f), tmp_path / f)
+    toml = tmp_path / "kmod/core/ops.toml"
+    toml.write_text(toml.read_text().replace('doc = "dst = src0 - src1"',
+                                             'doc = "dst = src0 minus src1"'))
+    r = subprocess.run([sys.executable, str(tmp_path / "scripts/gen_ops.py"),
+                        "--check"], capture_output=True, text=True)
+    assert r.returncode == 1
+    for f in ("davinci.h", "_opschema.py"):
+        assert f in r.stderr
+
+
+def test_opcodes_are_the_abis():
+    for op in schema.OPS:
+        assert getattr(_uapi, "DAVINCI_OP_" + op.name) == op.opcode
+        assert _uapi.OP_NAMES[op.opcode] == op.name
+    assert _uapi.DAVINCI_OP_COUNT == len(schema.OPS)
+
+
+@pytest.mark.parametrize("op", schema.COMPUTE_OPS, ids=lambda o: o.name)
+def test_every_compute_op_is_a_davinci_ops_function(op):
+    fn = getattr(ops, op.python, None)
+    assert callable(fn), "davinci.ops has no %s for DAVINCI_OP_%s" % (
+        op.python, op.name)
+    assert op.python in ops.__all__
+
+
+@pytest.mark.parametrize("op", schema.COMPUTE_OPS, ids=lambda o: o.name)
+def test_descriptors_refuse_dtypes_the_op_lacks(op):
+    srcs = (0x1000,) * opdesc.SOURCES[op.kind]
+    extents = {"matmul": {"mnk": (2, 2, 2)}, "rows": {"rows": (2, 2)},
+               "reduce": {"rows": (2, 2)}}.get(op.kind, {"count": 4})
+    if op.kind == "cast":
+        extents["dst_dtype"] = "float32"
+    attr = {"enum": "EQ", "float32": 1.0, "byte": 0}[op.imm.type] \
+        if op.imm else None
+    for dtype in opdesc.DTYPE_CODES:
+        call = dict(dst=0x2000, srcs=srcs, attr=attr, **extents)
+        if dtype in op.dtypes:
+            t = opdesc.describe(op, dtype, **call)
+            assert t.opcode == op.opcode
+        else:
+            with pytest.raises(DTypeError, match=op.python):
+                opdesc.describe(op, dtype, **call)

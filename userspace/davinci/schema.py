@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The device's ops as its schema declares them (kmod/core/ops.toml).
+
+One :class:`OpDef` per opcode: its number and name, how its operands follow
+from a descriptor (``kind``), the dtypes it takes, the attribute its ``imm``
+field carries, its davinci.ops function and CANN names, and the frontends
+that do not offer it with the reason. davinci.ops, acl.op, the offline
+model reader and the trace read it here; the C core reads the same schema
+through its generated table (kmod/core/opcodes.c).
+
+>>> from davinci import schema
+>>> schema.by_name("ADD").dtypes
+('float32', 'float16', 'bfloat16', 'int32')
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from . import _opschema
+
+__all__ = ["OpDef", "Attr", "OPS", "COMPUTE_OPS", "FRONTENDS", "by_name",
+           "by_opcode", "by_python", "by_acl"]
+
+#: the frontends that map their own op names onto device ops
+FRONTENDS = ("acl", "atc", "torch")
+#: kinds whose operands are typed elements (the compute ops)
+COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
+                           "cast"))
+
+
+@dataclass(frozen=True)
+class Attr:
+    """The attribute a descriptor's ``imm`` carries: ``float32`` (its
+    bits), ``byte`` (0..255) or ``enum`` (an index into ``values``)."""
+    name: str
+    type: str
+    values: tuple[str, ...] = ()
+
+    def encode(self, value) -> int:
+        """The ``imm`` field for ``value`` (an enum takes its name or
+        index)."""
+        if self.type == "enum":
+            if isinstance(value, str):
+                if value.upper() not in self.values:
+                    raise ValueError("%s %r is none of %s" % (
+                        self.name, value, ", ".join(self.values)))
+                return self.values.index(value.upper())
+            if not 0 <= int(value) < len(self.values):
+                raise ValueError("%s %r is out of range" % (self.name, value))
+            return int(value)
+        if self.type == "byte":
+            if not 0 <= int(value) <= 0xFF:
+                raise ValueError("%s %r is not a byte" % (self.name, value))
+            return int(value)
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One opcode of the device."""
+    name: str                       # DAVINCI_OP_<name>, the trace's name
+    opcode: int
+    doc: str
+    kind: str                       # none copy fill binary unary ...
+    dtypes: tuple[str, ...]
+    uses: tuple[str, ...]           # descriptor fields it reads
+    flags: tuple[str, ...] = ()     # task flags besides NOTIFY
+    kernel: str | None = None
+    imm: Attr | None = None
+    event: bool = False
+    python: str | None = None       # its davinci.ops function
+    inputs: tuple[str, ...] = ()    # its inputs' names in davinci.ops
+    acl: Mapping[str, Mapping[str, object]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    not_in: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def compute(self) -> bool:
+        """An AI-core op on typed elements (not a copy, fill or event)."""
+        return self.kind in COMPUTE_KINDS
+
+    @property
+    def floats_only(self) -> bool:
+        return "int32" not in self.dtypes
+
+    def why_not_in(self, frontend: str) -> str | None:
+        """The schema's reason ``frontend`` does not offer this op."""
+        return self.not_in.get(frontend)
+
+
+def _opdef(row: dict) -> OpDef:
+    imm = row.get("imm")
+    attr = None
+    if imm:
+        attr = Attr(imm["name"], imm["type"],
+                    tuple(v["name"] for v in imm.get("values", ())))
+    return OpDef(
+        name=row["name"], opcode=row["opcode"], doc=row["doc"],
+        kind=row["kind"], dtypes=tuple(row["dtypes"]),
+        uses=tuple(row["uses"]), flags=tuple(row["flags"]),
+        kernel=row.get("kernel"), imm=attr, event=bool(row.get("event")),
+        python=row.get("python"),
+        inputs=tuple(row.get("inputs") or
+                     (("a", "b") if row["kind"] in ("binary", "matmul")
+                      else ("x",) if row["kind"] in COMPUTE_KINDS else ())),
+        acl=MappingProxyType({k: MappingProxyType(dict(v))
+                              for k, v in row["acl"].items()}),
+        not_in=MappingProxyType(dict(row["not_in"])))
+
+
+#: every opcode, in opcode order
+OPS: tuple[OpDef, ...] = tuple(_opdef(r) for r in _opschema.OPS)
+#: the AI-core ops
+COMPUTE_OPS: tuple[OpDef, ...] = tuple(op for op in OPS if op.compute)
+_BY_NAME = {op.name: op for op in OPS}
+_BY_PYTHON = {op.python: op for op in OPS if op.python}
+_BY_ACL = {name: op for op in OPS for name in op.acl}
+
+
+def by_name(name: str) -> OpDef:
+    """The op named ``name`` (``"ADD"``); KeyError when there is none."""
+    return _BY_NAME[name.upper()]
+
+
+def by_opcode(opcode: int) -> OpDef | None:
+    return OPS[opcode] if 0 <= opcode < len(OPS) else None
+
+
+def by_python(name: str) -> OpDef | None:
+    """The op behind davinci.ops.``name``."""
+    return _BY_PYTHON.get(name)
+
+
+def by_acl(name: str) -> OpDef | None:
+    """The op a CANN operator name (acl.op's op_type) runs."""
+    return _BY_ACL.get(name)
