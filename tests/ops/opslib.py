@@ -6,18 +6,20 @@ full mirror lives in userspace/davinci/_uapi.py.
 """
 import ctypes
 import os
+import sys
 
 import numpy as np
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
-# opcodes (kmod/include/uapi/davinci.h)
-(OP_NOP, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_EVENT_WAIT, OP_NOTIFY,
- OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU, OP_EXP, OP_AXPY,
- OP_MATMUL, OP_SOFTMAX, OP_REDUCE_SUM, OP_CAST, OP_RELU_GRAD,
- OP_LOG_SOFTMAX, OP_SQRT, OP_CMP,
- OP_COUNT) = range(24)
-CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE = range(6)
+# opcodes and CMP's predicates: the op schema's (kmod/core/ops.toml)
+sys.path.insert(0, os.path.join(REPO, "userspace"))
+from davinci import schema  # noqa: E402
+
+globals().update({"OP_" + _op.name: _op.opcode for _op in schema.OPS})
+OP_COUNT = len(schema.OPS)
+(CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT,
+ CMP_GE) = range(len(schema.by_name("CMP").imm.values))
 F32, F16, BF16, I32 = range(4)
 F_NOTIFY, F_TRANS_A, F_TRANS_B = 1, 2, 4
 

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Sample inputs of every device op, the one list each backend's tests
+iterate (as PyTorch's OpInfo): per schema op (kmod/core/ops.toml) its
+inputs, its attribute and a numpy reference, with the tolerance the op
+promises (0: bit-identical to the reference, in storage bits).
+
+An op the schema declares and this file lacks fails
+tests/conformance/test_op_samples.py: adding an op is its kernel, its
+schema entry and its samples here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import _ref as R
+
+
+@dataclass
+class Sample:
+    """One call of an op: ``inputs(rng, dtype)`` returns the storage arrays
+    of its inputs, ``reference(attr, *f32 inputs)`` the float result (float32
+    values, or int32 for int32 inputs), ``attr`` its attribute."""
+    name: str
+    inputs: Callable
+    reference: Callable
+    attr: object = None
+    kwargs: dict = field(default_factory=dict)
+    #: ulps allowed in the result's dtype (0: bit-identical)
+    ulps: int = 0
+    #: relative tolerance instead of ulps (summations in another order)
+    rtol: float = 0.0
+
+
+def _rand(*shapes, low=-4.0, high=4.0, integer_valued=False):
+    def make(rng, dtype):
+        return [R.random(rng, s, dtype, low, high, integer_valued)
+                for s in shapes]
+    return make
+
+
+def _binary(np_fn, int_fn=None):
+    def ref(attr, a, b):
+        if a.dtype == np.int32:
+            with np.errstate(over="ignore"):
+                return (int_fn or np_fn)(a, b).astype(np.int32)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return np_fn(a, b)
+    return ref
+
+
+def _nonzero(*shapes):
+    def make(rng, dtype):
+        ins = _rand(*shapes)(rng, dtype)
+        b = ins[-1]
+        if dtype == "int32":
+            ins[-1] = np.where(b == 0, 1, b).astype(np.int32)
+        return ins
+    return make
+
+
+def _softmax(attr, x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _log_softmax(attr, x):
+    s = x - x.max(axis=-1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+
+
+def _cmp(fn):
+    def ref(attr, a, b):
+        r = fn(a, b)
+        return r.astype(np.int32 if a.dtype == np.int32 else np.float32)
+    return ref
+
+
+SAMPLES: dict[str, list[Sample]] = {
+    "ADD": [Sample("37x129", _rand((37, 129), (37, 129)), _binary(np.add))],
+    "SUB": [Sample("37x129", _rand((37, 129), (37, 129)),
+                   _binary(np.subtract))],
+    "MUL": [Sample("37x129", _rand((37, 129), (37, 129)),
+                   _binary(np.multiply))],
+    "DIV": [Sample("37x129", _nonzero((37, 129), (37, 129)),
+                   _binary(np.divide, R.s32_div))],
+    "MAX": [Sample("1000", _rand((1000,), (1000,)), _binary(np.maximum))],
+    "MIN": [Sample("1000", _rand((1000,), (1000,)), _binary(np.minimum))],
+    "RELU": [Sample("3x333", _rand((3, 333)),
+                    lambda attr, x: np.maximum(x, x.dtype.type(0)))],
+    "EXP": [Sample("4096", _rand((4096,), low=-20, high=20),
+                   lambda attr, x: np.exp(x.astype(np.float64)), ulps=1)],
+    "AXPY": [Sample("alpha 0.5", _rand((777,), (777,)),
+                    lambda attr, x, y: np.float32(attr) * x + y, attr=0.5)],
+    "MATMUL": [
+        Sample("33x17x9", _rand((33, 17), (17, 9)),
+               lambda attr, a, b: a.astype(np.float64) @ b, rtol=1e-5),
+        Sample("transposed", _rand((17, 33), (9, 17)),
+               lambda attr, a, b: a.T.astype(np.float64) @ b.T, rtol=1e-5,
+               kwargs={"transpose_a": True, "transpose_b": True}),
+    ],
+    "SOFTMAX": [Sample("8x100", _rand((8, 100)), _softmax, rtol=1e-5)],
+    "REDUCE_SUM": [Sample("7x300", _rand((7, 300)),
+                          lambda attr, x: x.astype(np.float64).sum(-1),
+                          rtol=1e-5)],
+    "CAST": [Sample("to float32", _rand((500,), integer_valued=True),
+                    lambda attr, x: x.astype(np.float32),
+                    kwargs={"dtype": "float32"})],
+    "RELU_GRAD": [Sample("grad, x", _rand((400,), (400,)),
+                         lambda attr, g, x: np.where(x > 0, g,
+                                                     g.dtype.type(0)))],
+    "LOG_SOFTMAX": [Sample("8x100", _rand((8, 100)), _log_softmax,
+                           rtol=1e-5)],
+    "SQRT": [Sample("4096", _rand((4096,), low=0, high=1e4),
+                    lambda attr, x: np.sqrt(x.astype(np.float64)))],
+    "CMP": [Sample(p, _rand((300,), (300,), integer_valued=True),
+                   _cmp(fn), attr=p)
+            for p, fn in (("EQ", np.equal), ("NE", np.not_equal),
+                          ("LT", np.less), ("LE", np.less_equal),
+                          ("GT", np.greater), ("GE", np.greater_equal))],
+}
