@@ -644,6 +644,7 @@ void dv_task_complete_at(struct dv_stream *s, struct dv_task *t, u32 status,
 			 u64 start_ns, u64 end_ns);
 void dv_task_free(struct dv_stream *s, struct dv_task *t);
 void dv_task_release(struct dv_device *dev, struct dv_task *t);
+u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t);
 
 /* stream.c */
 struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);
