@@ -50,6 +50,14 @@ static void run_nop_alone(void *dev)
 	dv_exec_alone(dev, &t);
 }
 
+/* A take-in that queued nothing, which writes no record. */
+static void trace_empty_take_in(void *arg)
+{
+	struct dv_stream *s = arg;
+
+	dv_trace_tasks_queued(s, s->submitted_seq + 1);
+}
+
 /*
  * A function documented to run with a lock held asserts it: called
  * without the lock, it aborts (os_mutex_assert_held()), even on a path
@@ -69,6 +77,7 @@ void test_lock_assertions(void)
 	CHECK(aborts_without_lock(reset_context, fx.ctx));
 	CHECK(aborts_without_lock(publish_sq, core_stream));
 	CHECK(aborts_without_lock(run_nop_alone, fx.dev));
+	CHECK(aborts_without_lock(trace_empty_take_in, core_stream));
 	fixture_exit(&fx);
 }
 
