@@ -5,14 +5,15 @@
  * and fault goes through, read with DAVINCI_IOCTL_TRACE_READ, and handed
  * to the OS layer's hook (the module's tracepoints) as it is written.
  *
- * Every hook runs with dev->lock held, and asserts it; the ring needs no more:
- * a record is a 64-byte store and at most a clock read, no allocation, no
- * lock of its own. The ring records while at least one context asked for it
- * (DAVINCI_TRACE_F_ENABLE, a count of contexts): one context turning it
- * off does not silence another's trace, and the OS layer's hook (the
- * module's tracepoints) gets every record whether the ring keeps it or
- * not; a record neither wants is not built. Each slot remembers the user its record concerns: a reader sees
- * its own user's records and the device's own, all with trace_all.
+ * Every hook runs with dev->lock held, and asserts it; the ring needs no
+ * more: a record is a 64-byte store and at most a clock read, no
+ * allocation, no lock of its own. The ring records while at least one
+ * context asked for it (DAVINCI_TRACE_F_ENABLE, a count of contexts): one
+ * context turning it off does not silence another's trace, and the OS
+ * layer's hook (the module's tracepoints) gets every record whether the
+ * ring keeps it or not; a record neither wants is not built. Each slot
+ * remembers the user its record concerns: a reader sees its own user's
+ * records and the device's own, all with trace_all.
  *
  * The AI core of a task is a slot in dev->trace.cores, taken when it
  * starts and given back when it completes, whether recording is on or not

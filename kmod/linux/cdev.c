@@ -25,7 +25,13 @@ static dev_t dv_devt;
 static struct cdev dv_cdev;
 static struct device *dv_manager_node;
 
-/* Bound devices by minor; protected by dv_minor_lock. */
+/*
+ * Bound devices by minor. dv_minor_lock protects dv_minors[] and the
+ * writes of each kdev's removed: an open looks its device up and takes a
+ * reference in one hold of it, a remove clears the slot and sets removed
+ * in one, so an open either has its reference before the remove or finds
+ * no device. Readers of removed (READ_ONCE) need not take it.
+ */
 static DEFINE_MUTEX(dv_minor_lock);
 static struct dv_kdev *dv_minors[DV_MAX_DEVICES];
 
