@@ -65,6 +65,7 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 	struct dv_kdev *kdev;
 	int ret;
 
+	device_lock_assert(&bdev->dev);
 	if (bdev->id >= DV_MAX_DEVICES)
 		return -EINVAL;
 	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
@@ -108,12 +109,14 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 /*
  * Unbind or hot remove: no new opens, the node and its sysfs files go
  * away, open contexts see the device lost (-ENODEV); the core device is
- * destroyed when the last open file closes.
+ * destroyed when the last open file closes. Called by the bus's remove
+ * with the device lock held.
  */
 void dv_kdev_remove(struct dv_bus_dev *bdev)
 {
 	struct dv_kdev *kdev = dev_get_drvdata(&bdev->dev);
 
+	device_lock_assert(&bdev->dev);
 	if (!kdev)
 		return;
 	dv_debugfs_remove(kdev);
