@@ -90,6 +90,7 @@ void dv_task_enqueue(struct dv_stream *s, struct dv_task *t)
  */
 void dv_sq_publish(struct dv_stream *s)
 {
+	os_mutex_assert_held(s->ctx->dev->lock);
 	__atomic_store_n(&s->sq->seq, s->submitted_seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->sq->head, s->sq_head, __ATOMIC_RELEASE);
 }

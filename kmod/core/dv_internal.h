@@ -2,16 +2,18 @@
 /*
  * dv_internal.h - private structures of the device core.
  *
- * Locking: one mutex per device (dev->lock) guards all device, context,
- * buffer, stream, event and notification state. It is never held while a
- * chunk of an op runs. Waiters use os_waitq_wait() with dev->lock held:
- * dev->work_wq wakes AI-core workers, dev->wq wakes host waiters (stream,
- * sync, event and close waits), ctx->wq wakes notification waiters.
- * Beside it: the registry lock and the event-log lock (manager.c) and the
- * owners lock (context.c); os.h gives their order. Every function
- * documented as running with a lock held asserts it with
- * os_mutex_assert_held(): lockdep_assert_held() in the kernel, checked
- * where lockdep is, and in userspace by the test and sanitizer builds.
+ * Locking: one mutex per device (dev->lock) guards the state of the
+ * device and of its contexts, buffers, streams, tasks, events, graphs and
+ * notification queues; struct dv_device's @lock says exactly what it
+ * covers and what not. It is never held while a chunk of an op runs.
+ * Waiters use os_waitq_wait() with dev->lock held: dev->work_wq wakes
+ * AI-core workers, dev->wq wakes host waiters (stream, sync, event and
+ * close waits), ctx->wq wakes notification waiters. Beside it: the
+ * registry lock and the event-log lock (manager.c) and the owners lock
+ * (context.c); os.h gives their order. Every function documented as
+ * running with a lock held asserts it with os_mutex_assert_held():
+ * lockdep_assert_held() in the kernel, checked where lockdep is, and in
+ * userspace by the test and sanitizer builds.
  */
 #ifndef _DAVINCI_INTERNAL_H
 #define _DAVINCI_INTERNAL_H
@@ -465,10 +467,28 @@ struct dv_trace {
 /**
  * struct dv_device - one simulated device
  * @cfg: configuration (strings copied)
- * @lock: the device mutex: protects every field here but @cfg (set at
- *	creation), @reg_node (the registry lock) and @mg's event log (the
- *	event-log lock), and all state of the device's contexts, buffers,
- *	streams, tasks, events and notification queues
+ * @lock: the device mutex (after the registry lock, before the event-log
+ *	lock). It protects every field here but those named below, and all
+ *	state of the device's contexts, buffers, streams, tasks, events,
+ *	graphs and notification queues: their lists (@contexts, @runq,
+ *	@helpable, @polled, each context's and stream's), id tables,
+ *	reference counts, counters, the pools' free lists and the trace
+ *	records, and with them that a stream is on @runq exactly while
+ *	queued, that @running is at most cfg.aicores and that a buffer lives
+ *	while referenced. Not under it: @cfg, @lock, the wait queues,
+ *	@task_cache (its own lock), the pools' arenas, @backend, @backing_dir
+ *	and the trace ring's arrays (their addresses) are set at creation
+ *	and never change; @workers, @nworkers and @dispatcher are the
+ *	creating or destroying thread's; @reg_node is under the registry
+ *	lock, @mg's event log under the event-log lock and a context's
+ *	owner_node under the owners lock. @lost, a context's lost and a
+ *	task's cancel are written under it but read without it, atomically,
+ *	by the AI cores running the task, which also read its descriptor,
+ *	operand buffers and extents, context, start time, watchdog, hang,
+ *	throttle and chunk counts without it: nothing writes those while it
+ *	runs, and its next_unit is claimed atomically. The rings' shared
+ *	headers and the buffers' contents are the host's too and under no
+ *	lock; a stream's trusted copies (sq_head, cq_tail) are under this.
  * @wq: host waiters for the whole context or device (sync, events,
  *	a stream's worker to let go of it); a stream's own waiters sleep on
  *	the stream's wq
@@ -644,6 +664,7 @@ void dv_task_complete_at(struct dv_stream *s, struct dv_task *t, u32 status,
 			 u64 start_ns, u64 end_ns);
 void dv_task_free(struct dv_stream *s, struct dv_task *t);
 void dv_task_release(struct dv_device *dev, struct dv_task *t);
+u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t);
 
 /* stream.c */
 struct dv_stream *dv_stream_find(struct dv_context *ctx, u32 id);

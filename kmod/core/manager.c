@@ -26,8 +26,11 @@
 /*
  * dv_reg_lock protects dv_reg_list (the live devices and their reg_node)
  * and keeps every registered device alive while held; taken before any
- * dev->lock. dv_ev_lock protects every device's event log (dev->mg.ev,
- * ev_count, ev_lost_seq), dv_ev_seq and dv_ev_hook; a leaf.
+ * dev->lock. Every manager ioctl but GET_VERSION and GET_LIMITS holds it
+ * throughout, so they run one at a time: a reset waiting for running
+ * tasks with dev->lock dropped meets no other reset or fault injection.
+ * dv_ev_lock protects every device's event log (dev->mg.ev, ev_count,
+ * ev_lost_seq), dv_ev_seq and dv_ev_hook; a leaf.
  */
 static struct os_mutex *dv_reg_lock;
 static struct os_mutex *dv_ev_lock;

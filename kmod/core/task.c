@@ -387,11 +387,21 @@ bool dv_task_help(struct dv_device *dev)
 	return true;
 }
 
-/* Run @t on this AI core alone; called with dev->lock, returns without. */
-static u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
+/**
+ * dv_exec_alone() - run a task on this AI core alone
+ * @dev: the device (dev->lock held; dropped at once, the chunks run
+ *	without it, and it returns without it)
+ * @t: the task dv_task_run() starts, not shared out
+ *
+ * Not static only so that tests/core can check that it asserts the lock.
+ *
+ * Return: DAVINCI_STATUS_* of running it.
+ */
+u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 {
 	u32 st;
 
+	os_mutex_assert_held(dev->lock);
 	os_mutex_unlock(dev->lock);
 	switch (t->hang ? DAVINCI_OP_COUNT : t->desc.opcode) {
 	case DAVINCI_OP_COUNT:

@@ -5,14 +5,15 @@
  * and fault goes through, read with DAVINCI_IOCTL_TRACE_READ, and handed
  * to the OS layer's hook (the module's tracepoints) as it is written.
  *
- * Every hook runs with dev->lock held, which the ring needs no more than:
- * a record is a 64-byte store and at most a clock read, no allocation, no
- * lock of its own. The ring records while at least one context asked for it
- * (DAVINCI_TRACE_F_ENABLE, a count of contexts): one context turning it
- * off does not silence another's trace, and the OS layer's hook (the
- * module's tracepoints) gets every record whether the ring keeps it or
- * not; a record neither wants is not built. Each slot remembers the user its record concerns: a reader sees
- * its own user's records and the device's own, all with trace_all.
+ * Every hook runs with dev->lock held, and asserts it; the ring needs no
+ * more: a record is a 64-byte store and at most a clock read, no
+ * allocation, no lock of its own. The ring records while at least one
+ * context asked for it (DAVINCI_TRACE_F_ENABLE, a count of contexts): one
+ * context turning it off does not silence another's trace, and the OS
+ * layer's hook (the module's tracepoints) gets every record whether the
+ * ring keeps it or not; a record neither wants is not built. Each slot
+ * remembers the user its record concerns: a reader sees its own user's
+ * records and the device's own, all with trace_all.
  *
  * The AI core of a task is a slot in dev->trace.cores, taken when it
  * starts and given back when it completes, whether recording is on or not
@@ -144,6 +145,7 @@ void dv_trace_doorbell(struct dv_context *ctx, const struct davinci_doorbell *d)
 {
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!dv_trace_wanted(ctx->dev, DAVINCI_TRACE_DOORBELL))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_DOORBELL, ctx->pid, os_now_ns());
@@ -167,6 +169,7 @@ void dv_trace_tasks_queued(struct dv_stream *s, u64 first_seq)
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(dev->lock);
 	if (s->submitted_seq < first_seq ||
 	    !dv_trace_wanted(dev, DAVINCI_TRACE_TASKS_QUEUED))
 		return;
@@ -225,6 +228,7 @@ void dv_trace_task_start(struct dv_stream *s, const struct dv_task *t)
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(dev->lock);
 	if (!dv_trace_wanted(dev, DAVINCI_TRACE_TASK_START))
 		return;
 	dv_trace_task_fill(&r, DAVINCI_TRACE_TASK_START, s, t, t->start_ns);
@@ -249,6 +253,7 @@ void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 	struct dv_device *dev = s->ctx->dev;
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(dev->lock);
 	if (t->aicore)
 		dev->trace.cores &= ~(1ULL << (t->aicore - 1));
 	if (!dv_trace_wanted(dev, DAVINCI_TRACE_TASK_COMPLETE))
@@ -274,6 +279,7 @@ void dv_trace_mem(struct dv_buffer *buf, u32 type)
 	struct dv_device *dev = buf->dev;
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(dev->lock);
 	if (!dv_trace_wanted(dev, type))
 		return;
 	dv_trace_rec(&r, type, buf->ctx ? buf->ctx->pid : 0, os_now_ns());
@@ -295,6 +301,7 @@ void dv_trace_event(struct dv_context *ctx, u32 type, u32 event_id, u64 gen)
 {
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!dv_trace_wanted(ctx->dev, type))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
@@ -312,6 +319,7 @@ void dv_trace_ctx(struct dv_context *ctx, u32 type)
 {
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(ctx->dev->lock);
 	if (!dv_trace_wanted(ctx->dev, type))
 		return;
 	dv_trace_rec(&r, type, ctx->pid, os_now_ns());
@@ -327,6 +335,7 @@ void dv_trace_mgmt(struct dv_device *dev, const struct davinci_mgmt_event *ev)
 {
 	struct davinci_trace_record r;
 
+	os_mutex_assert_held(dev->lock);
 	if (!dv_trace_wanted(dev, DAVINCI_TRACE_MGMT))
 		return;
 	dv_trace_rec(&r, DAVINCI_TRACE_MGMT, 0, ev->timestamp_ns);
@@ -358,6 +367,7 @@ static void dv_trace_request(struct dv_context *ctx, bool on)
  */
 void dv_trace_ctx_close(struct dv_context *ctx)
 {
+	os_mutex_assert_held(ctx->dev->lock);
 	dv_trace_request(ctx, false);
 }
 

@@ -19,6 +19,12 @@
 #include "compat.h"
 #include "dv_linux.h"
 
+/*
+ * dv_bus_lock protects dv_bus_devs (the added devices, linked by their
+ * list) and dv_bus_enabled, and is held across each device_add() and
+ * device_unregister(): an id is added or deleted once, and none after
+ * dv_bus_exit() began.
+ */
 static DEFINE_MUTEX(dv_bus_lock);
 static LIST_HEAD(dv_bus_devs);
 static bool dv_bus_enabled;

@@ -25,7 +25,13 @@ static dev_t dv_devt;
 static struct cdev dv_cdev;
 static struct device *dv_manager_node;
 
-/* Bound devices by minor; protected by dv_minor_lock. */
+/*
+ * Bound devices by minor. dv_minor_lock protects dv_minors[] and the
+ * writes of each kdev's removed: an open looks its device up and takes a
+ * reference in one hold of it, a remove clears the slot and sets removed
+ * in one, so an open either has its reference before the remove or finds
+ * no device. Readers of removed (READ_ONCE) need not take it.
+ */
 static DEFINE_MUTEX(dv_minor_lock);
 static struct dv_kdev *dv_minors[DV_MAX_DEVICES];
 
@@ -59,6 +65,7 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 	struct dv_kdev *kdev;
 	int ret;
 
+	device_lock_assert(&bdev->dev);
 	if (bdev->id >= DV_MAX_DEVICES)
 		return -EINVAL;
 	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
@@ -102,12 +109,14 @@ int dv_kdev_probe(struct dv_bus_dev *bdev)
 /*
  * Unbind or hot remove: no new opens, the node and its sysfs files go
  * away, open contexts see the device lost (-ENODEV); the core device is
- * destroyed when the last open file closes.
+ * destroyed when the last open file closes. Called by the bus's remove
+ * with the device lock held.
  */
 void dv_kdev_remove(struct dv_bus_dev *bdev)
 {
 	struct dv_kdev *kdev = dev_get_drvdata(&bdev->dev);
 
+	device_lock_assert(&bdev->dev);
 	if (!kdev)
 		return;
 	dv_debugfs_remove(kdev);

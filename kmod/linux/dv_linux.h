@@ -38,7 +38,7 @@ extern unsigned int dv_param_host_mb;
  * @id: N
  * @hbm_mb: HBM size the bound device gets
  * @aicores: AI cores the bound device gets
- * @list: on the bus's device list
+ * @list: on the bus's device list (bus.c: under dv_bus_lock)
  */
 struct dv_bus_dev {
 	struct device dev;
@@ -57,7 +57,8 @@ struct dv_bus_dev {
  * @node: the class device behind /dev/davinciN, NULL once removed
  * @debugfs: the fault-injection knobs' directory (debugfs.c)
  * @id: N
- * @removed: set when the driver let go of the device
+ * @removed: set when the driver let go of the device (cdev.c: written
+ *	under dv_minor_lock, read without it)
  */
 struct dv_kdev {
 	struct kref ref;

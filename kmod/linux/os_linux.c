@@ -61,8 +61,14 @@ void os_cache_free(struct os_cache *c, void *ptr)
 	kmem_cache_free((struct kmem_cache *)c, ptr);
 }
 
+/*
+ * A lock of the core as a kernel mutex, with the lockdep class of its
+ * enum os_lock_class. What each one protects is said where the core
+ * declares it: dev->lock (dv_internal.h), dv_reg_lock and dv_ev_lock
+ * (manager.c), dv_owners_lock (context.c).
+ */
 struct os_mutex {
-	struct mutex lock;	/* the core's lock, as a kernel mutex */
+	struct mutex lock;
 };
 
 static struct lock_class_key os_lock_keys[OS_LOCK_CLASSES];

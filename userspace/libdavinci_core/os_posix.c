@@ -135,9 +135,13 @@ void os_cache_free(struct os_cache *c, void *ptr)
 }
 
 /*
- * @owner and @owned say which thread holds @m, for os_mutex_assert_held()
- * where it checks (OS_LOCK_ASSERTS): set by the holder, read atomically by
- * any thread.
+ * A lock of the core: @m is the mutex, and what each one protects is said
+ * where the core declares it (dev->lock in dv_internal.h, dv_reg_lock and
+ * dv_ev_lock in manager.c, dv_owners_lock in context.c). @owner and
+ * @owned say which thread holds @m, for os_mutex_assert_held() where it
+ * checks (OS_LOCK_ASSERTS): set by the holder, read atomically by any
+ * thread. @cls is the class the lock order check (DV_LOCK_ORDER_CHECK)
+ * goes by, set at creation.
  */
 struct os_mutex {
 	pthread_mutex_t m;
