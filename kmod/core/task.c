@@ -510,6 +510,7 @@ static void dv_stream_write_cq(struct dv_stream *s, struct dv_task *t,
  */
 void dv_task_free(struct dv_stream *s, struct dv_task *t)
 {
+	os_mutex_assert_held(s->ctx->dev->lock);
 	dv_task_release(s->ctx->dev, t);
 	dv_list_del(&t->node);
 	s->nqueued--;
