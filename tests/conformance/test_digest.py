@@ -1,45 +1,72 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A fixed, seeded workload of every op; the SHA-256 of all outputs is
-written to $DAVINCI_DIGEST_FILE when set, so backends (in-process, FUSE,
-kernel module) can be compared bit for bit."""
+"""A fixed, seeded workload of every op of the schema; the SHA-256 of all
+outputs is written to $DAVINCI_DIGEST_FILE when set, so backends
+(in-process, FUSE, kernel module) can be compared bit for bit."""
 
 import hashlib
 import os
 
 import numpy as np
 
-from davinci import ops
+from davinci import ops, schema
 
 from . import _ref as R
+from .op_samples import SAMPLES
 
 FLOATS = ("float32", "float16", "bfloat16")
 ALL = FLOATS + ("int32",)
 
 
+def _attrs(op):
+    """The attribute values the op's samples use (op_samples.py)."""
+    if op.imm is None:
+        return [None]
+    seen = []
+    for sample in SAMPLES[op.name]:
+        if sample.attr not in seen:
+            seen.append(sample.attr)
+    return seen
+
+
+def _variants(op):
+    """Keyword variants by the op's kind: both transposes of a matmul of
+    two [64, 96] operands, a cast to every dtype."""
+    if op.kind == "matmul":
+        return [{"transpose_b": True}, {"transpose_a": True}]
+    if op.kind == "cast":
+        return [{"dtype": d} for d in ALL]
+    return [{}]
+
+
+def every_op(a, b, s, dtype):
+    """{label: output} of every schema op that takes ``dtype`` on ``a``
+    (and ``b``), each attribute its samples use and each variant."""
+    outs = {}
+    for op in schema.COMPUTE_OPS:
+        if dtype not in op.dtypes:
+            continue
+        fn = getattr(ops, op.python)
+        for attr in _attrs(op):
+            for kw in _variants(op):
+                tensors = [a, b] if len(op.inputs) == 2 else [a]
+                args = ([attr] if op.imm is not None else []) + tensors
+                label = "_".join([op.python] + [str(x) for x in [attr]
+                                                if x is not None] +
+                                 ["%s=%s" % i for i in sorted(kw.items())])
+                outs[label] = fn(*args, stream=s, **kw)
+    return outs
+
+
 def workload(dev):
-    """Yield (label, output bytes) of the fixed workload."""
+    """Yield (label, output bytes) of the fixed workload: every op of the
+    schema in every dtype it takes, on random operands and on special
+    values."""
     rng = np.random.default_rng(20261129)
     s = dev.stream()
     for dt in ALL:
         a = dev.tensor(R.random(rng, (64, 96), dt, -5, 5), dt)
         b = dev.tensor(R.random(rng, (64, 96), dt, 0.5, 5), dt)
-        outs = {name: getattr(ops, name)(a, b, stream=s)
-                for name in ("add", "sub", "mul", "div", "maximum", "minimum")}
-        outs["relu"] = ops.relu(a, stream=s)
-        outs["relu_grad"] = ops.relu_grad(b, a, stream=s)
-        for pred in ops.CMP_PREDICATES:
-            outs["compare_" + pred] = ops.compare(pred, a, b, stream=s)
-        for dst in ALL:
-            outs["cast_" + dst] = ops.cast(a, dst, stream=s)
-        if dt in FLOATS:
-            outs["exp"] = ops.exp(a, stream=s)
-            outs["axpy"] = ops.axpy(0.3, a, b, stream=s)
-            outs["softmax"] = ops.softmax(a, stream=s)
-            outs["log_softmax"] = ops.log_softmax(a, stream=s)
-            outs["sqrt"] = ops.sqrt(a, stream=s)        # NaN for a < 0
-            outs["reduce_sum"] = ops.reduce_sum(a, stream=s)
-            outs["matmul"] = ops.matmul(a, b, transpose_b=True, stream=s)
-            outs["matmul_ta"] = ops.matmul(a, b, transpose_a=True, stream=s)
+        outs = every_op(a, b, s, dt)
         s.synchronize()
         for name in sorted(outs):
             yield "%s/%s" % (dt, name), outs[name].numpy(raw=True).tobytes()
@@ -75,25 +102,12 @@ SPECIAL_BITS = {
 
 
 def specials(dev, s):
-    """Every elementwise op, casts and softmax on each pair of special
-    values, in each float dtype."""
+    """Every op on each pair of special values, in each float dtype."""
     for dt in FLOATS:
         x = SPECIAL_BITS[dt]
         a = dev.tensor(np.repeat(x, x.size).reshape(16, 16), dt)
         b = dev.tensor(np.tile(x, x.size).reshape(16, 16), dt)
-        outs = {name: getattr(ops, name)(a, b, stream=s)
-                for name in ("add", "sub", "mul", "div", "maximum", "minimum")}
-        outs["relu"] = ops.relu(a, stream=s)
-        outs["relu_grad"] = ops.relu_grad(b, a, stream=s)
-        outs["exp"] = ops.exp(a, stream=s)
-        outs["sqrt"] = ops.sqrt(a, stream=s)
-        outs["axpy"] = ops.axpy(-0.0, a, b, stream=s)
-        outs["softmax"] = ops.softmax(b, stream=s)
-        outs["log_softmax"] = ops.log_softmax(b, stream=s)
-        for pred in ops.CMP_PREDICATES:
-            outs["compare_" + pred] = ops.compare(pred, a, b, stream=s)
-        for dst in ALL:
-            outs["cast_" + dst] = ops.cast(a, dst, stream=s)
+        outs = every_op(a, b, s, dt)
         s.synchronize()
         for name in sorted(outs):
             yield ("specials/%s/%s" % (dt, name),
