@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import davinci
 from davinci.callbacks import Entry
+from davinci.device import NotificationType
 # _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
 # ABI's op codes, data types and notification types; davinci names it no
 # other way.
@@ -36,8 +37,8 @@ _ACL_TO_DV = {C.ACL_FLOAT: (U.DAVINCI_DTYPE_FLOAT32, 4),
               C.ACL_INT32: (U.DAVINCI_DTYPE_INT32, 4)}
 
 #: interrupt types passed to register_interrupt_callback's callback
-RT_INTERRUPT_TASK_DONE = U.DAVINCI_NOTIFY_COMPLETION
-RT_INTERRUPT_TASK_FAULT = U.DAVINCI_NOTIFY_FAULT
+RT_INTERRUPT_TASK_DONE = int(NotificationType.COMPLETION)
+RT_INTERRUPT_TASK_FAULT = int(NotificationType.FAULT)
 _interrupt = {"fn": None, "user_data": None}
 
 
@@ -112,11 +113,11 @@ class _Interrupt(Entry):
         self.task_id = 0
 
     def deliver(self, n) -> bool:
-        if n.type in (U.DAVINCI_NOTIFY_COMPLETION, U.DAVINCI_NOTIFY_FAULT):
+        if n.type in (NotificationType.COMPLETION, NotificationType.FAULT):
             if self.fn is not None:
                 self.disp.execute(self.fn, int(n.type), int(n.seq),
                                   self.user_data)
-        return n.type == U.DAVINCI_NOTIFY_COMPLETION
+        return n.type == NotificationType.COMPLETION
 
 
 @api(1, (0,))
