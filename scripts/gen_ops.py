@@ -46,7 +46,8 @@ FLAGS = ("TRANS_A", "TRANS_B", "WAIT_NEXT")
 IMM_TYPES = ("float32", "byte", "enum")
 FRONTENDS = ("acl", "atc", "torch")
 FIELDS = {"name", "opcode", "doc", "kind", "dtypes", "flags", "kernel", "imm",
-          "max_count", "event", "python", "inputs", "acl", "not_in"}
+          "max_count", "event", "python", "inputs", "acl", "acl_inputs",
+          "not_in"}
 
 
 class SchemaError(Exception):
@@ -94,7 +95,32 @@ def load(path: str = SCHEMA) -> list[dict]:
                 op.get("not_in", {}):
             raise SchemaError("%s: no CANN name, and not_in does not say why "
                               "acl.op lacks it" % where)
+        _check_acl(op, where)
     return sorted(ops, key=lambda o: o["opcode"])
+
+
+def _check_acl(op: dict, where: str) -> None:
+    """A CANN name fixes only the op's imm, to one of its values; its
+    acl_inputs are an order of the op's sources."""
+    imm = op.get("imm") or {}
+    for name, fixed in op.get("acl", {}).items():
+        for attr, value in fixed.items():
+            if attr != imm.get("name"):
+                raise SchemaError("%s: %s fixes %r, the op's attribute is %r"
+                                  % (where, name, attr, imm.get("name")))
+            values = [v["name"] for v in imm.get("values", ())]
+            if imm["type"] == "enum" and value not in values:
+                raise SchemaError("%s: %s's %s %r is none of %s"
+                                  % (where, name, attr, value, values))
+    sources = sum(u.startswith("SRC") for u in USES[op["kind"]])
+    for name, order in op.get("acl_inputs", {}).items():
+        if name not in op.get("acl", {}):
+            raise SchemaError("%s: acl_inputs names %r, not a CANN name of "
+                              "the op" % (where, name))
+        if sorted(order) != list(range(sources)):
+            raise SchemaError("%s: acl_inputs of %s must order the op's %d "
+                              "sources, not %r"
+                              % (where, name, sources, order))
 
 
 def _comment(text: str) -> str:
@@ -207,6 +233,7 @@ def python_text(ops: list[dict]) -> str:
         row.setdefault("flags", [])
         row["flags"] = tuple(row["flags"])
         row.setdefault("acl", {})
+        row.setdefault("acl_inputs", {})
         row.setdefault("not_in", {})
         rows.append(row)
     consts = ["DAVINCI_OP_%s = %d" % (op["name"], op["opcode"]) for op in ops]

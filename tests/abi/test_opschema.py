@@ -77,3 +77,31 @@ def test_descriptors_refuse_dtypes_the_op_lacks(op):
         else:
             with pytest.raises(DTypeError, match=op.python):
                 opdesc.describe(op, dtype, **call)
+
+
+@pytest.mark.parametrize("old,new,error", [
+    ('Less = { predicate = "LT" }', 'Less = { predicate = "LESS" }',
+     "is none of"),
+    ('acl = { Relu = {} }', 'acl = { Relu = { alpha = 1.0 } }',
+     "Relu fixes 'alpha'"),
+    ("acl_inputs = { Axpy = [1, 0] }", "acl_inputs = { Axpy = [1, 1] }",
+     "must order the op's 2 sources"),
+    ("acl_inputs = { Axpy = [1, 0] }", "acl_inputs = { AXPY = [1, 0] }",
+     "not a CANN name"),
+])
+def test_the_schema_refuses_cann_names_acl_cannot_map(tmp_path, old, new,
+                                                      error):
+    # what a CANN name fixes is the op's attribute, to one of its values;
+    # its input order orders the op's sources
+    sys.path.insert(0, os.path.dirname(GEN))
+    try:
+        import gen_ops
+    finally:
+        sys.path.pop(0)
+    with open(gen_ops.SCHEMA) as f:
+        text = f.read()
+    assert old in text
+    bad = tmp_path / "ops.toml"
+    bad.write_text(text.replace(old, new))
+    with pytest.raises(gen_ops.SchemaError, match=error):
+        gen_ops.load(str(bad))

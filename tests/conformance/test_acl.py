@@ -205,6 +205,23 @@ def test_default_stream_zero(acl_dev):
     acl.rt.free(dev)
 
 
+def test_a_failed_task_is_the_acl_error_of_its_status(acl_dev):
+    """A task the device fails makes the stream's synchronization return
+    the aclError of the task's status: an operand outside device memory
+    (DAVINCI_STATUS_INVALID_ADDRESS) is an AI core exception."""
+    from davinci import opdesc
+    from acl import _state
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    bad = opdesc.describe("add", "float32", dst=0x10, srcs=(0x10, 0x10),
+                          count=4)
+    # acl.op refuses such a pointer before the device sees it: go around
+    _state.get_stream(stream).stream.launch(bad)
+    assert acl.rt.synchronize_stream(stream) == \
+        acl.ACL_ERROR_RT_AICORE_EXCEPTION
+    assert acl.rt.destroy_stream(stream) == 0
+
+
 def test_events(acl_dev):
     s1, _ = acl.rt.create_stream()
     s2, _ = acl.rt.create_stream()

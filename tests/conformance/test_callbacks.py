@@ -79,6 +79,9 @@ def test_callback_after_failure_reports_it(dev):
     # the fault is an unclaimed notification the device still reports
     n = dev.wait_notification(30)
     assert n is not None and n.type == _uapi.DAVINCI_NOTIFY_FAULT
+    # the public names of the same facts
+    assert n.type == davinci.NotificationType.FAULT
+    assert not n.ok and n.status_name == "INVALID_ADDRESS"
 
 
 def test_blocking_callback_holds_the_stream(dev):
@@ -113,6 +116,7 @@ def test_user_notifications_still_reach_wait_notification(dev):
     s.add_callback(lambda: None).result(30)
     n = dev.wait_notification(30)
     assert n is not None and n.type == _uapi.DAVINCI_NOTIFY_USER
+    assert n.type == davinci.NotificationType.USER and n.ok
     assert n.user_data == 0x1234
 
 

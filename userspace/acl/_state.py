@@ -23,9 +23,6 @@ import sys
 import threading
 
 import davinci
-# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
-# ABI's status codes; davinci names it no other way.
-from davinci import _uapi
 from davinci.errors import (DavinciError, DeviceLostError, DeviceNotFoundError,
                             DevicePermissionError,
                             DriverVersionMismatchError, DTypeError,
@@ -215,16 +212,17 @@ def get_event(handle) -> AclEvent:
     return _lookup(events, "event", handle)
 
 
+#: aclError of a failed task, by its status (TaskFailedError.status_name)
 _STATUS_CODES = {
-    _uapi.DAVINCI_STATUS_INVALID_ADDRESS: C.ACL_ERROR_RT_AICORE_EXCEPTION,
-    _uapi.DAVINCI_STATUS_INVALID_TASK: C.ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
-    _uapi.DAVINCI_STATUS_ABORTED: C.ACL_ERROR_RT_MODEL_EXECUTE,
-    _uapi.DAVINCI_STATUS_CANCELLED: C.ACL_ERROR_RT_STREAM_NOT_COMPLETE,
-    _uapi.DAVINCI_STATUS_TIMEOUT: C.ACL_ERROR_RT_AICORE_TIMEOUT,
-    _uapi.DAVINCI_STATUS_ECC_ERROR: C.ACL_ERROR_RT_DEVICE_MEM_ERROR,
-    _uapi.DAVINCI_STATUS_DEVICE_LOST: C.ACL_ERROR_RT_LOST_HEARTBEAT,
-    _uapi.DAVINCI_STATUS_INVALID_EVENT: C.ACL_ERROR_RT_INVALID_HANDLE,
-    _uapi.DAVINCI_STATUS_MISALIGNED: C.ACL_ERROR_RT_AICORE_EXCEPTION,
+    "INVALID_ADDRESS": C.ACL_ERROR_RT_AICORE_EXCEPTION,
+    "INVALID_TASK": C.ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT,
+    "ABORTED": C.ACL_ERROR_RT_MODEL_EXECUTE,
+    "CANCELLED": C.ACL_ERROR_RT_STREAM_NOT_COMPLETE,
+    "TIMEOUT": C.ACL_ERROR_RT_AICORE_TIMEOUT,
+    "ECC_ERROR": C.ACL_ERROR_RT_DEVICE_MEM_ERROR,
+    "DEVICE_LOST": C.ACL_ERROR_RT_LOST_HEARTBEAT,
+    "INVALID_EVENT": C.ACL_ERROR_RT_INVALID_HANDLE,
+    "MISALIGNED": C.ACL_ERROR_RT_AICORE_EXCEPTION,
 }
 
 
@@ -253,7 +251,8 @@ def error_code(exc: BaseException) -> int:
                 "events_per_context": C.ACL_ERROR_RT_NO_EVENT_RESOURCE}.get(
                     exc.limit, C.ACL_ERROR_RT_RESOURCE_ALLOC_FAIL)
     if isinstance(exc, TaskFailedError):
-        return _STATUS_CODES.get(exc.status, C.ACL_ERROR_RT_INTERNAL_ERROR)
+        return _STATUS_CODES.get(exc.status_name,
+                                 C.ACL_ERROR_RT_INTERNAL_ERROR)
     for cls, code in _EXCEPTION_CODES:
         if isinstance(exc, cls):
             return code

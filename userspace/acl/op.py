@@ -6,16 +6,29 @@
     ret = acl.op.execute_v2("MatMul", [da, db], [ba, bb], [dc], [bc], attr,
                             stream)
 
-Ops are built into the device (no .om files): Add, Sub, Mul, RealDiv,
-Maximum, Minimum, Relu, Exp, MatMul (transpose_x1, transpose_x2), SoftmaxV2
-(axes: the last axis), ReduceSum (axes as a second input or attribute, the
-last axis or all of them; keep_dims) and Cast. Each becomes one task on
-``stream`` (0: the default stream), so execute_v2 is asynchronous like
-pyACL's. Operands are device memory from acl.rt.malloc or pinned host
-memory from acl.rt.malloc_host. An input whose tensor desc was made
-constant with acl.set_tensor_const and whose data buffer is empty (null
-pointer or size 0) or None is read from the constant's bytes, as pyACL does
-(ReduceSum's axes, most often).
+The operators are the compute ops of the device's schema (davinci.schema,
+declared in kmod/core/ops.toml), each by its CANN names (``OpDef.acl``;
+tests/conformance/test_acl_op_schema.py runs every one); there are no .om
+files to load. How acl's operands and attributes map onto an op follows
+from the op's kind:
+
+- elementwise (Add, Relu, ...): inputs of one shape and data type (no
+  broadcasting); the op's attribute is what its CANN name fixes (Less:
+  the comparison) or else CANN's attribute of that name (Axpy, y = x1 +
+  alpha * x2: alpha, a required float). A comparison writes 1 or 0 in its
+  inputs' data type: the device has no ACL_BOOL tensors;
+- matrix product (MatMul): 2-D x1 and x2, transpose_x1 and transpose_x2;
+- rows (SoftmaxV2, LogSoftmaxV2): over the last axis only (axes [-1]);
+- reduce (ReduceSum): the last axis or all of them, axes as a second input
+  or an attribute, keep_dims;
+- cast (Cast): to its output's data type (dst_type).
+
+Each call becomes one task on ``stream`` (0: the default stream), so
+execute_v2 is asynchronous like pyACL's. Operands are device memory from
+acl.rt.malloc or pinned host memory from acl.rt.malloc_host. An input whose
+tensor desc was made constant with acl.set_tensor_const and whose data
+buffer is empty (null pointer or size 0) or None is read from the
+constant's bytes, as pyACL does (ReduceSum's axes, most often).
 
 Errors (aclError): unknown op_type ACL_ERROR_OP_NOT_FOUND (100024); wrong
 number, shape or dtype of inputs ACL_ERROR_OP_INPUT_NOT_MATCH (100021);
@@ -34,11 +47,12 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+from typing import NamedTuple, Sequence
 
-import davinci
-# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
-# ABI's op codes, data types and task flags; davinci names it no other way.
-from davinci import _uapi as U
+from davinci import opdesc, schema
+from davinci.errors import (DTypeError, InvalidArgumentError,
+                            MisalignedOperandError, ShapeError)
+from davinci.schema import OpDef
 
 from . import _desc as D
 from . import _state as S
@@ -117,20 +131,17 @@ def set_model_dir(model_dir):
 
 
 # ---------------------------------------------------------------------------
-_DT = {C.ACL_FLOAT: U.DAVINCI_DTYPE_FLOAT32,
-       C.ACL_FLOAT16: U.DAVINCI_DTYPE_FLOAT16,
-       C.ACL_BF16: U.DAVINCI_DTYPE_BFLOAT16,
-       C.ACL_INT32: U.DAVINCI_DTYPE_INT32}
-_FLOATS = (C.ACL_FLOAT, C.ACL_FLOAT16, C.ACL_BF16)
-_ALL = tuple(_DT)
-_BINARY = {"Add": U.DAVINCI_OP_ADD, "Sub": U.DAVINCI_OP_SUB,
-           "Mul": U.DAVINCI_OP_MUL, "RealDiv": U.DAVINCI_OP_DIV,
-           "Div": U.DAVINCI_OP_DIV, "Maximum": U.DAVINCI_OP_MAX,
-           "Minimum": U.DAVINCI_OP_MIN}
-_UNARY = {"Relu": (U.DAVINCI_OP_RELU, _ALL),
-          "Exp": (U.DAVINCI_OP_EXP, _FLOATS)}
-_DT_NAME = {C.ACL_FLOAT: "ACL_FLOAT", C.ACL_FLOAT16: "ACL_FLOAT16",
-            C.ACL_BF16: "ACL_BF16", C.ACL_INT32: "ACL_INT32"}
+#: ACL data type -> the device's dtype of that type (davinci.ops.DTYPES)
+DEVICE_DTYPES = {C.ACL_FLOAT: "float32", C.ACL_FLOAT16: "float16",
+                 C.ACL_BF16: "bfloat16", C.ACL_INT32: "int32"}
+_ACL_DTYPES = {name: dt for dt, name in DEVICE_DTYPES.items()}
+_DT_NAME = {getattr(C, n): n for n in (
+    "ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_INT32", "ACL_INT8",
+    "ACL_UINT8", "ACL_INT16", "ACL_UINT16", "ACL_UINT32", "ACL_INT64",
+    "ACL_UINT64", "ACL_DOUBLE", "ACL_BOOL")}
+#: every operator acl.op runs: the CANN names of the schema's compute ops
+_OP_TYPES = tuple(sorted(name for op in schema.COMPUTE_OPS
+                         for name in op.acl))
 
 
 class _T:
@@ -218,41 +229,108 @@ def _need(cond, code, msg):
         raise AclFail(code, msg)
 
 
-def _dtype_in(op, t, allowed):
-    _need(t.dtype in allowed, C.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+def _acl_name(dtype) -> str:
+    return _DT_NAME.get(dtype, str(dtype))
+
+
+def _dtype_in(name, t, allowed: Sequence[str]):
+    """Operand ``t`` is of one of the device dtypes ``allowed``."""
+    _need(DEVICE_DTYPES.get(t.dtype) in allowed,
+          C.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
           "%s: %s has data type %s; %s takes %s" % (
-              op, t.what, _DT_NAME.get(t.dtype, t.dtype), op,
-              ", ".join(_DT_NAME[a] for a in allowed)))
+              name, t.what, _acl_name(t.dtype), name,
+              ", ".join(_acl_name(_ACL_DTYPES[a]) for a in allowed)))
 
 
-def _n(op, ins, outs, nin, nout):
+def _n(name, ins, outs, nin, nout):
     _need(len(ins) in ((nin,) if isinstance(nin, int) else nin),
           C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s takes %s input(s), got %d" % (op, nin, len(ins)))
+          "%s takes %s input(s), got %d" % (name, nin, len(ins)))
     _need(len(outs) == nout, C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-          "%s has %d output(s), got %d" % (op, nout, len(outs)))
+          "%s has %d output(s), got %d" % (name, nout, len(outs)))
 
 
-def _out_is(op, o, shape, dtype):
+def _out_is(name, o, shape, dtype):
+    # CANN's comparisons write ACL_BOOL; this device writes 1 or 0 in the
+    # inputs' data type, so say so where a program expects bools
+    hint = " (the device has no ACL_BOOL tensors: it writes 1 or 0 in the " \
+        "inputs' data type)" if o.dtype == C.ACL_BOOL else ""
     _need(o.dtype == dtype, C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-          "%s produces %s, the output is described as %s"
-          % (op, _DT_NAME.get(dtype, dtype), _DT_NAME.get(o.dtype, o.dtype)))
+          "%s produces %s, the output is described as %s%s"
+          % (name, _acl_name(dtype), _acl_name(o.dtype), hint))
     _need(tuple(o.shape) == tuple(shape), C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
           "%s produces shape %s, the output is described as %s"
-          % (op, list(shape), list(o.shape)))
+          % (name, list(shape), list(o.shape)))
+
+
+#: an attribute's Python type -> what it must be, and its setter
+_ATTR_KINDS = {bool: "a bool (set_attr_bool)", int: "an int (set_attr_int)",
+               float: "a float (set_attr_float)",
+               str: "a string (set_attr_string)",
+               list: "a list of ints (set_attr_list_int)"}
+#: the attribute kind of each schema imm type
+_IMM_KINDS = {"float32": float, "byte": int, "enum": str}
 
 
 def _attr(attrs, name, default, kind):
     v = attrs.get(name, default)
-    if kind is bool and not isinstance(v, bool):
+    if kind is list:
+        ok = isinstance(v, list) and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in v)
+    elif kind is bool:
+        ok = isinstance(v, bool)
+    else:
+        ok = isinstance(v, kind) and not isinstance(v, bool)
+    if not ok:
         raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-                      "attribute %s must be a bool (set_attr_bool)" % name)
-    if kind is list and (not isinstance(v, list) or not all(
-            isinstance(x, int) and not isinstance(x, bool) for x in v)):
-        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-                      "attribute %s must be a list of ints (set_attr_list_int)"
-                      ", not %r" % (name, v))
+                      "attribute %s must be %s, not %r"
+                      % (name, _ATTR_KINDS[kind], v))
     return v
+
+
+def attribute(op: OpDef, name: str, attrs: dict):
+    """The value of ``op``'s attribute (its descriptor's imm) for CANN name
+    ``name``: what the name fixes (Less: predicate LT), else CANN's
+    attribute of that name (Axpy's alpha), which is then required."""
+    if op.imm is None:
+        return None
+    fixed = op.acl[name]
+    if op.imm.name in fixed:
+        return fixed[op.imm.name]
+    kind = _IMM_KINDS[op.imm.type]
+    _need(op.imm.name in attrs, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+          "%s needs attribute %s, %s" % (name, op.imm.name,
+                                         _ATTR_KINDS[kind]))
+    return _attr(attrs, op.imm.name, None, kind)
+
+
+class Operand(NamedTuple):
+    """A device address and the caller's name of it, for messages."""
+    addr: int
+    what: str
+
+
+def describe(op: OpDef, name: str, acl_dtype: int, dst, srcs: Sequence,
+             **extents):
+    """The descriptor of ``op`` (CANN name ``name``) on ``acl_dtype``
+    inputs: ``dst`` and ``srcs`` (in the device's source order) have an
+    ``addr`` and a ``what``; ``extents`` as davinci.opdesc.describe takes
+    them. Its refusals become aclErrors."""
+    labels = {"dst": dst.what}
+    labels.update(("src%d" % i, t.what) for i, t in enumerate(srcs))
+    try:
+        return opdesc.describe(op, DEVICE_DTYPES[acl_dtype], dst=dst.addr,
+                               srcs=[t.addr for t in srcs], names=labels,
+                               label=name, **extents)
+    except MisalignedOperandError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, exc.message) from None
+    except DTypeError as exc:
+        raise AclFail(C.ACL_ERROR_UNSUPPORTED_DATA_TYPE, exc.message) \
+            from None
+    except ShapeError as exc:
+        raise AclFail(C.ACL_ERROR_OP_INPUT_NOT_MATCH, exc.message) from None
+    except InvalidArgumentError as exc:
+        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH, exc.message) from None
 
 
 def _rows(shape):
@@ -263,11 +341,11 @@ def _rows(shape):
     return m, n
 
 
-def _read_axes(t):
+def _read_axes(name, t):
     """Axes from an int32/int64 input tensor (device or pinned memory)."""
     _need(t.dtype in (C.ACL_INT32, C.ACL_INT64),
           C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "ReduceSum axes input must be ACL_INT32 or ACL_INT64")
+          "%s axes input must be ACL_INT32 or ACL_INT64" % name)
     fmt = "<%d%s" % (t.desc.count, "i" if t.dtype == C.ACL_INT32 else "q")
     if t.host is not None:              # a constant: its own bytes
         return list(struct.unpack(fmt, t.host))
@@ -280,127 +358,142 @@ def _read_axes(t):
             d = hit
             break
     _need(d is not None, C.ACL_ERROR_INVALID_PARAM,
-          "ReduceSum axes input is not device or pinned memory")
+          "%s axes input is not device or pinned memory" % name)
     buf, off = d
     raw = ctypes.string_at(buf.address + off, t.desc.nbytes)
     return list(struct.unpack(fmt, raw))
 
 
-def _task(op, ins, outs, attrs):
-    mk = davinci.make_task
-    if op in _BINARY:
-        _n(op, ins, outs, 2, 1)
-        a, b = ins
-        _dtype_in(op, a, _ALL)
-        _need(a.dtype == b.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+# -- one mapping of acl's operands and attributes per kind of op -------------
+def _elementwise(op: OpDef, name, ins, outs, attrs):
+    _n(name, ins, outs, opdesc.SOURCES[op.kind], 1)
+    x = ins[0]
+    _dtype_in(name, x, op.dtypes)
+    for t in ins[1:]:
+        _need(t.dtype == x.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
               "%s inputs have data types %s and %s: cast one first"
-              % (op, _DT_NAME.get(a.dtype), _DT_NAME.get(b.dtype)))
-        _need(a.shape == b.shape, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "%s inputs have shapes %s and %s (no broadcasting here)"
-              % (op, list(a.shape), list(b.shape)))
-        _out_is(op, outs[0], a.shape, a.dtype)
-        return mk(_BINARY[op], dtype=_DT[a.dtype], dst=outs[0].addr,
-                  src0=a.addr, src1=b.addr, count=a.desc.count)
-    if op in _UNARY:
-        opcode, allowed = _UNARY[op]
-        _n(op, ins, outs, 1, 1)
-        x = ins[0]
-        _dtype_in(op, x, allowed)
-        _out_is(op, outs[0], x.shape, x.dtype)
-        return mk(opcode, dtype=_DT[x.dtype], dst=outs[0].addr, src0=x.addr,
-                  count=x.desc.count)
-    if op in ("MatMul", "MatMulV2"):
-        _n(op, ins, outs, 2, 1)
-        a, b = ins
-        _dtype_in(op, a, _FLOATS)
-        _need(a.dtype == b.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "MatMul inputs must have one data type")
-        _need(len(a.shape) == 2 and len(b.shape) == 2,
+              % (name, _acl_name(x.dtype), _acl_name(t.dtype)))
+        _need(tuple(t.shape) == tuple(x.shape),
               C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "MatMul takes 2-D inputs, got %s and %s"
-              % (list(a.shape), list(b.shape)))
-        ta = _attr(attrs, "transpose_x1", False, bool)
-        tb = _attr(attrs, "transpose_x2", False, bool)
-        m, k = (a.shape[1], a.shape[0]) if ta else a.shape
-        k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
-        _need(k == k2, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "MatMul inner dimensions differ: x1 gives k=%d, x2 gives k=%d"
-              % (k, k2))
-        _out_is(op, outs[0], (m, n), a.dtype)
-        flags = (U.DAVINCI_TASK_F_TRANS_A if ta else 0) | \
-            (U.DAVINCI_TASK_F_TRANS_B if tb else 0)
-        return mk(U.DAVINCI_OP_MATMUL, dtype=_DT[a.dtype], dst=outs[0].addr,
-                  src0=a.addr, src1=b.addr, m=m, n=n, k=k, flags=flags)
-    if op in ("SoftmaxV2", "Softmax"):
-        _n(op, ins, outs, 1, 1)
-        x = ins[0]
-        _dtype_in(op, x, _FLOATS)
-        _need(len(x.shape) >= 1, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "SoftmaxV2 needs at least one dimension")
-        axes = _attr(attrs, "axes", [-1], list)
-        nd = len(x.shape)
-        _need(len(axes) == 1 and axes[0] in (-1, nd - 1),
-              C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-              "SoftmaxV2 runs over the last axis only (axes [-1]), not %r"
-              % (axes,))
-        _out_is(op, outs[0], x.shape, x.dtype)
+              "%s inputs have shapes %s and %s (no broadcasting here)"
+              % (name, list(x.shape), list(t.shape)))
+    _out_is(name, outs[0], x.shape, x.dtype)
+    return describe(op, name, x.dtype, outs[0],
+                    [ins[i] for i in op.acl_order(name)],
+                    count=x.desc.count, attr=attribute(op, name, attrs))
+
+
+def _matmul(op: OpDef, name, ins, outs, attrs):
+    _n(name, ins, outs, 2, 1)
+    a, b = ins
+    _dtype_in(name, a, op.dtypes)
+    _need(a.dtype == b.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+          "%s inputs must have one data type" % name)
+    _need(len(a.shape) == 2 and len(b.shape) == 2,
+          C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+          "%s takes 2-D inputs, got %s and %s"
+          % (name, list(a.shape), list(b.shape)))
+    ta = _attr(attrs, "transpose_x1", False, bool)
+    tb = _attr(attrs, "transpose_x2", False, bool)
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    _need(k == k2, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+          "%s inner dimensions differ: x1 gives k=%d, x2 gives k=%d"
+          % (name, k, k2))
+    _out_is(name, outs[0], (m, n), a.dtype)
+    return describe(op, name, a.dtype, outs[0],
+                    [ins[i] for i in op.acl_order(name)], mnk=(m, n, k),
+                    transpose=(ta, tb))
+
+
+def _over_rows(op: OpDef, name, ins, outs, attrs):
+    _n(name, ins, outs, 1, 1)
+    x = ins[0]
+    _dtype_in(name, x, op.dtypes)
+    _need(len(x.shape) >= 1, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+          "%s needs at least one dimension" % name)
+    axes = _attr(attrs, "axes", [-1], list)
+    nd = len(x.shape)
+    _need(len(axes) == 1 and axes[0] in (-1, nd - 1),
+          C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+          "%s runs over the last axis only (axes [-1]), not %r"
+          % (name, axes))
+    _out_is(name, outs[0], x.shape, x.dtype)
+    return describe(op, name, x.dtype, outs[0], ins, rows=_rows(x.shape))
+
+
+def _reduce(op: OpDef, name, ins, outs, attrs):
+    _n(name, ins, outs, (1, 2), 1)
+    x = ins[0]
+    _dtype_in(name, x, op.dtypes)
+    nd = len(x.shape)
+    if len(ins) == 2:
+        axes = _read_axes(name, ins[1])
+        if axes is None:
+            return None             # checked when it runs
+    else:
+        axes = _attr(attrs, "axes", [], list)
+    keep = _attr(attrs, "keep_dims", False, bool)
+    norm = sorted(set(a + nd if a < 0 else a for a in axes)) or \
+        list(range(nd))
+    _need(all(0 <= a < nd for a in norm), C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+          "%s axes %r outside a %d-D input" % (name, axes, nd))
+    if norm == list(range(nd)):
+        m, n = 1, x.desc.count
+    elif norm == [nd - 1]:
         m, n = _rows(x.shape)
-        return mk(U.DAVINCI_OP_SOFTMAX, dtype=_DT[x.dtype], dst=outs[0].addr,
-                  src0=x.addr, m=m, n=n)
-    if op in ("ReduceSum", "ReduceSumD"):
-        _n(op, ins, outs, (1, 2), 1)
-        x = ins[0]
-        _dtype_in(op, x, _FLOATS)
-        nd = len(x.shape)
-        if len(ins) == 2:
-            axes = _read_axes(ins[1])
-            if axes is None:
-                return None             # checked when it runs
-        else:
-            axes = _attr(attrs, "axes", [], list)
-        keep = _attr(attrs, "keep_dims", False, bool)
-        norm = sorted(set(a + nd if a < 0 else a for a in axes)) or \
-            list(range(nd))
-        _need(all(0 <= a < nd for a in norm), C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-              "ReduceSum axes %r outside a %d-D input" % (axes, nd))
-        if norm == list(range(nd)):
-            m, n = 1, x.desc.count
-        elif norm == [nd - 1]:
-            m, n = _rows(x.shape)
-        else:
-            raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-                          "ReduceSum over axes %r is not supported: reduce "
-                          "the last axis or all of them" % (axes,))
-        if keep:
-            shape = tuple(1 if i in norm else d
-                          for i, d in enumerate(x.shape))
-        else:
-            shape = tuple(d for i, d in enumerate(x.shape) if i not in norm)
-        o = outs[0]
-        if not (m == 1 and not keep and tuple(o.shape) == (1,)):
-            _out_is(op, o, shape, x.dtype)
-        else:
-            _out_is(op, o, (1,), x.dtype)
-        return mk(U.DAVINCI_OP_REDUCE_SUM, dtype=_DT[x.dtype], dst=o.addr,
-                  src0=x.addr, m=m, n=n)
-    if op == "Cast":
-        _n(op, ins, outs, 1, 1)
-        x = ins[0]
-        o = outs[0]
-        _dtype_in(op, x, _ALL)
-        dst = attrs.get("dst_type", o.dtype)
-        _need(dst == o.dtype, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-              "Cast dst_type %r differs from the output's data type %r"
-              % (dst, o.dtype))
-        _dtype_in(op, o, _ALL)
-        _out_is(op, o, x.shape, o.dtype)
-        return mk(U.DAVINCI_OP_CAST, dtype=_DT[x.dtype],
-                  dst_dtype=_DT[o.dtype], dst=o.addr, src0=x.addr,
-                  count=x.desc.count)
-    raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
-                  "operator %r is not built in: use Add, Sub, Mul, RealDiv, "
-                  "Maximum, Minimum, Relu, Exp, MatMul, SoftmaxV2, ReduceSum "
-                  "or Cast" % (op,))
+    else:
+        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+                      "%s over axes %r is not supported: reduce the last "
+                      "axis or all of them" % (name, axes))
+    if keep:
+        shape = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in norm)
+    o = outs[0]
+    # a sum of everything is described as [] or as [1]
+    if m == 1 and not keep and tuple(o.shape) == (1,):
+        shape = (1,)
+    _out_is(name, o, shape, x.dtype)
+    return describe(op, name, x.dtype, o, ins[:1], rows=(m, n))
+
+
+def _cast(op: OpDef, name, ins, outs, attrs):
+    _n(name, ins, outs, 1, 1)
+    x = ins[0]
+    o = outs[0]
+    _dtype_in(name, x, op.dtypes)
+    dst = attrs.get("dst_type", o.dtype)
+    _need(dst == o.dtype, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+          "%s dst_type %r differs from the output's data type %r"
+          % (name, dst, o.dtype))
+    _dtype_in(name, o, op.dtypes)
+    _out_is(name, o, x.shape, o.dtype)
+    return describe(op, name, x.dtype, o, ins, count=x.desc.count,
+                    dst_dtype=DEVICE_DTYPES[o.dtype])
+
+
+#: how acl's operands and attributes map onto each kind of op
+_KINDS = {"binary": _elementwise, "unary": _elementwise, "matmul": _matmul,
+          "rows": _over_rows, "reduce": _reduce, "cast": _cast}
+
+
+def op_of(op_type) -> OpDef:
+    """The schema's op behind CANN name ``op_type``; ACL_ERROR_OP_NOT_FOUND
+    when it has none."""
+    op = schema.by_acl(op_type) if isinstance(op_type, str) else None
+    if op is None or op.kind not in _KINDS:
+        raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
+                      "operator %r is not built in: use %s"
+                      % (op_type, ", ".join(_OP_TYPES)))
+    return op
+
+
+def _task(op_type, ins, outs, attrs):
+    """The descriptor of operator ``op_type`` on these operands (None when
+    update_params cannot know it before the data: ReduceSum's axes)."""
+    op = op_of(op_type)
+    return _KINDS[op.kind](op, op_type, ins, outs, attrs)
 
 
 def _attrs_of(attr) -> dict:
@@ -421,15 +514,7 @@ def _launch(op_type, input_desc, inputs, output_desc, outputs, attrs,
     dev = s.ctx.device
     ins = _operands(input_desc, inputs, "input", dev)
     outs = _operands(output_desc, outputs, "output", dev)
-    task = _task(op_type, ins, outs, attrs)
-    names = {"dst": outs[0].what, "src0": ins[0].what}
-    if len(ins) > 1:
-        names["src1"] = ins[1].what
-    try:
-        davinci.ops.check_alignment(task, op_type, names)
-    except davinci.errors.MisalignedOperandError as exc:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, exc.message) from None
-    s.stream.launch(task)
+    s.stream.launch(_task(op_type, ins, outs, attrs))
 
 
 @api()
@@ -456,23 +541,11 @@ class _Handle:
 _handles: "dict[int, _Handle]" = {}
 
 
-def _known(op_type: str) -> None:
-    if op_type not in _BUILT_IN:
-        raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
-                      "operator %r is not built in: use %s"
-                      % (op_type, ", ".join(sorted(_BUILT_IN))))
-
-
-_BUILT_IN = frozenset(list(_BINARY) + list(_UNARY) + [
-    "MatMul", "MatMulV2", "SoftmaxV2", "Softmax", "ReduceSum", "ReduceSumD",
-    "Cast"])
-
-
 @api(1, (0,))
 def create_handle(op_type, input_desc, output_desc, attr):
     """(handle, ret): operator ``op_type`` with these tensor descriptions
     and attributes, for execute_with_handle."""
-    _known(op_type)
+    op_of(op_type)
     for d in list(input_desc) + list(output_desc):
         if d not in D.descs:
             raise AclFail(C.ACL_ERROR_INVALID_PARAM,
@@ -522,7 +595,6 @@ def update_params(op_type, input_desc, output_desc, attr):
     operator is checked against these descriptions and attributes as
     execute_v2 would check it (inputs, outputs, attribute types and values),
     so what would fail at execution fails here."""
-    _known(op_type)
     _task(op_type, _described(input_desc, "input"),
           _described(output_desc, "output"), _attrs_of(attr))
 

@@ -21,7 +21,8 @@ from .errors import (BusyError, ContextLimitError, DavinciError,
                      InvalidHandleError, LimitError, OutOfMemoryError,
                      QueueFullError, ShapeError, TaskFailedError,
                      TimeoutError)
-from .device import Device, DeviceInfo, Notification, Version
+from .device import (Device, DeviceInfo, Notification, NotificationType,
+                     Version)
 from .memory import Buffer, MemInfo
 from .stream import (TASK_DTYPE, Completion, Stream, StreamState, TaskInfo,
                      make_task, task_array)
@@ -54,7 +55,8 @@ def backend() -> Backend:
 
 
 __all__ = [
-    "Device", "DeviceInfo", "Version", "Notification", "Buffer", "MemInfo",
+    "Device", "DeviceInfo", "Version", "Notification", "NotificationType",
+    "Buffer", "MemInfo",
     "Stream", "Completion", "StreamState", "TaskInfo", "make_task",
     "task_array", "TASK_DTYPE", "Graph", "WaitMode", "set_wait_mode",
     "wait_mode",

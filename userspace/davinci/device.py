@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import enum
 import errno as _errno
 import threading
 import weakref
@@ -18,7 +19,8 @@ from .memory import Buffer, MemInfo, policy_flags
 from .stream import Stream
 from .waiting import WaitMode
 
-__all__ = ["Device", "DeviceInfo", "Version", "Notification"]
+__all__ = ["Device", "DeviceInfo", "Version", "Notification",
+           "NotificationType"]
 
 _HEALTH = {0: "OK", 1: "Warning", 2: "Alarm", 3: "Critical"}
 
@@ -71,9 +73,23 @@ class DeviceInfo:
                    _uapi.cstr(i.serial))
 
 
+class NotificationType(enum.IntEnum):
+    """What a :class:`Notification` reports (its ``type``,
+    ``DAVINCI_NOTIFY_*``)."""
+    #: a task flagged DAVINCI_TASK_F_NOTIFY completed, whatever its status
+    COMPLETION = _uapi.DAVINCI_NOTIFY_COMPLETION
+    #: a DAVINCI_OP_NOTIFY task ran
+    USER = _uapi.DAVINCI_NOTIFY_USER
+    #: a task failed
+    FAULT = _uapi.DAVINCI_NOTIFY_FAULT
+    #: the device was lost
+    DEVICE_LOST = _uapi.DAVINCI_NOTIFY_DEVICE_LOST
+
+
 @dataclass(frozen=True)
 class Notification:
-    """One notification (NOTIFY_WAIT): the interrupt path."""
+    """One notification (NOTIFY_WAIT): the interrupt path. ``type`` is a
+    :class:`NotificationType` value."""
     type: int
     stream_id: int
     status: int
@@ -81,6 +97,16 @@ class Notification:
     user_data: int
     timestamp_ns: int
     dropped: int
+
+    @property
+    def ok(self) -> bool:
+        """The task it reports completed with DAVINCI_STATUS_OK."""
+        return self.status == _uapi.DAVINCI_STATUS_OK
+
+    @property
+    def status_name(self) -> str:
+        """The name of its task's status, e.g. ``INVALID_ADDRESS``."""
+        return status_name(self.status)
 
 
 class Device:

@@ -42,6 +42,7 @@ from .transport import DeviceNodeTransport
 
 __all__ = ["Manager", "MgmtInfo", "DispatcherStats", "ProcessInfo",
            "MgmtEvent", "ManagerPermissionError", "HEALTH_NAMES",
+           "HEALTH_CRITICAL",
            "FAULT_KINDS", "EVENT_NAMES", "process_name"]
 
 #: Health code -> the word npu-smi prints.
@@ -51,6 +52,9 @@ HEALTH_NAMES = {
     _uapi.DAVINCI_HEALTH_ALARM: "Alarm",
     _uapi.DAVINCI_HEALTH_CRITICAL: "Critical",
 }
+
+#: The health of a device lost, or failed until it is reset (the worst).
+HEALTH_CRITICAL = _uapi.DAVINCI_HEALTH_CRITICAL
 
 #: Fault name -> DAVINCI_FAULT_*.
 FAULT_KINDS = {

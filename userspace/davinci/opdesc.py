@@ -78,7 +78,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
              mnk: "tuple[int, int, int] | None" = None,
              attr=None, dst_dtype: str | None = None,
              transpose: tuple[bool, bool] = (False, False),
-             names: "dict[str, str] | None" = None) -> _uapi.davinci_task:
+             names: "dict[str, str] | None" = None,
+             label: str | None = None) -> _uapi.davinci_task:
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
@@ -86,11 +87,12 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     ``mnk`` (matmul, with ``transpose`` = (a, b)); ``attr`` is the value of
     the op's attribute (CMP's predicate, AXPY's alpha); ``dst_dtype`` the
     result dtype of a cast. ``names`` maps dst/src0/src1 to the caller's
-    names for messages. Raises DTypeError, ShapeError, InvalidArgumentError
-    or MisalignedOperandError; nothing is submitted.
+    names for messages, ``label`` the caller's name of the op in them
+    (default: its davinci.ops name). Raises DTypeError, ShapeError,
+    InvalidArgumentError or MisalignedOperandError; nothing is submitted.
     """
     op = op_of(op)
-    name = op.python or op.name
+    name = label or op.python or op.name
     if not op.compute:
         raise InvalidArgumentError("%s is not a compute op" % op.name)
     if dtype not in op.dtypes:

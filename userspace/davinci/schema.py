@@ -3,10 +3,11 @@
 
 One :class:`OpDef` per opcode: its number and name, how its operands follow
 from a descriptor (``kind``), the dtypes it takes, the attribute its ``imm``
-field carries, its davinci.ops function and CANN names, and the frontends
-that do not offer it with the reason. davinci.ops, acl.op, the offline
-model reader and the trace read it here; the C core reads the same schema
-through its generated table (kmod/core/opcodes.c).
+field carries, its davinci.ops function, its CANN names (with the attribute
+values and the input order each name fixes) and the frontends that do not
+offer it with the reason. davinci.ops, acl.op, the offline model reader
+and the trace read it here; the C core reads the same schema through its
+generated table (kmod/core/opcodes.c).
 
 >>> from davinci import schema
 >>> schema.by_name("ADD").dtypes
@@ -76,6 +77,9 @@ class OpDef:
     inputs: tuple[str, ...] = ()    # its inputs' names in davinci.ops
     acl: Mapping[str, Mapping[str, object]] = field(
         default_factory=lambda: MappingProxyType({}))
+    #: CANN name -> the CANN input each source reads, where not in order
+    acl_inputs: Mapping[str, tuple[int, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
     not_in: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({}))
 
@@ -87,6 +91,13 @@ class OpDef:
     @property
     def floats_only(self) -> bool:
         return "int32" not in self.dtypes
+
+    def acl_order(self, name: str) -> tuple[int, ...]:
+        """For its CANN name ``name``: the index of the CANN input that
+        each source (src0, src1) reads; Axpy's (1, 0) for the device's
+        ``alpha * src0 + src1``, since CANN's is ``x1 + alpha * x2``."""
+        return self.acl_inputs.get(name) or \
+            tuple(range(sum(u.startswith("src") for u in self.uses)))
 
     def why_not_in(self, frontend: str) -> str | None:
         """The schema's reason ``frontend`` does not offer this op."""
@@ -110,6 +121,8 @@ def _opdef(row: dict) -> OpDef:
                       else ("x",) if row["kind"] in COMPUTE_KINDS else ())),
         acl=MappingProxyType({k: MappingProxyType(dict(v))
                               for k, v in row["acl"].items()}),
+        acl_inputs=MappingProxyType({k: tuple(v) for k, v in
+                                     row["acl_inputs"].items()}),
         not_in=MappingProxyType(dict(row["not_in"])))
 
 

@@ -12,9 +12,7 @@ import queue
 import threading
 
 from davinci.callbacks import Entry
-# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
-# ABI's notification types and status codes; davinci names it no other way.
-from davinci import _uapi as U
+from davinci.device import NotificationType
 
 from .. import _state as S
 from .. import constants as C
@@ -64,7 +62,7 @@ class _AclReport(Entry):
         self.tid = tid
 
     def deliver(self, n) -> bool:
-        if n.type != U.DAVINCI_NOTIFY_COMPLETION:
+        if n.type != NotificationType.COMPLETION:
             return False
         q = _reports.get(self.tid)
         if q is None:
@@ -206,11 +204,10 @@ def process_report(timeout):
                       quiet=True) from None
     entry, n = item
     try:
-        if n.status != U.DAVINCI_STATUS_OK:
+        if not n.ok:
             _cb_stats["not_run"] += 1
             S.log.warning("callback on stream %d not run: the stream failed "
-                          "before it (%s)", entry.stream_id,
-                          U.STATUS_NAMES.get(n.status, n.status))
+                          "before it (%s)", entry.stream_id, n.status_name)
             return
         try:
             entry.fn(entry.user_data)

@@ -5,9 +5,8 @@ get_run_mode, synchronize_device."""
 from __future__ import annotations
 
 import davinci
-# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
-# health levels.
-from davinci import _uapi
+
+from davinci.manager import HEALTH_CRITICAL, Manager
 
 from .. import _state as S
 from .. import constants as C
@@ -127,7 +126,6 @@ def synchronize_device_with_timeout(timeout):
 
 
 def _mgmt(device_id):
-    from davinci.manager import Manager
     check_id(device_id)
     m = Manager()
     try:
@@ -145,7 +143,7 @@ def query_device_status(device_id):
     health is critical (lost, or failed until reset)."""
     info = _mgmt(device_id)
     return (C.ACL_RT_DEVICE_STATUS_ABNORMAL
-            if info.health >= _uapi.DAVINCI_HEALTH_CRITICAL
+            if info.health >= HEALTH_CRITICAL
             else C.ACL_RT_DEVICE_STATUS_NORMAL)
 
 

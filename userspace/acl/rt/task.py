@@ -1,43 +1,38 @@
 # SPDX-License-Identifier: GPL-2.0
 """acl.rt tasks: the seed article's launch_task,
 register_interrupt_callback and launch_task_with_interrupt (a
-compatibility layer: one op a task, described by a dict)."""
+compatibility layer: one op a task, described by a dict). Its ops are the
+elementwise ops of the device's schema (davinci.schema) by their CANN
+names, as acl.op runs them, and the seed's Vector* names."""
 
 from __future__ import annotations
 
-import davinci
+from davinci import opdesc, schema
 from davinci.callbacks import Entry
-# _uapi is davinci's ctypes mirror of the uapi header (Decision 8): the
-# ABI's op codes, data types and notification types; davinci names it no
-# other way.
-from davinci import _uapi as U
+from davinci.device import NotificationType
 
 from .. import _state as S
 from .. import constants as C
+from .. import op as acl_op
 from .._state import AclFail, api
 from .memory import operand
 
 __all__ = ["launch_task", "register_interrupt_callback",
            "launch_task_with_interrupt"]
 
-_SEED_OPS = {
-    "VectorAdd": U.DAVINCI_OP_ADD, "Add": U.DAVINCI_OP_ADD,
-    "VectorSub": U.DAVINCI_OP_SUB, "Sub": U.DAVINCI_OP_SUB,
-    "VectorMul": U.DAVINCI_OP_MUL, "Mul": U.DAVINCI_OP_MUL,
-    "VectorDiv": U.DAVINCI_OP_DIV, "RealDiv": U.DAVINCI_OP_DIV,
-    "VectorMax": U.DAVINCI_OP_MAX, "Maximum": U.DAVINCI_OP_MAX,
-    "VectorMin": U.DAVINCI_OP_MIN, "Minimum": U.DAVINCI_OP_MIN,
-    "Relu": U.DAVINCI_OP_RELU, "Exp": U.DAVINCI_OP_EXP,
-}
-_UNARY = (U.DAVINCI_OP_RELU, U.DAVINCI_OP_EXP)
-_ACL_TO_DV = {C.ACL_FLOAT: (U.DAVINCI_DTYPE_FLOAT32, 4),
-              C.ACL_FLOAT16: (U.DAVINCI_DTYPE_FLOAT16, 2),
-              C.ACL_BF16: (U.DAVINCI_DTYPE_BFLOAT16, 2),
-              C.ACL_INT32: (U.DAVINCI_DTYPE_INT32, 4)}
+#: the seed article's names of CANN operators
+_SEED_NAMES = {"VectorAdd": "Add", "VectorSub": "Sub", "VectorMul": "Mul",
+               "VectorDiv": "RealDiv", "VectorMax": "Maximum",
+               "VectorMin": "Minimum"}
+#: the kinds of op one dict describes: count elements, one or two inputs
+_ELEMENTWISE = ("binary", "unary")
+_SEED_TYPES = sorted(list(_SEED_NAMES) + [
+    name for op in schema.COMPUTE_OPS if op.kind in _ELEMENTWISE
+    for name in op.acl])
 
 #: interrupt types passed to register_interrupt_callback's callback
-RT_INTERRUPT_TASK_DONE = U.DAVINCI_NOTIFY_COMPLETION
-RT_INTERRUPT_TASK_FAULT = U.DAVINCI_NOTIFY_FAULT
+RT_INTERRUPT_TASK_DONE = int(NotificationType.COMPLETION)
+RT_INTERRUPT_TASK_FAULT = int(NotificationType.FAULT)
 _interrupt = {"fn": None, "user_data": None}
 
 
@@ -47,44 +42,48 @@ def _seed_task(task_config):
                       "task_config must be a dict such as {'op_type': "
                       "'VectorAdd', 'input_x': ptr_x, 'input_y': ptr_y, "
                       "'output_z': ptr_z, 'count': n}")
-    op = task_config.get("op_type")
-    opcode = _SEED_OPS.get(op)
-    if opcode is None:
+    name = task_config.get("op_type")
+    cann = _SEED_NAMES.get(name, name)
+    op = schema.by_acl(cann) if isinstance(cann, str) else None
+    if op is None or op.kind not in _ELEMENTWISE:
         raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
                       "unknown op_type %r: use one of %s"
-                      % (op, ", ".join(sorted(_SEED_OPS))))
+                      % (name, ", ".join(_SEED_TYPES)))
     count = task_config.get("count")
     if not isinstance(count, int) or count <= 0:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                       "task_config['count'] must be a positive int, not %r"
                       % (count,))
     dt = task_config.get("dtype", C.ACL_FLOAT)
-    if dt not in _ACL_TO_DV:
+    if dt not in acl_op.DEVICE_DTYPES:
         raise AclFail(C.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
                       "dtype %r not supported: use ACL_FLOAT, ACL_FLOAT16, "
                       "ACL_BF16 or ACL_INT32" % (dt,))
-    code, size = _ACL_TO_DV[dt]
-    nbytes = count * size
-    for k in ("input_x", "output_z") + (() if opcode in _UNARY
-                                        else ("input_y",)):
+    nbytes = count * opdesc.ITEMSIZES[acl_op.DEVICE_DTYPES[dt]]
+    inputs = ("input_x", "input_y")[:opdesc.SOURCES[op.kind]]
+    for k in inputs + ("output_z",):
         if k not in task_config:
             raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                           "task_config has no %r" % k)
-    x = operand(task_config["input_x"], nbytes, "input_x")
-    z = operand(task_config["output_z"], nbytes, "output_z")
-    y = 0 if opcode in _UNARY else operand(task_config["input_y"], nbytes,
-                                           "input_y")
-    return davinci.make_task(opcode, dtype=code, dst=z, src0=x, src1=y,
-                             count=count)
+    ins = [acl_op.Operand(operand(task_config[k], nbytes, k), k)
+           for k in inputs]
+    z = acl_op.Operand(operand(task_config["output_z"], nbytes, "output_z"),
+                       "output_z")
+    # an attribute the name does not fix (Axpy's alpha) is a key of its own
+    return acl_op.describe(op, cann, dt, z,
+                           [ins[i] for i in op.acl_order(cann)], count=count,
+                           attr=acl_op.attribute(op, cann, task_config))
 
 
 @api(1, (0,))
 def launch_task(stream, task_config):
     """(task_id, ret): the seed's call. Enqueues one op described by a dict
-    (op_type VectorAdd/Add, Sub, Mul, RealDiv, Maximum, Minimum, Relu, Exp;
-    input_x, input_y, output_z device pointers; count elements; dtype an
-    ACL_* type, default ACL_FLOAT). task_id is the task's sequence number in
-    its stream."""
+    (op_type: VectorAdd, VectorSub, VectorMul, VectorDiv, VectorMax,
+    VectorMin or a CANN name of an elementwise op of acl.op, Add, Relu,
+    Less, ...; input_x, input_y (CANN's first and second input), output_z
+    device pointers; count elements; dtype an ACL_* type, default
+    ACL_FLOAT; an attribute the name does not fix under its own key, Axpy's
+    float alpha). task_id is the task's sequence number in its stream."""
     s = S.get_stream(stream)
     return s.stream.launch(_seed_task(task_config))
 
@@ -112,11 +111,11 @@ class _Interrupt(Entry):
         self.task_id = 0
 
     def deliver(self, n) -> bool:
-        if n.type in (U.DAVINCI_NOTIFY_COMPLETION, U.DAVINCI_NOTIFY_FAULT):
+        if n.type in (NotificationType.COMPLETION, NotificationType.FAULT):
             if self.fn is not None:
                 self.disp.execute(self.fn, int(n.type), int(n.seq),
                                   self.user_data)
-        return n.type == U.DAVINCI_NOTIFY_COMPLETION
+        return n.type == NotificationType.COMPLETION
 
 
 @api(1, (0,))
