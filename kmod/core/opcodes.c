@@ -174,4 +174,18 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_compare,
 	},
+	[DAVINCI_OP_ABS] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT,
+		.dtypes = DV_DT_ALL,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_UNARY,
+		.kernel = dv_opk_elementwise,
+	},
+	[DAVINCI_OP_LEAKY_RELU] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT | DV_U_IMM,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_UNARY,
+		.kernel = dv_opk_elementwise,
+	},
 };

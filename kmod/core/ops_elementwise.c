@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT.
+ * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS
+ * LEAKY_RELU.
  *
  * Float code: the kernel builds this file with the FPU enabled. Every op
  * is computed in float32 (or wrapping int32) and rounded once to the
@@ -73,6 +74,10 @@ DEF_F32(f32_exp, dv_expf_inline(x))
 DEF_F32(f32_sqrt, dv_sqrtf(x))
 /* two roundings: the file is built with -ffp-contract=off */
 DEF_F32(f32_axpy, alpha * x + y)
+/* np.abs: -0 gives +0 (x == 0 takes both zeros), a NaN the canonical NaN */
+DEF_F32(f32_abs, x < 0.0f ? -x : (x == 0.0f ? 0.0f : x))
+/* torch's leaky_relu: x where x >= 0 (-0 and NaN kept), else alpha * x */
+DEF_F32(f32_leaky_relu, (x >= 0.0f || x != x) ? x : alpha * x)
 
 /* int32: wrapping arithmetic through u32, no signed overflow */
 DEF_S32(s32_add, (s32)((u32)x + (u32)y))
@@ -83,6 +88,8 @@ DEF_S32(s32_div, y == 0 ? 0 : y == -1 ? (s32)(0u - (u32)x) : x / y)
 DEF_S32(s32_max, x >= y ? x : y)
 DEF_S32(s32_min, x <= y ? x : y)
 DEF_S32(s32_relu, x > 0 ? x : 0)
+/* INT32_MIN wraps to itself, as numpy's and torch's abs */
+DEF_S32(s32_abs, x < 0 ? (s32)(0u - (u32)x) : x)
 
 /* The kernels of each elementwise opcode; NULL where a type has none. */
 static const struct {
@@ -99,6 +106,8 @@ static const struct {
 	[DAVINCI_OP_EXP] = { f32_exp, NULL },
 	[DAVINCI_OP_AXPY] = { f32_axpy, NULL },
 	[DAVINCI_OP_SQRT] = { f32_sqrt, NULL },
+	[DAVINCI_OP_ABS] = { f32_abs, s32_abs },
+	[DAVINCI_OP_LEAKY_RELU] = { f32_leaky_relu, NULL },
 };
 
 static ew_f32_fn ew_f32_pick(u16 opcode)

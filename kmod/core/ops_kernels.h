@@ -27,7 +27,8 @@
 			   const void *src0, const void *src1,		\
 			   u64 begin, u64 end)
 
-DV_OP_KERNEL(elementwise);	/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT */
+/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS LEAKY_RELU */
+DV_OP_KERNEL(elementwise);
 DV_OP_KERNEL(matmul);		/* MATMUL; units are rows of dst */
 DV_OP_KERNEL(softmax);		/* SOFTMAX, LOG_SOFTMAX; units are rows */
 DV_OP_KERNEL(reduce_sum);	/* REDUCE_SUM; units are rows */

@@ -116,6 +116,11 @@ SAMPLES: dict[str, list[Sample]] = {
                            rtol=1e-5)],
     "SQRT": [Sample("4096", _rand((4096,), low=0, high=1e4),
                     lambda attr, x: np.sqrt(x.astype(np.float64)))],
+    "ABS": [Sample("3x333", _rand((3, 333)), lambda attr, x: np.abs(x))],
+    "LEAKY_RELU": [Sample("slope 0.01", _rand((999,)),
+                          lambda attr, x: np.where(x >= 0, x,
+                                                   np.float32(attr) * x),
+                          attr=0.01)],
     "CMP": [Sample(p, _rand((300,), (300,), integer_valued=True),
                    _cmp(fn), attr=p)
             for p, fn in (("EQ", np.equal), ("NE", np.not_equal),

@@ -16,6 +16,7 @@ import acl
 from davinci import schema
 
 from . import _ref as R
+from .op_samples import SAMPLES, Sample
 
 ACL_DTYPES = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16,
               "bfloat16": acl.ACL_BF16, "int32": acl.ACL_INT32}
@@ -28,10 +29,6 @@ CASES = [(op, name, dtype) for op in schema.COMPUTE_OPS
 #: CANN's inputs of the reduce ops besides x: ReduceSum takes its axes as
 #: an input tensor, ReduceSumD as an attribute
 AXES_AS_INPUT = {"ReduceSum"}
-ALPHA = -1.75
-#: CMP's predicate -> numpy
-PREDICATES = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less,
-              "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal}
 
 
 def _case_id(case):
@@ -115,43 +112,38 @@ class Call:
                                        rtol=self.rtol, atol=self.rtol)
 
 
+def _sample(op, fixed) -> Sample:
+    """The op's first sample (op_samples.py) that agrees with what the
+    CANN name fixes (Less: the LT sample of CMP)."""
+    for sample in SAMPLES[op.name]:
+        if op.imm is None or op.imm.name not in fixed or \
+                str(sample.attr).upper() == str(fixed[op.imm.name]).upper():
+            return sample
+    raise AssertionError("no sample of %s for %s" % (op.name, fixed))
+
+
 def _elementwise(op, name, dtype, rng):
-    """Inputs in CANN's order and the numpy result of ``name``."""
+    """Inputs in CANN's order and the numpy result of ``name``, from the
+    op's samples."""
     fixed = op.acl[name]
-    shape = (5, 37)
-    low, high = (0.0, 100.0) if op.python == "sqrt" else (-8.0, 8.0)
-    ins = [R.random(rng, shape, dtype, low, high)
-           for _ in range(2 if op.kind == "binary" else 1)]
-    f32 = [R.to_f32(x, dtype) if dtype != "int32" else x for x in ins]
-    attrs, rtol = [], 0.0
-    if op.python in R._F32_BINARY:
-        if op.python == "div":          # no division by (nearly) zero
-            b = np.where(np.abs(f32[1]) < 0.5, 3, f32[1])
-            ins[1] = b.astype(np.int32) if dtype == "int32" else \
-                R.from_f32(b, dtype)
-        want = R.binary(op.python, ins[0], ins[1], dtype)
-    elif op.python == "relu":
-        want = R.relu(ins[0], dtype)
-    elif op.python == "exp":
-        want = R.from_f32(np.exp(f32[0].astype(np.float64)), dtype)
-        rtol = {"float32": 4e-7, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
-    elif op.python == "sqrt":
-        want = R.from_f32(np.sqrt(f32[0]), dtype)
-    elif op.python == "axpy":           # CANN: y = x1 + alpha * x2
-        attrs = [("set_attr_float", "alpha", ALPHA)]
-        want = R.axpy(ALPHA, ins[1], ins[0], dtype)
-    elif op.python == "relu_grad":      # CANN: (gradients, features)
-        want = np.where(f32[1] <= 0, np.zeros_like(ins[0]), ins[0])
-    elif op.python == "compare":
-        ins[1][::3] = ins[0][::3]       # equal elements too
-        f32 = [R.to_f32(x, dtype) if dtype != "int32" else x for x in ins]
-        hit = PREDICATES[fixed["predicate"]](f32[0], f32[1])
-        want = hit.astype(np.int32) if dtype == "int32" else \
-            R.from_f32(hit.astype(np.float32), dtype)
-    else:
-        raise AssertionError("no numpy reference for %s (%s): add one"
-                             % (op.python, name))
-    return Call([(x, ACL_DTYPES[dtype]) for x in ins], attrs, want, dtype,
+    sample = _sample(op, fixed)
+    ins = sample.inputs(rng, dtype)
+    values = [x if dtype == "int32" else R.to_f32(x, dtype) for x in ins]
+    want = np.asarray(sample.reference(sample.attr, *values))
+    want = want.astype(np.int32) if dtype == "int32" else \
+        R.from_f32(want.astype(np.float32), dtype)
+    attrs = []
+    if op.imm is not None and op.imm.name not in fixed:
+        setter = {"float32": "set_attr_float", "byte": "set_attr_int",
+                  "enum": "set_attr_int"}[op.imm.type]
+        attrs = [(setter, op.imm.name, sample.attr)]
+    cann = [None] * len(ins)
+    for source, index in enumerate(op.acl_order(name)):
+        cann[index] = ins[source]
+    rtol = sample.rtol or (
+        {"float32": 4e-7, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+        if sample.ulps else 0.0)
+    return Call([(x, ACL_DTYPES[dtype]) for x in cann], attrs, want, dtype,
                 rtol)
 
 

@@ -30,6 +30,8 @@ __all__ = [
     "DAVINCI_OP_LOG_SOFTMAX",
     "DAVINCI_OP_SQRT",
     "DAVINCI_OP_CMP",
+    "DAVINCI_OP_ABS",
+    "DAVINCI_OP_LEAKY_RELU",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -63,7 +65,9 @@ DAVINCI_OP_RELU_GRAD = 19
 DAVINCI_OP_LOG_SOFTMAX = 20
 DAVINCI_OP_SQRT = 21
 DAVINCI_OP_CMP = 22
-DAVINCI_OP_COUNT = 23
+DAVINCI_OP_ABS = 23
+DAVINCI_OP_LEAKY_RELU = 24
+DAVINCI_OP_COUNT = 25
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -371,4 +375,29 @@ OPS = ({'acl': {},
   'not_in': {},
   'opcode': 22,
   'python': 'compare',
-  'uses': ('dst', 'src0', 'src1', 'count')})
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {'Abs': {}},
+  'acl_inputs': {},
+  'doc': 'dst = |src0| (+0 for -0), @count',
+  'dtypes': ('float32', 'float16', 'bfloat16', 'int32'),
+  'flags': (),
+  'kernel': 'elementwise',
+  'kind': 'unary',
+  'name': 'ABS',
+  'not_in': {},
+  'opcode': 23,
+  'python': 'abs',
+  'uses': ('dst', 'src0', 'count')},
+ {'acl': {'LeakyRelu': {}},
+  'acl_inputs': {},
+  'doc': 'dst = src0 >= 0 ? src0 : slope * src0, slope: @imm',
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'imm': {'name': 'negative_slope', 'type': 'float32'},
+  'kernel': 'elementwise',
+  'kind': 'unary',
+  'name': 'LEAKY_RELU',
+  'not_in': {},
+  'opcode': 24,
+  'python': 'leaky_relu',
+  'uses': ('dst', 'src0', 'count')})

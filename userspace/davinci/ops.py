@@ -390,6 +390,9 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
     elif len(names) == 2:
         def fn(a, b, out=None, stream=None) -> DeviceTensor:
             return run(None, (a, b), out, stream)
+    elif op.imm is not None:
+        def fn(attr, x, out=None, stream=None) -> DeviceTensor:
+            return run(attr, (x,), out, stream)
     else:
         def fn(x, out=None, stream=None) -> DeviceTensor:
             return run(None, (x,), out, stream)

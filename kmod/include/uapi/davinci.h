@@ -742,7 +742,9 @@ enum davinci_opcode {
 	DAVINCI_OP_LOG_SOFTMAX = 20,	/* dst[m,n] = log_softmax of each row */
 	DAVINCI_OP_SQRT = 21,	/* dst = sqrt(src0), float types only */
 	DAVINCI_OP_CMP = 22,	/* dst = src0 @imm src1 ? 1 : 0, @count */
-	DAVINCI_OP_COUNT = 23,
+	DAVINCI_OP_ABS = 23,	/* dst = |src0| (+0 for -0), @count */
+	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
+	DAVINCI_OP_COUNT = 25,
 };
 
 /*
