@@ -2,6 +2,7 @@
 """Offline models: ONNX -> davinci-atc -> acl.mdl, pyACL style, against
 numpy; dynamic batch; one submission per execute; refused files."""
 
+import dataclasses
 import struct
 
 import numpy as np
@@ -11,7 +12,7 @@ onnx = pytest.importorskip("onnx")
 
 import acl  # noqa: E402
 import davinci  # noqa: E402
-from davinci import atc, omfile  # noqa: E402
+from davinci import _uapi as U, atc, omfile  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
 from ._onnx_models import mlp  # noqa: E402
@@ -349,3 +350,83 @@ def test_model_runs_when_no_graph_fits(dev):
         g.destroy()
     s.destroy()
     mod.unload()
+
+
+# -- every field of every op record ------------------------------------------
+def _op_records(data: bytes) -> int:
+    """File offset of the OPS section's first record."""
+    hdr, sec = omfile._HEADER, omfile._SECTION
+    for i in range(struct.unpack_from("<I", data, 20)[0]):
+        kind, _, off, _ = sec.unpack_from(data, hdr.size + i * sec.size)
+        if kind == omfile.SECT_OPS:
+            return off
+    raise AssertionError("no OPS section")
+
+
+def _with_op(om, pick, **fields):
+    """``om`` with its first op of opcode ``pick`` changed by ``fields``."""
+    i = next(i for i, o in enumerate(om.ops) if o.opcode == pick)
+    ops = list(om.ops)
+    ops[i] = dataclasses.replace(ops[i], **fields)
+    return omfile.serialize(dataclasses.replace(om, ops=ops))
+
+
+def _output_id(om):
+    return next(i for i, t in enumerate(om.tensors)
+                if t.kind == omfile.KIND_OUTPUT)
+
+
+def _with_memset(om, **fields):
+    """``om`` with a MEMSET of its output appended."""
+    op = omfile.Op(0, U.DAVINCI_OP_MEMSET, 0, 0, 0, _output_id(om),
+                   omfile.NO_TENSOR, count=4)
+    return omfile.serialize(dataclasses.replace(
+        om, ops=om.ops + [dataclasses.replace(op, **fields)]))
+
+
+def _zero_bytes_set(om, at):
+    data = bytearray(omfile.serialize(om))
+    data[_op_records(data) + at] = 1
+    return bytes(data)
+
+
+#: op records the device would refuse at every execute (or the loader
+#: choke on), each of which the file format refuses at load
+_BAD_OPS = {
+    "MEMSET's unused src0 names tensor 999":
+        lambda om: _with_memset(om, src0=999),
+    "MEMSET's unused src1 names its own dst":
+        lambda om: _with_memset(om, src1=_output_id(om)),
+    "MEMSET's byte above 255": lambda om: _with_memset(om, imm=0x100),
+    "MEMSET with a dtype": lambda om: _with_memset(om, dtype=1),
+    "MATMUL with a count": lambda om: _with_op(om, U.DAVINCI_OP_MATMUL,
+                                               count=1),
+    "ADD with m": lambda om: _with_op(om, U.DAVINCI_OP_ADD, m=1),
+    "RELU with imm": lambda om: _with_op(om, U.DAVINCI_OP_RELU, imm=1),
+    "SOFTMAX of int32": lambda om: _with_op(
+        om, U.DAVINCI_OP_SOFTMAX, dtype=U.DAVINCI_DTYPE_INT32),
+    "SOFTMAX in place": lambda om: _with_op(
+        om, U.DAVINCI_OP_SOFTMAX,
+        src0=next(o.dst for o in om.ops if o.opcode == U.DAVINCI_OP_SOFTMAX)),
+    "padding at byte 6": lambda om: _zero_bytes_set(om, 6),
+    "reserved at byte 48": lambda om: _zero_bytes_set(om, 48),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_BAD_OPS))
+def test_every_field_of_an_op_record_is_checked_before_allocating(
+        acl_dev, what):
+    """Refused at load with 145006, and nothing allocated on the way."""
+    m, _ = mlp(seed=14, n_in=16, hidden=8, n_out=4)
+    bad = _BAD_OPS[what](omfile.parse(atc.convert(m, input_shape="x:2,16")))
+    with pytest.raises(omfile.ModelFormatError):
+        omfile.parse(bad)
+    counts = acl._state.devices[0].dev.transport.ioctl_counts
+    allocs = counts[U.DAVINCI_IOCTL_MEM_ALLOC]
+    free0 = _hbm_free()
+    mid, ret = acl.mdl.load_from_mem(bad, len(bad))
+    assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, \
+        acl.get_recent_err_msg()
+    assert "op " in acl.get_recent_err_msg()
+    assert counts[U.DAVINCI_IOCTL_MEM_ALLOC] == allocs
+    assert _hbm_free() == free0

@@ -68,14 +68,15 @@ class Model:
         self.weight_size = len(om.weights)
         self.work_size = ws
         self._weights = device.malloc(max(1, len(om.weights)))
+        self._work = None
         try:
             if om.weights:
                 self._weights.write(om.weights)
             self._work = device.malloc(max(1, ws))
+            self.plans = [self._plan(g) for g in range(om.gears)]
         except BaseException:
-            self._weights.free()
+            self._free_memory()
             raise
-        self.plans = [self._plan(g) for g in range(om.gears)]
         self.inputs = om.inputs
         self.outputs = om.outputs
         self._stream: Stream | None = None
@@ -262,8 +263,13 @@ class Model:
                 self._stream.synchronize()
             finally:
                 self._stream.destroy()
+        self._free_memory()
+
+    def _free_memory(self) -> None:
+        """Free the weights and the workspace (tasks still using them keep
+        them until they end)."""
         for b in (self._weights, self._work):
-            if not b.freed:
+            if b is not None and not b.freed:
                 b.free()
 
     def __enter__(self) -> "Model":
