@@ -13,9 +13,11 @@ onnx = pytest.importorskip("onnx")
 import acl  # noqa: E402
 import davinci  # noqa: E402
 from davinci import _uapi as U, atc, omfile  # noqa: E402
+from davinci.manager import Manager  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
 from ._onnx_models import mlp  # noqa: E402
+from .conftest import require_fault_privilege  # noqa: E402
 
 def _write(tmp_path, data, name="m.om"):
     p = tmp_path / name
@@ -430,3 +432,100 @@ def test_every_field_of_an_op_record_is_checked_before_allocating(
     assert "op " in acl.get_recent_err_msg()
     assert counts[U.DAVINCI_IOCTL_MEM_ALLOC] == allocs
     assert _hbm_free() == free0
+
+
+# -- a failed execute ----------------------------------------------------------
+@pytest.fixture
+def faults():
+    """The manager, to fail a model's task with an injected ECC error;
+    device 0 is reset after the test (and after acl_dev's teardown, when
+    asked for before it), healthy for the next one."""
+    m = Manager()
+    try:
+        require_fault_privilege(m)
+        yield m
+        if m.info(0).health_name != "OK" or m.info(0).faults_armed:
+            m.reset(0)
+    finally:
+        m.close()
+
+
+def _model_bytes(m, shape):
+    data = atc.convert(m, input_shape=shape)
+    return data, len(data)
+
+
+def _fail_next_task_on(faults, addr):
+    faults.inject(0, "ecc", addr=addr, size=64)
+
+
+def _x_ptr(r):
+    return acl.get_data_buffer_addr(acl.mdl.get_dataset_buffer(r.inputs, 0))
+
+
+def test_each_execute_reports_its_own_outcome(faults, acl_dev):
+    """A correct execute after a failed one runs and succeeds."""
+    m, ref = mlp(seed=16)
+    model_id, ret = acl.mdl.load_from_mem(*_model_bytes(m, "x:2,64"))
+    assert ret == 0
+    r = Run(model_id)
+    x = np.random.default_rng(17).standard_normal((2, 64)).astype(np.float32)
+    r.put(0, x)
+    _fail_next_task_on(faults, _x_ptr(r))
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == \
+        acl.ACL_ERROR_RT_DEVICE_MEM_ERROR
+    for _ in range(2):
+        assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0, \
+            acl.get_recent_err_msg()
+        np.testing.assert_allclose(r.get(0, (2, 10)), ref(x), rtol=1e-5,
+                                   atol=1e-6)
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_model_run_after_a_failed_run(faults, dev):
+    m, ref = mlp(seed=18)
+    mod = Model(dev, atc.convert(m, input_shape="x:2,64"))
+    x = np.random.default_rng(19).standard_normal((2, 64)).astype(np.float32)
+    faults.inject(0, "ecc")             # the next task touching any HBM
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        mod.run([x])
+    assert ei.value.status == U.DAVINCI_STATUS_ECC_ERROR
+    out, = mod.run([x])
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+    mod.unload()
+
+
+def test_unload_after_a_failed_execute_frees_everything(faults, acl_dev):
+    m, _ = mlp(seed=20)
+    data, size = _model_bytes(m, "x:2,64")
+    free0 = _hbm_free()
+    model_id, ret = acl.mdl.load_from_mem(data, size)
+    assert ret == 0
+    r = Run(model_id)
+    used = free0 - _hbm_free()
+    _fail_next_task_on(faults, _x_ptr(r))
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) != 0
+    r.close()
+    assert acl.mdl.unload(model_id) == 0, acl.get_recent_err_msg()
+    assert _hbm_free() == free0, "unload left %d of the model's %d bytes" % (
+        free0 - _hbm_free(), used)
+    assert acl.mdl.unload(model_id) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+
+
+def test_unload_frees_everything_then_reports_a_failed_run(faults, dev):
+    """A run still in flight when the model is unloaded fails: unload frees
+    the weights, workspace, graphs and streams, then raises the failure."""
+    used0 = dev.mem_info().ctx_used
+    m, _ = mlp(seed=22)
+    mod = Model(dev, atc.convert(m, input_shape="x:2,64"))
+    x, y = dev.malloc(2 * 64 * 4), dev.malloc(2 * 10 * 4)
+    faults.inject(0, "ecc", addr=x.dev_addr, size=64)
+    mod.execute(mod.stream, [x.dev_addr, y.dev_addr])
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        mod.unload()
+    assert ei.value.status == U.DAVINCI_STATUS_ECC_ERROR
+    x.free()
+    y.free()
+    assert dev.mem_info().ctx_used == used0
+    assert not dev.streams              # the model's own and its capture stream

@@ -29,7 +29,7 @@ import numpy as np
 from . import _uapi
 from . import omfile as F
 from .errors import (DavinciError, DeviceLostError, InvalidArgumentError,
-                     ShapeError)
+                     ShapeError, TaskFailedError)
 from .graph import Graph
 from .stream import TASK_DTYPE, Stream
 
@@ -232,7 +232,7 @@ class Model:
                                                                        gear))))
             s = self.stream
             self.execute(s, [b.dev_addr for b in bufs], gear)
-            s.synchronize()
+            self.wait(s)
             outs = []
             for j, io in enumerate(om.outputs):
                 b = bufs[len(om.inputs) + j]
@@ -250,27 +250,52 @@ class Model:
             self._stream = self.device.stream()
         return self._stream
 
+    def wait(self, stream: Stream) -> None:
+        """Wait for the runs enqueued on ``stream``. A failed task leaves a
+        stream in the error state; the model's own stream is reset once its
+        failure is raised, so that the next run reports its own outcome
+        (another stream is its owner's to reset)."""
+        try:
+            stream.synchronize()
+        except TaskFailedError:
+            if stream is self._stream:
+                stream.reset()
+            raise
+
     def unload(self) -> None:
-        """Free the model's device memory, graphs and streams."""
-        for plan in self.plans:
-            for g in plan.graphs.values():
-                g.destroy()
-            plan.graphs.clear()
-        if self._capture is not None:
-            self._capture.destroy()
+        """Free the model's graphs, streams and device memory. All of them
+        are freed even when a run still on the model's stream fails; that
+        failure is raised afterwards."""
+        failure: DavinciError | None = None
         if self._stream is not None and not self._stream.destroyed:
             try:
                 self._stream.synchronize()
-            finally:
-                self._stream.destroy()
-        self._free_memory()
+            except DavinciError as exc:
+                failure = exc
+        steps = [g.destroy for plan in self.plans
+                 for g in plan.graphs.values()]
+        steps += [s.destroy for s in (self._capture, self._stream)
+                  if s is not None]
+        steps += [b.free for b in self._live_buffers()]
+        for plan in self.plans:
+            plan.graphs.clear()
+        for step in steps:          # every one tried, the first error kept
+            try:
+                step()
+            except DavinciError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def _live_buffers(self) -> list:
+        return [b for b in (self._weights, self._work)
+                if b is not None and not b.freed]
 
     def _free_memory(self) -> None:
         """Free the weights and the workspace (tasks still using them keep
         them until they end)."""
-        for b in (self._weights, self._work):
-            if b is not None and not b.freed:
-                b.free()
+        for b in self._live_buffers():
+            b.free()
 
     def __enter__(self) -> "Model":
         return self

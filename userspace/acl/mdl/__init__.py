@@ -119,7 +119,8 @@ def load_from_mem(model, model_size):
 
 @api()
 def unload(model_id):
-    """ret: free the model's device memory."""
+    """ret: free the model's device memory, graphs and streams (all of
+    them, even when its last run failed: then that failure's code)."""
     m = get_model(model_id)
     del models[m.id]
     m.model.unload()
@@ -446,7 +447,7 @@ def execute(model_id, input, output):  # noqa: A002 - pyACL's names
         m, s, addrs, gear = _prepare(model_id, input, output)
         m.model.execute(s, addrs, gear)
         m.cur_gear = gear
-    s.synchronize()
+    m.model.wait(s)
 
 
 @api()
