@@ -529,3 +529,65 @@ def test_unload_frees_everything_then_reports_a_failed_run(faults, dev):
     y.free()
     assert dev.mem_info().ctx_used == used0
     assert not dev.streams              # the model's own and its capture stream
+
+
+# -- overlapping buffers -------------------------------------------------------
+def _model_stream(model_id):
+    return acl.mdl._objects.models[model_id].model.stream
+
+
+@pytest.mark.parametrize("at", [0, 256, 432])
+def test_an_output_overlapping_an_input_is_refused(acl_dev, at):
+    """Refused with ACL_ERROR_INVALID_PARAM naming both buffers, before
+    anything is submitted; the input is untouched."""
+    m, ref = mlp(seed=24)
+    model_id, ret = acl.mdl.load_from_mem(*_model_bytes(m, "x:2,64"))
+    assert ret == 0
+    r = Run(model_id)
+    x = np.random.default_rng(25).standard_normal((2, 64)).astype(np.float32)
+    r.put(0, x)
+    bad = acl.mdl.create_dataset()
+    out = acl.create_data_buffer(_x_ptr(r) + at, 2 * 10 * 4)
+    assert acl.mdl.add_dataset_buffer(bad, out)[1] == 0
+    s = _model_stream(model_id)
+    before = s.query().submitted_seq
+    assert acl.mdl.execute(model_id, r.inputs, bad) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    msg = acl.get_recent_err_msg()
+    assert "input 0" in msg and "output 0" in msg and "overlap" in msg, msg
+    assert s.query().submitted_seq == before
+    xin = acl.mdl.get_dataset_buffer(r.inputs, 0)
+    back = np.empty_like(x)
+    assert acl.rt.memcpy(back.ctypes.data, back.nbytes,
+                         acl.get_data_buffer_addr(xin), back.nbytes,
+                         acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert (back == x).all()
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+    np.testing.assert_allclose(r.get(0, (2, 10)), ref(x), rtol=1e-5,
+                               atol=1e-6)
+    acl.destroy_data_buffer(out)
+    assert acl.mdl.destroy_dataset(bad) == 0
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_overlapping_outputs_are_refused(dev):
+    """Two outputs in one buffer: refused naming both, nothing submitted."""
+    from ._onnx_models import model
+    from onnx import helper
+    mod = Model(dev, atc.convert(model(
+        [helper.make_node("Relu", ["x"], ["y1"]),
+         helper.make_node("Exp", ["x"], ["y2"])],
+        [("x", [4])], [("y1", [4]), ("y2", [4])])))
+    x, y = dev.malloc(16), dev.malloc(32)
+    s = mod.stream
+    for y2 in (y.dev_addr, y.dev_addr + 12):
+        with pytest.raises(davinci.InvalidArgumentError,
+                           match="output 0 'y1'.*overlaps output 1 'y2'"):
+            mod.execute(s, [x.dev_addr, y.dev_addr, y2])
+    assert s.query().submitted_seq == 0
+    mod.execute(s, [x.dev_addr, y.dev_addr, y.dev_addr + 16])   # adjacent
+    s.synchronize()
+    for b in (x, y):
+        b.free()
+    mod.unload()

@@ -144,7 +144,10 @@ class Model:
         return self.om.io_tensor(F.KIND_OUTPUT, index, g).size
 
     # -- execution ------------------------------------------------------------
-    def _check_io(self, addrs, gear: int) -> None:
+    def check_io(self, addrs, gear: int) -> None:
+        """Raise :class:`InvalidArgumentError` unless ``addrs`` (inputs,
+        then outputs) are one aligned address each and no output shares a
+        byte with another input or output in ``gear``."""
         om = self.om
         nin, nout = len(om.inputs), len(om.outputs)
         if len(addrs) != nin + nout:
@@ -154,16 +157,41 @@ class Model:
         for i, (a, io) in enumerate(zip(addrs, om.inputs + om.outputs)):
             if a % _ALIGN[io.dtype]:
                 raise InvalidArgumentError(
-                    "%s %r at %#x is not aligned to its %d-byte elements"
-                    % ("input" if i < nin else "output", io.name, a,
-                       _ALIGN[io.dtype]))
+                    "%s at %#x is not aligned to its %d-byte elements"
+                    % (self._io_name(i), a, _ALIGN[io.dtype]))
+        self._check_overlap(addrs, gear)
+
+    def _io_name(self, i: int) -> str:
+        """Address ``i`` of an execute, as the caller knows it."""
+        nin = len(self.om.inputs)
+        if i < nin:
+            return "input %d %r" % (i, self.om.inputs[i].name)
+        return "output %d %r" % (i - nin, self.om.outputs[i - nin].name)
+
+    def _check_overlap(self, addrs, gear: int) -> None:
+        # the ops write outputs while they read inputs and other outputs:
+        # a shared byte gives wrong results, or a task the device refuses
+        nin = len(self.om.inputs)
+        sizes = [self.input_size(i, gear) for i in range(nin)] + \
+            [self.output_size(j, gear) for j in range(len(self.om.outputs))]
+        spans = [(int(a), int(a) + n) for a, n in zip(addrs, sizes)]
+        for j in range(nin, len(spans)):
+            o0, o1 = spans[j]
+            for i in range(j):
+                a0, a1 = spans[i]
+                if o0 < a1 and a0 < o1 and o0 < o1 and a0 < a1:
+                    raise InvalidArgumentError(
+                        "%s at %#x..%#x overlaps %s at %#x..%#x: give each "
+                        "output a buffer of its own, apart from the inputs"
+                        % (self._io_name(i), a0, a1, self._io_name(j), o0,
+                           o1))
 
     def execute(self, stream: Stream, addrs: "list[int]", gear: int = 0
                 ) -> None:
         """Enqueue one run of gear ``gear`` on ``stream``: ``addrs`` holds
         the device addresses of the inputs, then of the outputs (the
         caller checked their sizes: :meth:`input_size`)."""
-        self._check_io(addrs, gear)
+        self.check_io(addrs, gear)
         plan = self.plans[gear]
         key = tuple(int(a) for a in addrs)
         with self._lock:

@@ -32,6 +32,7 @@ import inspect
 import os
 
 from davinci import omfile as F
+from davinci.errors import InvalidArgumentError
 from davinci.model import Model
 
 from .. import _desc as D
@@ -432,6 +433,10 @@ def _prepare(model_id, input, output, stream=None):  # noqa: A002 - pyACL
                           % (len(om.inputs) - 1, om.batches))
         gear = m.model.gear_of(ds_in.batch)
     addrs = _addresses(m, ds_in, ds_out, gear)
+    try:
+        m.model.check_io(addrs, gear)
+    except InvalidArgumentError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, str(exc)) from None
     s = m.model.stream if stream is None else S.get_stream(stream).stream
     if s.device is not m.model.device:
         raise AclFail(C.ACL_ERROR_RT_STREAM_MODEL,
