@@ -591,3 +591,62 @@ def test_overlapping_outputs_are_refused(dev):
     for b in (x, y):
         b.free()
     mod.unload()
+
+
+# -- bfloat16 arrays -----------------------------------------------------------
+def _bf16_model():
+    """x (bfloat16) -> y = x (bfloat16), z = float32(x), w = bfloat16(z)."""
+    from onnx import TensorProto, helper
+    bf, f32 = TensorProto.BFLOAT16, TensorProto.FLOAT
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"]),
+         helper.make_node("Cast", ["x"], ["z"], to=f32),
+         helper.make_node("Cast", ["z"], ["w"], to=bf)], "bf16",
+        [helper.make_tensor_value_info("x", bf, [4])],
+        [helper.make_tensor_value_info(n, t, [4])
+         for n, t in (("y", bf), ("z", f32), ("w", bf))])
+    return atc.convert(helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_model_run_takes_and_gives_bfloat16_arrays(dev):
+    """The bits of a bfloat16 array go in as they are, and bfloat16
+    outputs come back as bfloat16 arrays, as onnx.numpy_helper makes."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from onnx import numpy_helper
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    vals = [1.5, -2.25, 3.0, 0.1]
+    x = numpy_helper.to_array(numpy_helper.from_array(
+        np.array(vals, np.float32).astype(bf16)))
+    assert x.dtype == bf16
+    mod = Model(dev, _bf16_model())
+    y, z, w = mod.run([x])
+    assert y.dtype == bf16 and w.dtype == bf16 and z.dtype == np.float32
+    assert (y.view(np.uint16) == x.view(np.uint16)).all()
+    assert (w.view(np.uint16) == x.view(np.uint16)).all()
+    np.testing.assert_array_equal(z, x.astype(np.float32))
+    assert z[0] == 1.5 and z[1] == -2.25 and z[2] == 3.0
+    mod.unload()
+
+
+@pytest.mark.parametrize("given", ["float32", "uint16", "float64"])
+def test_model_run_refuses_other_arrays_for_a_bfloat16_input(dev, given):
+    """No silent conversion into bfloat16: refused naming the dtype, before
+    anything is allocated."""
+    mod = Model(dev, _bf16_model())
+    used = dev.mem_info().ctx_used
+    with pytest.raises(davinci.DTypeError, match="bfloat16.*%s" % given):
+        mod.run([np.array([1.5, -2.25, 3.0, 0.1]).astype(given)])
+    assert dev.mem_info().ctx_used == used
+    mod.unload()
+
+
+def test_model_run_without_ml_dtypes_says_so(dev, monkeypatch):
+    """Where ml_dtypes is not installed no bfloat16 array can exist: a
+    bfloat16 model's run is refused saying what to install."""
+    import davinci.model as dm
+    monkeypatch.setattr(dm, "_bfloat16", lambda: None)
+    mod = Model(dev, _bf16_model())
+    with pytest.raises(davinci.DTypeError, match="ml_dtypes"):
+        mod.run([np.zeros(4, np.uint16)])
+    mod.unload()

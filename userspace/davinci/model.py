@@ -21,6 +21,7 @@ stream's ring as one batch.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 
@@ -28,8 +29,8 @@ import numpy as np
 
 from . import _uapi
 from . import omfile as F
-from .errors import (DavinciError, DeviceLostError, InvalidArgumentError,
-                     ShapeError, TaskFailedError)
+from .errors import (DavinciError, DeviceLostError, DTypeError,
+                     InvalidArgumentError, ShapeError, TaskFailedError)
 from .graph import Graph
 from .stream import TASK_DTYPE, Stream
 
@@ -39,8 +40,30 @@ __all__ = ["Model", "GearPlan", "GRAPHS_KEPT"]
 GRAPHS_KEPT = 4
 
 _ALIGN = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8}
-_NP = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,
-       "int32": np.int32, "int64": np.int64}
+
+
+@functools.cache
+def _bfloat16() -> "np.dtype | None":
+    """ml_dtypes' bfloat16 (what onnx.numpy_helper hands out), or None
+    where it is not installed: then no bfloat16 array can exist."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def _host_dtype(io: F.IoDesc) -> np.dtype:
+    """The numpy dtype of ``io``'s arrays in :meth:`Model.run`."""
+    if io.dtype != "bfloat16":
+        return np.dtype(io.dtype)
+    bf16 = _bfloat16()
+    if bf16 is None:
+        raise DTypeError(
+            "%r is bfloat16, and numpy has no bfloat16 without ml_dtypes: "
+            "pip install ml_dtypes (onnx brings it), or run the model with "
+            "Model.execute on device buffers holding the bits" % io.name)
+    return bf16
 
 
 @dataclass
@@ -234,27 +257,25 @@ class Model:
 
     def run(self, inputs: "list[np.ndarray]", batch: int = 0
             ) -> list[np.ndarray]:
-        """Convenience: upload ``inputs``, run, return the outputs."""
+        """Convenience: upload ``inputs``, run, return the outputs (numpy
+        arrays of the model's dtypes; bfloat16 ones are ml_dtypes.bfloat16
+        arrays, as onnx.numpy_helper makes)."""
         gear = self.gear_of(batch)
         om = self.om
         real = [io for io in om.inputs if io.name != F.MBATCH_INPUT]
         if len(inputs) != len(real):
             raise InvalidArgumentError("the model takes %d inputs, got %d"
                                        % (len(real), len(inputs)))
+        out_dtypes = [_host_dtype(io) for io in om.outputs]
+        arrays = [self._input_array(io, a, i, gear)
+                  for i, (io, a) in enumerate(zip(real, inputs))]
         bufs = []
         try:
-            for i, io in enumerate(om.inputs):
+            for i in range(len(om.inputs)):
                 b = self.device.malloc(max(1, self.input_size(i, gear)))
                 bufs.append(b)
-                if i < len(inputs):
-                    arr = np.ascontiguousarray(inputs[i], _NP[io.dtype])
-                    if arr.nbytes != self.input_size(i, gear):
-                        raise ShapeError(
-                            "input %r: %d bytes given, the model takes %d "
-                            "(dims %s)" % (io.name, arr.nbytes,
-                                           self.input_size(i, gear),
-                                           om.dims(io, gear)))
-                    b.write(arr.reshape(-1).view(np.uint8))
+                if i < len(arrays):
+                    b.write(arrays[i].reshape(-1).view(np.uint8))
             for j in range(len(om.outputs)):
                 bufs.append(self.device.malloc(max(1, self.output_size(j,
                                                                        gear))))
@@ -265,11 +286,32 @@ class Model:
             for j, io in enumerate(om.outputs):
                 b = bufs[len(om.inputs) + j]
                 dims = om.dims(io, gear)
-                outs.append(b.numpy(_NP[io.dtype], tuple(dims)).copy())
+                outs.append(b.numpy(out_dtypes[j], tuple(dims)).copy())
             return outs
         finally:
             for b in bufs:
                 b.free()
+
+    def _input_array(self, io: F.IoDesc, value, index: int, gear: int
+                     ) -> np.ndarray:
+        """``value`` as input ``index``'s contiguous array. A bfloat16
+        input takes bfloat16 arrays only: their bits go in as they are,
+        and no other array's values are rounded into bfloat16 unasked."""
+        want = _host_dtype(io)
+        arr = np.asarray(value)
+        if io.dtype == "bfloat16" and arr.dtype != want:
+            raise DTypeError(
+                "input %r is bfloat16, not %s: give an ml_dtypes.bfloat16 "
+                "array (arr.astype(ml_dtypes.bfloat16) rounds float values; "
+                "arr.view(ml_dtypes.bfloat16) takes uint16 bits as they are)"
+                % (io.name, arr.dtype))
+        arr = np.ascontiguousarray(arr, want)
+        if arr.nbytes != self.input_size(index, gear):
+            raise ShapeError(
+                "input %r: %d bytes given, the model takes %d (dims %s)"
+                % (io.name, arr.nbytes, self.input_size(index, gear),
+                   self.om.dims(io, gear)))
+        return arr
 
     @property
     def stream(self) -> Stream:
