@@ -2,6 +2,7 @@
 """Offline models: ONNX -> davinci-atc -> acl.mdl, pyACL style, against
 numpy; dynamic batch; one submission per execute; refused files."""
 
+import dataclasses
 import struct
 
 import numpy as np
@@ -11,10 +12,12 @@ onnx = pytest.importorskip("onnx")
 
 import acl  # noqa: E402
 import davinci  # noqa: E402
-from davinci import atc, omfile  # noqa: E402
+from davinci import _uapi as U, atc, omfile  # noqa: E402
+from davinci.manager import Manager  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
 from ._onnx_models import mlp  # noqa: E402
+from .conftest import require_fault_privilege  # noqa: E402
 
 def _write(tmp_path, data, name="m.om"):
     p = tmp_path / name
@@ -365,4 +368,302 @@ def test_model_runs_when_no_graph_fits(dev):
     for g in held:
         g.destroy()
     s.destroy()
+    mod.unload()
+
+
+# -- every field of every op record ------------------------------------------
+def _op_records(data: bytes) -> int:
+    """File offset of the OPS section's first record."""
+    hdr, sec = omfile._HEADER, omfile._SECTION
+    for i in range(struct.unpack_from("<I", data, 20)[0]):
+        kind, _, off, _ = sec.unpack_from(data, hdr.size + i * sec.size)
+        if kind == omfile.SECT_OPS:
+            return off
+    raise AssertionError("no OPS section")
+
+
+def _with_op(om, pick, **fields):
+    """``om`` with its first op of opcode ``pick`` changed by ``fields``."""
+    i = next(i for i, o in enumerate(om.ops) if o.opcode == pick)
+    ops = list(om.ops)
+    ops[i] = dataclasses.replace(ops[i], **fields)
+    return omfile.serialize(dataclasses.replace(om, ops=ops))
+
+
+def _output_id(om):
+    return next(i for i, t in enumerate(om.tensors)
+                if t.kind == omfile.KIND_OUTPUT)
+
+
+def _with_memset(om, **fields):
+    """``om`` with a MEMSET of its output appended."""
+    op = omfile.Op(0, U.DAVINCI_OP_MEMSET, 0, 0, 0, _output_id(om),
+                   omfile.NO_TENSOR, count=4)
+    return omfile.serialize(dataclasses.replace(
+        om, ops=om.ops + [dataclasses.replace(op, **fields)]))
+
+
+def _zero_bytes_set(om, at):
+    data = bytearray(omfile.serialize(om))
+    data[_op_records(data) + at] = 1
+    return bytes(data)
+
+
+#: op records the device would refuse at every execute (or the loader
+#: choke on), each of which the file format refuses at load
+_BAD_OPS = {
+    "MEMSET's unused src0 names tensor 999":
+        lambda om: _with_memset(om, src0=999),
+    "MEMSET's unused src1 names its own dst":
+        lambda om: _with_memset(om, src1=_output_id(om)),
+    "MEMSET's byte above 255": lambda om: _with_memset(om, imm=0x100),
+    "MEMSET with a dtype": lambda om: _with_memset(om, dtype=1),
+    "MATMUL with a count": lambda om: _with_op(om, U.DAVINCI_OP_MATMUL,
+                                               count=1),
+    "ADD with m": lambda om: _with_op(om, U.DAVINCI_OP_ADD, m=1),
+    "RELU with imm": lambda om: _with_op(om, U.DAVINCI_OP_RELU, imm=1),
+    "SOFTMAX of int32": lambda om: _with_op(
+        om, U.DAVINCI_OP_SOFTMAX, dtype=U.DAVINCI_DTYPE_INT32),
+    "SOFTMAX in place": lambda om: _with_op(
+        om, U.DAVINCI_OP_SOFTMAX,
+        src0=next(o.dst for o in om.ops if o.opcode == U.DAVINCI_OP_SOFTMAX)),
+    "padding at byte 6": lambda om: _zero_bytes_set(om, 6),
+    "reserved at byte 48": lambda om: _zero_bytes_set(om, 48),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_BAD_OPS))
+def test_every_field_of_an_op_record_is_checked_before_allocating(
+        acl_dev, what):
+    """Refused at load with 145006, and nothing allocated on the way."""
+    m, _ = mlp(seed=14, n_in=16, hidden=8, n_out=4)
+    bad = _BAD_OPS[what](omfile.parse(atc.convert(m, input_shape="x:2,16")))
+    with pytest.raises(omfile.ModelFormatError):
+        omfile.parse(bad)
+    counts = acl._state.devices[0].dev.transport.ioctl_counts
+    allocs = counts[U.DAVINCI_IOCTL_MEM_ALLOC]
+    free0 = _hbm_free()
+    mid, ret = acl.mdl.load_from_mem(bad, len(bad))
+    assert ret == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, \
+        acl.get_recent_err_msg()
+    assert "op " in acl.get_recent_err_msg()
+    assert counts[U.DAVINCI_IOCTL_MEM_ALLOC] == allocs
+    assert _hbm_free() == free0
+
+
+# -- a failed execute ----------------------------------------------------------
+@pytest.fixture
+def faults():
+    """The manager, to fail a model's task with an injected ECC error;
+    device 0 is reset after the test (and after acl_dev's teardown, when
+    asked for before it), healthy for the next one."""
+    m = Manager()
+    try:
+        require_fault_privilege(m)
+        yield m
+        if m.info(0).health_name != "OK" or m.info(0).faults_armed:
+            m.reset(0)
+    finally:
+        m.close()
+
+
+def _model_bytes(m, shape):
+    data = atc.convert(m, input_shape=shape)
+    return data, len(data)
+
+
+def _fail_next_task_on(faults, addr):
+    faults.inject(0, "ecc", addr=addr, size=64)
+
+
+def _x_ptr(r):
+    return acl.get_data_buffer_addr(acl.mdl.get_dataset_buffer(r.inputs, 0))
+
+
+def test_each_execute_reports_its_own_outcome(faults, acl_dev):
+    """A correct execute after a failed one runs and succeeds."""
+    m, ref = mlp(seed=16)
+    model_id, ret = acl.mdl.load_from_mem(*_model_bytes(m, "x:2,64"))
+    assert ret == 0
+    r = Run(model_id)
+    x = np.random.default_rng(17).standard_normal((2, 64)).astype(np.float32)
+    r.put(0, x)
+    _fail_next_task_on(faults, _x_ptr(r))
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == \
+        acl.ACL_ERROR_RT_DEVICE_MEM_ERROR
+    for _ in range(2):
+        assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0, \
+            acl.get_recent_err_msg()
+        np.testing.assert_allclose(r.get(0, (2, 10)), ref(x), rtol=1e-5,
+                                   atol=1e-6)
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_model_run_after_a_failed_run(faults, dev):
+    m, ref = mlp(seed=18)
+    mod = Model(dev, atc.convert(m, input_shape="x:2,64"))
+    x = np.random.default_rng(19).standard_normal((2, 64)).astype(np.float32)
+    faults.inject(0, "ecc")             # the next task touching any HBM
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        mod.run([x])
+    assert ei.value.status == U.DAVINCI_STATUS_ECC_ERROR
+    out, = mod.run([x])
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+    mod.unload()
+
+
+def test_unload_after_a_failed_execute_frees_everything(faults, acl_dev):
+    m, _ = mlp(seed=20)
+    data, size = _model_bytes(m, "x:2,64")
+    free0 = _hbm_free()
+    model_id, ret = acl.mdl.load_from_mem(data, size)
+    assert ret == 0
+    r = Run(model_id)
+    used = free0 - _hbm_free()
+    _fail_next_task_on(faults, _x_ptr(r))
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) != 0
+    r.close()
+    assert acl.mdl.unload(model_id) == 0, acl.get_recent_err_msg()
+    assert _hbm_free() == free0, "unload left %d of the model's %d bytes" % (
+        free0 - _hbm_free(), used)
+    assert acl.mdl.unload(model_id) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+
+
+def test_unload_frees_everything_then_reports_a_failed_run(faults, dev):
+    """A run still in flight when the model is unloaded fails: unload frees
+    the weights, workspace, graphs and streams, then raises the failure."""
+    used0 = dev.mem_info().ctx_used
+    m, _ = mlp(seed=22)
+    mod = Model(dev, atc.convert(m, input_shape="x:2,64"))
+    x, y = dev.malloc(2 * 64 * 4), dev.malloc(2 * 10 * 4)
+    faults.inject(0, "ecc", addr=x.dev_addr, size=64)
+    mod.execute(mod.stream, [x.dev_addr, y.dev_addr])
+    with pytest.raises(davinci.TaskFailedError) as ei:
+        mod.unload()
+    assert ei.value.status == U.DAVINCI_STATUS_ECC_ERROR
+    x.free()
+    y.free()
+    assert dev.mem_info().ctx_used == used0
+    assert not dev.streams              # the model's own and its capture stream
+
+
+# -- overlapping buffers -------------------------------------------------------
+def _model_stream(model_id):
+    return acl.mdl._objects.models[model_id].model.stream
+
+
+@pytest.mark.parametrize("at", [0, 256, 432])
+def test_an_output_overlapping_an_input_is_refused(acl_dev, at):
+    """Refused with ACL_ERROR_INVALID_PARAM naming both buffers, before
+    anything is submitted; the input is untouched."""
+    m, ref = mlp(seed=24)
+    model_id, ret = acl.mdl.load_from_mem(*_model_bytes(m, "x:2,64"))
+    assert ret == 0
+    r = Run(model_id)
+    x = np.random.default_rng(25).standard_normal((2, 64)).astype(np.float32)
+    r.put(0, x)
+    bad = acl.mdl.create_dataset()
+    out = acl.create_data_buffer(_x_ptr(r) + at, 2 * 10 * 4)
+    assert acl.mdl.add_dataset_buffer(bad, out)[1] == 0
+    s = _model_stream(model_id)
+    before = s.query().submitted_seq
+    assert acl.mdl.execute(model_id, r.inputs, bad) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    msg = acl.get_recent_err_msg()
+    assert "input 0" in msg and "output 0" in msg and "overlap" in msg, msg
+    assert s.query().submitted_seq == before
+    xin = acl.mdl.get_dataset_buffer(r.inputs, 0)
+    back = np.empty_like(x)
+    assert acl.rt.memcpy(back.ctypes.data, back.nbytes,
+                         acl.get_data_buffer_addr(xin), back.nbytes,
+                         acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert (back == x).all()
+    assert acl.mdl.execute(model_id, r.inputs, r.outputs) == 0
+    np.testing.assert_allclose(r.get(0, (2, 10)), ref(x), rtol=1e-5,
+                               atol=1e-6)
+    acl.destroy_data_buffer(out)
+    assert acl.mdl.destroy_dataset(bad) == 0
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
+
+
+def test_overlapping_outputs_are_refused(dev):
+    """Two outputs in one buffer: refused naming both, nothing submitted."""
+    from ._onnx_models import model
+    from onnx import helper
+    mod = Model(dev, atc.convert(model(
+        [helper.make_node("Relu", ["x"], ["y1"]),
+         helper.make_node("Exp", ["x"], ["y2"])],
+        [("x", [4])], [("y1", [4]), ("y2", [4])])))
+    x, y = dev.malloc(16), dev.malloc(32)
+    s = mod.stream
+    for y2 in (y.dev_addr, y.dev_addr + 12):
+        with pytest.raises(davinci.InvalidArgumentError,
+                           match="output 0 'y1'.*overlaps output 1 'y2'"):
+            mod.execute(s, [x.dev_addr, y.dev_addr, y2])
+    assert s.query().submitted_seq == 0
+    mod.execute(s, [x.dev_addr, y.dev_addr, y.dev_addr + 16])   # adjacent
+    s.synchronize()
+    for b in (x, y):
+        b.free()
+    mod.unload()
+
+
+# -- bfloat16 arrays -----------------------------------------------------------
+def _bf16_model():
+    """x (bfloat16) -> y = x (bfloat16), z = float32(x), w = bfloat16(z)."""
+    from onnx import TensorProto, helper
+    bf, f32 = TensorProto.BFLOAT16, TensorProto.FLOAT
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"]),
+         helper.make_node("Cast", ["x"], ["z"], to=f32),
+         helper.make_node("Cast", ["z"], ["w"], to=bf)], "bf16",
+        [helper.make_tensor_value_info("x", bf, [4])],
+        [helper.make_tensor_value_info(n, t, [4])
+         for n, t in (("y", bf), ("z", f32), ("w", bf))])
+    return atc.convert(helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_model_run_takes_and_gives_bfloat16_arrays(dev):
+    """The bits of a bfloat16 array go in as they are, and bfloat16
+    outputs come back as bfloat16 arrays, as onnx.numpy_helper makes."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from onnx import numpy_helper
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    vals = [1.5, -2.25, 3.0, 0.1]
+    x = numpy_helper.to_array(numpy_helper.from_array(
+        np.array(vals, np.float32).astype(bf16)))
+    assert x.dtype == bf16
+    mod = Model(dev, _bf16_model())
+    y, z, w = mod.run([x])
+    assert y.dtype == bf16 and w.dtype == bf16 and z.dtype == np.float32
+    assert (y.view(np.uint16) == x.view(np.uint16)).all()
+    assert (w.view(np.uint16) == x.view(np.uint16)).all()
+    np.testing.assert_array_equal(z, x.astype(np.float32))
+    assert z[0] == 1.5 and z[1] == -2.25 and z[2] == 3.0
+    mod.unload()
+
+
+@pytest.mark.parametrize("given", ["float32", "uint16", "float64"])
+def test_model_run_refuses_other_arrays_for_a_bfloat16_input(dev, given):
+    """No silent conversion into bfloat16: refused naming the dtype, before
+    anything is allocated."""
+    mod = Model(dev, _bf16_model())
+    used = dev.mem_info().ctx_used
+    with pytest.raises(davinci.DTypeError, match="bfloat16.*%s" % given):
+        mod.run([np.array([1.5, -2.25, 3.0, 0.1]).astype(given)])
+    assert dev.mem_info().ctx_used == used
+    mod.unload()
+
+
+def test_model_run_without_ml_dtypes_says_so(dev, monkeypatch):
+    """Where ml_dtypes is not installed no bfloat16 array can exist: a
+    bfloat16 model's run is refused saying what to install."""
+    import davinci.model as dm
+    monkeypatch.setattr(dm, "_bfloat16", lambda: None)
+    mod = Model(dev, _bf16_model())
+    with pytest.raises(davinci.DTypeError, match="ml_dtypes"):
+        mod.run([np.zeros(4, np.uint16)])
     mod.unload()

@@ -211,3 +211,60 @@ def test_pinned_pool_exhausted_by_rings(dev):
         for b in fill:
             b.free()
     dev.stream().destroy()
+
+
+def _graphs_or_skip(dev):
+    if not dev.version.has(_uapi.DAVINCI_FEAT_GRAPHS):
+        pytest.skip("this driver has no task graphs")
+
+
+def test_graphs_per_context(dev):
+    """The graph one past the limit is refused with an error naming the
+    limit, its value and that it is fixed; destroying one makes room."""
+    _graphs_or_skip(dev)
+    s = dev.stream()
+    held = []
+    try:
+        with pytest.raises(davinci.LimitError) as ei:
+            while len(held) <= _uapi.DAVINCI_GRAPH_MAX:
+                with s.capture() as g:
+                    s.nop()
+                held.append(g)
+        e = ei.value
+        assert len(held) == _uapi.DAVINCI_GRAPH_MAX
+        assert e.limit == "graphs_per_context" and e.errno == errno.ENOSPC
+        assert e.value == _uapi.DAVINCI_GRAPH_MAX
+        msg = str(e)
+        assert "graphs per context limit %d" % e.value in msg
+        assert "fixed" in msg and "destroy" in msg
+        held.pop().destroy()
+        with s.capture() as g:
+            s.nop()
+        held.append(g)
+    finally:
+        for g in held:
+            g.destroy()
+    s.destroy()
+
+
+def test_tasks_per_graph(dev):
+    """A capture of more tasks than a graph holds is refused naming that
+    limit; the stream captures and runs again afterwards."""
+    _graphs_or_skip(dev)
+    s = dev.stream()
+    nop = _uapi.davinci_task(opcode=_uapi.DAVINCI_OP_NOP, count=0)
+    with pytest.raises(davinci.LimitError) as ei:
+        with s.capture():
+            for _ in range(_uapi.DAVINCI_GRAPH_MAX_TASKS // 256 + 1):
+                s.submit([nop] * 256)
+    e = ei.value
+    assert e.limit == "tasks_per_graph" and e.errno == errno.E2BIG
+    assert e.value == _uapi.DAVINCI_GRAPH_MAX_TASKS
+    assert "tasks per graph limit %d" % e.value in str(e)
+    assert "fixed" in str(e)
+    with s.capture() as g:
+        s.nop()
+    g.launch()
+    s.synchronize()
+    g.destroy()
+    s.destroy()

@@ -6,7 +6,9 @@ header, section table, tensor and op records overwritten with boundary
 values, files cut or extended) and checks that every mutant is refused
 with ModelFormatError or accepted; an accepted mutant is loaded on the
 in-process device, run, and unloaded, where only davinci errors may come
-out. At the end the device must hold no memory: nothing leaked.
+out, and never a task the device refuses as malformed, outside the
+model's memory or misaligned. At the end the device must hold no memory:
+nothing leaked.
 
     DAVINCI_BACKEND=inproc python tests/fuzz/fuzz_om.py --seconds 60
 """
@@ -26,12 +28,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 import davinci  # noqa: E402
 from davinci import atc, omfile as F  # noqa: E402
-from davinci.errors import DavinciError  # noqa: E402
+from davinci import _uapi  # noqa: E402
+from davinci.errors import DavinciError, TaskFailedError  # noqa: E402
 from davinci.model import Model  # noqa: E402
 from tests.conformance._onnx_models import mlp  # noqa: E402
 
 _BOUNDARY = (0, 1, 2, 7, 8, 63, 64, 0x7F, 0xFF, 0xFFFF, 0x7FFFFFFF,
              0xFFFFFFFF, 1 << 32, 1 << 40, (1 << 63) - 1, (1 << 64) - 1)
+
+
+#: task statuses of a model the parser should have refused: what it accepts
+#: the device runs
+REFUSED = (_uapi.DAVINCI_STATUS_INVALID_TASK,
+           _uapi.DAVINCI_STATUS_INVALID_ADDRESS,
+           _uapi.DAVINCI_STATUS_MISALIGNED)
 
 
 def seeds() -> list[bytes]:
@@ -58,10 +68,11 @@ def _record_fields(data: bytes) -> list[tuple[int, str]]:
             break
         rec = {F.SECT_TENSORS: (24, ((0, "<B"), (1, "<B"), (2, "<H"),
                                      (4, "<I"), (8, "<Q"), (16, "<Q"))),
-               F.SECT_OPS: (56, ((0, "<H"), (2, "<H"), (4, "<B"), (5, "<B"),
-                                 (8, "<I"), (12, "<I"), (16, "<I"),
-                                 (20, "<I"), (24, "<I"), (28, "<Q"),
-                                 (36, "<I"), (40, "<I"), (44, "<I")))}.get(kind)
+               F.SECT_OPS: (F._OP.size, (
+                   (0, "<H"), (2, "<H"), (4, "<B"), (5, "<B"), (6, "<H"),
+                   (8, "<I"), (12, "<I"), (16, "<I"), (20, "<I"), (24, "<I"),
+                   (28, "<Q"), (36, "<I"), (40, "<I"), (44, "<I"),
+                   (48, "<I")))}.get(kind)
         if rec and off + size <= len(data):
             for r in range(min(count, size // rec[0])):
                 out += [(off + r * rec[0] + o, f) for o, f in rec[1]]
@@ -119,6 +130,13 @@ def run_one(dev, data: bytes, stats: dict) -> None:
         mod.execute(s, [b.dev_addr for b in bufs], gear)
         s.synchronize(timeout=30)
         stats["ran"] += 1
+    except TaskFailedError as exc:
+        if exc.status in REFUSED:
+            raise AssertionError("the device refused a task of a model the "
+                                 "parser accepted: %s" % exc) from exc
+        stats["run_failed"] += 1
+        if mod.stream.query().error:
+            mod.stream.reset()
     except DavinciError:
         stats["run_failed"] += 1
         if mod.stream.query().error:

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The driver's limits, and errors that name the limit that was hit.
 
-Every limit is reported by ``DAVINCI_IOCTL_GET_LIMITS`` (device nodes and
-the manager node alike), so a refused request can say which limit, its
-value and how to raise it:
+Every limit but the two fixed graph limits of the ABI header is reported
+by ``DAVINCI_IOCTL_GET_LIMITS`` (device nodes and the manager node alike),
+so a refused request can say which limit, its value and how to raise it:
 
 =========================  =======  ======================================
 limit                      default  set with
@@ -18,6 +18,8 @@ streams per context        256      fixed
 events per context         4096     fixed
 tasks queued per stream    16384    fixed
 notifications per context  1024     fixed (older ones are dropped)
+task graphs per context    1024     fixed (``DAVINCI_GRAPH_MAX``)
+tasks per task graph       16384    fixed (``DAVINCI_GRAPH_MAX_TASKS``)
 =========================  =======  ======================================
 
 A context is one open device: a :class:`davinci.Device`, an ``acl`` device
@@ -215,6 +217,9 @@ def ioctl_limit_error(t, err: int, cmd: int, arg, what: str
                       ) -> "DavinciError | None":
     """The exception naming the limit or pool behind ``err`` of ``cmd`` on
     transport ``t``, or None when ``err`` is not about one."""
+    if cmd == _uapi.DAVINCI_IOCTL_GRAPH_END and \
+            err in (_errno.ENOSPC, _errno.E2BIG):
+        return _graph_limit_error(err, what)
     if (cmd, err) not in ((_uapi.DAVINCI_IOCTL_DOORBELL, _errno.EBUSY),
                           (_uapi.DAVINCI_IOCTL_STREAM_CREATE, _errno.ENOSPC),
                           (_uapi.DAVINCI_IOCTL_EVENT_CREATE, _errno.ENOSPC),
@@ -254,6 +259,28 @@ def ioctl_limit_error(t, err: int, cmd: int, arg, what: str
         "create: events per context limit %s (ENOSPC); destroy events you "
         "no longer use" % (what, _value_text(value)), err,
         "events_per_context", value)
+
+
+def _graph_limit_error(err: int, what: str) -> LimitError:
+    """GRAPH_END's ENOSPC and E2BIG: the graph limits are fixed in the ABI
+    (DAVINCI_GRAPH_MAX, DAVINCI_GRAPH_MAX_TASKS), the same on every
+    backend, and not among those GET_LIMITS reports."""
+    if err == _errno.ENOSPC:
+        value = _uapi.DAVINCI_GRAPH_MAX
+        return LimitError(
+            "%s failed: this context holds the most task graphs one context "
+            "may: graphs per context limit %d (ENOSPC; fixed, no module "
+            "parameter or daemon option raises it); the capture was "
+            "dropped: destroy graphs you no longer use (graph.destroy()), "
+            "or capture into a stream of another Device" % (what, value),
+            err, "graphs_per_context", value)
+    value = _uapi.DAVINCI_GRAPH_MAX_TASKS
+    return LimitError(
+        "%s failed: the capture holds more tasks than one graph may: tasks "
+        "per graph limit %d (E2BIG; fixed, no module parameter or daemon "
+        "option raises it); the capture was dropped: capture the work as "
+        "several graphs of fewer tasks" % (what, value), err,
+        "tasks_per_graph", value)
 
 
 def _ring_oom(t, arg, what: str) -> DavinciError:

@@ -21,6 +21,7 @@ stream's ring as one batch.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 
@@ -28,8 +29,8 @@ import numpy as np
 
 from . import _uapi
 from . import omfile as F
-from .errors import (DavinciError, DeviceLostError, InvalidArgumentError,
-                     ShapeError)
+from .errors import (DavinciError, DeviceLostError, DTypeError,
+                     InvalidArgumentError, ShapeError, TaskFailedError)
 from .graph import Graph
 from .stream import TASK_DTYPE, Stream
 
@@ -39,8 +40,30 @@ __all__ = ["Model", "GearPlan", "GRAPHS_KEPT"]
 GRAPHS_KEPT = 4
 
 _ALIGN = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8}
-_NP = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,
-       "int32": np.int32, "int64": np.int64}
+
+
+@functools.cache
+def _bfloat16() -> "np.dtype | None":
+    """ml_dtypes' bfloat16 (what onnx.numpy_helper hands out), or None
+    where it is not installed: then no bfloat16 array can exist."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def _host_dtype(io: F.IoDesc) -> np.dtype:
+    """The numpy dtype of ``io``'s arrays in :meth:`Model.run`."""
+    if io.dtype != "bfloat16":
+        return np.dtype(io.dtype)
+    bf16 = _bfloat16()
+    if bf16 is None:
+        raise DTypeError(
+            "%r is bfloat16, and numpy has no bfloat16 without ml_dtypes: "
+            "pip install ml_dtypes (onnx brings it), or run the model with "
+            "Model.execute on device buffers holding the bits" % io.name)
+    return bf16
 
 
 @dataclass
@@ -68,14 +91,15 @@ class Model:
         self.weight_size = len(om.weights)
         self.work_size = ws
         self._weights = device.malloc(max(1, len(om.weights)))
+        self._work = None
         try:
             if om.weights:
                 self._weights.write(om.weights)
             self._work = device.malloc(max(1, ws))
+            self.plans = [self._plan(g) for g in range(om.gears)]
         except BaseException:
-            self._weights.free()
+            self._free_memory()
             raise
-        self.plans = [self._plan(g) for g in range(om.gears)]
         self.inputs = om.inputs
         self.outputs = om.outputs
         self._stream: Stream | None = None
@@ -143,7 +167,10 @@ class Model:
         return self.om.io_tensor(F.KIND_OUTPUT, index, g).size
 
     # -- execution ------------------------------------------------------------
-    def _check_io(self, addrs, gear: int) -> None:
+    def check_io(self, addrs, gear: int) -> None:
+        """Raise :class:`InvalidArgumentError` unless ``addrs`` (inputs,
+        then outputs) are one aligned address each and no output shares a
+        byte with another input or output in ``gear``."""
         om = self.om
         nin, nout = len(om.inputs), len(om.outputs)
         if len(addrs) != nin + nout:
@@ -153,16 +180,41 @@ class Model:
         for i, (a, io) in enumerate(zip(addrs, om.inputs + om.outputs)):
             if a % _ALIGN[io.dtype]:
                 raise InvalidArgumentError(
-                    "%s %r at %#x is not aligned to its %d-byte elements"
-                    % ("input" if i < nin else "output", io.name, a,
-                       _ALIGN[io.dtype]))
+                    "%s at %#x is not aligned to its %d-byte elements"
+                    % (self._io_name(i), a, _ALIGN[io.dtype]))
+        self._check_overlap(addrs, gear)
+
+    def _io_name(self, i: int) -> str:
+        """Address ``i`` of an execute, as the caller knows it."""
+        nin = len(self.om.inputs)
+        if i < nin:
+            return "input %d %r" % (i, self.om.inputs[i].name)
+        return "output %d %r" % (i - nin, self.om.outputs[i - nin].name)
+
+    def _check_overlap(self, addrs, gear: int) -> None:
+        # the ops write outputs while they read inputs and other outputs:
+        # a shared byte gives wrong results, or a task the device refuses
+        nin = len(self.om.inputs)
+        sizes = [self.input_size(i, gear) for i in range(nin)] + \
+            [self.output_size(j, gear) for j in range(len(self.om.outputs))]
+        spans = [(int(a), int(a) + n) for a, n in zip(addrs, sizes)]
+        for j in range(nin, len(spans)):
+            o0, o1 = spans[j]
+            for i in range(j):
+                a0, a1 = spans[i]
+                if o0 < a1 and a0 < o1 and o0 < o1 and a0 < a1:
+                    raise InvalidArgumentError(
+                        "%s at %#x..%#x overlaps %s at %#x..%#x: give each "
+                        "output a buffer of its own, apart from the inputs"
+                        % (self._io_name(i), a0, a1, self._io_name(j), o0,
+                           o1))
 
     def execute(self, stream: Stream, addrs: "list[int]", gear: int = 0
                 ) -> None:
         """Enqueue one run of gear ``gear`` on ``stream``: ``addrs`` holds
         the device addresses of the inputs, then of the outputs (the
         caller checked their sizes: :meth:`input_size`)."""
-        self._check_io(addrs, gear)
+        self.check_io(addrs, gear)
         plan = self.plans[gear]
         key = tuple(int(a) for a in addrs)
         with self._lock:
@@ -205,42 +257,61 @@ class Model:
 
     def run(self, inputs: "list[np.ndarray]", batch: int = 0
             ) -> list[np.ndarray]:
-        """Convenience: upload ``inputs``, run, return the outputs."""
+        """Convenience: upload ``inputs``, run, return the outputs (numpy
+        arrays of the model's dtypes; bfloat16 ones are ml_dtypes.bfloat16
+        arrays, as onnx.numpy_helper makes)."""
         gear = self.gear_of(batch)
         om = self.om
         real = [io for io in om.inputs if io.name != F.MBATCH_INPUT]
         if len(inputs) != len(real):
             raise InvalidArgumentError("the model takes %d inputs, got %d"
                                        % (len(real), len(inputs)))
+        out_dtypes = [_host_dtype(io) for io in om.outputs]
+        arrays = [self._input_array(io, a, i, gear)
+                  for i, (io, a) in enumerate(zip(real, inputs))]
         bufs = []
         try:
-            for i, io in enumerate(om.inputs):
+            for i in range(len(om.inputs)):
                 b = self.device.malloc(max(1, self.input_size(i, gear)))
                 bufs.append(b)
-                if i < len(inputs):
-                    arr = np.ascontiguousarray(inputs[i], _NP[io.dtype])
-                    if arr.nbytes != self.input_size(i, gear):
-                        raise ShapeError(
-                            "input %r: %d bytes given, the model takes %d "
-                            "(dims %s)" % (io.name, arr.nbytes,
-                                           self.input_size(i, gear),
-                                           om.dims(io, gear)))
-                    b.write(arr.reshape(-1).view(np.uint8))
+                if i < len(arrays):
+                    b.write(arrays[i].reshape(-1).view(np.uint8))
             for j in range(len(om.outputs)):
                 bufs.append(self.device.malloc(max(1, self.output_size(j,
                                                                        gear))))
             s = self.stream
             self.execute(s, [b.dev_addr for b in bufs], gear)
-            s.synchronize()
+            self.wait(s)
             outs = []
             for j, io in enumerate(om.outputs):
                 b = bufs[len(om.inputs) + j]
                 dims = om.dims(io, gear)
-                outs.append(b.numpy(_NP[io.dtype], tuple(dims)).copy())
+                outs.append(b.numpy(out_dtypes[j], tuple(dims)).copy())
             return outs
         finally:
             for b in bufs:
                 b.free()
+
+    def _input_array(self, io: F.IoDesc, value, index: int, gear: int
+                     ) -> np.ndarray:
+        """``value`` as input ``index``'s contiguous array. A bfloat16
+        input takes bfloat16 arrays only: their bits go in as they are,
+        and no other array's values are rounded into bfloat16 unasked."""
+        want = _host_dtype(io)
+        arr = np.asarray(value)
+        if io.dtype == "bfloat16" and arr.dtype != want:
+            raise DTypeError(
+                "input %r is bfloat16, not %s: give an ml_dtypes.bfloat16 "
+                "array (arr.astype(ml_dtypes.bfloat16) rounds float values; "
+                "arr.view(ml_dtypes.bfloat16) takes uint16 bits as they are)"
+                % (io.name, arr.dtype))
+        arr = np.ascontiguousarray(arr, want)
+        if arr.nbytes != self.input_size(index, gear):
+            raise ShapeError(
+                "input %r: %d bytes given, the model takes %d (dims %s)"
+                % (io.name, arr.nbytes, self.input_size(index, gear),
+                   self.om.dims(io, gear)))
+        return arr
 
     @property
     def stream(self) -> Stream:
@@ -249,22 +320,52 @@ class Model:
             self._stream = self.device.stream()
         return self._stream
 
+    def wait(self, stream: Stream) -> None:
+        """Wait for the runs enqueued on ``stream``. A failed task leaves a
+        stream in the error state; the model's own stream is reset once its
+        failure is raised, so that the next run reports its own outcome
+        (another stream is its owner's to reset)."""
+        try:
+            stream.synchronize()
+        except TaskFailedError:
+            if stream is self._stream:
+                stream.reset()
+            raise
+
     def unload(self) -> None:
-        """Free the model's device memory, graphs and streams."""
-        for plan in self.plans:
-            for g in plan.graphs.values():
-                g.destroy()
-            plan.graphs.clear()
-        if self._capture is not None:
-            self._capture.destroy()
+        """Free the model's graphs, streams and device memory. All of them
+        are freed even when a run still on the model's stream fails; that
+        failure is raised afterwards."""
+        failure: DavinciError | None = None
         if self._stream is not None and not self._stream.destroyed:
             try:
                 self._stream.synchronize()
-            finally:
-                self._stream.destroy()
-        for b in (self._weights, self._work):
-            if not b.freed:
-                b.free()
+            except DavinciError as exc:
+                failure = exc
+        steps = [g.destroy for plan in self.plans
+                 for g in plan.graphs.values()]
+        steps += [s.destroy for s in (self._capture, self._stream)
+                  if s is not None]
+        steps += [b.free for b in self._live_buffers()]
+        for plan in self.plans:
+            plan.graphs.clear()
+        for step in steps:          # every one tried, the first error kept
+            try:
+                step()
+            except DavinciError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def _live_buffers(self) -> list:
+        return [b for b in (self._weights, self._work)
+                if b is not None and not b.freed]
+
+    def _free_memory(self) -> None:
+        """Free the weights and the workspace (tasks still using them keep
+        them until they end)."""
+        for b in self._live_buffers():
+            b.free()
 
     def __enter__(self) -> "Model":
         return self

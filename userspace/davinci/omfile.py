@@ -11,7 +11,7 @@ layout; in short, all little-endian:
 * a section table: ``(kind, count, offset, size)`` per section;
 * sections: META (UTF-8 JSON: inputs and outputs with names, dims, dtypes
   and formats, dynamic-batch gears, producer), WEIGHTS (raw bytes),
-  TENSORS (24-byte records: where each operand lives), OPS (56-byte
+  TENSORS (24-byte records: where each operand lives), OPS (52-byte
   records: one davinci task each, with tensor ids in place of addresses).
 
 :func:`parse` checks everything a hostile file could get wrong (magic,
@@ -43,7 +43,7 @@ FORMAT_MINOR = 0
 _HEADER = struct.Struct("<8sHHHHIIQ32x")      # 64 bytes
 _SECTION = struct.Struct("<IIQQ")             # 24 bytes
 _TENSOR = struct.Struct("<BBHIQQ")            # 24 bytes
-_OP = struct.Struct("<HHBBHIIIIIQIIII")       # 56 bytes
+_OP = struct.Struct("<HHBBHIIIIIQIIII")       # 52 bytes
 
 SECT_META, SECT_WEIGHTS, SECT_TENSORS, SECT_OPS = 1, 2, 3, 4
 _SECTIONS = {SECT_META: "META", SECT_WEIGHTS: "WEIGHTS",
@@ -69,16 +69,51 @@ DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4,
 FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
 _DEV_DTYPES = {_uapi.DAVINCI_DTYPE_FLOAT32: 4, _uapi.DAVINCI_DTYPE_FLOAT16: 2,
                _uapi.DAVINCI_DTYPE_BFLOAT16: 2, _uapi.DAVINCI_DTYPE_INT32: 4}
-_ELEMENTWISE2 = frozenset((_uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB,
-                           _uapi.DAVINCI_OP_MUL, _uapi.DAVINCI_OP_DIV,
-                           _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN,
-                           _uapi.DAVINCI_OP_AXPY))
-_ELEMENTWISE1 = frozenset((_uapi.DAVINCI_OP_RELU, _uapi.DAVINCI_OP_EXP,
-                           _uapi.DAVINCI_OP_CAST))
+_FLOATS = frozenset((_uapi.DAVINCI_DTYPE_FLOAT32, _uapi.DAVINCI_DTYPE_FLOAT16,
+                     _uapi.DAVINCI_DTYPE_BFLOAT16))
+_ALL = _FLOATS | {_uapi.DAVINCI_DTYPE_INT32}
+_NONE = frozenset((0,))          # the op has no dtype: the field is zero
+_TRANS = _uapi.DAVINCI_TASK_F_TRANS_A | _uapi.DAVINCI_TASK_F_TRANS_B
+
+
+@dataclass(frozen=True)
+class _OpRule:
+    """What one opcode uses of an op record, as the core's dv_opcodes[]
+    (kmod/core/task.c) says: a field it does not use must be zero
+    (NO_TENSOR for a tensor id), or the device would fail the task at
+    every execute. ``in_place``: dst may be a source exactly."""
+    uses: frozenset
+    dtypes: frozenset
+    flags: int = 0
+    max_imm: int = 0
+    in_place: bool = False
+
+
+def _rule(uses: str, dtypes: frozenset, **kw) -> _OpRule:
+    return _OpRule(frozenset(uses.split()), dtypes, **kw)
+
+
+_BINARY, _UNARY, _ROWS_USES = "src0 src1 count", "src0 count", "src0 m n"
+_RULES = {
+    _uapi.DAVINCI_OP_MEMCPY: _rule("src0 count", _NONE),
+    _uapi.DAVINCI_OP_MEMSET: _rule("count imm", _NONE, max_imm=0xFF),
+    **{op: _rule(_BINARY, _ALL, in_place=True) for op in (
+        _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
+        _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN)},
+    _uapi.DAVINCI_OP_AXPY: _rule(_BINARY + " imm", _FLOATS,
+                                 max_imm=0xFFFFFFFF, in_place=True),
+    _uapi.DAVINCI_OP_RELU: _rule(_UNARY, _ALL, in_place=True),
+    _uapi.DAVINCI_OP_EXP: _rule(_UNARY, _FLOATS, in_place=True),
+    _uapi.DAVINCI_OP_CAST: _rule(_UNARY + " dst_dtype", _ALL),
+    _uapi.DAVINCI_OP_MATMUL: _rule("src0 src1 m n k", _FLOATS, flags=_TRANS),
+    _uapi.DAVINCI_OP_SOFTMAX: _rule(_ROWS_USES, _FLOATS),
+    _uapi.DAVINCI_OP_REDUCE_SUM: _rule(_ROWS_USES, _FLOATS),
+}
+#: the fields of an op record that an opcode may leave unused
+_OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
 _ROWS = frozenset((_uapi.DAVINCI_OP_SOFTMAX, _uapi.DAVINCI_OP_REDUCE_SUM))
 _BYTES = frozenset((_uapi.DAVINCI_OP_MEMCPY, _uapi.DAVINCI_OP_MEMSET))
-OPCODES = _ELEMENTWISE2 | _ELEMENTWISE1 | _ROWS | _BYTES | \
-    {_uapi.DAVINCI_OP_MATMUL}
+OPCODES = frozenset(_RULES)
 
 
 class ModelFormatError(DavinciError):
@@ -320,6 +355,9 @@ def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
         what = "tensor %d" % i
         _check(t.dtype in _DEV_DTYPES, "%s has unknown dtype %d"
                % (what, t.dtype))
+        if t.kind in (KIND_WEIGHT, KIND_WORK):
+            _check(t.index == 0, "%s: index %d (only inputs and outputs "
+                   "have one; it must be 0)" % (what, t.index))
         if t.kind == KIND_WEIGHT:
             _check(t.gear in (ANY_GEAR,) or t.gear < gears,
                    "%s: bad gear %d" % (what, t.gear))
@@ -340,12 +378,16 @@ def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
                     what, "input" if t.kind == KIND_INPUT else "output",
                     t.index, lim))
                 _check(t.size <= MAX_WORKSPACE, "%s: %d bytes" % (what, t.size))
+                # the caller's buffer is the tensor: nothing to offset into
+                _check(t.offset == 0, "%s: offset %d into an input or output "
+                       "(it must be 0)" % (what, t.offset))
         out.append(t)
     return out
 
 
 def _extents(o: Op) -> list[tuple[int, int, int]]:
-    """(tensor id, bytes, alignment) each operand of ``o`` needs."""
+    """(tensor id, bytes, alignment) each operand of ``o`` needs, dst
+    first."""
     es = _DEV_DTYPES.get(o.dtype, 0)
     if o.opcode in _BYTES:
         ext = [(o.dst, o.count, 1)]
@@ -361,9 +403,71 @@ def _extents(o: Op) -> list[tuple[int, int, int]]:
     dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) \
         if o.opcode == _uapi.DAVINCI_OP_CAST else es
     ext = [(o.dst, o.count * dst_es, dst_es), (o.src0, o.count * es, es)]
-    if o.opcode in _ELEMENTWISE2:
+    if "src1" in _RULES[o.opcode].uses:
         ext.append((o.src1, o.count * es, es))
     return ext
+
+
+def _op_name(opcode: int) -> str:
+    return _uapi.OP_NAMES.get(opcode, "opcode %d" % opcode)
+
+
+def _check_fields(o: Op, zero: int, what: str) -> _OpRule:
+    """Every field of ``o`` against its opcode's rule; ``zero`` is the OR
+    of the record's padding and reserved bytes."""
+    rule = _RULES.get(o.opcode)
+    _check(rule is not None, "%s: opcode %d is not a davinci compute or "
+           "copy task" % (what, o.opcode))
+    name = _op_name(o.opcode)
+    _check(not zero, "%s (%s): its padding and reserved bytes are not zero"
+           % (what, name))
+    _check(o.dtype in rule.dtypes, "%s: dtype %d, which %s does not take"
+           % (what, o.dtype, name))
+    _check(not o.flags & ~rule.flags, "%s: flags %#x, %s allows %#x"
+           % (what, o.flags, name, rule.flags))
+    for f in _OPTIONAL:
+        v = getattr(o, f)
+        if f in rule.uses:
+            continue
+        if f in ("src0", "src1"):
+            _check(v == NO_TENSOR, "%s: %s names tensor %d, but %s reads no "
+                   "%s (it must be 0xFFFFFFFF, none)" % (what, f, v, name, f))
+        else:
+            _check(v == 0, "%s: %s is %d, but %s does not use it (it must "
+                   "be 0)" % (what, f, v, name))
+    _check(o.imm <= rule.max_imm, "%s: %s's imm %d is above %d"
+           % (what, name, o.imm, rule.max_imm))
+    if "dst_dtype" in rule.uses:
+        _check(o.dst_dtype in _DEV_DTYPES, "%s: %s to unknown dtype %d"
+               % (what, name, o.dst_dtype))
+    return rule
+
+
+def _space(t: Tensor) -> tuple[int, int]:
+    """The memory a tensor lives in: the workspace, or one caller buffer
+    (whose tensors start at offset 0)."""
+    return (t.kind, 0 if t.kind == KIND_WORK else t.index)
+
+
+def _check_overlap(o: Op, rule: _OpRule, ext, tensors: list[Tensor],
+                   what: str) -> None:
+    """The device refuses a compute op whose dst overlaps a source, but for
+    an elementwise op run exactly in place (kmod/core/ops.c
+    dv_op_extent()); MEMCPY may overlap."""
+    if o.opcode == _uapi.DAVINCI_OP_MEMCPY:
+        return
+    dst_id, dst_bytes, _ = ext[0]
+    d = tensors[dst_id]
+    for tid, nbytes, _ in ext[1:]:
+        t = tensors[tid]
+        if t.kind == KIND_WEIGHT or _space(t) != _space(d) or \
+                not nbytes or not dst_bytes or \
+                t.offset + nbytes <= d.offset or \
+                d.offset + dst_bytes <= t.offset:
+            continue
+        _check(rule.in_place and t.offset == d.offset,
+               "%s (%s) writes tensor %d over tensor %d, which it reads"
+               % (what, _op_name(o.opcode), dst_id, tid))
 
 
 def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor]
@@ -376,23 +480,8 @@ def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor]
                count=f[10], m=f[11], n=f[12], k=f[13])
         what = "op %d" % i
         _check(o.gear < gears, "%s: gear %d of %d" % (what, o.gear, gears))
-        _check(o.opcode in OPCODES, "%s: opcode %d is not a davinci compute "
-               "or copy task" % (what, o.opcode))
-        _check(o.dtype in _DEV_DTYPES or o.opcode in _BYTES,
-               "%s: unknown dtype %d" % (what, o.dtype))
-        _check(o.dst_dtype in _DEV_DTYPES if o.opcode == _uapi.DAVINCI_OP_CAST
-               else o.dst_dtype == 0, "%s: bad dst_dtype %d"
-               % (what, o.dst_dtype))
-        allowed = (_uapi.DAVINCI_TASK_F_TRANS_A | _uapi.DAVINCI_TASK_F_TRANS_B
-                   if o.opcode == _uapi.DAVINCI_OP_MATMUL else 0)
-        _check(not o.flags & ~allowed, "%s: flags %#x" % (what, o.flags))
+        rule = _check_fields(o, f[4] | f[14], what)
         ext = _extents(o)
-        used = {tid for tid, _, _ in ext}
-        _check(o.src1 == NO_TENSOR or o.src1 in used,
-               "%s: src1 set on an op that reads one operand" % what)
-        _check(o.src0 == NO_TENSOR or o.src0 in used
-               or o.opcode == _uapi.DAVINCI_OP_MEMSET,
-               "%s: src0 set on an op that reads none" % what)
         for j, (tid, nbytes, align) in enumerate(ext):
             _check(tid < len(tensors), "%s: tensor %d of %d"
                    % (what, tid, len(tensors)))
@@ -406,6 +495,7 @@ def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor]
             if j == 0:
                 _check(t.kind in (KIND_OUTPUT, KIND_WORK),
                        "%s writes an input or a weight" % what)
+        _check_overlap(o, rule, ext, tensors, what)
         out.append(o)
     return out
 

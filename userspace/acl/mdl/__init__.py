@@ -32,6 +32,7 @@ import inspect
 import os
 
 from davinci import omfile as F
+from davinci.errors import InvalidArgumentError
 from davinci.model import Model
 
 from .. import _desc as D
@@ -119,7 +120,8 @@ def load_from_mem(model, model_size):
 
 @api()
 def unload(model_id):
-    """ret: free the model's device memory."""
+    """ret: free the model's device memory, graphs and streams (all of
+    them, even when its last run failed: then that failure's code)."""
     m = get_model(model_id)
     del models[m.id]
     m.model.unload()
@@ -431,6 +433,10 @@ def _prepare(model_id, input, output, stream=None):  # noqa: A002 - pyACL
                           % (len(om.inputs) - 1, om.batches))
         gear = m.model.gear_of(ds_in.batch)
     addrs = _addresses(m, ds_in, ds_out, gear)
+    try:
+        m.model.check_io(addrs, gear)
+    except InvalidArgumentError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, str(exc)) from None
     s = m.model.stream if stream is None else S.get_stream(stream).stream
     if s.device is not m.model.device:
         raise AclFail(C.ACL_ERROR_RT_STREAM_MODEL,
@@ -446,7 +452,7 @@ def execute(model_id, input, output):  # noqa: A002 - pyACL's names
         m, s, addrs, gear = _prepare(model_id, input, output)
         m.model.execute(s, addrs, gear)
         m.cur_gear = gear
-    s.synchronize()
+    m.model.wait(s)
 
 
 @api()
