@@ -33,8 +33,10 @@ from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
 
 __all__ = ["Rule", "RULES", "Lowering", "find_rule",
            "supported_ops", "check_inputs", "constant_value",
-           "MAX_BROADCAST_OPS"]
+           "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
+#: onnxruntime's contrib domain (its training ops among them)
+MS_DOMAIN = "com.microsoft"
 #: the types ONNX's float-only ops take that davinci has
 _FLOATS = ("float32", "float16", "bfloat16")
 
@@ -63,7 +65,7 @@ class Rule:
 
     @property
     def name(self) -> str:
-        """``Relu``; ``<domain>:<op type>`` outside ONNX's domain."""
+        """``Relu``; ``com.microsoft:ReluGrad`` outside ONNX's domain."""
         return "%s:%s" % (self.domain, self.op_type) if self.domain \
             else self.op_type
 
@@ -301,6 +303,30 @@ def unary(L: Lowering, x: Value) -> list[Value]:
     return [L.emit(L.rule.op, out, x, count=x.size)]
 
 
+def relu_grad(L: Lowering, dy: Value, x: Value) -> list[Value]:
+    """onnxruntime's ReluGrad: dX = dY where X > 0, else 0. RELU_GRAD lets
+    dY through where X is NaN (as PyTorch's threshold_backward does);
+    onnxruntime gives 0 there, so a CMP of X with itself (0 where X is
+    NaN) zeroes those with a second RELU_GRAD."""
+    if dy.dtype != x.dtype:
+        L.fail("dY is %s and X is %s; ReluGrad takes one type"
+               % (type_name(dy.dtype), type_name(x.dtype)))
+    if dy.dtype not in _FLOATS:
+        L.fail("dY is %s; ReluGrad takes %s" % (type_name(dy.dtype),
+                                                type_list(_FLOATS)))
+    if dy.shape != x.shape:
+        L.fail("dY %s and X %s: ReluGrad takes tensors of one shape"
+               % (list(dy.shape), list(x.shape)))
+    dy, x = L.device(dy, "dY"), L.device(x, "X")
+    n = x.size
+    passed = L.emit("RELU_GRAD", L.gb.work(x.shape, x.dtype), dy, x,
+                    count=n)
+    number = L.emit("CMP", L.gb.work(x.shape, x.dtype), x, x, count=n,
+                    attr="EQ")
+    return [L.emit("RELU_GRAD", L.gb.work(x.shape, x.dtype), passed, number,
+                   count=n)]
+
+
 def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
             ) -> tuple[Value, int, int]:
     """op(a) @ op(b) for 2-D a, b: (result, m, n). A Transpose that
@@ -392,7 +418,7 @@ def _axis(L: Lowering, axis: int, nd: int) -> int:
 
 
 def _over_rows(L: Lowering, x: Value, axis: int) -> list[Value]:
-    """Row op ``L.rule.op`` (SOFTMAX) of ``x`` seen as 2-D:
+    """Row op ``L.rule.op`` (SOFTMAX, LOG_SOFTMAX) of ``x`` seen as 2-D:
     the axes before ``axis`` are the rows."""
     L.need_types(x, L.rule.op)
     m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
@@ -402,13 +428,13 @@ def _over_rows(L: Lowering, x: Value, axis: int) -> list[Value]:
 
 
 def softmax_flattened(L: Lowering, x: Value) -> list[Value]:
-    """Softmax before opset 13: over the axes from ``axis``
+    """Softmax and LogSoftmax before opset 13: over the axes from ``axis``
     (default 1) on, flattened into one."""
     return _over_rows(L, x, _axis(L, int(L.attr("axis", 1)), len(x.shape)))
 
 
 def softmax_one_axis(L: Lowering, x: Value) -> list[Value]:
-    """Softmax from opset 13: over ``axis`` (default -1)
+    """Softmax and LogSoftmax from opset 13: over ``axis`` (default -1)
     alone, which davinci does when the axes after it are of size 1."""
     axis = _axis(L, int(L.attr("axis", -1)), len(x.shape))
     if any(d != 1 for d in x.shape[axis + 1:]):
@@ -642,14 +668,18 @@ RULES: tuple[Rule, ...] = (
     Rule("Min", variadic, "MIN", ("MEMCPY",)),
     Rule("Relu", unary, "RELU"),
     Rule("Exp", unary, "EXP"),
+    Rule("Sqrt", unary, "SQRT"),
     # a Transpose's result becomes their transpose flag
     Rule("MatMul", matmul, "MATMUL", takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
          takes_transposed=True),
     Rule("Softmax", softmax_flattened, "SOFTMAX", until=12),
     Rule("Softmax", softmax_one_axis, "SOFTMAX", since=13),
+    Rule("LogSoftmax", softmax_flattened, "LOG_SOFTMAX", until=12),
+    Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", since=13),
     Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
     Rule("Cast", cast, "CAST"),
+    Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
     # shape that would need a Transpose's data moved)
     Rule("Reshape", reshape, takes_transposed=True),
@@ -705,6 +735,6 @@ def check_inputs(L: Lowering, args) -> None:
 
 def supported_ops() -> list[str]:
     """The ONNX ops davinci-atc converts, ONNX's own first (``Relu``),
-    then those of other domains (``<domain>:<op type>``)."""
+    then those of other domains (``com.microsoft:ReluGrad``)."""
     names = {(r.domain, r.name) for r in RULES}
     return [n for _, n in sorted(names)]
