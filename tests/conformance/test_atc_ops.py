@@ -422,3 +422,112 @@ def test_graph_without_inputs_runs(dev):
     y, kk = _run(dev, m)
     np.testing.assert_array_equal(y, np.maximum(k, 0))
     np.testing.assert_array_equal(kk, k)
+
+
+class LoaderRefuses(Exception):
+    """davinci-atc made a model the .om loader refuses."""
+
+
+def _loads(*ops):
+    """xfail until the .om loader knows device ops ``ops``: only its
+    refusal (any other error fails)."""
+    from davinci import omfile, schema
+    missing = [op for op in ops
+               if schema.by_name(op).opcode not in omfile.OPCODES]
+    return pytest.mark.xfail(
+        bool(missing), strict=True, raises=LoaderRefuses,
+        reason="omfile.OPCODES (the .om loader's opcodes) lacks %s, so the "
+               "converter's own check refuses the model" % missing)
+
+
+def _run_new(dev, m, *xs):
+    """_run, the loader's refusal of the converted model a LoaderRefuses."""
+    try:
+        data = atc.convert(m)
+    except atc.ConversionError as exc:
+        if "loader would refuse" in str(exc):
+            raise LoaderRefuses(str(exc)) from None
+        raise
+    mod = Model(dev, data)
+    try:
+        return mod.run(list(xs))
+    finally:
+        mod.unload()
+
+
+@_loads("SQRT")
+def test_sqrt(dev):
+    """Correctly rounded, as numpy: -0 stays -0, a negative is NaN."""
+    x = _special(3, 5)
+    x[0, :3] = [2.0, -1.0, 1e-30]
+    m = model([_node("Sqrt", ["x"])], [("x", [3, 5])], [("y", [3, 5])])
+    y, = _run_new(dev, m, x)
+    with np.errstate(invalid="ignore"):
+        _same_bits(y, np.sqrt(x))
+
+
+def _log_softmax_rows(rows):
+    s = rows - rows.max(axis=1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+
+
+@_loads("LOG_SOFTMAX")
+@pytest.mark.parametrize("opset,axis,shape", [(13, None, (3, 5)),
+                                              (13, 2, (2, 3, 4)),
+                                              (13, 1, (2, 5, 1)),
+                                              (11, None, (2, 3, 4)),
+                                              (11, 2, (2, 3, 4)),
+                                              (11, 0, (2, 3))])
+def test_log_softmax(dev, opset, axis, shape):
+    """From opset 13 over ``axis`` (default -1) alone; before it over the
+    axes from ``axis`` (default 1) on, flattened."""
+    x = _f(*shape) * 4
+    attrs = {} if axis is None else {"axis": axis}
+    m = model([_node("LogSoftmax", ["x"], **attrs)], [("x", list(shape))],
+              [("y", list(shape))], opset=opset)
+    y, = _run_new(dev, m, x)
+    a = (len(shape) - 1 if opset >= 13 else 1) if axis is None else axis
+    want = _log_softmax_rows(x.reshape(int(np.prod(shape[:a])), -1))
+    np.testing.assert_allclose(y, want.reshape(shape), rtol=1e-5, atol=1e-6)
+
+
+def test_log_softmax_over_an_inner_axis_is_refused(dev):
+    m = model([_node("LogSoftmax", ["x"], axis=1)], [("x", [2, 3, 4])],
+              [("y", [2, 3, 4])], opset=13)
+    with pytest.raises(atc.ConversionError,
+                       match="logsoftmax0': LogSoftmax over axis 1 .* runs "
+                             "over the last axis"):
+        atc.convert(m)
+
+
+def _ms_model(nodes, inputs, outputs):
+    m = model(nodes, inputs, outputs)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
+@_loads("RELU_GRAD", "CMP")
+@pytest.mark.parametrize("shape", [(4, 5), (7,)])
+def test_relu_grad(dev, shape):
+    """onnxruntime's ReluGrad: dX = dY where X > 0, else +0; a NaN X is
+    not > 0 either (RELU_GRAD alone would let dY through)."""
+    dy, x = _special(*shape), _special(*shape)
+    x.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+    dy.reshape(-1)[:3] = [5.0, 6.0, np.nan]
+    m = _ms_model([helper.make_node("ReluGrad", ["dy", "x"], ["dx"],
+                                    name="relugrad0", domain="com.microsoft")],
+                  [("dy", list(shape)), ("x", list(shape))],
+                  [("dx", list(shape))])
+    dx, = _run_new(dev, m, dy, x)
+    with np.errstate(invalid="ignore"):
+        _same_bits(dx, np.where(x > 0, dy, np.float32(0)))
+
+
+def test_relu_grad_does_not_broadcast(dev):
+    m = _ms_model([helper.make_node("ReluGrad", ["dy", "x"], ["dx"],
+                                    name="relugrad0", domain="com.microsoft")],
+                  [("dy", [2, 3]), ("x", [3])], [("dx", [2, 3])])
+    with pytest.raises(atc.ConversionError,
+                       match=r"relugrad0': dY \[2, 3\] and X \[3\]: ReluGrad "
+                             "takes tensors of one shape"):
+        atc.convert(m)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _uapi
 from .. import omfile as F
+from .. import opdesc, schema
+from ..errors import DavinciError, InvalidArgumentError
 from ..ops import bfloat16_to_float32, float32_to_bfloat16
 
 __all__ = ["ConversionError", "Value", "Transposed", "Weights",
@@ -19,11 +20,8 @@ __all__ = ["ConversionError", "Value", "Transposed", "Weights",
            "onnx_type_name", "type_name", "type_list", "host_values"]
 
 #: numpy dtype name -> DAVINCI_DTYPE_*
-DEVICE_DTYPES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
-                 "float16": _uapi.DAVINCI_DTYPE_FLOAT16,
-                 "bfloat16": _uapi.DAVINCI_DTYPE_BFLOAT16,
-                 "int32": _uapi.DAVINCI_DTYPE_INT32}
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+DEVICE_DTYPES = opdesc.DTYPE_CODES
+ITEMSIZE = opdesc.ITEMSIZES
 _ALIGN = 64
 
 #: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the
@@ -253,23 +251,77 @@ class GearBuilder:
             return
         src = self.device(v)
         dst = self.io(F.KIND_OUTPUT, index, v.shape, v.dtype)
-        self.emit(_uapi.DAVINCI_OP_MEMCPY, 0, dst, src,
-                  count=v.size * ITEMSIZE[v.dtype])
+        self.emit("MEMCPY", dst, src, count=v.size * ITEMSIZE[v.dtype],
+                  where="graph output %d" % index)
 
     # -- ops ------------------------------------------------------------------
-    def emit(self, opcode: int, dtype, dst: Value, src0: Value | None = None,
-             src1: Value | None = None, **fields) -> Value:
-        code = DEVICE_DTYPES[dtype] if isinstance(dtype, str) else dtype
-        for v in (dst, src0, src1):
-            if v is not None and v.transposed is not None:
+    def emit(self, op: str, dst: Value, *srcs: Value, count: int = 0,
+             rows: "tuple[int, int] | None" = None,
+             mnk: "tuple[int, int, int] | None" = None,
+             transpose: tuple[bool, bool] = (False, False), attr=None,
+             where: str = "") -> Value:
+        """Append schema op ``op`` (its name, "ADD") writing ``dst`` from
+        ``srcs``: a compute op on ``srcs[0]``'s dtype (``dst``'s for a
+        CAST's result) with the extents and attribute of
+        :func:`davinci.opdesc.describe`, which checks them as the device
+        would; MEMCPY (``count`` bytes) or MEMSET (``attr``: the byte).
+        Raises ConversionError naming what the op refuses, after
+        ``where`` (the node it lowers)."""
+        for v in (dst,) + srcs:
+            if v.transposed is not None:
                 raise ConversionError(v.transposed.refusal(
                     "a davinci op other than MATMUL reads it"))
-        self.ops.append(F.Op(
-            gear=self.gear, opcode=opcode, dtype=code,
-            dst_dtype=fields.pop("dst_dtype", 0), flags=fields.pop("flags", 0),
-            dst=dst.tid, src0=F.NO_TENSOR if src0 is None else src0.tid,
-            src1=F.NO_TENSOR if src1 is None else src1.tid, **fields))
+        try:
+            opdef = schema.by_name(op)
+        except KeyError:
+            raise ConversionError("internal: the schema has no op %r" % op
+                                  ) from None
+        try:
+            if opdef.compute:
+                t = opdesc.describe(
+                    opdef, srcs[0].dtype if srcs else dst.dtype, dst=0,
+                    srcs=(0,) * len(srcs), count=count, rows=rows, mnk=mnk,
+                    attr=attr, transpose=transpose,
+                    dst_dtype=dst.dtype if opdef.kind == "cast" else None)
+                fields = {f: int(getattr(t, f)) for f in
+                          ("dtype", "dst_dtype", "flags", "imm", "count", "m",
+                           "n", "k")}
+            else:
+                fields = self._byte_op(opdef, srcs, count, attr)
+        except DavinciError as exc:
+            raise ConversionError("%s: davinci's %s refuses it: %s"
+                                  % (where or "internal", opdef.name, exc)
+                                  ) from None
+        tids = [v.tid for v in srcs] + [F.NO_TENSOR] * (2 - len(srcs))
+        self.ops.append(F.Op(gear=self.gear, opcode=opdef.opcode,
+                             dst=dst.tid, src0=tids[0], src1=tids[1],
+                             **fields))
         return dst
+
+    @staticmethod
+    def _byte_op(opdef: schema.OpDef, srcs, count: int, attr) -> dict:
+        """The fields of a MEMCPY or MEMSET record (no dtype: bytes)."""
+        want = {"copy": 1, "fill": 0}.get(opdef.kind)
+        if want is None:
+            raise InvalidArgumentError(
+                "%s is not an op of an offline model: a model's ops are the "
+                "compute ops, MEMCPY and MEMSET" % opdef.name)
+        if len(srcs) != want:
+            raise InvalidArgumentError("%s takes %d source(s), got %d"
+                                       % (opdef.name, want, len(srcs)))
+        imm = 0
+        if opdef.imm is not None:
+            if attr is None:
+                raise InvalidArgumentError("%s needs its %s" % (
+                    opdef.name, opdef.imm.name))
+            try:
+                imm = opdef.imm.encode(attr)
+            except (TypeError, ValueError) as exc:
+                raise InvalidArgumentError(str(exc)) from None
+        elif attr is not None:
+            raise InvalidArgumentError("%s takes no attribute" % opdef.name)
+        return {"dtype": 0, "dst_dtype": 0, "flags": 0, "imm": imm,
+                "count": int(count), "m": 0, "n": 0, "k": 0}
 
     # -- assembly -------------------------------------------------------------
     def finish(self, base: int) -> tuple[list[F.Tensor], list[F.Op]]:

@@ -13,9 +13,10 @@ import os
 
 from .. import omfile as F
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
-                      GearBuilder, Value, Weights, host_values,
-                      onnx_type_name, type_list, type_name)
-from .lower import HANDLERS, Lowering, arity, check_inputs, supported_ops
+                      GearBuilder, Weights, onnx_type_name, type_list,
+                      type_name)
+from .lower import (Lowering, check_inputs, constant_value, find_rule,
+                    supported_ops)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -28,12 +29,11 @@ _MAX_DIM = 1 << 31
 def _onnx():
     try:
         import onnx
-        from onnx import numpy_helper
     except ImportError:
         raise ConversionError(
             "davinci-atc reads ONNX with the onnx package: pip install onnx"
         ) from None
-    return onnx, numpy_helper
+    return onnx
 
 
 def parse_input_shape(text: str | None) -> dict[str, list[int]]:
@@ -144,10 +144,18 @@ def _attrs(onnx, node) -> dict:
     return out
 
 
-def _const(numpy_helper, tensor) -> Value:
-    dtype = ONNX_DTYPES[tensor.data_type]
-    arr = host_values(numpy_helper.to_array(tensor), dtype)
-    return Value(tuple(arr.shape), dtype, const=arr)
+def _domain(name: str) -> str:
+    """"" for ONNX's own domain, however the model spells it."""
+    return "" if name in ("", "ai.onnx") else name
+
+
+def _opsets(model) -> dict[str, int]:
+    """The model's opset of each domain it imports (ONNX's: 13 when it
+    imports none)."""
+    out = {"": 13}
+    out.update((_domain(o.domain), int(o.version))
+               for o in model.opset_import)
+    return out
 
 
 def convert(model, input_shape: "str | dict | None" = None,
@@ -156,7 +164,7 @@ def convert(model, input_shape: "str | dict | None" = None,
             source: str = "") -> bytes:
     """Convert ``model`` (an onnx ModelProto, or a path) into the bytes of
     a davinci offline model. Raises :class:`ConversionError`."""
-    onnx, numpy_helper = _onnx()
+    onnx = _onnx()
     if isinstance(model, (str, os.PathLike)):
         source = source or os.path.basename(str(model))
         try:
@@ -168,15 +176,14 @@ def convert(model, input_shape: "str | dict | None" = None,
         raise ConversionError("--input_format %r: use one of %s"
                               % (input_format, ", ".join(F.FORMATS)))
     g = model.graph
-    opset = next((o.version for o in model.opset_import
-                  if o.domain in ("", "ai.onnx")), 13)
+    opsets = _opsets(model)
     shapes = input_shape if isinstance(input_shape, dict) \
         else parse_input_shape(input_shape)
     batches = _batches(dynamic_batch_size)
     init_names = {t.name for t in g.initializer}
     _refuse_types(g, init_names)
     # one of a type davinci-atc does not know is read by no node
-    inits = {t.name: _const(numpy_helper, t) for t in g.initializer
+    inits = {t.name: constant_value(t) for t in g.initializer
              if t.data_type in ONNX_DTYPES}
     inputs = [vi for vi in g.input if vi.name not in init_names]
     unknown = set(shapes) - {vi.name for vi in inputs}
@@ -219,7 +226,7 @@ def convert(model, input_shape: "str | dict | None" = None,
             env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
         if batches:
             gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
-        made_by = _lower_nodes(onnx, numpy_helper, g, env, gb, opset)
+        made_by = _lower_nodes(onnx, g, env, gb, opsets)
         shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
             out_shapes = shapes_now
@@ -235,7 +242,7 @@ def convert(model, input_shape: "str | dict | None" = None,
                                  {"producer": "davinci-atc",
                                   "soc_version": soc_version,
                                   "source": source,
-                                  "opset": int(opset)}))
+                                  "opset": opsets[""]}))
     try:
         F.parse(data)       # never hand out a model the loader refuses
     except F.ModelFormatError as exc:
@@ -286,54 +293,51 @@ def _output_role(onnx, node, j: int, name: str, opset: int) -> str:
     """", the 'mask' output of Dropout node 'd'", as ONNX names output
     ``j`` of ``node``'s op."""
     try:
-        outs = onnx.defs.get_schema(node.op_type, opset, "").outputs
+        outs = onnx.defs.get_schema(node.op_type, opset,
+                                    _domain(node.domain)).outputs
         role = "the %r output" % outs[min(j, len(outs) - 1)].name
     except onnx.defs.SchemaError:
         role = "output %d" % j
     return ", %s of %s node %r," % (role, node.op_type, name)
 
 
-def _lower_nodes(onnx, numpy_helper, g, env: dict, gb: GearBuilder,
-                 opset: int) -> dict[str, str]:
+def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
+                 opsets: dict[str, int]) -> dict[str, str]:
     """Lower every node into ``gb``, its outputs into ``env``; returns, for
     each value a node made, which output of which node it is."""
     made_by: dict[str, str] = {}
     for idx, node in enumerate(g.node):
-        attrs = _attrs(onnx, node)
         name = _node_name(node, idx)
-        if node.domain not in ("", "ai.onnx"):
-            raise ConversionError(
-                "node %r uses op %s of domain %r: davinci-atc converts the "
-                "standard ONNX domain only" % (name, node.op_type, node.domain))
-        if node.op_type == "Constant":
-            t = attrs.get("value")
-            if t is None:
-                raise ConversionError("Constant node %r: only the 'value' "
-                                      "form is supported" % name)
-            # one of a type davinci-atc does not know is read by no node
-            if node.output and t.data_type in ONNX_DTYPES:
-                env[node.output[0]] = _const(numpy_helper, t)
-            continue
-        fn = HANDLERS.get(node.op_type)
-        if fn is None:
-            raise ConversionError(
-                "unsupported ONNX op %s in node %r (node %d of %d): "
-                "davinci-atc converts %s" % (
-                    node.op_type, name, idx, len(g.node),
-                    ", ".join(supported_ops())))
-        args = _node_inputs(node, name, env, arity(fn))
-        L = Lowering(gb, node, name, attrs, opset)
+        domain = _domain(node.domain)
+        opset = opsets.get(domain, 1)   # a domain it forgot to import
+        rule = find_rule(domain, node.op_type, opset)
+        if rule is None:
+            raise ConversionError(_unsupported(node, name, idx, len(g.node),
+                                               domain))
+        args = _node_inputs(node, name, env, rule.arity)
+        L = Lowering(gb, node, name, _attrs(onnx, node), rule)
         check_inputs(L, args)
-        outs = fn(L, *args)
+        outs = rule.lower(L, *args)
         for j, o in enumerate(node.output):
             if not o:
                 continue
             if j >= len(outs):
                 L.fail("output %d (%r) is not supported: davinci-atc "
                        "computes the first %d" % (j, o, len(outs)))
+            if outs[j] is None:         # a value no node may read
+                continue
             env[o] = outs[j]
             made_by[o] = _output_role(onnx, node, j, name, opset)
     return made_by
+
+
+def _unsupported(node, name: str, idx: int, nodes: int, domain: str
+                 ) -> str:
+    what = node.op_type if not domain else "%s of domain %r" % (
+        node.op_type, domain)
+    return ("unsupported ONNX op %s in node %r (node %d of %d): davinci-atc "
+            "converts %s" % (what, name, idx, nodes,
+                             ", ".join(supported_ops())))
 
 
 def _node_inputs(node, name: str, env: dict,

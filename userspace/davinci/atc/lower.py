@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""ONNX nodes -> davinci ops, one handler per ONNX op type.
+"""ONNX nodes -> davinci ops: :data:`RULES`, one registration per ONNX op
+(domain, op type and opset range, as onnxruntime registers its kernels),
+each naming its handler and the device ops of the schema
+(:mod:`davinci.schema`) it emits.
 
-Every handler gets the :class:`Lowering` (the gear being built and the
-node's attributes) and the node's input values, and returns its output
-values. Where ONNX asks for more than a davinci op does, handlers compose
-ops, and only in ways that are exact bit for bit (inf, NaN and -0
-included): a computed operand repeated along leading or trailing dimensions
-is broadcast by MEMCPYs (a block copied and doubled; each element copied
+Every handler gets the :class:`Lowering` (the gear being built, the node's
+attributes and its registration) and the node's input values, and returns
+its output values. Where ONNX asks for more than a davinci op does,
+handlers compose ops, and only in ways that are exact bit for bit (inf,
+NaN and -0 included): a computed operand repeated along leading or trailing
+dimensions is broadcast by MEMCPYs (a block copied and doubled; each element copied
 and doubled along its row), Gemm's alpha and beta become AXPY (alpha * y +
 (-0), beta * c + y) or are folded into constant weights, a Transpose is a
 view when it moves only size-1 dimensions and otherwise, in 2-D, the
@@ -23,27 +26,83 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _uapi as U
-from .builder import (DEVICE_DTYPES, ITEMSIZE, ONNX_DTYPES, ConversionError,
-                      GearBuilder, Transposed, Value, host_values,
-                      onnx_type_name, type_list, type_name)
+from .. import schema
+from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
+                      Transposed, Value, host_values, onnx_type_name,
+                      type_list, type_name)
 
-__all__ = ["HANDLERS", "Lowering", "supported_ops", "check_inputs",
-           "arity", "MAX_BROADCAST_OPS"]
+__all__ = ["Rule", "RULES", "Lowering", "find_rule",
+           "supported_ops", "check_inputs", "constant_value",
+           "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
+#: onnxruntime's contrib domain (its training ops among them)
+MS_DOMAIN = "com.microsoft"
+#: the types ONNX's float-only ops take that davinci has
 _FLOATS = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One registration: ONNX op ``op_type`` of ``domain`` ("" is ONNX's
+    own) at opsets ``since`` .. ``until`` (None: every later one), lowered
+    by ``lower`` into device op ``op`` (a schema name; None for a view or a
+    value folded on the host) and the ``also`` ops its composition may add
+    (MEMCPY: a broadcast operand). ``takes_transposed``: it reads a
+    Transpose's result not yet done (see :func:`check_inputs`)."""
+    op_type: str
+    lower: Callable[..., list[Value]]
+    op: "str | None" = None
+    also: tuple[str, ...] = ()
+    domain: str = ""
+    since: int = 1
+    until: "int | None" = None
+    takes_transposed: bool = False
+
+    @property
+    def emits(self) -> tuple[str, ...]:
+        """The schema ops a node of this registration may write."""
+        return ((self.op,) if self.op else ()) + self.also
+
+    @property
+    def name(self) -> str:
+        """``Relu``; ``com.microsoft:ReluGrad`` outside ONNX's domain."""
+        return "%s:%s" % (self.domain, self.op_type) if self.domain \
+            else self.op_type
+
+    @property
+    def opsets(self) -> str:
+        """"13+", "1-12"."""
+        return "%d+" % self.since if self.until is None \
+            else "%d-%d" % (self.since, self.until)
+
+    def covers(self, opset: int) -> bool:
+        return self.since <= opset and (self.until is None or
+                                        opset <= self.until)
+
+    @property
+    def arity(self) -> tuple[int, "int | None"]:
+        """(inputs required, most inputs; None: any number), read from the
+        handler's signature: parameters after the Lowering without a
+        default are required, those with one optional, ``*rest`` any
+        number."""
+        params = list(inspect.signature(self.lower).parameters.values())[1:]
+        required = sum(1 for p in params if p.kind is p.POSITIONAL_OR_KEYWORD
+                       and p.default is p.empty)
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            return required, None
+        return required, len(params)
 
 
 @dataclass
 class Lowering:
     """One node (an onnx NodeProto) being lowered into ``gb``, with its
-    name in messages, its attributes and the model's opset."""
+    name in messages, its attributes and the registration lowering it."""
 
     gb: GearBuilder
     node: Any
     name: str
     attrs: dict
-    opset: int
+    rule: Rule
 
     @property
     def where(self) -> str:
@@ -55,11 +114,17 @@ class Lowering:
     def attr(self, name: str, default=None):
         return self.attrs.get(name, default)
 
-    def need_float(self, v: Value, what: str = "input") -> None:
-        if v.dtype not in _FLOATS:
-            self.fail("%s is %s; davinci runs this op on %s (add a Cast "
-                      "before it)" % (what, type_name(v.dtype),
-                                      type_list(_FLOATS)))
+    def need_types(self, v: Value, op: str, what: str = "input") -> None:
+        """Refuse ``v`` unless device op ``op`` takes its dtype."""
+        dtypes = schema.by_name(op).dtypes
+        if v.dtype not in dtypes:
+            self.fail("%s is %s; davinci's %s runs on %s (add a Cast before "
+                      "it)" % (what, type_name(v.dtype), op,
+                               type_list(dtypes)))
+
+    def emit(self, op: str, dst: Value, *srcs: Value, **extents) -> Value:
+        """Device op ``op`` of the schema (see GearBuilder.emit)."""
+        return self.gb.emit(op, dst, *srcs, where=self.where, **extents)
 
     def need_device(self, v: Value, what: str = "an input") -> None:
         if v.dtype not in ITEMSIZE:
@@ -100,7 +165,7 @@ MAX_BROADCAST_OPS = 1024
 
 
 def _copy(L: Lowering, dst: Value, src: Value, nbytes: int) -> None:
-    L.gb.emit(U.DAVINCI_OP_MEMCPY, 0, dst, src, count=nbytes)
+    L.emit("MEMCPY", dst, src, count=nbytes)
 
 
 def _fill_by_doubling(L: Lowering, out: Value, filled: int, total: int,
@@ -190,24 +255,19 @@ def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
 # ---------------------------------------------------------------------------
 # handlers
 # ---------------------------------------------------------------------------
-_BINARY = {"Add": (U.DAVINCI_OP_ADD, np.add),
-           "Sub": (U.DAVINCI_OP_SUB, np.subtract),
-           "Mul": (U.DAVINCI_OP_MUL, np.multiply),
-           "Div": (U.DAVINCI_OP_DIV, None),
-           "Max": (U.DAVINCI_OP_MAX, np.maximum),
-           "Min": (U.DAVINCI_OP_MIN, np.minimum)}
-#: ops of 1..N inputs (ONNX's variadic Max and Min)
-_VARIADIC = ("Max", "Min")
-
-
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if np.issubdtype(a.dtype, np.integer):
         return np.trunc(a / b).astype(a.dtype)
     return a / b
 
 
+#: how each binary device op is folded when both operands are constants
+_FOLD = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": _div,
+         "MAX": np.maximum, "MIN": np.minimum}
+
+
 def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
-    opcode, fn = _BINARY[L.node.op_type]
+    op = L.rule.op
     if a.dtype != b.dtype:
         L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
                % (type_name(a.dtype), type_name(b.dtype)))
@@ -219,12 +279,12 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
         L.fail("shapes %s and %s do not broadcast" % (list(a.shape),
                                                       list(b.shape)))
     if a.is_const and b.is_const:
-        r = (fn or _div)(a.const, b.const)
+        r = _FOLD[op](a.const, b.const)
         return [Value(shape, a.dtype, const=host_values(r, a.dtype))]
     L.need_device(a)
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
-    return [L.gb.emit(opcode, a.dtype, out, x, y, count=_numel(shape))]
+    return [L.emit(op, out, x, y, count=_numel(shape))]
 
 
 def variadic(L: Lowering, first: Value, *rest: Value) -> list[Value]:
@@ -237,13 +297,34 @@ def variadic(L: Lowering, first: Value, *rest: Value) -> list[Value]:
 
 
 def unary(L: Lowering, x: Value) -> list[Value]:
-    opcode = {"Relu": U.DAVINCI_OP_RELU, "Exp": U.DAVINCI_OP_EXP}[
-        L.node.op_type]
-    if opcode == U.DAVINCI_OP_EXP:
-        L.need_float(x)
     x = L.device(x)
+    L.need_types(x, L.rule.op)
     out = L.gb.work(x.shape, x.dtype)
-    return [L.gb.emit(opcode, x.dtype, out, x, count=x.size)]
+    return [L.emit(L.rule.op, out, x, count=x.size)]
+
+
+def relu_grad(L: Lowering, dy: Value, x: Value) -> list[Value]:
+    """onnxruntime's ReluGrad: dX = dY where X > 0, else 0. RELU_GRAD lets
+    dY through where X is NaN (as PyTorch's threshold_backward does);
+    onnxruntime gives 0 there, so a CMP of X with itself (0 where X is
+    NaN) zeroes those with a second RELU_GRAD."""
+    if dy.dtype != x.dtype:
+        L.fail("dY is %s and X is %s; ReluGrad takes one type"
+               % (type_name(dy.dtype), type_name(x.dtype)))
+    if dy.dtype not in _FLOATS:
+        L.fail("dY is %s; ReluGrad takes %s" % (type_name(dy.dtype),
+                                                type_list(_FLOATS)))
+    if dy.shape != x.shape:
+        L.fail("dY %s and X %s: ReluGrad takes tensors of one shape"
+               % (list(dy.shape), list(x.shape)))
+    dy, x = L.device(dy, "dY"), L.device(x, "X")
+    n = x.size
+    passed = L.emit("RELU_GRAD", L.gb.work(x.shape, x.dtype), dy, x,
+                    count=n)
+    number = L.emit("CMP", L.gb.work(x.shape, x.dtype), x, x, count=n,
+                    attr="EQ")
+    return [L.emit("RELU_GRAD", L.gb.work(x.shape, x.dtype), passed, number,
+                   count=n)]
 
 
 def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
@@ -252,7 +333,7 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     produced ``a`` or ``b`` becomes the op's transpose flag."""
     a, ta = _fold(L, a, ta)
     b, tb = _fold(L, b, tb)
-    L.need_float(a, "A")
+    L.need_types(a, "MATMUL", "A")
     if a.dtype != b.dtype:
         L.fail("A is %s and B is %s" % (type_name(a.dtype),
                                         type_name(b.dtype)))
@@ -261,10 +342,8 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     if k != k2:
         L.fail("inner dimensions differ: %d and %d" % (k, k2))
     out = L.gb.work((m, n), a.dtype)
-    flags = (U.DAVINCI_TASK_F_TRANS_A if ta else 0) | \
-        (U.DAVINCI_TASK_F_TRANS_B if tb else 0)
-    L.gb.emit(U.DAVINCI_OP_MATMUL, a.dtype, out, L.device(a, "A"),
-              L.device(b, "B"), m=m, n=n, k=k, flags=flags)
+    L.emit("MATMUL", out, L.device(a, "A"), L.device(b, "B"), mnk=(m, n, k),
+           transpose=(ta, tb))
     return out, m, n
 
 
@@ -314,8 +393,7 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
         # product into +0)
         negzero = splat(L, -0.0, (m, n), y.dtype)
         scaled = L.gb.work((m, n), y.dtype)
-        y = L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, scaled, y, negzero,
-                      count=m * n, imm=_f32(alpha))
+        y = L.emit("AXPY", scaled, y, negzero, count=m * n, attr=alpha)
     if c is None or beta == 0.0:
         return [y]
     if c.dtype != y.dtype:
@@ -328,13 +406,8 @@ def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
     cb = broadcast(L, c, (m, n))
     out = L.gb.work((m, n), y.dtype)
     if beta == 1.0:
-        return [L.gb.emit(U.DAVINCI_OP_ADD, y.dtype, out, y, cb, count=m * n)]
-    return [L.gb.emit(U.DAVINCI_OP_AXPY, y.dtype, out, cb, y, count=m * n,
-                      imm=_f32(beta))]
-
-
-def _f32(x: float) -> int:
-    return int(np.array([x], np.float32).view(np.uint32)[0])
+        return [L.emit("ADD", out, y, cb, count=m * n)]
+    return [L.emit("AXPY", out, cb, y, count=m * n, attr=beta)]
 
 
 def _axis(L: Lowering, axis: int, nd: int) -> int:
@@ -344,22 +417,35 @@ def _axis(L: Lowering, axis: int, nd: int) -> int:
     return a
 
 
-def softmax(L: Lowering, x: Value) -> list[Value]:
-    L.need_float(x)
-    nd = len(x.shape)
-    axis = _axis(L, int(L.attr("axis", -1 if L.opset >= 13 else 1)), nd)
-    if L.opset >= 13 and any(d != 1 for d in x.shape[axis + 1:]):
-        L.fail("softmax over axis %d of shape %s: davinci's SOFTMAX runs over "
-               "the last axis" % (axis, list(x.shape)))
+def _over_rows(L: Lowering, x: Value, axis: int) -> list[Value]:
+    """Row op ``L.rule.op`` (SOFTMAX, LOG_SOFTMAX) of ``x`` seen as 2-D:
+    the axes before ``axis`` are the rows."""
+    L.need_types(x, L.rule.op)
     m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
     x = L.device(x)
     out = L.gb.work(x.shape, x.dtype)
-    return [L.gb.emit(U.DAVINCI_OP_SOFTMAX, x.dtype, out, x, m=m, n=n)]
+    return [L.emit(L.rule.op, out, x, rows=(m, n))]
+
+
+def softmax_flattened(L: Lowering, x: Value) -> list[Value]:
+    """Softmax and LogSoftmax before opset 13: over the axes from ``axis``
+    (default 1) on, flattened into one."""
+    return _over_rows(L, x, _axis(L, int(L.attr("axis", 1)), len(x.shape)))
+
+
+def softmax_one_axis(L: Lowering, x: Value) -> list[Value]:
+    """Softmax and LogSoftmax from opset 13: over ``axis`` (default -1)
+    alone, which davinci does when the axes after it are of size 1."""
+    axis = _axis(L, int(L.attr("axis", -1)), len(x.shape))
+    if any(d != 1 for d in x.shape[axis + 1:]):
+        L.fail("%s over axis %d of shape %s: davinci's %s runs over the last "
+               "axis" % (L.node.op_type, axis, list(x.shape), L.rule.op))
+    return _over_rows(L, x, axis)
 
 
 def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
                ) -> list[Value]:
-    L.need_float(x)
+    L.need_types(x, "REDUCE_SUM")
     nd = len(x.shape)
     if axes is not None:
         ax = L.ints_of(axes, "axes")
@@ -381,7 +467,7 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
     x = L.device(x)
     out = L.gb.work(shape or (1,), x.dtype)
-    L.gb.emit(U.DAVINCI_OP_REDUCE_SUM, x.dtype, out, x, m=m, n=n)
+    L.emit("REDUCE_SUM", out, x, rows=(m, n))
     return [out.with_shape(shape)]
 
 
@@ -399,8 +485,7 @@ def cast(L: Lowering, x: Value) -> list[Value]:
     if to == x.dtype:
         return [x]
     out = L.gb.work(x.shape, to)
-    return [L.gb.emit(U.DAVINCI_OP_CAST, x.dtype, out, x, count=x.size,
-                      dst_dtype=DEVICE_DTYPES[to])]
+    return [L.emit("CAST", out, x, count=x.size)]
 
 
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
@@ -551,28 +636,96 @@ def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
     return [Value(r.shape, vals[0].dtype, const=r)]
 
 
-HANDLERS: dict[str, Callable[..., list[Value]]] = {
-    **{op: variadic if op in _VARIADIC else binary for op in _BINARY},
-    "Relu": unary, "Exp": unary, "MatMul": matmul, "Gemm": gemm,
-    "Softmax": softmax, "ReduceSum": reduce_sum, "Cast": cast,
-    "Reshape": reshape, "Flatten": flatten, "Squeeze": squeeze,
-    "Unsqueeze": unsqueeze, "Transpose": transpose, "Identity": identity,
-    "Dropout": dropout, "Shape": shape_of, "Gather": gather,
-    "Concat": concat,
-}
+def constant_value(tensor) -> Value:
+    """An initializer's or a Constant's TensorProto (of a type in
+    ONNX_DTYPES) as a host constant."""
+    from onnx import numpy_helper   # only a conversion, which reads ONNX
+    dtype = ONNX_DTYPES[tensor.data_type]
+    arr = host_values(numpy_helper.to_array(tensor), dtype)
+    return Value(tuple(arr.shape), dtype, const=arr)
 
 
-#: ops that take a Transpose's result not yet done: MatMul and Gemm fold
-#: it into their transpose flag, the others only look at it in another
-#: shape (Value.with_shape refuses a shape that would move data)
-TAKE_TRANSPOSED = frozenset(("MatMul", "Gemm", "Reshape", "Flatten",
-                             "Squeeze", "Unsqueeze", "Identity", "Dropout"))
+def constant(L: Lowering) -> list["Value | None"]:
+    t = L.attr("value")
+    if t is None:
+        L.fail("only the 'value' form is supported")
+    # one of a type davinci-atc does not know is read by no node (the
+    # converter refuses it first otherwise): it has no value
+    return [constant_value(t) if t.data_type in ONNX_DTYPES else None]
+
+
+#: every ONNX op davinci-atc converts, one row per registration: a handler
+#: of the op at a range of opsets (where its meaning changed) and the
+#: device ops it emits; tests/atc/test_registry.py converts each and
+#: compares what it emits with ``op`` and ``also``
+RULES: tuple[Rule, ...] = (
+    # MEMCPY: an operand broadcast bit for bit
+    Rule("Add", binary, "ADD", ("MEMCPY",)),
+    Rule("Sub", binary, "SUB", ("MEMCPY",)),
+    Rule("Mul", binary, "MUL", ("MEMCPY",)),
+    Rule("Div", binary, "DIV", ("MEMCPY",)),
+    Rule("Max", variadic, "MAX", ("MEMCPY",)),
+    Rule("Min", variadic, "MIN", ("MEMCPY",)),
+    Rule("Relu", unary, "RELU"),
+    Rule("Exp", unary, "EXP"),
+    Rule("Sqrt", unary, "SQRT"),
+    # a Transpose's result becomes their transpose flag
+    Rule("MatMul", matmul, "MATMUL", takes_transposed=True),
+    Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
+         takes_transposed=True),
+    Rule("Softmax", softmax_flattened, "SOFTMAX", until=12),
+    Rule("Softmax", softmax_one_axis, "SOFTMAX", since=13),
+    Rule("LogSoftmax", softmax_flattened, "LOG_SOFTMAX", until=12),
+    Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", since=13),
+    Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
+    Rule("Cast", cast, "CAST"),
+    Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
+    # views: another shape of the same storage (Value.with_shape refuses a
+    # shape that would need a Transpose's data moved)
+    Rule("Reshape", reshape, takes_transposed=True),
+    Rule("Flatten", flatten, takes_transposed=True),
+    Rule("Squeeze", squeeze, takes_transposed=True),
+    Rule("Unsqueeze", unsqueeze, takes_transposed=True),
+    Rule("Identity", identity, takes_transposed=True),
+    Rule("Dropout", dropout, takes_transposed=True),
+    Rule("Transpose", transpose),
+    # folded on the host
+    Rule("Constant", constant),
+    Rule("Shape", shape_of),
+    Rule("Gather", gather),
+    Rule("Concat", concat),
+)
+
+
+def _check_rules(rules) -> None:
+    """Each device op a rule names is the schema's, and one op's
+    registrations do not overlap in opsets."""
+    for r in rules:
+        for op in r.emits:
+            schema.by_name(op)          # KeyError: no such device op
+    for i, r in enumerate(rules):
+        for o in rules[i + 1:]:
+            if (o.domain, o.op_type) == (r.domain, r.op_type) and \
+                    (r.covers(o.since) or o.covers(r.since)):
+                raise ValueError("%s is registered twice, at opsets %s and "
+                                 "%s" % (r.name, r.opsets, o.opsets))
+
+
+_check_rules(RULES)
+
+
+def find_rule(domain: str, op_type: str, opset: int) -> "Rule | None":
+    """The registration that lowers ``op_type`` of ``domain`` ("" for
+    ONNX's) at the model's ``opset`` of that domain, or None."""
+    return next((r for r in RULES if (r.domain, r.op_type) ==
+                 (domain, op_type) and r.covers(opset)), None)
 
 
 def check_inputs(L: Lowering, args) -> None:
     """Refuse a Transpose's result as an input of an op that cannot take
-    it (see TAKE_TRANSPOSED)."""
-    if L.node.op_type in TAKE_TRANSPOSED:
+    it: MatMul and Gemm fold it into their transpose flag, views only look
+    at it in another shape (Rule.takes_transposed)."""
+    if L.rule.takes_transposed:
         return
     for v in args:
         if v is not None and v.transposed is not None:
@@ -580,17 +733,8 @@ def check_inputs(L: Lowering, args) -> None:
                 "%s reads it" % L.where))
 
 
-def arity(fn: Callable[..., list[Value]]) -> tuple[int, "int | None"]:
-    """(inputs required, most inputs; None: any number) of handler ``fn``,
-    read from its signature: parameters after the Lowering without a
-    default are required, those with one optional, ``*rest`` any number."""
-    params = list(inspect.signature(fn).parameters.values())[1:]
-    required = sum(1 for p in params if p.kind is p.POSITIONAL_OR_KEYWORD
-                   and p.default is p.empty)
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return required, None
-    return required, len(params)
-
-
 def supported_ops() -> list[str]:
-    return sorted(HANDLERS) + ["Constant"]
+    """The ONNX ops davinci-atc converts, ONNX's own first (``Relu``),
+    then those of other domains (``com.microsoft:ReluGrad``)."""
+    names = {(r.domain, r.name) for r in RULES}
+    return [n for _, n in sorted(names)]
