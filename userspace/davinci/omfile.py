@@ -26,7 +26,7 @@ import json
 import struct
 from dataclasses import dataclass, field
 
-from . import _uapi
+from . import _uapi, opdesc, schema
 from .errors import DavinciError
 
 __all__ = ["MAGIC", "FORMAT_MAJOR", "FORMAT_MINOR", "ModelFormatError",
@@ -67,21 +67,20 @@ MAX_IO = 1024
 DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4,
                "int64": 8}
 FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
-_DEV_DTYPES = {_uapi.DAVINCI_DTYPE_FLOAT32: 4, _uapi.DAVINCI_DTYPE_FLOAT16: 2,
-               _uapi.DAVINCI_DTYPE_BFLOAT16: 2, _uapi.DAVINCI_DTYPE_INT32: 4}
-_FLOATS = frozenset((_uapi.DAVINCI_DTYPE_FLOAT32, _uapi.DAVINCI_DTYPE_FLOAT16,
-                     _uapi.DAVINCI_DTYPE_BFLOAT16))
-_ALL = _FLOATS | {_uapi.DAVINCI_DTYPE_INT32}
-_NONE = frozenset((0,))          # the op has no dtype: the field is zero
-_TRANS = _uapi.DAVINCI_TASK_F_TRANS_A | _uapi.DAVINCI_TASK_F_TRANS_B
+_DEV_DTYPES = {opdesc.DTYPE_CODES[name]: size
+               for name, size in opdesc.ITEMSIZES.items()}
+_FLAGS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
+          "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B}
 
 
 @dataclass(frozen=True)
 class _OpRule:
-    """What one opcode uses of an op record, as the core's dv_opcodes[]
-    (kmod/core/task.c) says: a field it does not use must be zero
-    (NO_TENSOR for a tensor id), or the device would fail the task at
-    every execute. ``in_place``: dst may be a source exactly."""
+    """What one opcode uses of an op record, as the op schema
+    (kmod/core/ops.toml, the core's dv_opcodes[]) says: a field it does
+    not use must be zero (NO_TENSOR for a tensor id), or the device would
+    fail the task at every execute. ``in_place``: dst may be a source
+    exactly."""
+    op: schema.OpDef
     uses: frozenset
     dtypes: frozenset
     flags: int = 0
@@ -89,30 +88,33 @@ class _OpRule:
     in_place: bool = False
 
 
-def _rule(uses: str, dtypes: frozenset, **kw) -> _OpRule:
-    return _OpRule(frozenset(uses.split()), dtypes, **kw)
+_IMM_MAX = {"byte": 0xFF, "float32": 0xFFFFFFFF}
 
 
-_BINARY, _UNARY, _ROWS_USES = "src0 src1 count", "src0 count", "src0 m n"
-_RULES = {
-    _uapi.DAVINCI_OP_MEMCPY: _rule("src0 count", _NONE),
-    _uapi.DAVINCI_OP_MEMSET: _rule("count imm", _NONE, max_imm=0xFF),
-    **{op: _rule(_BINARY, _ALL, in_place=True) for op in (
-        _uapi.DAVINCI_OP_ADD, _uapi.DAVINCI_OP_SUB, _uapi.DAVINCI_OP_MUL,
-        _uapi.DAVINCI_OP_DIV, _uapi.DAVINCI_OP_MAX, _uapi.DAVINCI_OP_MIN)},
-    _uapi.DAVINCI_OP_AXPY: _rule(_BINARY + " imm", _FLOATS,
-                                 max_imm=0xFFFFFFFF, in_place=True),
-    _uapi.DAVINCI_OP_RELU: _rule(_UNARY, _ALL, in_place=True),
-    _uapi.DAVINCI_OP_EXP: _rule(_UNARY, _FLOATS, in_place=True),
-    _uapi.DAVINCI_OP_CAST: _rule(_UNARY + " dst_dtype", _ALL),
-    _uapi.DAVINCI_OP_MATMUL: _rule("src0 src1 m n k", _FLOATS, flags=_TRANS),
-    _uapi.DAVINCI_OP_SOFTMAX: _rule(_ROWS_USES, _FLOATS),
-    _uapi.DAVINCI_OP_REDUCE_SUM: _rule(_ROWS_USES, _FLOATS),
-}
+def _rule(op: schema.OpDef) -> _OpRule:
+    uses = {u for u in op.uses if u != "dst"}
+    if "mn" in uses:
+        uses = (uses - {"mn"}) | {"m", "n"}
+    if op.imm is not None:
+        uses.add("imm")
+    dtypes = frozenset(opdesc.DTYPE_CODES[d] for d in op.dtypes) \
+        if op.compute else frozenset((0,))     # no dtype: the field is 0
+    max_imm = 0
+    if op.imm is not None:
+        max_imm = _IMM_MAX.get(op.imm.type, len(op.imm.values) - 1)
+    flags = 0
+    for f in op.flags:
+        flags |= _FLAGS.get(f, 0)
+    return _OpRule(op, frozenset(uses), dtypes, flags, max_imm,
+                   in_place=op.kind in ("binary", "unary"))
+
+
+#: what a model may run: every compute op of the schema, and its copies
+#: and fills (MEMCPY, MEMSET)
+_RULES = {op.opcode: _rule(op) for op in schema.OPS
+          if op.compute or op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
-_ROWS = frozenset((_uapi.DAVINCI_OP_SOFTMAX, _uapi.DAVINCI_OP_REDUCE_SUM))
-_BYTES = frozenset((_uapi.DAVINCI_OP_MEMCPY, _uapi.DAVINCI_OP_MEMSET))
 OPCODES = frozenset(_RULES)
 
 
@@ -387,21 +389,21 @@ def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
 
 def _extents(o: Op) -> list[tuple[int, int, int]]:
     """(tensor id, bytes, alignment) each operand of ``o`` needs, dst
-    first."""
+    first, by its op's kind."""
     es = _DEV_DTYPES.get(o.dtype, 0)
-    if o.opcode in _BYTES:
+    kind = _RULES[o.opcode].op.kind
+    if kind in ("copy", "fill"):
         ext = [(o.dst, o.count, 1)]
-        if o.opcode == _uapi.DAVINCI_OP_MEMCPY:
+        if kind == "copy":
             ext.append((o.src0, o.count, 1))
         return ext
-    if o.opcode == _uapi.DAVINCI_OP_MATMUL:
+    if kind == "matmul":
         return [(o.dst, o.m * o.n * es, es), (o.src0, o.m * o.k * es, es),
                 (o.src1, o.k * o.n * es, es)]
-    if o.opcode in _ROWS:
-        rows = o.m if o.opcode == _uapi.DAVINCI_OP_REDUCE_SUM else o.m * o.n
+    if kind in ("rows", "reduce"):
+        rows = o.m if kind == "reduce" else o.m * o.n
         return [(o.dst, rows * es, es), (o.src0, o.m * o.n * es, es)]
-    dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) \
-        if o.opcode == _uapi.DAVINCI_OP_CAST else es
+    dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) if kind == "cast" else es
     ext = [(o.dst, o.count * dst_es, dst_es), (o.src0, o.count * es, es)]
     if "src1" in _RULES[o.opcode].uses:
         ext.append((o.src1, o.count * es, es))
@@ -454,7 +456,7 @@ def _check_overlap(o: Op, rule: _OpRule, ext, tensors: list[Tensor],
     """The device refuses a compute op whose dst overlaps a source, but for
     an elementwise op run exactly in place (kmod/core/ops.c
     dv_op_extent()); MEMCPY may overlap."""
-    if o.opcode == _uapi.DAVINCI_OP_MEMCPY:
+    if rule.op.kind == "copy":
         return
     dst_id, dst_bytes, _ = ext[0]
     d = tensors[dst_id]
