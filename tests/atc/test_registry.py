@@ -67,7 +67,8 @@ def _rows(op, opset):
 SAMPLES = {
     **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul", "Div",
                                               "Max", "Min")},
-    **{("", op, "1+"): _unary(op) for op in ("Relu", "Exp", "Sqrt")},
+    **{("", op, "1+"): _unary(op) for op in ("Relu", "Exp", "Sqrt", "Abs",
+                                             "LeakyRelu")},
     **{("", op, rng): _rows(op, opset) for op in ("Softmax", "LogSoftmax")
        for rng, opset in (("1-12", 11), ("13+", 13))},
     ("", "MatMul", "1+"): [

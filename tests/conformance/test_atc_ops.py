@@ -424,38 +424,15 @@ def test_graph_without_inputs_runs(dev):
     np.testing.assert_array_equal(kk, k)
 
 
-class LoaderRefuses(Exception):
-    """davinci-atc made a model the .om loader refuses."""
-
-
-def _loads(*ops):
-    """xfail until the .om loader knows device ops ``ops``: only its
-    refusal (any other error fails)."""
-    from davinci import omfile, schema
-    missing = [op for op in ops
-               if schema.by_name(op).opcode not in omfile.OPCODES]
-    return pytest.mark.xfail(
-        bool(missing), strict=True, raises=LoaderRefuses,
-        reason="omfile.OPCODES (the .om loader's opcodes) lacks %s, so the "
-               "converter's own check refuses the model" % missing)
-
-
 def _run_new(dev, m, *xs):
-    """_run, the loader's refusal of the converted model a LoaderRefuses."""
-    try:
-        data = atc.convert(m)
-    except atc.ConversionError as exc:
-        if "loader would refuse" in str(exc):
-            raise LoaderRefuses(str(exc)) from None
-        raise
-    mod = Model(dev, data)
+    """The converted model's outputs, bit for bit (no tolerance)."""
+    mod = Model(dev, atc.convert(m))
     try:
         return mod.run(list(xs))
     finally:
         mod.unload()
 
 
-@_loads("SQRT")
 def test_sqrt(dev):
     """Correctly rounded, as numpy: -0 stays -0, a negative is NaN."""
     x = _special(3, 5)
@@ -466,12 +443,27 @@ def test_sqrt(dev):
         _same_bits(y, np.sqrt(x))
 
 
+def test_abs_and_leaky_relu(dev):
+    """np.abs (+0 for -0) and ONNX's LeakyRelu (x for x >= 0, -0 and NaN
+    kept), bit for bit."""
+    x = _special(3, 5)
+    y, = _run_new(dev, model([_node("Abs", ["x"])], [("x", [3, 5])],
+                             [("y", [3, 5])]), x)
+    _same_bits(y, np.abs(x))
+    for alpha in (None, 0.25):
+        kw = {} if alpha is None else {"alpha": alpha}
+        a = np.float32(0.01 if alpha is None else alpha)
+        y, = _run_new(dev, model([_node("LeakyRelu", ["x"], **kw)],
+                                 [("x", [3, 5])], [("y", [3, 5])]), x)
+        with np.errstate(invalid="ignore"):
+            _same_bits(y, np.where(x >= 0, x, a * x).astype(np.float32))
+
+
 def _log_softmax_rows(rows):
     s = rows - rows.max(axis=1, keepdims=True)
     return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
 
 
-@_loads("LOG_SOFTMAX")
 @pytest.mark.parametrize("opset,axis,shape", [(13, None, (3, 5)),
                                               (13, 2, (2, 3, 4)),
                                               (13, 1, (2, 5, 1)),
@@ -506,7 +498,6 @@ def _ms_model(nodes, inputs, outputs):
     return m
 
 
-@_loads("RELU_GRAD", "CMP")
 @pytest.mark.parametrize("shape", [(4, 5), (7,)])
 def test_relu_grad(dev, shape):
     """onnxruntime's ReluGrad: dX = dY where X > 0, else +0; a NaN X is

@@ -303,6 +303,15 @@ def unary(L: Lowering, x: Value) -> list[Value]:
     return [L.emit(L.rule.op, out, x, count=x.size)]
 
 
+def leaky_relu(L: Lowering, x: Value) -> list[Value]:
+    """y = x where x >= 0, else alpha * x (alpha: 0.01 by default)."""
+    x = L.device(x)
+    L.need_types(x, L.rule.op)
+    out = L.gb.work(x.shape, x.dtype)
+    return [L.emit(L.rule.op, out, x, count=x.size,
+                   attr=float(L.attr("alpha", 0.01)))]
+
+
 def relu_grad(L: Lowering, dy: Value, x: Value) -> list[Value]:
     """onnxruntime's ReluGrad: dX = dY where X > 0, else 0. RELU_GRAD lets
     dY through where X is NaN (as PyTorch's threshold_backward does);
@@ -669,6 +678,8 @@ RULES: tuple[Rule, ...] = (
     Rule("Relu", unary, "RELU"),
     Rule("Exp", unary, "EXP"),
     Rule("Sqrt", unary, "SQRT"),
+    Rule("Abs", unary, "ABS"),
+    Rule("LeakyRelu", leaky_relu, "LEAKY_RELU"),
     # a Transpose's result becomes their transpose flag
     Rule("MatMul", matmul, "MATMUL", takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
