@@ -22,6 +22,7 @@ from .errors import (BusyError, ContextLimitError, DavinciError,
                      QueueFullError, ShapeError, TaskFailedError,
                      TimeoutError)
 from .device import Device, DeviceInfo, Notification, Version
+from .capabilities import Capabilities
 from .memory import Buffer, MemInfo
 from .stream import (TASK_DTYPE, Completion, Stream, StreamState, TaskInfo,
                      make_task, task_array)
@@ -54,7 +55,8 @@ def backend() -> Backend:
 
 
 __all__ = [
-    "Device", "DeviceInfo", "Version", "Notification", "Buffer", "MemInfo",
+    "Device", "DeviceInfo", "Version", "Notification", "Capabilities",
+    "Buffer", "MemInfo",
     "Stream", "Completion", "StreamState", "TaskInfo", "make_task",
     "task_array", "TASK_DTYPE", "Graph", "WaitMode", "set_wait_mode",
     "wait_mode",
