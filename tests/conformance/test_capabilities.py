@@ -155,3 +155,11 @@ def test_unknown_op_or_dtype_names_are_refused(dev):
     # an opcode past the schema is the driver's to answer: not served here
     assert not caps.serves(_uapi.DAVINCI_OP_COUNT)
 
+
+def test_cli_info_lists_the_served_ops(capsys):
+    from davinci import cli
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    listed = out.split("ops       :")[1].split("dtypes")[0].split()
+    assert [op.name for op in schema.OPS] == listed[:len(schema.OPS)]
+    assert "%d served (DAVINCI_IOCTL_GET_CAP)" % len(schema.OPS) in out
