@@ -782,6 +782,9 @@ int dv_wait_locked(struct dv_context *ctx, struct os_waitq *wq,
 		   u32 timeout_ms, int (*done)(struct dv_context *ctx, void *arg),
 		   void *arg);
 
+/* caps.c */
+int dv_ioctl_get_cap(struct dv_context *ctx, void *arg);
+
 /* device.c */
 const char *dv_manager_backend(void);
 void dv_version_fill(struct davinci_version *v, const char *backend);

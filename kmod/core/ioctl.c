@@ -31,6 +31,7 @@ static const struct dv_ioctl_desc dv_ioctls[] = {
 		      dv_mgmt_get_limits),
 	DV_IOCTL(DAVINCI_IOCTL_CTX_RESET, dv_ioctl_ctx_reset),
 	DV_IOCTL(DAVINCI_IOCTL_TRACE_READ, dv_ioctl_trace_read),
+	DV_IOCTL(DAVINCI_IOCTL_GET_CAP, dv_ioctl_get_cap),
 	DV_IOCTL(DAVINCI_IOCTL_MAP_HOLD, dv_ioctl_map_hold),
 	DV_IOCTL(DAVINCI_IOCTL_MAP_RELEASE, dv_ioctl_map_release),
 	DV_IOCTL(DAVINCI_IOCTL_MEM_ALLOC, dv_ioctl_mem_alloc),

@@ -12,6 +12,8 @@ int th_failures, th_passed, th_failed;
 /* Every test, in the order it runs. */
 #define TESTS(X) \
 	X(version_info) \
+	X(capabilities) \
+	X(capabilities_struct_rules) \
 	X(device_config) \
 	X(backing_files) \
 	X(alloc_basic) \

@@ -23,6 +23,7 @@ from .errors import (BusyError, ContextLimitError, DavinciError,
                      TimeoutError)
 from .device import (Device, DeviceInfo, Notification, NotificationType,
                      Version)
+from .capabilities import Capabilities
 from .memory import Buffer, MemInfo
 from .stream import (TASK_DTYPE, Completion, Stream, StreamState, TaskInfo,
                      make_task, task_array)
@@ -56,6 +57,7 @@ def backend() -> Backend:
 
 __all__ = [
     "Device", "DeviceInfo", "Version", "Notification", "NotificationType",
+    "Capabilities",
     "Buffer", "MemInfo",
     "Stream", "Completion", "StreamState", "TaskInfo", "make_task",
     "task_array", "TASK_DTYPE", "Graph", "WaitMode", "set_wait_mode",

@@ -86,10 +86,11 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 5      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 6      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
-#                            5: the dispatcher's counters in mgmt info
+#                            5: the dispatcher's counters in mgmt info;
+#                            6: the capability query (GET_CAP)
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -107,6 +108,13 @@ DAVINCI_FEAT_TRACE = 1 << 12
 DAVINCI_FEAT_RELU_GRAD = 1 << 13
 DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
 DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
+DAVINCI_FEAT_CAPS = 1 << 16     # DAVINCI_IOCTL_GET_CAP: ops, dtypes served
+
+# Capability queries (davinci_cap.query); see davinci.capabilities
+DAVINCI_CAP_OPCODES = 0         # value: opcodes the driver knows
+DAVINCI_CAP_OP_DTYPES = 1       # index opcode; value: dtype mask, 0 unserved
+DAVINCI_CAP_OP_PARAMS = 2       # index opcode; value: param-block versions
+DAVINCI_CAP_DTYPES = 3          # value: dtypes the driver knows
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -277,6 +285,15 @@ class davinci_limits(_Struct):
         ("tasks_per_stream", _u32),
         ("notifications_per_context", _u32),
         ("reserved", _u64 * 5),
+    ]
+
+
+class davinci_cap(_Struct):
+    _fields_ = [
+        ("query", _u32),
+        ("index", _u32),
+        ("value", _u64),
+        ("reserved", _u64 * 2),
     ]
 
 
@@ -711,7 +728,7 @@ class davinci_mgmt_events(_Struct):
 
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
-    davinci_version, davinci_device_info, davinci_limits,
+    davinci_version, davinci_device_info, davinci_limits, davinci_cap,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,
@@ -737,6 +754,7 @@ DAVINCI_IOCTL_MAP_HOLD = _IOWR(_B, 0x04, davinci_map_hold)
 DAVINCI_IOCTL_MAP_RELEASE = _IOW(_B, 0x05, davinci_map_release)
 DAVINCI_IOCTL_GET_LIMITS = _IOR(_B, 0x06, davinci_limits)
 DAVINCI_IOCTL_TRACE_READ = _IOWR(_B, 0x07, davinci_trace_read)
+DAVINCI_IOCTL_GET_CAP = _IOWR(_B, 0x08, davinci_cap)
 DAVINCI_IOCTL_MEM_ALLOC = _IOWR(_B, 0x10, davinci_mem_alloc)
 DAVINCI_IOCTL_MEM_FREE = _IOW(_B, 0x11, davinci_mem_free)
 DAVINCI_IOCTL_MEM_QUERY = _IOWR(_B, 0x12, davinci_mem_query)
@@ -782,6 +800,7 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_MAP_RELEASE: davinci_map_release,
     DAVINCI_IOCTL_GET_LIMITS: davinci_limits,
     DAVINCI_IOCTL_TRACE_READ: davinci_trace_read,
+    DAVINCI_IOCTL_GET_CAP: davinci_cap,
     DAVINCI_IOCTL_MEM_ALLOC: davinci_mem_alloc,
     DAVINCI_IOCTL_MEM_FREE: davinci_mem_free,
     DAVINCI_IOCTL_MEM_QUERY: davinci_mem_query,

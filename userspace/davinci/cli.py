@@ -1,15 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0
-"""``davinci`` console command: ``davinci info`` lists devices and versions,
-``davinci doctor`` walks the troubleshooting checklist."""
+"""``davinci`` console command: ``davinci info`` lists devices, versions and
+the ops the driver serves, ``davinci doctor`` walks the troubleshooting
+checklist."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 
 def _mib(n: int) -> str:
     return "%d MiB" % (n >> 20)
+
+
+def _print_capabilities(caps) -> None:
+    """The ops and dtypes the driver serves, and the schema's it lacks."""
+    how = "DAVINCI_IOCTL_GET_CAP" if caps.source == "query" else \
+        "its feature bits: a driver before ABI 1.6"
+    names = " ".join(op.name for op in caps.ops)
+    names += "".join(" opcode %d" % code for code in caps.unknown_opcodes)
+    print(textwrap.fill(names, 78, initial_indent="ops       : ",
+                        subsequent_indent=" " * 12))
+    print("            %d served (%s)%s" % (
+        len(caps.op_dtypes), how, "; missing from this runtime's schema: "
+        + " ".join(op.name for op in caps.missing) if caps.missing else ""))
+    print("dtypes    : %s" % " ".join(caps.dtype_names))
 
 
 def cmd_info(args) -> int:
@@ -43,6 +59,12 @@ def cmd_info(args) -> int:
             print("driver    : %s (from davinci%d)" % (v, indices[0]))
         else:
             print("driver    : unknown (%s)" % exc)
+    if indices:
+        try:
+            with davinci.Device(indices[0], backend) as dev:
+                _print_capabilities(dev.capabilities())
+        except davinci.DavinciError:
+            pass        # the device list below says what failed
     print("devices   : %d" % len(indices))
     for i in indices:
         try:

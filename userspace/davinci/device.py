@@ -11,6 +11,7 @@ import weakref
 from dataclasses import dataclass
 
 from . import _uapi
+from .capabilities import Capabilities, read as _read_capabilities
 from .discovery import Backend, find_backend, open_device
 from .errors import (DavinciError, InvalidArgumentError, OutOfMemoryError,
                      TaskFailedError, TimeoutError, status_hint, status_name)
@@ -131,6 +132,7 @@ class Device:
         self._events: "weakref.WeakSet[Event]" = weakref.WeakSet()
         self._default_stream: Stream | None = None
         self._version: Version | None = None
+        self._capabilities: Capabilities | None = None
         self._dispatcher = None     # davinci.callbacks.Dispatcher, lazily
 
     # -- identity ----------------------------------------------------------------
@@ -142,6 +144,15 @@ class Device:
             self._transport.ioctl(_uapi.DAVINCI_IOCTL_GET_VERSION, v)
             self._version = Version.from_struct(v)
         return self._version
+
+    def capabilities(self) -> Capabilities:
+        """Which ops and dtypes the driver serves (asked once): from
+        DAVINCI_IOCTL_GET_CAP, or an older driver's feature bits; see
+        :mod:`davinci.capabilities`."""
+        if self._capabilities is None:
+            self._capabilities = _read_capabilities(
+                self._transport, self.version.features)
+        return self._capabilities
 
     @property
     def info(self) -> DeviceInfo:

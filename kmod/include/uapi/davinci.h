@@ -36,11 +36,19 @@
  * announced by its feature bit. 4: the trace records a take-in in one
  * DAVINCI_TRACE_TASKS_QUEUED, not each task it queued. 5: the dispatcher's
  * counters and idle time in struct davinci_mgmt_info
- * (DAVINCI_FEAT_DISPATCH_STATS).
+ * (DAVINCI_FEAT_DISPATCH_STATS). 6: the capability query
+ * (DAVINCI_IOCTL_GET_CAP, DAVINCI_FEAT_CAPS), which announces the ops,
+ * their dtypes and parameter blocks from then on: an op added after it
+ * gets no feature bit.
  */
-#define DAVINCI_ABI_MINOR 5
+#define DAVINCI_ABI_MINOR 6
 
-/* Feature bits reported by DAVINCI_IOCTL_GET_VERSION. */
+/*
+ * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
+ * driver serves are answered by DAVINCI_IOCTL_GET_CAP (DAVINCI_FEAT_CAPS):
+ * DAVINCI_FEAT_FP16, _BF16, _RELU_GRAD and _TRAIN_OPS stay set for the
+ * runtimes that read them, but no new op or dtype gets a bit of its own.
+ */
 #define DAVINCI_FEAT_USER_QUEUES	(1ULL << 0)
 #define DAVINCI_FEAT_EVENTS		(1ULL << 1)
 #define DAVINCI_FEAT_NOTIFICATIONS	(1ULL << 2)
@@ -59,6 +67,7 @@
 #define DAVINCI_FEAT_TRAIN_OPS		(1ULL << 14)
 /* struct davinci_mgmt_info's @dispatch_* fields */
 #define DAVINCI_FEAT_DISPATCH_STATS	(1ULL << 15)
+#define DAVINCI_FEAT_CAPS		(1ULL << 16)	/* DAVINCI_IOCTL_GET_CAP */
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -142,6 +151,56 @@ struct davinci_limits {
 	__u32 tasks_per_stream;
 	__u32 notifications_per_context;
 	__u64 reserved[5];
+};
+
+/*
+ * Capability queries (struct davinci_cap.query) and what each answers in
+ * @value. Opcodes and dtypes are the ABI's DAVINCI_OP_* and DAVINCI_DTYPE_*.
+ *
+ * DAVINCI_CAP_OPCODES: how many opcodes the driver knows, 0 .. @value - 1
+ * (DAVINCI_OP_COUNT of its header), so that a runtime built against a
+ * newer header learns which of its ops the driver lacks.
+ *
+ * DAVINCI_CAP_OP_DTYPES, @index an opcode: a mask of 1 << DAVINCI_DTYPE_*,
+ * the dtypes it takes in struct davinci_task's @dtype; 0 when the driver
+ * does not serve it (the doorbell refuses a task with it). An op without
+ * a dtype (NOP, MEMCPY, the events) answers 1 << DAVINCI_DTYPE_FLOAT32:
+ * its @dtype must be 0.
+ *
+ * DAVINCI_CAP_OP_PARAMS, @index an opcode: a mask of the parameter-block
+ * versions it takes (bit v: version v). No op takes a parameter block
+ * yet, so every opcode answers 0: the query is there for the ops that
+ * will, to announce their versions without an ABI change.
+ *
+ * DAVINCI_CAP_DTYPES: how many dtypes the driver knows, 0 .. @value - 1
+ * (DAVINCI_DTYPE_COUNT of its header).
+ */
+#define DAVINCI_CAP_OPCODES	0
+#define DAVINCI_CAP_OP_DTYPES	1
+#define DAVINCI_CAP_OP_PARAMS	2
+#define DAVINCI_CAP_DTYPES	3
+
+/**
+ * struct davinci_cap - one capability of the driver (DAVINCI_IOCTL_GET_CAP)
+ * @query: in: DAVINCI_CAP_*; -EINVAL for any other
+ * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES and DAVINCI_CAP_OP_PARAMS,
+ *	below DAVINCI_CAP_OPCODES' answer, else -EINVAL; zero for the other
+ *	queries, else -EINVAL
+ * @value: out: the answer (see DAVINCI_CAP_*)
+ * @reserved: must be zero, else -EINVAL
+ *
+ * As ivpu's DRM_IOCTL_IVPU_GET_PARAM, one answer per call: a runtime asks
+ * DAVINCI_CAP_OPCODES, then each opcode. The answers come from the
+ * driver's op table, which is generated from the op schema
+ * (kmod/core/ops.toml): an op the schema gains is announced here, by no
+ * feature bit. Answered by device nodes (DAVINCI_FEAT_CAPS), alike on
+ * every device of one driver.
+ */
+struct davinci_cap {
+	__u32 query;
+	__u32 index;
+	__u64 value;
+	__u64 reserved[2];
 };
 
 /* Allocation policy, after pyACL's aclrtMemMallocPolicy. */
@@ -1028,6 +1087,9 @@ struct davinci_trace_read {
 	_IOR(DAVINCI_IOCTL_BASE, 0x06, struct davinci_limits)
 #define DAVINCI_IOCTL_TRACE_READ \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x07, struct davinci_trace_read)
+/* What the driver serves: see struct davinci_cap. */
+#define DAVINCI_IOCTL_GET_CAP \
+	_IOWR(DAVINCI_IOCTL_BASE, 0x08, struct davinci_cap)
 #define DAVINCI_IOCTL_MEM_ALLOC \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x10, struct davinci_mem_alloc)
 #define DAVINCI_IOCTL_MEM_FREE \

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The capability query (DAVINCI_IOCTL_GET_CAP): the driver announces the
+schema's ops and dtypes, the doorbell enforces what it announced, malformed
+queries are refused, and an older driver is read from its feature bits."""
+
+import dataclasses
+import errno
+
+import pytest
+
+import davinci
+from davinci import _uapi, capabilities, opdesc, schema
+
+
+def _raw(dev, query, index=0, reserved=(0, 0)):
+    """(errno, value) of one GET_CAP through the device's transport."""
+    cap = _uapi.davinci_cap(query=query, index=index)
+    cap.reserved[0], cap.reserved[1] = reserved
+    return dev.transport.try_ioctl(_uapi.DAVINCI_IOCTL_GET_CAP, cap), \
+        int(cap.value)
+
+
+def _schema_mask(op):
+    return sum(1 << opdesc.DTYPE_CODES[name] for name in op.dtypes)
+
+
+def test_the_driver_announces_the_schema(dev):
+    assert dev.version.has(_uapi.DAVINCI_FEAT_CAPS)
+    caps = dev.capabilities()
+    assert caps.source == "query"
+    assert caps.opcodes == len(schema.OPS) == _uapi.DAVINCI_OP_COUNT
+    assert caps.dtype_count == len(opdesc.DTYPE_CODES)
+    assert caps.ops == schema.OPS
+    assert caps.missing == () and caps.unknown_opcodes == ()
+    for op in schema.OPS:
+        assert set(caps.dtypes(op)) == set(op.dtypes), op.name
+        assert caps.param_versions(op) == (), op.name
+    assert set(caps.dtype_names) == set(opdesc.DTYPE_CODES)
+
+
+def test_every_op_the_schema_declares_is_announced_by_the_ioctl(dev):
+    """The raw answers: each opcode's mask is the schema's, because the
+    driver answers from the table the schema generates."""
+    assert _raw(dev, _uapi.DAVINCI_CAP_OPCODES) == (0, len(schema.OPS))
+    assert _raw(dev, _uapi.DAVINCI_CAP_DTYPES) == \
+        (0, _uapi.DAVINCI_DTYPE_COUNT)
+    for op in schema.OPS:
+        assert _raw(dev, _uapi.DAVINCI_CAP_OP_DTYPES, op.opcode) == \
+            (0, _schema_mask(op)), op.name
+        assert _raw(dev, _uapi.DAVINCI_CAP_OP_PARAMS, op.opcode) == (0, 0)
+
+
+def _probe_task(op, dst, src):
+    """A valid float32 descriptor of ``op`` on 8 elements (2 x 4)."""
+    if not op.compute:
+        fields = {"count": 8} if "count" in op.uses else {}
+        if "dst" in op.uses:
+            fields["dst"] = dst
+        if "src0" in op.uses:
+            fields["src0"] = src
+        return davinci.make_task(op.opcode, **fields)
+    return opdesc.describe(
+        op, "float32", dst=dst, srcs=(src,) * opdesc.SOURCES[op.kind],
+        count=8, rows=(2, 4), mnk=(2, 2, 2),
+        attr=0 if op.imm is not None else None,
+        dst_dtype="float32" if op.kind == "cast" else None)
+
+
+def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
+    """Every op without an event, in every dtype code the driver knows: a
+    task is taken in when the driver announced its op in that dtype, and
+    refused whole at the doorbell when it did not."""
+    caps = dev.capabilities()
+    s = dev.stream(polled=False)
+    with dev.malloc(4096) as dst, dev.malloc(4096) as src:
+        s.memset(src, 0, 4096)
+        taken = 0
+        for op in schema.OPS:
+            if op.event:
+                continue
+            for code in range(caps.dtype_count):
+                t = _probe_task(op, dst.dev_addr, src.dev_addr)
+                t.dtype = code
+                if caps.serves(op, code):
+                    s.submit([t])
+                    taken += 1
+                else:
+                    with pytest.raises(davinci.InvalidArgumentError):
+                        s.submit([t])
+        s.synchronize(timeout=30)
+    assert s.query().submitted_seq == taken + 1     # and the memset
+    assert taken >= len(schema.COMPUTE_OPS)
+
+
+@pytest.mark.parametrize("query,index,reserved", [
+    (_uapi.DAVINCI_CAP_OPCODES, 0, (1, 0)),
+    (_uapi.DAVINCI_CAP_OP_DTYPES, 0, (0, 1 << 63)),
+    (_uapi.DAVINCI_CAP_DTYPES + 1, 0, (0, 0)),          # unknown query
+    (0xFFFFFFFF, 0, (0, 0)),
+    (_uapi.DAVINCI_CAP_OP_DTYPES, _uapi.DAVINCI_OP_COUNT, (0, 0)),
+    (_uapi.DAVINCI_CAP_OP_PARAMS, 0xFFFFFFFF, (0, 0)),
+    (_uapi.DAVINCI_CAP_OPCODES, 1, (0, 0)),             # takes no index
+])
+def test_malformed_queries_are_refused(dev, query, index, reserved):
+    assert _raw(dev, query, index, reserved)[0] == errno.EINVAL
+
+
+def test_asked_once_per_device(dev):
+    first = dev.capabilities()
+    before = dev.transport.ioctl_counts[_uapi.DAVINCI_IOCTL_GET_CAP]
+    assert dev.capabilities() is first
+    assert dev.transport.ioctl_counts[_uapi.DAVINCI_IOCTL_GET_CAP] == before
+
+
+def test_an_older_driver_is_read_from_its_feature_bits(dev):
+    """A driver before ABI 1.6, without DAVINCI_FEAT_FP16, _RELU_GRAD and
+    _TRAIN_OPS: no query is issued, and ABI 1.0's ops are served in float32,
+    bfloat16 and int32 only."""
+    features = dev.version.features & ~(
+        _uapi.DAVINCI_FEAT_CAPS | _uapi.DAVINCI_FEAT_FP16 |
+        _uapi.DAVINCI_FEAT_RELU_GRAD | _uapi.DAVINCI_FEAT_TRAIN_OPS)
+    dev._version = dataclasses.replace(dev.version, features=features)
+    caps = dev.capabilities()
+    assert dev.transport.ioctl_counts[_uapi.DAVINCI_IOCTL_GET_CAP] == 0
+    assert caps.source == "features"
+    assert [op.name for op in caps.missing] == [
+        "RELU_GRAD", "LOG_SOFTMAX", "SQRT", "CMP"]
+    assert caps.serves("add", "int32") and caps.serves("add", "bfloat16")
+    assert not caps.serves("add", "float16")
+    assert caps.dtypes("exp") == ("float32", "bfloat16")
+    assert caps.dtypes("NOP") == ("float32",)
+    assert caps.opcodes == _uapi.DAVINCI_OP_CAST + 1
+
+
+def test_the_feature_bits_agree_with_the_query(dev):
+    """This driver's feature bits, read as an older driver's would be,
+    imply what its query answers for every op that had a bit or predates
+    them; an op added since has no bit and only the query announces it."""
+    caps = dev.capabilities()
+    old = capabilities.from_features(
+        dev.version.features & ~_uapi.DAVINCI_FEAT_CAPS)
+    for op in schema.OPS:
+        if op.opcode <= _uapi.DAVINCI_OP_CMP:
+            assert old.dtypes(op) == caps.dtypes(op), op.name
+        else:
+            assert not old.serves(op), op.name
+
+
+def test_unknown_op_or_dtype_names_are_refused(dev):
+    caps = dev.capabilities()
+    with pytest.raises(davinci.InvalidArgumentError):
+        caps.serves("conv2d")
+    with pytest.raises(davinci.InvalidArgumentError):
+        caps.serves("add", "float64")
+    # an opcode past the schema is the driver's to answer: not served here
+    assert not caps.serves(_uapi.DAVINCI_OP_COUNT)
+
+
+def test_cli_info_lists_the_served_ops(capsys):
+    from davinci import cli
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    listed = out.split("ops       :")[1].split("dtypes")[0].split()
+    assert [op.name for op in schema.OPS] == listed[:len(schema.OPS)]
+    assert "%d served (DAVINCI_IOCTL_GET_CAP)" % len(schema.OPS) in out

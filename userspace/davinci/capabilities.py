@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Which ops, dtypes and parameter-block versions the driver serves.
+
+A driver of ABI 1.6 on (``DAVINCI_FEAT_CAPS``) answers
+``DAVINCI_IOCTL_GET_CAP`` from its op table, which the op schema
+(kmod/core/ops.toml) generates: an op the schema gains is announced there
+and by no feature bit. An older driver is read from the feature bits it has:
+ABI 1.0's ops (NOP .. CAST) always, ``DAVINCI_FEAT_RELU_GRAD`` and
+``DAVINCI_FEAT_TRAIN_OPS`` for the ops they name, ``DAVINCI_FEAT_FP16`` and
+``DAVINCI_FEAT_BF16`` for those dtypes.
+
+>>> caps = dev.capabilities()
+>>> caps.serves("cmp", "float16")
+True
+>>> [op.name for op in caps.missing]      # schema ops this driver lacks
+[]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from . import _uapi, schema
+from .errors import InvalidArgumentError
+from .opdesc import DTYPE_CODES, DTYPE_NAMES, op_of
+from .schema import OpDef
+
+__all__ = ["Capabilities", "query", "from_features", "read"]
+
+#: an opcode is a __u16: no driver knows more
+_MAX_OPCODES = 1 << 16
+#: ABI 1.0's opcodes, NOP .. CAST, which every driver serves, and dtypes
+_FIRST_OPCODES = _uapi.DAVINCI_OP_CAST + 1
+_FIRST_DTYPES = _uapi.DAVINCI_DTYPE_INT32 + 1
+#: the ops added after ABI 1.0 and before the query, each with its bit;
+#: an op added later is announced by the query alone
+_OP_FEATURES = {
+    "RELU_GRAD": _uapi.DAVINCI_FEAT_RELU_GRAD,
+    "LOG_SOFTMAX": _uapi.DAVINCI_FEAT_TRAIN_OPS,
+    "SQRT": _uapi.DAVINCI_FEAT_TRAIN_OPS,
+    "CMP": _uapi.DAVINCI_FEAT_TRAIN_OPS,
+}
+#: dtypes a driver without the query serves only with their bit
+_DTYPE_FEATURES = {"float16": _uapi.DAVINCI_FEAT_FP16,
+                   "bfloat16": _uapi.DAVINCI_FEAT_BF16}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What one driver serves. ``op`` arguments take an :class:`OpDef`, a
+    davinci.ops or ``DAVINCI_OP_`` name or an opcode; ``dtype`` a dtype
+    name (``"float16"``) or a ``DAVINCI_DTYPE_*`` code."""
+    #: opcodes the driver knows, 0 .. opcodes - 1
+    opcodes: int
+    #: dtype codes the driver knows, 0 .. dtype_count - 1
+    dtype_count: int
+    #: opcode -> mask of 1 << DAVINCI_DTYPE_* it serves (served ones only)
+    op_dtypes: Mapping[int, int]
+    #: opcode -> mask of the parameter-block versions it takes (non-zero)
+    op_params: Mapping[int, int]
+    #: "query": DAVINCI_IOCTL_GET_CAP answered; "features": an older
+    #: driver, read from its feature bits
+    source: str
+
+    def dtype_mask(self, op: "OpDef | str | int") -> int:
+        """Mask of 1 << DAVINCI_DTYPE_* ``op`` is served in; 0: not served."""
+        return self.op_dtypes.get(_opcode(op), 0)
+
+    def dtypes(self, op: "OpDef | str | int") -> tuple[str, ...]:
+        """The dtype names ``op`` is served in, in code order (an op
+        without a dtype: ``("float32",)``, its code 0); () when not served."""
+        mask = self.dtype_mask(op)
+        return tuple(name for code, name in sorted(DTYPE_NAMES.items())
+                     if mask >> code & 1)
+
+    def serves(self, op: "OpDef | str | int",
+               dtype: "str | int | None" = None) -> bool:
+        """The driver runs ``op`` (in ``dtype``, when given)."""
+        mask = self.dtype_mask(op)
+        if dtype is None:
+            return mask != 0
+        return bool(mask >> _dtype_code(dtype) & 1)
+
+    def param_versions(self, op: "OpDef | str | int") -> tuple[int, ...]:
+        """The parameter-block versions ``op`` takes (none take one yet)."""
+        mask = self.op_params.get(_opcode(op), 0)
+        return tuple(v for v in range(mask.bit_length()) if mask >> v & 1)
+
+    @property
+    def ops(self) -> tuple[OpDef, ...]:
+        """The schema's ops the driver serves, in opcode order."""
+        return tuple(op for op in schema.OPS if op.opcode in self.op_dtypes)
+
+    @property
+    def missing(self) -> tuple[OpDef, ...]:
+        """The schema's ops the driver does not serve (an older driver)."""
+        return tuple(op for op in schema.OPS
+                     if op.opcode not in self.op_dtypes)
+
+    @property
+    def unknown_opcodes(self) -> tuple[int, ...]:
+        """Opcodes the driver serves that this runtime's schema lacks (a
+        newer driver)."""
+        return tuple(sorted(code for code in self.op_dtypes
+                            if schema.by_opcode(code) is None))
+
+    @property
+    def dtype_names(self) -> tuple[str, ...]:
+        """The dtypes some op is served in, in code order."""
+        mask = 0
+        for m in self.op_dtypes.values():
+            mask |= m
+        return tuple(name for code, name in sorted(DTYPE_NAMES.items())
+                     if mask >> code & 1)
+
+
+def _opcode(op: "OpDef | str | int") -> int:
+    # an opcode the schema lacks may still be the driver's (a newer one)
+    if isinstance(op, int) and not isinstance(op, bool):
+        return op
+    return op_of(op).opcode
+
+
+def _dtype_code(dtype: "str | int") -> int:
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return dtype
+    code = DTYPE_CODES.get(str(dtype))
+    if code is None:
+        raise InvalidArgumentError(
+            "no device dtype %r: the device knows %s"
+            % (dtype, ", ".join(DTYPE_CODES)))
+    return code
+
+
+def _ask(transport, query: int, index: int = 0) -> int:
+    cap = _uapi.davinci_cap(query=query, index=index)
+    transport.ioctl(_uapi.DAVINCI_IOCTL_GET_CAP, cap)
+    return int(cap.value)
+
+
+def query(transport) -> Capabilities:
+    """Ask the driver behind ``transport`` (DAVINCI_FEAT_CAPS): each
+    opcode it knows, up to the number it announces."""
+    opcodes = _ask(transport, _uapi.DAVINCI_CAP_OPCODES)
+    dtype_count = _ask(transport, _uapi.DAVINCI_CAP_DTYPES)
+    op_dtypes: dict[int, int] = {}
+    op_params: dict[int, int] = {}
+    for code in range(min(opcodes, _MAX_OPCODES)):
+        mask = _ask(transport, _uapi.DAVINCI_CAP_OP_DTYPES, code)
+        if not mask:
+            continue
+        op_dtypes[code] = mask
+        params = _ask(transport, _uapi.DAVINCI_CAP_OP_PARAMS, code)
+        if params:
+            op_params[code] = params
+    return Capabilities(opcodes, dtype_count, MappingProxyType(op_dtypes),
+                        MappingProxyType(op_params), "query")
+
+
+def _schema_mask(op: OpDef) -> int:
+    mask = 0
+    for name in op.dtypes:
+        mask |= 1 << DTYPE_CODES[name]
+    return mask
+
+
+def from_features(features: int) -> Capabilities:
+    """What a driver without DAVINCI_FEAT_CAPS serves, by its DAVINCI_FEAT_*
+    bits ``features``: ABI 1.0's ops in the schema's dtypes, the later
+    ones whose bit it has, float16 and bfloat16 only with theirs."""
+    dtypes = 0
+    for name, code in DTYPE_CODES.items():
+        bit = _DTYPE_FEATURES.get(name)
+        if bit is None or features & bit:
+            dtypes |= 1 << code
+    op_dtypes: dict[int, int] = {}
+    for op in schema.OPS:
+        bit = _OP_FEATURES.get(op.name)
+        if bit is None and op.opcode >= _FIRST_OPCODES:
+            continue        # came with the query or after it
+        if bit is not None and not features & bit:
+            continue
+        mask = _schema_mask(op) & dtypes
+        if mask:
+            op_dtypes[op.opcode] = mask
+    return Capabilities(max(op_dtypes) + 1, _FIRST_DTYPES,
+                        MappingProxyType(op_dtypes), MappingProxyType({}),
+                        "features")
+
+
+def read(transport, features: int) -> Capabilities:
+    """The capabilities of the driver behind ``transport``, whose
+    DAVINCI_FEAT_* bits are ``features``: asked when it has the query,
+    else from the bits."""
+    if features & _uapi.DAVINCI_FEAT_CAPS:
+        return query(transport)
+    return from_features(features)
