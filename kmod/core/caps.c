@@ -39,11 +39,8 @@ static int dv_cap_answer(struct davinci_cap *c)
 	case DAVINCI_CAP_OP_PARAMS:
 		if (c->index >= DAVINCI_OP_COUNT)
 			return -EINVAL;
-		/*
-		 * No op takes a parameter block yet; the one that will
-		 * gets its versions in its entry of dv_opcodes[].
-		 */
-		c->value = 0;
+		c->value = dv_opcodes[c->index].params_version ?
+			   1ULL << dv_opcodes[c->index].params_version : 0;
 		return 0;
 	default:
 		return -EINVAL;

@@ -219,6 +219,9 @@ struct dv_task_result {
  *	the doorbell until the task is freed, so memory freed by the host
  *	meanwhile stays in place for it
  * @len: bytes the task touches from each operand
+ * @params: the copy of its parameter block dv_task_resolve() took (the
+ *	op's params_size bytes of it; DOC: parameter blocks), which the op
+ *	is checked against and run from
  * @ctx: the submitting context, set when it starts running
  * @timeout_ms: watchdog for this task, 0 for the device's (injected hang)
  * @throttle_pct: thermal throttle sampled when it started
@@ -240,6 +243,7 @@ struct dv_task {
 	u32 operand_status;
 	struct dv_buffer *buf[3];
 	u64 len[3];
+	u8 params[DAVINCI_PARAMS_MAX];
 	struct dv_context *ctx;
 	u32 timeout_ms;
 	u32 throttle_pct;
@@ -627,6 +631,7 @@ enum dv_op_shape {
 	DV_SHAPE_ROWS,		/* dst and src0: m x n */
 	DV_SHAPE_REDUCE,	/* dst m, src0 m x n */
 	DV_SHAPE_CAST,		/* dst count of dst_dtype, src0 count */
+	DV_SHAPE_VIEW,		/* dst count, src0 the params' strided view */
 };
 
 /**
@@ -637,6 +642,8 @@ enum dv_op_shape {
  * @flags: allowed DAVINCI_TASK_F_* flags
  * @max_count: largest count, 0 for no bound
  * @max_imm: largest imm, 0 for no bound
+ * @params_size: bytes of its parameter block, 0 for an op without one
+ * @params_version: the block's layout version it takes
  * @shape: its operand extents
  * @kernel: for a compute op, its kernel (ops_kernels.h), which dv_op_run()
  *	calls with units [@begin, @end) and an FPU section open; else NULL
@@ -647,9 +654,12 @@ struct dv_opcode_info {
 	u32 flags;
 	u64 max_count;
 	u32 max_imm;
+	u32 params_size;
+	u32 params_version;
 	enum dv_op_shape shape;
-	void (*kernel)(const struct davinci_task *t, void *dst,
-		       const void *src0, const void *src1, u64 begin, u64 end);
+	void (*kernel)(const struct davinci_task *t, const void *params,
+		       void *dst, const void *src0, const void *src1, u64 begin,
+		       u64 end);
 };
 
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];

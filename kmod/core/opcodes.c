@@ -188,4 +188,13 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.shape = DV_SHAPE_UNARY,
 		.kernel = dv_opk_elementwise,
 	},
+	[DAVINCI_OP_COPY_VIEW] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT,
+		.dtypes = DV_DT_ALL,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_copy_view),
+		.params_version = DAVINCI_PARAMS_COPY_VIEW_VERSION,
+		.shape = DV_SHAPE_VIEW,
+		.kernel = dv_opk_copy_view,
+	},
 };

@@ -82,18 +82,74 @@ static bool dv_range_wraps(u64 addr, u64 len)
 }
 
 /**
+ * dv_op_check_params() - check an op's parameter block
+ * @task: a task that passed dv_op_validate()
+ * @params: the copy of its parameter block (dv_opcodes[] params_size bytes)
+ *
+ * COPY_VIEW: 1 to 8 dimensions, the sizes' product @task->count (no
+ * overflow), every size and stride past @ndim and @pad zero, and a view
+ * whose last element's offset fits u64.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int dv_op_check_params(const struct davinci_task *task, const void *params)
+{
+	const struct davinci_params_copy_view *v = params;
+	u64 elems = 1, last = 0, reach;
+	u32 i;
+
+	if (task->opcode != DAVINCI_OP_COPY_VIEW)
+		return -EINVAL;
+	if (v->ndim < 1 || v->ndim > DV_ARRAY_SIZE(v->sizes) || v->pad)
+		return -EINVAL;
+	for (i = 0; i < DV_ARRAY_SIZE(v->sizes); i++) {
+		if (i >= v->ndim) {
+			if (v->sizes[i] || v->strides[i])
+				return -EINVAL;
+			continue;
+		}
+		if (!dv_mul_u64(elems, v->sizes[i], &elems))
+			return -EINVAL;
+		if (v->sizes[i] &&
+		    (!dv_mul_u64(v->sizes[i] - 1, v->strides[i], &reach) ||
+		     last + reach < last))
+			return -EINVAL;
+		if (v->sizes[i])
+			last += reach;
+	}
+	return elems == task->count ? 0 : -EINVAL;
+}
+
+/* Elements of src0 a checked view spans: its last element's offset + 1. */
+static u64 dv_view_span(const struct davinci_params_copy_view *v)
+{
+	u64 last = 0;
+	u32 i;
+
+	for (i = 0; i < v->ndim; i++) {
+		if (!v->sizes[i])
+			return 0;
+		last += (v->sizes[i] - 1) * v->strides[i];
+	}
+	return last + 1;
+}
+
+/**
  * dv_op_extent() - bytes a compute task touches at each operand
  * @task: a task that passed dv_op_validate()
+ * @params: the copy of its parameter block that passed
+ *	dv_op_check_params(), NULL for an op without one
  * @ext: out: bytes at dst, src0 and src1 (0 for an unused operand)
  *
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
- * REDUCE_SUM and CAST refuse any overlap of dst with a source.
+ * REDUCE_SUM, CAST and COPY_VIEW refuse any overlap of dst with a source.
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
  * the address space, or operands overlap as above.
  */
-int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
+int dv_op_extent(const struct davinci_task *task, const void *params,
+		 struct dv_op_extent *ext)
 {
 	u64 es = dv_dtype_size(task->dtype);
 	u64 mn, mk, kn;
@@ -137,6 +193,11 @@ int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
 			return -EINVAL;
 		/* no columns: each row sums to 0 */
 		ext->dst = (u64)task->m * es;
+		break;
+	case DV_SHAPE_VIEW:
+		if (!params || !dv_mul_u64(task->count, es, &ext->dst) ||
+		    !dv_mul_u64(dv_view_span(params), es, &ext->src0))
+			return -EINVAL;
 		break;
 	case DV_SHAPE_CAST:
 		if (!dv_mul_u64(task->count, es, &ext->src0))
@@ -256,6 +317,7 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 /**
  * dv_op_run() - run units [@begin, @end) of a compute task
  * @task: a task that passed dv_op_validate() and dv_op_extent()
+ * @params: the checked copy of its parameter block (NULL: none)
  * @dst: host address of the output operand
  * @src0: host address of the first input
  * @src1: host address of the second input (unused ops: ignored)
@@ -265,8 +327,9 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
  * Call between os_fpu_begin() and os_fpu_end(). Running [0, units) in
  * any sequence of chunks gives the same bytes as one call.
  */
-void dv_op_run(const struct davinci_task *task, void *dst,
-	       const void *src0, const void *src1, u64 begin, u64 end)
+void dv_op_run(const struct davinci_task *task, const void *params,
+	       void *dst, const void *src0, const void *src1, u64 begin,
+	       u64 end)
 {
 	u64 units = dv_op_units(task);
 
@@ -277,5 +340,6 @@ void dv_op_run(const struct davinci_task *task, void *dst,
 	/* a unary op's kernel reads src0 twice, never a stray src1 */
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_UNARY)
 		src1 = src0;
-	dv_opcodes[task->opcode].kernel(task, dst, src0, src1, begin, end);
+	dv_opcodes[task->opcode].kernel(task, params, dst, src0, src1, begin,
+					end);
 }

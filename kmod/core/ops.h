@@ -35,11 +35,20 @@ bool dv_op_is_compute(u16 opcode);
 int dv_op_validate(const struct davinci_task *task);
 
 /*
+ * At take-in, for an op with a parameter block: its copy @params is one
+ * the op takes (-EINVAL otherwise).
+ */
+int dv_op_check_params(const struct davinci_task *task, const void *params);
+
+/*
  * Before the task runs: the byte extents of its operands (overflow
  * checked; -EINVAL for shapes whose byte size overflows u64, or MATMUL,
- * SOFTMAX, REDUCE_SUM and CAST whose dst overlaps a source).
+ * SOFTMAX, REDUCE_SUM, CAST and COPY_VIEW whose dst overlaps a source).
+ * @params: the checked copy of its parameter block, NULL for an op
+ * without one.
  */
-int dv_op_extent(const struct davinci_task *task, struct dv_op_extent *ext);
+int dv_op_extent(const struct davinci_task *task, const void *params,
+		 struct dv_op_extent *ext);
 
 /*
  * Before the task runs: operands whose address is not a multiple of their
@@ -54,8 +63,12 @@ u32 dv_op_misaligned(const struct davinci_task *task);
 u64 dv_op_units(const struct davinci_task *task);
 u64 dv_op_chunk_units(const struct davinci_task *task);
 
-/* Run units [@begin, @end); call between os_fpu_begin()/os_fpu_end(). */
-void dv_op_run(const struct davinci_task *task, void *dst,
-	       const void *src0, const void *src1, u64 begin, u64 end);
+/*
+ * Run units [@begin, @end) with the parameter block copy @params (NULL for
+ * an op without one); call between os_fpu_begin()/os_fpu_end().
+ */
+void dv_op_run(const struct davinci_task *task, const void *params,
+	       void *dst, const void *src0, const void *src1, u64 begin,
+	       u64 end);
 
 #endif /* _DAVINCI_OPS_H */

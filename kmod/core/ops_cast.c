@@ -35,11 +35,12 @@
 
 #define CT(a, b) ((a) * DAVINCI_DTYPE_COUNT + (b))
 
-void dv_opk_cast(const struct davinci_task *t, void *dst, const void *src,
-		 const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(cast)
 {
 	size_t n = (size_t)(end - begin);
+	const void *src = src0;
 
+	(void)params;
 	(void)src1;
 	switch (CT(t->dtype, t->dst_dtype)) {
 	case CT(DAVINCI_DTYPE_FLOAT32, DAVINCI_DTYPE_FLOAT32):

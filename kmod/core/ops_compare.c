@@ -63,11 +63,12 @@ static void cmp_half(u32 pred, u8 dtype, u16 *d, const u16 *a,
 	}
 }
 
-void dv_opk_compare(const struct davinci_task *t, void *dst,
-		    const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(compare)
 {
 	size_t n = (size_t)(end - begin);
 	u32 pred = t->imm;
+
+	(void)params;
 
 	switch (t->dtype) {
 	case DAVINCI_DTYPE_FLOAT32:

@@ -170,11 +170,12 @@ static void ew_half(ew_f32_fn fn, u8 dtype, u16 *d, const u16 *a,
 	}
 }
 
-void dv_opk_elementwise(const struct davinci_task *t, void *dst,
-			const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(elementwise)
 {
 	size_t n = (size_t)(end - begin);
 	float alpha = dv_u2f(t->imm);
+
+	(void)params;
 
 	switch (t->dtype) {
 	case DAVINCI_DTYPE_FLOAT32: {

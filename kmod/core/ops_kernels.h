@@ -19,11 +19,13 @@
 
 /*
  * The op kernels, each named by the opcodes it runs in dv_opcodes[] and
- * called with the signature of struct dv_opcode_info's @kernel; an op with
- * one input ignores @src1.
+ * called with the signature of struct dv_opcode_info's @kernel: @params is
+ * the checked copy of the task's parameter block (NULL for an op without
+ * one); an op with one input ignores @src1.
  */
 #define DV_OP_KERNEL(name)						\
-	void dv_opk_##name(const struct davinci_task *t, void *dst,	\
+	void dv_opk_##name(const struct davinci_task *t,		\
+			   const void *params, void *dst,		\
 			   const void *src0, const void *src1,		\
 			   u64 begin, u64 end)
 
@@ -35,5 +37,6 @@ DV_OP_KERNEL(reduce_sum);	/* REDUCE_SUM; units are rows */
 DV_OP_KERNEL(relu_grad);	/* RELU_GRAD */
 DV_OP_KERNEL(compare);		/* CMP */
 DV_OP_KERNEL(cast);		/* CAST */
+DV_OP_KERNEL(copy_view);	/* COPY_VIEW; units are elements of dst */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

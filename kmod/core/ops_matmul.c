@@ -137,8 +137,7 @@ void dv_mm_store(const struct dv_mm *mm, const size_t *row, size_t rows,
  * run in any order or on several AI cores at once (each between its own
  * os_fpu_begin() and os_fpu_end()), writes the same bytes.
  */
-void dv_opk_matmul(const struct davinci_task *t, void *dst,
-		   const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(matmul)
 {
 	struct dv_mm mm = {
 		.m = t->m, .n = t->n, .k = t->k, .dtype = t->dtype,
@@ -147,6 +146,8 @@ void dv_opk_matmul(const struct davinci_task *t, void *dst,
 		.a = src0, .b = src1, .c = dst,
 	};
 	float *scratch;
+
+	(void)params;
 
 	if (t->dtype == DAVINCI_DTYPE_INT32 || !mm.n)
 		return;

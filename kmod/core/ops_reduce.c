@@ -167,12 +167,12 @@ static void softmax_half(u8 dtype, void *dst, const void *src, size_t off,
 	}
 }
 
-void dv_opk_softmax(const struct davinci_task *t, void *dst,
-		    const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(softmax)
 {
 	size_t n = t->n, i;
 	bool log = t->opcode == DAVINCI_OP_LOG_SOFTMAX;
 
+	(void)params;
 	(void)src1;
 	if (!n)
 		return;
@@ -185,12 +185,12 @@ void dv_opk_softmax(const struct davinci_task *t, void *dst,
 	}
 }
 
-void dv_opk_reduce_sum(const struct davinci_task *t, void *dst,
-		       const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(reduce_sum)
 {
 	size_t n = t->n, i, j, len;
 	float buf[RD_BLK];
 
+	(void)params;
 	(void)src1;
 	for (i = begin; i < end; i++) {
 		struct lanes l = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };

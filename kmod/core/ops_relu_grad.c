@@ -47,10 +47,11 @@ static void rg_u16(u16 *d, const u16 *g, const u16 *x, size_t n, u32 inf)
 		d[i] = rg_le0(x[i], 0x8000u, inf) ? 0 : g[i];
 }
 
-void dv_opk_relu_grad(const struct davinci_task *t, void *dst,
-		      const void *src0, const void *src1, u64 begin, u64 end)
+DV_OP_KERNEL(relu_grad)
 {
 	size_t n = (size_t)(end - begin);
+
+	(void)params;
 
 	switch (t->dtype) {
 	case DAVINCI_DTYPE_FLOAT32:

@@ -29,7 +29,9 @@ static bool dv_task_unused_set(const struct davinci_task *t, u32 uses)
  * Against the opcode's entry of dv_opcodes[]: reserved and padding fields
  * zero, the opcode known, the dtype (and dst_dtype, for CAST) allowed,
  * flags allowed, every field the opcode does not use zero, event_id set
- * exactly when the opcode uses an event, count and imm within bounds.
+ * exactly when the opcode uses an event, count and imm within bounds, and
+ * the parameter block's address, size and version set exactly when the
+ * opcode takes one, its size and version the opcode's.
  *
  * Return: 0 or -EINVAL.
  */
@@ -62,7 +64,37 @@ int dv_task_validate(const struct davinci_task *t)
 		return -EINVAL;
 	if (op->max_imm && t->imm > op->max_imm)
 		return -EINVAL;
+	if (!op->params_size)
+		return t->params || t->params_size || t->params_version ?
+		       -EINVAL : 0;
+	if (!t->params || t->params_size != op->params_size ||
+	    t->params_version != op->params_version)
+		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Copy @t's parameter block out of the context's memory into @t->params,
+ * once, at take-in: the op is checked against and run from this copy.
+ */
+static u32 dv_task_copy_params(struct dv_context *ctx, struct dv_task *t)
+{
+	const struct davinci_task *d = &t->desc;
+	struct dv_buffer *b;
+
+	b = dv_buffer_lookup(ctx, d->params, d->params_size);
+	if (!b)
+		return DAVINCI_STATUS_INVALID_ADDRESS;
+	memcpy(t->params, (const u8 *)dv_buffer_kaddr(b) +
+	       (d->params - dv_buffer_dev_addr(b)), d->params_size);
+	return dv_op_check_params(d, t->params) ?
+	       DAVINCI_STATUS_INVALID_TASK : 0;
+}
+
+/* The copy of @t's parameter block, NULL for an op without one. */
+static const void *dv_task_params(const struct dv_task *t)
+{
+	return t->desc.params_size ? t->params : NULL;
 }
 
 /* Resolve one operand; 0 bytes need no memory. */
@@ -105,7 +137,12 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 		ext.dst = d->count;
 		break;
 	default:
-		if (dv_op_extent(d, &ext)) {
+		if (d->params_size) {
+			t->operand_status = dv_task_copy_params(ctx, t);
+			if (t->operand_status)
+				return;
+		}
+		if (dv_op_extent(d, dv_task_params(t), &ext)) {
 			t->operand_status = DAVINCI_STATUS_INVALID_TASK;
 			return;
 		}
@@ -275,8 +312,8 @@ static void dv_chunk_memset(struct dv_task *t, u64 begin, u64 end)
 static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 {
 	os_fpu_begin();
-	dv_op_run(&t->desc, dv_task_ptr(t, 0), dv_task_ptr(t, 1),
-		  dv_task_ptr(t, 2), begin, end);
+	dv_op_run(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+		  dv_task_ptr(t, 1), dv_task_ptr(t, 2), begin, end);
 	os_fpu_end();
 }
 
@@ -623,7 +660,7 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 	case DV_SHAPE_FILL:
 		return d->count <= DV_SHORT_BYTES;
 	default:
-		return !dv_op_extent(d, &ext) &&
+		return !dv_op_extent(d, dv_task_params(t), &ext) &&
 		       ext.dst + ext.src0 + ext.src1 <= DV_SHORT_BYTES;
 	}
 }

@@ -67,6 +67,8 @@ def test_descriptors_refuse_dtypes_the_op_lacks(op):
                "reduce": {"rows": (2, 2)}}.get(op.kind, {"count": 4})
     if op.kind == "cast":
         extents["dst_dtype"] = "float32"
+    if op.params is not None:
+        extents["params_at"] = 0x3000
     attr = {"enum": "EQ", "float32": 1.0, "byte": 0}[op.imm.type] \
         if op.imm else None
     for dtype in opdesc.DTYPE_CODES:

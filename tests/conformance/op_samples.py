@@ -72,6 +72,16 @@ def _log_softmax(attr, x):
     return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
 
 
+def _strided(sizes, strides):
+    """numpy's view of x's elements with these sizes and strides."""
+    def ref(attr, x):
+        flat = np.ascontiguousarray(x).reshape(-1)
+        return np.lib.stride_tricks.as_strided(
+            flat, shape=sizes,
+            strides=[s * flat.itemsize for s in strides]).copy()
+    return ref
+
+
 def _cmp(fn):
     def ref(attr, a, b):
         r = fn(a, b)
@@ -121,6 +131,16 @@ SAMPLES: dict[str, list[Sample]] = {
                           lambda attr, x: np.where(x >= 0, x,
                                                    np.float32(attr) * x),
                           attr=0.01)],
+    "COPY_VIEW": [
+        Sample(name, _rand((6, 7)), _strided(sizes, strides),
+               kwargs={"sizes": sizes, "strides": strides})
+        for name, sizes, strides in (
+            ("transpose", (7, 6), (1, 7)),
+            ("slice", (3, 2), (14, 3)),
+            ("expand", (4, 6, 7), (0, 7, 1)),
+            ("permute 3-D", (2, 7, 3), (1, 2, 14)),
+            ("contiguous", (42,), (1,)),
+        )],
     "CMP": [Sample(p, _rand((300,), (300,), integer_valued=True),
                    _cmp(fn), attr=p)
             for p, fn in (("EQ", np.equal), ("NE", np.not_equal),

@@ -35,6 +35,9 @@ def _variants(op):
         return [{"transpose_b": True}, {"transpose_a": True}]
     if op.kind == "cast":
         return [{"dtype": d} for d in ALL]
+    if op.kind == "view":       # of a [64, 96] or a [16, 16] operand
+        return [{"sizes": (16, 16), "strides": (1, 16)},
+                {"sizes": (4, 8, 16), "strides": (0, 32, 2)}]
     return [{}]
 
 
@@ -53,6 +56,7 @@ def every_op(a, b, s, dtype):
                 label = "_".join([op.python] + [str(x) for x in [attr]
                                                 if x is not None] +
                                  ["%s=%s" % i for i in sorted(kw.items())])
+                label = label.replace(" ", "")
                 outs[label] = fn(*args, stream=s, **kw)
     return outs
 

@@ -47,8 +47,15 @@ void test_capabilities(void)
 		CHECK(value != 0);
 		CHECK_EQ(value & ~((1ULL << DAVINCI_DTYPE_COUNT) - 1), 0);
 		CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, op, &value), 0);
-		CHECK_EQ(value, 0);
+		CHECK_EQ(value, dv_opcodes[op].params_version ?
+			 1ULL << dv_opcodes[op].params_version : 0);
 	}
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, DAVINCI_OP_COPY_VIEW,
+			 &value), 0);
+	CHECK_EQ(value, 1ULL << DAVINCI_PARAMS_COPY_VIEW_VERSION);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, DAVINCI_OP_ADD, &value),
+		 0);
+	CHECK_EQ(value, 0);
 	/* what the header says of a few */
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_DTYPES, DAVINCI_OP_ADD, &value),
 		 0);

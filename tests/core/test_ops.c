@@ -350,11 +350,21 @@ void test_malformed(void)
 	t = t_nop(1);
 	t.pad0 = 1;
 	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < sizeof(t.reserved) / sizeof(t.reserved[0]); i++) {
 		t = t_nop(1);
 		t.reserved[i] = 1;
 		CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
 	}
+	/* a parameter block for an op that takes none */
+	t = t_nop(1);
+	t.params = m.a.dev_addr;
+	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
+	t = t_nop(1);
+	t.params_size = 8;
+	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
+	t = t_nop(1);
+	t.params_version = 1;
+	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
 	t = t_nop(1);
 	t.flags = 1U << 7;
 	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);

@@ -88,7 +88,10 @@ class Task(S):
                 ("src0", ctypes.c_uint64), ("src1", ctypes.c_uint64),
                 ("count", ctypes.c_uint64), ("m", ctypes.c_uint32),
                 ("n", ctypes.c_uint32), ("k", ctypes.c_uint32),
-                ("imm", ctypes.c_uint32), ("reserved", ctypes.c_uint64 * 7)]
+                ("imm", ctypes.c_uint32), ("params", ctypes.c_uint64),
+                ("params_size", ctypes.c_uint32),
+                ("params_version", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint64 * 5)]
 
 
 assert ctypes.sizeof(Task) == 128

@@ -46,7 +46,10 @@ class Task(ctypes.Structure):
         ("n", ctypes.c_uint32),
         ("k", ctypes.c_uint32),
         ("imm", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint64 * 7),
+        ("params", ctypes.c_uint64),
+        ("params_size", ctypes.c_uint32),
+        ("params_version", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint64 * 5),
     ]
 
 
@@ -76,7 +79,7 @@ def lib():
         l.dvc_op_is_compute.restype = ctypes.c_bool
         l.dvc_op_validate.argtypes = [ctypes.POINTER(Task)]
         l.dvc_op_validate.restype = ctypes.c_int
-        l.dvc_op_extent.argtypes = [ctypes.POINTER(Task),
+        l.dvc_op_extent.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
                                     ctypes.POINTER(Extent)]
         l.dvc_op_extent.restype = ctypes.c_int
         l.dvc_op_units.argtypes = [ctypes.POINTER(Task)]
@@ -85,7 +88,8 @@ def lib():
         l.dvc_op_chunk_units.restype = ctypes.c_uint64
         l.dvc_op_run.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
                                 ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_uint64, ctypes.c_uint64]
+                                ctypes.c_void_p, ctypes.c_uint64,
+                                ctypes.c_uint64]
         l.dvc_op_run.restype = None
         l.dvc_num_logf.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_uint64]
@@ -122,7 +126,7 @@ def validate(t):
 
 def extent(t):
     e = Extent()
-    rc = lib().dvc_op_extent(ctypes.byref(t), ctypes.byref(e))
+    rc = lib().dvc_op_extent(ctypes.byref(t), None, ctypes.byref(e))
     return rc, (e.dst, e.src0, e.src1)
 
 
@@ -164,12 +168,13 @@ def run(t, chunks=None):
     b = 0
     while b < u:
         e = min(u, b + step)
-        lib().dvc_op_run(ctypes.byref(t), *ptrs, b, e)
+        lib().dvc_op_run(ctypes.byref(t), None, *ptrs, b, e)
         b = e
 
 
 def run_raw(t, begin, end):
-    lib().dvc_op_run(ctypes.byref(t), t.dst, t.src0, t.src1, begin, end)
+    lib().dvc_op_run(ctypes.byref(t), None, t.dst, t.src0, t.src1, begin,
+                     end)
 
 
 def f32_bits(x):

@@ -745,7 +745,11 @@ def bad_tasks():
     t = task(L.OP_ADD, count=1)
     t.event_id = 1
     yield "event_id", t
-    for i in range(7):
+    for field in ("params", "params_size", "params_version"):
+        t = task(L.OP_ADD, count=1)     # ADD takes no parameter block
+        setattr(t, field, 8)
+        yield field, t
+    for i in range(len(task(L.OP_ADD).reserved)):
         t = task(L.OP_ADD, count=1)
         t.reserved[i] = 1 << 63
         yield "reserved %d" % i, t
@@ -759,9 +763,9 @@ def test_validate_rejects():
 
 
 def test_is_compute():
-    for op in range(0, 25):
+    for op in range(0, L.OP_COUNT + 2):
         assert L.lib().dvc_op_is_compute(op) == \
-            (L.OP_ADD <= op <= L.OP_CMP)
+            (L.OP_ADD <= op < L.OP_COUNT)
 
 
 BASE = 0x100000000

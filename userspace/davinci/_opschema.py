@@ -32,6 +32,7 @@ __all__ = [
     "DAVINCI_OP_CMP",
     "DAVINCI_OP_ABS",
     "DAVINCI_OP_LEAKY_RELU",
+    "DAVINCI_OP_COPY_VIEW",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -40,6 +41,7 @@ __all__ = [
     "DAVINCI_CMP_GT",
     "DAVINCI_CMP_GE",
     "DAVINCI_CMP_COUNT",
+    "DAVINCI_PARAMS_COPY_VIEW_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -67,7 +69,8 @@ DAVINCI_OP_SQRT = 21
 DAVINCI_OP_CMP = 22
 DAVINCI_OP_ABS = 23
 DAVINCI_OP_LEAKY_RELU = 24
-DAVINCI_OP_COUNT = 25
+DAVINCI_OP_COPY_VIEW = 25
+DAVINCI_OP_COUNT = 26
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -75,6 +78,7 @@ DAVINCI_CMP_LE = 3
 DAVINCI_CMP_GT = 4
 DAVINCI_CMP_GE = 5
 DAVINCI_CMP_COUNT = 6
+DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -403,4 +407,40 @@ OPS = ({'acl': {},
   'not_in': {},
   'opcode': 24,
   'python': 'leaky_relu',
+  'uses': ('dst', 'src0', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'dst[@count] = the strided view of src0 its parameter block '
+         'describes',
+  'dtypes': ('float32', 'float16', 'bfloat16', 'int32'),
+  'flags': (),
+  'inputs': ['x'],
+  'kernel': 'copy_view',
+  'kind': 'view',
+  'name': 'COPY_VIEW',
+  'not_in': {'acl': "CANN's AsStrided takes sizes and strides as input "
+                    'tensors, not mapped yet',
+             'atc': 'Transpose, Slice and Expand lower to it in the '
+                    'op-library round',
+             'torch': "torch_npu's copies of strided views move to it in the "
+                      'op-library round'},
+  'opcode': 25,
+  'params': {'fields': [{'doc': 'dimensions of the view, 1 .. 8',
+                         'name': 'ndim',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'},
+                        {'count': 8,
+                         'doc': 'elements along each dimension, outermost '
+                                'first; their product is @count, those past '
+                                '@ndim zero',
+                         'name': 'sizes',
+                         'type': 'u64'},
+                        {'count': 8,
+                         'doc': 'elements of src0 between neighbours along '
+                                'each dimension (0 repeats one, as an '
+                                'expanded tensor), those past @ndim zero',
+                         'name': 'strides',
+                         'type': 'u64'}],
+             'version': 1},
+  'python': 'copy_view',
   'uses': ('dst', 'src0', 'count')})

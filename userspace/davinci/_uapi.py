@@ -109,6 +109,8 @@ DAVINCI_FEAT_RELU_GRAD = 1 << 13
 DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
 DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
 DAVINCI_FEAT_CAPS = 1 << 16     # DAVINCI_IOCTL_GET_CAP: ops, dtypes served
+DAVINCI_FEAT_PARAMS = 1 << 17   # davinci_task.params: parameter blocks
+DAVINCI_PARAMS_MAX = 256        # bytes of the largest parameter block
 
 # Capability queries (davinci_cap.query); see davinci.capabilities
 DAVINCI_CAP_OPCODES = 0         # value: opcodes the driver knows
@@ -286,6 +288,21 @@ class davinci_limits(_Struct):
         ("notifications_per_context", _u32),
         ("reserved", _u64 * 5),
     ]
+
+
+def _params_struct(op: dict) -> type:
+    """struct davinci_params_<op>, from the op schema as the header's is."""
+    ctype = {"u32": _u32, "u64": _u64}
+    fields = [(f["name"], ctype[f["type"]] * f["count"] if f.get("count", 1)
+               > 1 else ctype[f["type"]]) for f in op["params"]["fields"]]
+    return type("davinci_params_" + op["name"].lower(), (_Struct,),
+                {"_fields_": fields})
+
+
+#: the parameter blocks' structs, by their C names
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (
+    _params_struct(op) for op in _opschema.OPS if op.get("params"))}
+globals().update(PARAMS_STRUCTS)
 
 
 class davinci_cap(_Struct):
@@ -545,7 +562,10 @@ class davinci_task(_Struct):
         ("n", _u32),
         ("k", _u32),
         ("imm", _u32),
-        ("reserved", _u64 * 7),
+        ("params", _u64),
+        ("params_size", _u32),
+        ("params_version", _u32),
+        ("reserved", _u64 * 5),
     ]
 
 
@@ -729,6 +749,7 @@ class davinci_mgmt_events(_Struct):
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
     davinci_version, davinci_device_info, davinci_limits, davinci_cap,
+    *PARAMS_STRUCTS.values(),
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,

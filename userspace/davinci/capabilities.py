@@ -84,7 +84,8 @@ class Capabilities:
         return bool(mask >> _dtype_code(dtype) & 1)
 
     def param_versions(self, op: "OpDef | str | int") -> tuple[int, ...]:
-        """The parameter-block versions ``op`` takes (none take one yet)."""
+        """The parameter-block versions ``op`` takes (none for an op without
+        a parameter block)."""
         mask = self.op_params.get(_opcode(op), 0)
         return tuple(v for v in range(mask.bit_length()) if mask >> v & 1)
 

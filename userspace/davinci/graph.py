@@ -41,6 +41,9 @@ class Graph:
         self.tasks = 0
         self._capturing = False
         self._destroyed = False
+        #: what its tasks read at each launch (parameter blocks), freed
+        #: with it
+        self._held: list = []
 
     # -- capture -----------------------------------------------------------------
     def __enter__(self) -> "Graph":
@@ -91,14 +94,28 @@ class Graph:
         self.check()
         return (stream or self.stream).launch_graph(self.graph_id)
 
+    def hold(self, buffer) -> None:
+        """Keep ``buffer`` (a parameter block its tasks read at each
+        launch) until the graph is destroyed."""
+        self._held.append(buffer)
+
     def destroy(self) -> None:
-        """Free the graph in the driver (launches already queued run)."""
+        """Free the graph in the driver (launches already queued run: they
+        copied their parameter blocks when they were queued)."""
         if self._destroyed or not self.graph_id:
             self._destroyed = True
+            self._release_held()
             return
         self._destroyed = True
         if not self._transport.closed:
             self._destroy_id(self.graph_id)
+        self._release_held()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for b in held:
+            if not b.freed:
+                b.free()
 
     def _destroy_id(self, graph_id: int) -> None:
         self._transport.try_ioctl(_uapi.DAVINCI_IOCTL_GRAPH_DESTROY,

@@ -27,7 +27,7 @@ from .errors import (DTypeError, InvalidArgumentError,
 from .schema import OpDef
 from .stream import make_task
 
-__all__ = ["describe", "check_alignment", "op_of", "DTYPE_CODES",
+__all__ = ["describe", "pack_params", "check_alignment", "op_of", "DTYPE_CODES",
            "DTYPE_NAMES", "ITEMSIZES", "SOURCES", "schema"]
 
 #: dtype name -> DAVINCI_DTYPE_*
@@ -39,7 +39,7 @@ DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
-           "cast": 1}
+           "cast": 1, "view": 1}
 _U32 = 0xFFFFFFFF
 
 
@@ -79,17 +79,20 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
              attr=None, dst_dtype: str | None = None,
              transpose: tuple[bool, bool] = (False, False),
              names: "dict[str, str] | None" = None,
-             label: str | None = None) -> _uapi.davinci_task:
+             label: str | None = None,
+             params_at: int = 0) -> _uapi.davinci_task:
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
     elements (binary, unary, cast), ``rows`` = (m, n) (rows, reduce) or
     ``mnk`` (matmul, with ``transpose`` = (a, b)); ``attr`` is the value of
     the op's attribute (CMP's predicate, AXPY's alpha); ``dst_dtype`` the
-    result dtype of a cast. ``names`` maps dst/src0/src1 to the caller's
-    names for messages, ``label`` the caller's name of the op in them
-    (default: its davinci.ops name). Raises DTypeError, ShapeError,
-    InvalidArgumentError or MisalignedOperandError; nothing is submitted.
+    result dtype of a cast. ``params_at`` is the device address of the
+    op's parameter block (:func:`pack_params`), for an op that takes one.
+    ``names`` maps dst/src0/src1 to the caller's names for messages,
+    ``label`` the caller's name of the op in them (default: its davinci.ops
+    name). Raises DTypeError, ShapeError, InvalidArgumentError or
+    MisalignedOperandError; nothing is submitted.
     """
     op = op_of(op)
     name = label or op.python or op.name
@@ -146,9 +149,32 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
             raise InvalidArgumentError("%s: %s" % (name, e)) from None
     elif attr is not None:
         raise InvalidArgumentError("%s takes no attribute" % name)
+    if op.params is not None:
+        if not params_at:
+            raise InvalidArgumentError("%s needs its parameter block's "
+                                       "device address" % name)
+        fields.update(params=int(params_at), params_size=op.params.size,
+                      params_version=op.params.version)
+    elif params_at:
+        raise InvalidArgumentError("%s takes no parameter block" % name)
     task = make_task(op.opcode, **fields)
     check_alignment(task, name, names)
     return task
+
+
+def pack_params(op: "OpDef | str | int", **values) -> bytes:
+    """The bytes of ``op``'s parameter block with ``values`` for its fields
+    (InvalidArgumentError for an op without one or a value that does not
+    fit)."""
+    op = op_of(op)
+    if op.params is None:
+        raise InvalidArgumentError("%s takes no parameter block"
+                                   % (op.python or op.name))
+    try:
+        return op.params.pack(**values)
+    except ValueError as e:
+        raise InvalidArgumentError("%s: %s" % (op.python or op.name, e)) \
+            from None
 
 
 def check_alignment(task, op: str | None = None,

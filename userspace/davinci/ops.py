@@ -269,7 +269,8 @@ def _out(op: str, out, device, shape, dtype) -> DeviceTensor:
 
 
 def _run(task, out: DeviceTensor, stream: Stream | None,
-         inputs: Sequence[DeviceTensor]) -> DeviceTensor:
+         inputs: Sequence[DeviceTensor],
+         params: Buffer | None = None) -> DeviceTensor:
     dev = out.device
     for t in inputs:
         # results of other streams must be complete before this one reads
@@ -281,13 +282,26 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     if s.device is not dev:
         raise InvalidArgumentError("the stream belongs to another device "
                                    "context")
-    s.launch(task)
+    seq = s.launch(task)
+    if params is not None:
+        _release_after(params, s, seq)
     if stream is None:
         s.synchronize()
         out.writer = None
     else:
         out.writer = stream
     return out
+
+
+def _release_after(block: Buffer, s: Stream, seq: int) -> None:
+    """Free a task's parameter block once the device no longer reads it:
+    after the task, or with the graph a capture put it in (whose launches
+    copy it again)."""
+    graph = s.capturing
+    if graph is not None:
+        graph.hold(block)
+    else:
+        s.after_task(seq, lambda ok: block.free())
 
 
 def _operands(op: OpDef, tensors, names) -> list[DeviceTensor]:
@@ -321,6 +335,45 @@ def _launch(op: OpDef, ins: list[DeviceTensor], names, out, stream,
                            srcs=[t.dev_addr for t in ins], names=labels,
                            **extents)
     return _run(task, out, stream, ins)
+
+
+def _copy_view(op: OpDef, x: DeviceTensor, sizes, strides, out,
+               stream) -> DeviceTensor:
+    """The view of ``x``'s elements with ``sizes`` and ``strides`` (in
+    elements, outermost first; a stride of 0 repeats an element, as an
+    expanded tensor), copied into a dense tensor of shape ``sizes``."""
+    sizes = tuple(int(n) for n in sizes)
+    strides = tuple(int(n) for n in strides)
+    if not 1 <= len(sizes) <= 8 or len(strides) != len(sizes):
+        raise ShapeError("%s takes 1 to 8 sizes and as many strides, got "
+                         "%s and %s" % (op.python, sizes, strides))
+    if min(sizes + strides) < 0:
+        raise ShapeError("%s: negative size or stride in %s, %s"
+                         % (op.python, sizes, strides))
+    count = int(np.prod(sizes, dtype=object))
+    span = 0 if count == 0 else \
+        1 + sum((n - 1) * st for n, st in zip(sizes, strides))
+    if span > x.size:
+        raise ShapeError("%s: a view of sizes %s and strides %s reaches "
+                         "element %d of x, which has %d" % (
+                             op.python, sizes, strides, span - 1, x.size))
+    res = _result(op, [x], out, sizes, x.dtype)
+    if not count:
+        return res
+    data = opdesc.pack_params(op, ndim=len(sizes), sizes=sizes,
+                              strides=strides)
+    block = x.device.malloc(len(data))
+    try:
+        block.write(data)
+        task = opdesc.describe(op, x.dtype, dst=res.dev_addr,
+                               srcs=[x.dev_addr], count=count,
+                               params_at=block.dev_addr,
+                               names={"dst": "out", "src0": "x"})
+        return _run(task, res, stream, [x], block)
+    except BaseException:
+        if not block.freed:
+            block.free()
+        raise
 
 
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
@@ -376,7 +429,12 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
         return _launch(op, ins, names, res, stream, count=x.size,
                        attr=attr)
 
-    if op.kind == "matmul":
+    if op.kind == "view":
+        def fn(x, sizes, strides, out=None, stream=None) -> DeviceTensor:
+            x = _tensor(x, names[0])
+            _need_dtype(op.python, x, op.dtypes)
+            return _copy_view(op, x, sizes, strides, out, stream)
+    elif op.kind == "matmul":
         def fn(a, b, transpose_a: bool = False, transpose_b: bool = False,
                out=None, stream=None) -> DeviceTensor:
             return run(None, (a, b), out, stream,

@@ -23,14 +23,14 @@ from typing import Mapping
 
 from . import _opschema
 
-__all__ = ["OpDef", "Attr", "OPS", "COMPUTE_OPS", "FRONTENDS", "by_name",
+__all__ = ["OpDef", "Attr", "Params", "ParamField", "OPS", "COMPUTE_OPS", "FRONTENDS", "by_name",
            "by_opcode", "by_python", "by_acl"]
 
 #: the frontends that map their own op names onto device ops
 FRONTENDS = ("acl", "atc", "torch")
 #: kinds whose operands are typed elements (the compute ops)
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
-                           "cast"))
+                           "cast", "view"))
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,61 @@ class Attr:
 
 
 @dataclass(frozen=True)
+class ParamField:
+    """One field of a parameter block: ``u32`` or ``u64``, ``count`` of
+    them."""
+    name: str
+    type: str
+    count: int = 1
+    doc: str = ""
+
+
+_FORMATS = {"u32": "I", "u64": "Q"}
+
+
+@dataclass(frozen=True)
+class Params:
+    """An op's parameter block (DOC: parameter blocks in davinci.h): its
+    layout version and fields, packed little-endian in order."""
+    version: int
+    fields: tuple[ParamField, ...]
+
+    @property
+    def format(self) -> str:
+        return "<" + "".join("%d%s" % (f.count, _FORMATS[f.type])
+                             for f in self.fields)
+
+    @property
+    def size(self) -> int:
+        return struct.calcsize(self.format)
+
+    def pack(self, **values) -> bytes:
+        """The block's bytes: each field from ``values`` (a sequence for an
+        array, padded with zeros), missing fields zero; ValueError for an
+        unknown field or a value that does not fit."""
+        unknown = set(values) - {f.name for f in self.fields}
+        if unknown:
+            raise ValueError("no parameter field %s: the block has %s" % (
+                ", ".join(sorted(unknown)),
+                ", ".join(f.name for f in self.fields)))
+        flat = []
+        for f in self.fields:
+            v = values.get(f.name, 0)
+            items = list(v) if f.count > 1 else [v]
+            if len(items) > f.count:
+                raise ValueError("%s takes at most %d values, got %d"
+                                 % (f.name, f.count, len(items)))
+            items += [0] * (f.count - len(items))
+            limit = 1 << (32 if f.type == "u32" else 64)
+            for x in items:
+                if not 0 <= int(x) < limit:
+                    raise ValueError("%s value %r is not a %s"
+                                     % (f.name, x, f.type))
+            flat += [int(x) for x in items]
+        return struct.pack(self.format, *flat)
+
+
+@dataclass(frozen=True)
 class OpDef:
     """One opcode of the device."""
     name: str                       # DAVINCI_OP_<name>, the trace's name
@@ -82,6 +137,7 @@ class OpDef:
         default_factory=lambda: MappingProxyType({}))
     not_in: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({}))
+    params: Params | None = None    # its parameter block, if it takes one
 
     @property
     def compute(self) -> bool:
@@ -123,7 +179,11 @@ def _opdef(row: dict) -> OpDef:
                               for k, v in row["acl"].items()}),
         acl_inputs=MappingProxyType({k: tuple(v) for k, v in
                                      row["acl_inputs"].items()}),
-        not_in=MappingProxyType(dict(row["not_in"])))
+        not_in=MappingProxyType(dict(row["not_in"])),
+        params=Params(row["params"]["version"], tuple(
+            ParamField(f["name"], f["type"], f.get("count", 1),
+                       f.get("doc", "")) for f in row["params"]["fields"]))
+        if row.get("params") else None)
 
 
 #: every opcode, in opcode order

@@ -457,6 +457,12 @@ class Stream:
         with self._lock:
             self._capture = graph
 
+    @property
+    def capturing(self) -> "Graph | None":
+        """The graph a capture block is recording this stream's tasks
+        into, else None."""
+        return self._capture
+
     def end_capture(self) -> None:
         """Called by :class:`Graph` as its capture block ends."""
         with self._lock:

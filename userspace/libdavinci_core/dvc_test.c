@@ -19,9 +19,15 @@ int dvc_op_validate(const struct davinci_task *task)
 	return dv_op_validate(task);
 }
 
-int dvc_op_extent(const struct davinci_task *task, struct dv_op_extent *ext)
+int dvc_op_check_params(const struct davinci_task *task, const void *params)
 {
-	return dv_op_extent(task, ext);
+	return dv_op_check_params(task, params);
+}
+
+int dvc_op_extent(const struct davinci_task *task, const void *params,
+		  struct dv_op_extent *ext)
+{
+	return dv_op_extent(task, params, ext);
 }
 
 u64 dvc_op_units(const struct davinci_task *task)
@@ -34,10 +40,11 @@ u64 dvc_op_chunk_units(const struct davinci_task *task)
 	return dv_op_chunk_units(task);
 }
 
-void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
-		const void *src1, u64 begin, u64 end)
+void dvc_op_run(const struct davinci_task *task, const void *params,
+		void *dst, const void *src0, const void *src1, u64 begin,
+		u64 end)
 {
-	dv_op_run(task, dst, src0, src1, begin, end);
+	dv_op_run(task, params, dst, src0, src1, begin, end);
 }
 
 void dvc_num_logf(const float *x, float *y, uint64_t n)

@@ -30,11 +30,14 @@ extern unsigned long os_posix_wake_one_calls;
 /* dv_op_is_compute() ... dv_op_run() of ops.h, as they are. */
 bool dvc_op_is_compute(uint16_t opcode);
 int dvc_op_validate(const struct davinci_task *task);
-int dvc_op_extent(const struct davinci_task *task, struct dv_op_extent *ext);
+int dvc_op_check_params(const struct davinci_task *task, const void *params);
+int dvc_op_extent(const struct davinci_task *task, const void *params,
+		  struct dv_op_extent *ext);
 uint64_t dvc_op_units(const struct davinci_task *task);
 uint64_t dvc_op_chunk_units(const struct davinci_task *task);
-void dvc_op_run(const struct davinci_task *task, void *dst, const void *src0,
-		const void *src1, uint64_t begin, uint64_t end);
+void dvc_op_run(const struct davinci_task *task, const void *params,
+		void *dst, const void *src0, const void *src1, uint64_t begin,
+		uint64_t end);
 /* dv_logf() of numerics.h on @n floats, @y[i] = log(@x[i]). */
 void dvc_num_logf(const float *x, float *y, uint64_t n);
 /* os_simd_level(): the SIMD level the op kernels use now (os.h). */

@@ -39,7 +39,8 @@
  * (DAVINCI_FEAT_DISPATCH_STATS). 6: the capability query
  * (DAVINCI_IOCTL_GET_CAP, DAVINCI_FEAT_CAPS), which announces the ops,
  * their dtypes and parameter blocks from then on: an op added after it
- * gets no feature bit.
+ * gets no feature bit; parameter blocks (struct davinci_task's @params,
+ * @params_size and @params_version, were reserved; DAVINCI_FEAT_PARAMS).
  */
 #define DAVINCI_ABI_MINOR 6
 
@@ -68,6 +69,8 @@
 /* struct davinci_mgmt_info's @dispatch_* fields */
 #define DAVINCI_FEAT_DISPATCH_STATS	(1ULL << 15)
 #define DAVINCI_FEAT_CAPS		(1ULL << 16)	/* DAVINCI_IOCTL_GET_CAP */
+/* struct davinci_task's @params (DOC: parameter blocks) */
+#define DAVINCI_FEAT_PARAMS		(1ULL << 17)
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -168,9 +171,8 @@ struct davinci_limits {
  * its @dtype must be 0.
  *
  * DAVINCI_CAP_OP_PARAMS, @index an opcode: a mask of the parameter-block
- * versions it takes (bit v: version v). No op takes a parameter block
- * yet, so every opcode answers 0: the query is there for the ops that
- * will, to announce their versions without an ABI change.
+ * versions it takes (bit v: version v; DOC: parameter blocks), 0 for an
+ * op without one.
  *
  * DAVINCI_CAP_DTYPES: how many dtypes the driver knows, 0 .. @value - 1
  * (DAVINCI_DTYPE_COUNT of its header).
@@ -803,7 +805,8 @@ enum davinci_opcode {
 	DAVINCI_OP_CMP = 22,	/* dst = src0 @imm src1 ? 1 : 0, @count */
 	DAVINCI_OP_ABS = 23,	/* dst = |src0| (+0 for -0), @count */
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
-	DAVINCI_OP_COUNT = 25,
+	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
+	DAVINCI_OP_COUNT = 26,
 };
 
 /*
@@ -818,6 +821,24 @@ enum davinci_opcode {
 #define DAVINCI_CMP_GT	4	/* src0 > src1 */
 #define DAVINCI_CMP_GE	5	/* src0 >= src1 */
 #define DAVINCI_CMP_COUNT	6
+
+/**
+ * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
+ * @ndim: dimensions of the view, 1 .. 8
+ * @pad: zero
+ * @sizes: elements along each dimension, outermost first; their product is
+ *	@count, those past @ndim zero
+ * @strides: elements of src0 between neighbours along each dimension (0
+ *	repeats one, as an expanded tensor), those past @ndim zero
+ */
+struct davinci_params_copy_view {
+	__u32 ndim;
+	__u32 pad;
+	__u64 sizes[8];
+	__u64 strides[8];
+};
+
+#define DAVINCI_PARAMS_COPY_VIEW_VERSION	1
 /* END GENERATED */
 
 /* Element types (struct davinci_task.dtype and .dst_dtype). */
@@ -861,8 +882,13 @@ enum davinci_dtype {
  * @m: rows (MATMUL, SOFTMAX, REDUCE_SUM, LOG_SOFTMAX)
  * @n: columns (MATMUL, SOFTMAX, REDUCE_SUM, LOG_SOFTMAX)
  * @k: inner dimension (MATMUL)
- * @imm: MEMSET byte value, AXPY alpha as float32 bits, or the CMP
- *	predicate (DAVINCI_CMP_*)
+ * @imm: the op's attribute that fits 32 bits: MEMSET's byte, AXPY's
+ *	alpha and LEAKY_RELU's slope as float32 bits, CMP's predicate
+ *	(DAVINCI_CMP_*)
+ * @params: device virtual address of the op's parameter block, for an op
+ *	that has one (DOC: parameter blocks), else zero
+ * @params_size: its bytes: sizeof the op's struct davinci_params_*
+ * @params_version: its layout, DAVINCI_PARAMS_<OP>_VERSION
  * @reserved: must be zero
  *
  * Fields an opcode does not use must be zero. Every address range a task
@@ -894,8 +920,31 @@ struct davinci_task {
 	__u32 n;
 	__u32 k;
 	__u32 imm;
-	__u64 reserved[7];
+	__u64 params;
+	__u32 params_size;
+	__u32 params_version;
+	__u64 reserved[5];
 };
+
+/**
+ * DOC: parameter blocks
+ *
+ * An op whose attributes do not fit a descriptor (the sizes and strides of
+ * a view; a convolution's shapes, strides, pads and groups) takes them from
+ * a parameter block in device memory, as Ascend's kernels take their
+ * arguments: @params names it, @params_size and @params_version must be
+ * those of the op's struct davinci_params_* (the op schema declares them;
+ * DAVINCI_FEAT_PARAMS; DAVINCI_CAP_OP_PARAMS answers them). The
+ * driver copies the block when it takes the task in, checks the copy and
+ * runs the task from the copy only, so the memory may change or be freed
+ * once the task is taken in (a graph's tasks copy theirs again at each
+ * launch, as they resolve their operands). A block that does not lie
+ * inside one live allocation of the context fails the task with
+ * DAVINCI_STATUS_INVALID_ADDRESS, one whose contents the op refuses with
+ * DAVINCI_STATUS_INVALID_TASK, touching nothing. An op without a parameter
+ * block takes zero in all three fields (EINVAL otherwise).
+ */
+#define DAVINCI_PARAMS_MAX	256	/* bytes of the largest block */
 
 /* Completion and task status codes. */
 #define DAVINCI_STATUS_OK		0

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ops_view.c - COPY_VIEW: a strided view of src0 (sizes and strides in
+ * elements, from the task's parameter block) copied into a dense dst.
+ *
+ * Element copies only, no floating point; it lives beside the other op
+ * kernels, which dv_op_run() calls inside an FPU section.
+ */
+#include "ops_kernels.h"
+
+/* Copy @n elements of @es bytes, @stride elements apart in @src. */
+static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
+{
+	u64 i;
+
+	if (stride == 1) {
+		memcpy(dst, src, n * es);
+		return;
+	}
+	switch (es) {
+	case 4:
+		for (i = 0; i < n; i++)
+			((u32 *)dst)[i] = ((const u32 *)src)[i * stride];
+		break;
+	case 2:
+		for (i = 0; i < n; i++)
+			((u16 *)dst)[i] = ((const u16 *)src)[i * stride];
+		break;
+	default:
+		for (i = 0; i < n; i++)
+			memcpy(dst + i * es, src + i * stride * es, es);
+	}
+}
+
+/*
+ * Units are elements of dst in row-major order of the view: element u's
+ * index along each dimension is u's digits in the mixed radix of @sizes.
+ * The innermost dimension is copied a run at a time.
+ */
+DV_OP_KERNEL(copy_view)
+{
+	const struct davinci_params_copy_view *v = params;
+	u64 es = t->dtype == DAVINCI_DTYPE_FLOAT16 ||
+		 t->dtype == DAVINCI_DTYPE_BFLOAT16 ? 2 : 4;
+	u32 last = v->ndim - 1;
+	u64 idx[8], off = 0, rem = begin, u = begin;
+	int d;
+
+	(void)src1;
+	for (d = (int)last; d >= 0; d--) {
+		idx[d] = rem % v->sizes[d];
+		rem /= v->sizes[d];
+		off += idx[d] * v->strides[d];
+	}
+	while (u < end) {
+		u64 run = v->sizes[last] - idx[last];
+
+		if (run > end - u)
+			run = end - u;
+		view_run((u8 *)dst + u * es, (const u8 *)src0 + off * es,
+			 v->strides[last], run, es);
+		u += run;
+		off += run * v->strides[last];
+		idx[last] += run;
+		/* carry into the outer dimensions */
+		for (d = (int)last; d > 0 && idx[d] == v->sizes[d]; d--) {
+			off -= idx[d] * v->strides[d];
+			idx[d] = 0;
+			idx[d - 1]++;
+			off += v->strides[d - 1];
+		}
+	}
+}
