@@ -356,10 +356,20 @@ static void op_doorbell(struct fctx *f, struct input *in)
 					t.src1 = 0;
 				if (t.opcode == DAVINCI_OP_AXPY)
 					t.imm = (uint32_t)in_u64(in, 4);
+				if (t.opcode == DAVINCI_OP_COPY_VIEW) {
+					/* a block in the fuzzer's memory, as
+					 * its tasks last wrote it */
+					t.params = pick_addr(f, in);
+					t.params_size = mode & 2 ? in_u8(in) :
+						sizeof(struct davinci_params_copy_view);
+					t.params_version = mode & 4 ? in_u8(in) :
+						DAVINCI_PARAMS_COPY_VIEW_VERSION;
+				}
 				break;
 			}
 			if (mode & 1)
-				t.reserved[mode % 7] = 1;
+				t.reserved[mode % (sizeof(t.reserved) /
+						   sizeof(t.reserved[0]))] = 1;
 		}
 		memcpy(ring + ((s->tail + i) & (s->entries - 1)) * sizeof(t),
 		       &t, sizeof(t));

@@ -413,9 +413,23 @@ static void random_task(struct dfile *f, struct davinci_task *t)
 		/* fall through */
 	case DAVINCI_OP_RELU:
 	case DAVINCI_OP_EXP:
+	case DAVINCI_OP_SQRT:
+	case DAVINCI_OP_ABS:
+	case DAVINCI_OP_LEAKY_RELU:
 		t->dst = task_addr(f);
 		t->src0 = task_addr(f);
 		t->count = elems();
+		if (t->opcode == DAVINCI_OP_LEAKY_RELU)
+			t->imm = rnd64();
+		break;
+	case DAVINCI_OP_COPY_VIEW:
+		/* a parameter block wherever the fuzzer's memory is */
+		t->dst = task_addr(f);
+		t->src0 = task_addr(f);
+		t->count = elems();
+		t->params = task_addr(f);
+		t->params_size = sizeof(struct davinci_params_copy_view);
+		t->params_version = DAVINCI_PARAMS_COPY_VIEW_VERSION;
 		break;
 	default:	/* binary element-wise and AXPY */
 		t->dst = task_addr(f);
@@ -435,7 +449,8 @@ static void random_task(struct dfile *f, struct davinci_task *t)
 	case 2:
 		t->flags = rnd64(); break;
 	case 3:
-		t->reserved[rnd(7)] = 1; break;
+		t->reserved[rnd(sizeof(t->reserved) /
+				 sizeof(t->reserved[0]))] = 1; break;
 	case 4:
 		t->pad0 = 1; break;
 	case 5:
