@@ -107,3 +107,12 @@ def test_the_schema_refuses_cann_names_acl_cannot_map(tmp_path, old, new,
     bad.write_text(text.replace(old, new))
     with pytest.raises(gen_ops.SchemaError, match=error):
         gen_ops.load(str(bad))
+
+
+def test_the_readme_lists_every_davinci_ops_function():
+    with open(os.path.join(REPO, "README.md")) as f:
+        text = f.read()
+    start = text.index("Ops, one function per compute op")
+    listed = text[text.index("`", text.index("OP_FUNCTIONS`", start) + 14)
+                  + 1:].split("`", 1)[0].split()
+    assert listed == list(ops.OP_FUNCTIONS)
