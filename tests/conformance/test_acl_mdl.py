@@ -427,6 +427,9 @@ _BAD_OPS = {
     "SOFTMAX in place": lambda om: _with_op(
         om, U.DAVINCI_OP_SOFTMAX,
         src0=next(o.dst for o in om.ops if o.opcode == U.DAVINCI_OP_SOFTMAX)),
+    "RELU turned into COPY_VIEW, an op with a parameter block":
+        lambda om: _with_op(om, U.DAVINCI_OP_RELU,
+                            opcode=U.DAVINCI_OP_COPY_VIEW),
     "padding at byte 6": lambda om: _zero_bytes_set(om, 6),
     "reserved at byte 48": lambda om: _zero_bytes_set(om, 48),
 }

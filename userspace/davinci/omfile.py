@@ -109,10 +109,12 @@ def _rule(op: schema.OpDef) -> _OpRule:
                    in_place=op.kind in ("binary", "unary"))
 
 
-#: what a model may run: every compute op of the schema, and its copies
+#: what a model may run: every compute op of the schema but those with a
+#: parameter block (an op record has no room for one yet), and its copies
 #: and fills (MEMCPY, MEMSET)
 _RULES = {op.opcode: _rule(op) for op in schema.OPS
-          if op.compute or op.kind in ("copy", "fill")}
+          if (op.compute and op.params is None) or
+          op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
 OPCODES = frozenset(_RULES)
@@ -418,6 +420,10 @@ def _check_fields(o: Op, zero: int, what: str) -> _OpRule:
     """Every field of ``o`` against its opcode's rule; ``zero`` is the OR
     of the record's padding and reserved bytes."""
     rule = _RULES.get(o.opcode)
+    op = schema.by_opcode(o.opcode)
+    _check(rule is not None or op is None or op.params is None,
+           "%s: %s takes a parameter block, which an offline model's op "
+           "record cannot hold yet" % (what, op and op.name))
     _check(rule is not None, "%s: opcode %d is not a davinci compute or "
            "copy task" % (what, o.opcode))
     name = _op_name(o.opcode)
