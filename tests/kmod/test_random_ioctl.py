@@ -81,7 +81,11 @@ def random_task(rnd, addrs):
     if t.opcode in (3, 4):
         t.event_id = rnd.randrange(3)
     if rnd.random() < 0.05:
-        t.reserved[rnd.randrange(7)] = 1
+        t.reserved[rnd.randrange(len(t.reserved))] = 1
+    if rnd.random() < 0.05:     # a parameter block, of the right shape or not
+        t.params = max(0, rnd.choice(addrs) + rnd.choice([0, 8, -8]))
+        t.params_size = rnd.choice([136, 136, 8, rnd.getrandbits(32)])
+        t.params_version = rnd.choice([1, 1, 0, rnd.getrandbits(32)])
     if rnd.random() < 0.05:
         t.pad0 = 1
     return t
