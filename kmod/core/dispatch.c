@@ -37,7 +37,7 @@ static struct dv_task *dv_sq_fetch(struct dv_stream *s, u32 index,
 	struct dv_task *t;
 
 	/* The dispatcher allocates for no process: nothing to charge. */
-	t = dv_cache_zalloc(s->ctx->dev->task_cache, !polled);
+	t = dv_task_alloc(s->ctx->dev, !polled);
 	if (!t) {
 		*ret = -ENOMEM;
 		return NULL;

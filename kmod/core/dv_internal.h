@@ -219,9 +219,6 @@ struct dv_task_result {
  *	the doorbell until the task is freed, so memory freed by the host
  *	meanwhile stays in place for it
  * @len: bytes the task touches from each operand
- * @params: the copy of its parameter block dv_task_resolve() took (the
- *	op's params_size bytes of it; DOC: parameter blocks), which the op
- *	is checked against and run from
  * @ctx: the submitting context, set when it starts running
  * @timeout_ms: watchdog for this task, 0 for the device's (injected hang)
  * @throttle_pct: thermal throttle sampled when it started
@@ -233,6 +230,9 @@ struct dv_task_result {
  * @chunk: units per chunk
  * @next_unit: first unit no AI core has claimed (claimed atomically)
  * @helpers: AI cores other than its own running its chunks now
+ * @params: the copy of its parameter block dv_task_resolve() took (the
+ *	op's params_size bytes of it; DOC: parameter blocks), which the op
+ *	is checked against and run from
  */
 struct dv_task {
 	struct dv_list node;
@@ -243,7 +243,6 @@ struct dv_task {
 	u32 operand_status;
 	struct dv_buffer *buf[3];
 	u64 len[3];
-	u8 params[DAVINCI_PARAMS_MAX];
 	struct dv_context *ctx;
 	u32 timeout_ms;
 	u32 throttle_pct;
@@ -258,6 +257,11 @@ struct dv_task {
 	u64 chunk;
 	u64 next_unit;
 	u32 helpers;
+	/*
+	 * last: the fields above, which every task uses, share cache lines;
+	 * u64s, aligned as the parameter structs' widest fields
+	 */
+	u64 params[DAVINCI_PARAMS_MAX / sizeof(u64)];
 };
 
 /**
@@ -580,6 +584,7 @@ void *dv_zalloc(size_t size);
 void *dv_zalloc_account(size_t size);
 void dv_free(void *ptr);
 void *dv_cache_zalloc(struct os_cache *c, bool account);
+struct dv_task *dv_task_alloc(struct dv_device *dev, bool account);
 void dv_cache_free(struct os_cache *c, void *ptr);
 void dv_stat_add(enum dv_stat s, s64 delta);
 

@@ -183,7 +183,7 @@ int dv_ioctl_graph_launch(struct dv_context *ctx, void *arg)
 		return -EBUSY;
 	dv_list_init(&batch);
 	for (i = 0; i < g->ntasks; i++) {
-		struct dv_task *t = dv_cache_zalloc(ctx->dev->task_cache, true);
+		struct dv_task *t = dv_task_alloc(ctx->dev, true);
 
 		if (!t) {
 			dv_list_for_each_safe(pos, tmp, &batch) {

@@ -48,6 +48,9 @@ struct os_cache;
 struct os_cache *os_cache_create(const char *name, size_t size);
 void os_cache_destroy(struct os_cache *c);
 void *os_cache_zalloc(struct os_cache *c, bool account);
+/* As os_cache_zalloc(), but only the first @zero bytes are zeroed. */
+void *os_cache_alloc_head_zeroed(struct os_cache *c, bool account,
+				 size_t zero);
 void os_cache_free(struct os_cache *c, void *ptr);
 
 /*

@@ -56,6 +56,18 @@ void *os_cache_zalloc(struct os_cache *c, bool account)
 				 account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 }
 
+void *os_cache_alloc_head_zeroed(struct os_cache *c, bool account,
+				 size_t zero)
+{
+	struct kmem_cache *k = (struct kmem_cache *)c;
+	void *p = kmem_cache_alloc(k, account ? GFP_KERNEL_ACCOUNT :
+					       GFP_KERNEL);
+
+	if (p)
+		memset(p, 0, min_t(size_t, zero, kmem_cache_size(k)));
+	return p;
+}
+
 void os_cache_free(struct os_cache *c, void *ptr)
 {
 	kmem_cache_free((struct kmem_cache *)c, ptr);

@@ -97,7 +97,8 @@ void os_cache_destroy(struct os_cache *c)
 	free(c);
 }
 
-void *os_cache_zalloc(struct os_cache *c, bool account)
+void *os_cache_alloc_head_zeroed(struct os_cache *c, bool account,
+				 size_t zero)
 {
 	void *p;
 
@@ -114,8 +115,13 @@ void *os_cache_zalloc(struct os_cache *c, bool account)
 	pthread_mutex_unlock(&c->lock);
 	if (!p)
 		return calloc(1, c->size);
-	memset(p, 0, c->size);
+	memset(p, 0, zero < c->size ? zero : c->size);
 	return p;
+}
+
+void *os_cache_zalloc(struct os_cache *c, bool account)
+{
+	return os_cache_alloc_head_zeroed(c, account, c->size);
 }
 
 void os_cache_free(struct os_cache *c, void *ptr)
