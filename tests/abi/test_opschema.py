@@ -116,3 +116,11 @@ def test_the_readme_lists_every_davinci_ops_function():
     listed = text[text.index("`", text.index("OP_FUNCTIONS`", start) + 14)
                   + 1:].split("`", 1)[0].split()
     assert listed == list(ops.OP_FUNCTIONS)
+
+
+def test_the_packaged_version_info_names_this_abi():
+    path = os.path.join(REPO, "userspace", "davinci", "data", "version.info")
+    with open(path) as f:
+        fields = dict(line.strip().split("=", 1) for line in f if "=" in line)
+    assert fields["abi_version"] == "%d.%d" % (_uapi.DAVINCI_ABI_MAJOR,
+                                               _uapi.DAVINCI_ABI_MINOR)
