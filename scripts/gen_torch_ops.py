@@ -28,14 +28,6 @@ def _table():
     return _op_table
 
 
-def _dtypes(t, dtypes) -> str:
-    if set(dtypes) == set(t.ANY):
-        return "any"
-    if set(dtypes) == set(t.WORD_DTYPES):
-        return "any of 2, 4, 8 or 16 bytes"
-    return ", ".join(str(d).replace("torch.", "") for d in dtypes)
-
-
 def _code(names) -> str:
     return ", ".join("`%s`" % n for n in names)
 
@@ -51,7 +43,7 @@ def op_list() -> str:
             name = "" if i else "`%s`" % e.op if list(e.kernels) == [e.op] \
                 else "`%s` (%s)" % (e.op, _code(e.kernels))
             lines.append("| %s | %s | %s | %s |" % (
-                name, ", ".join(p.ops), _dtypes(t, p.dtypes), p.operands))
+                name, ", ".join(p.ops), p.dtype_names, p.operands))
     plumbing = ["`%s`%s: %s" % (e.op, "" if e.key == "PrivateUse1"
                                 else " (%s)" % e.key, e.note)
                 for e in t.TABLE if not e.paths]

@@ -129,14 +129,13 @@ def _scalar(x):
 # -- copies ---------------------------------------------------------------------
 def _copy_from(src: torch.Tensor, dst: torch.Tensor,
                non_blocking: bool = False) -> torch.Tensor:
-    if src.numel() == 0:
+    if src.numel() == 0 or _same_view(src, dst):
         return dst
     if _is_npu(src) and _is_npu(dst) and src.device == dst.device and \
             dst.numel():
         if _copy_on_device(src, dst):
             return dst
-        warn_cpu("aten::_copy_from", "an npu copy that the device does not "
-                 "make: " + _COPY_RULES)
+        warn_cpu("aten::_copy_from", "an npu copy the device does not make")
     if _is_npu(dst) and not _is_npu(src) and non_blocking and \
             dst.is_contiguous() and src.dtype == dst.dtype and \
             src.shape == dst.shape:
@@ -171,10 +170,15 @@ def _host_views(src: torch.Tensor, dst: torch.Tensor):
             host(dst) if _is_npu(dst) else dst)
 
 
-_COPY_RULES = ("a destination whose elements are dense (in some order of "
-               "its dimensions) and shares no memory with the source, a "
-               "source broadcastable to it, one dtype of 2, 4, 8 or 16 bytes "
-               "or two the device computes in")
+def _same_view(src: torch.Tensor, dst: torch.Tensor) -> bool:
+    """src and dst are one view of one storage: nothing to copy (as CPU
+    torch's copy_ finds)."""
+    return src.device == dst.device and src.dtype == dst.dtype and \
+        src.untyped_storage().data_ptr() == \
+        dst.untyped_storage().data_ptr() and \
+        src.storage_offset() == dst.storage_offset() and \
+        src.shape == dst.shape and src.stride() == dst.stride() and \
+        src.is_conj() == dst.is_conj() and src.is_neg() == dst.is_neg()
 
 
 def _dense_order(t: torch.Tensor) -> "list[int] | None":
@@ -200,7 +204,10 @@ def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def _copy_on_device(src: torch.Tensor, dst: torch.Tensor) -> bool:
     """dst := src (broadcast, converted) as device tasks when the device
-    makes the copy (_COPY_RULES): MEMCPY where src is laid out as dst,
+    makes the copy (a destination dense in some order of its dimensions
+    that shares no memory with the source, a source broadcastable to it,
+    one dtype of 2, 4, 8 or 16 bytes or two the device computes in):
+    MEMCPY where src is laid out as dst,
     COPY_VIEW reading src's view into dst's order where not, CAST between
     two of the device's dtypes; False (nothing done) otherwise."""
     if src.is_conj() or src.is_neg() or dst.is_conj() or dst.is_neg():

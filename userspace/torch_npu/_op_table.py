@@ -53,6 +53,15 @@ class Path:
     operands: str
     dtypes: tuple[torch.dtype, ...] = ()
 
+    @property
+    def dtype_names(self) -> str:
+        """Its dtypes as the README and the fallback warning name them."""
+        if set(self.dtypes) == set(ANY):
+            return "any dtype"
+        if set(self.dtypes) == set(WORD_DTYPES):
+            return "any dtype of 2, 4, 8 or 16 bytes"
+        return ", ".join(str(d).replace("torch.", "") for d in self.dtypes)
+
     def __post_init__(self):
         defs = [schema.by_name(op) for op in self.ops]   # KeyError: no op
         compute = [d for d in defs if d.compute]
@@ -261,8 +270,8 @@ def device_rules(op: str) -> str:
                  None)
     if e is None:
         return ""
-    return "; or ".join("%s (%s)" % (p.operands, ", ".join(
-        str(d).replace("torch.", "") for d in p.dtypes)) for p in e.paths)
+    return "; or ".join("%s (%s)" % (p.operands, p.dtype_names)
+                        for p in e.paths)
 
 
 def _register() -> None:
