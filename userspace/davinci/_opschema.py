@@ -421,9 +421,7 @@ OPS = ({'acl': {},
   'not_in': {'acl': "CANN's AsStrided takes sizes and strides as input "
                     'tensors, not mapped yet',
              'atc': 'Transpose, Slice and Expand lower to it in the '
-                    'op-library round',
-             'torch': "torch_npu's copies of strided views move to it in the "
-                      'op-library round'},
+                    'op-library round'},
   'opcode': 25,
   'params': {'fields': [{'doc': 'dimensions of the view, 1 .. 8',
                          'name': 'ndim',

@@ -67,7 +67,7 @@ _setup()
 _quiet_repr()
 
 from . import npu  # noqa: E402  (after the backend is registered)
-from ._kernels import DEVICE_OPS  # noqa: E402
+from ._op_table import DEVICE_OPS  # noqa: E402
 
 if torch.distributed.is_available():
     from . import hccl  # noqa: E402

@@ -1,24 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0
 """Submitting davinci ops for npu tensors.
 
-Operands are contiguous npu tensors (or contiguous transposes, for matmul);
-each is handed to ``davinci.ops`` as a DeviceTensor over its davinci
-buffer, and the task is queued on the current stream of the tensor's
-device. Constants (rows of ones and zeros) live in buffers of their own
-that nothing else writes, so the host fills them once without waiting for
-the device.
+Every descriptor is built by :func:`davinci.opdesc.describe` from the op
+schema (davinci.schema): an elementwise op's once per (op, dtype), as a
+template each launch copies and fills with its addresses, count and
+attribute (:func:`launch_blocks`, which the C++ half calls for every small
+add, costs a struct copy), the others' per call. Operands are npu tensors
+by their device addresses (contiguous, or a strided view for COPY_VIEW),
+or DeviceTensors over constant buffers; each task is queued on the current
+stream of the tensor's device. Whether the driver serves an op in a dtype
+is asked of the device (``Device.capabilities()``). Constants (rows of ones
+and zeros) live in buffers of their own that nothing else writes, so the
+host fills them once without waiting for the device.
 """
 
 from __future__ import annotations
 
-import struct
+import math
 import threading
 
 import numpy as np
 import torch
 
 import davinci
-from davinci import _uapi, ops
+from davinci import opdesc, schema
+from davinci.errors import ShapeError
 
 from . import _devices, memory, streams
 
@@ -26,23 +32,45 @@ from . import _devices, memory, streams
 DTYPES = {torch.float32: "float32", torch.float16: "float16",
           torch.bfloat16: "bfloat16", torch.int32: "int32"}
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+#: element size in bytes of each torch dtype the device computes in
+_ITEMSIZES = {dt: opdesc.ITEMSIZES[name] for dt, name in DTYPES.items()}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+# -- what the driver serves ---------------------------------------------------
+_served: dict[tuple[int, str, str], bool] = {}
 
 
-def on_device(*ts: torch.Tensor, floats: bool = False) -> bool:
-    """True when the tensors can be operands of a davinci op together:
-    npu, one device, one supported dtype, contiguous, not empty."""
-    allowed = FLOATS if floats else DTYPES
+def serves(index: int, op: str, dtype: str) -> bool:
+    """The driver of npu:``index`` runs schema op ``op`` in davinci dtype
+    ``dtype`` (asked once per device, op and dtype)."""
+    key = (index, op, dtype)
+    ok = _served.get(key)
+    if ok is None:
+        ok = _devices.context(index).capabilities().serves(op, dtype)
+        _served[key] = ok
+    return ok
+
+
+def on_device(*ts: torch.Tensor, ops: tuple[str, ...] = (),
+              floats: bool = False) -> bool:
+    """True when the tensors can be operands of the schema ops ``ops``
+    together: npu, one device, contiguous, not empty, of one dtype that
+    every op of ``ops`` takes and the driver serves (a float one when
+    ``floats``)."""
     t0 = ts[0]
-    if not isinstance(t0, torch.Tensor) or t0.dtype not in allowed or \
-            t0.device.type != "npu" or t0.numel() == 0:
+    if not isinstance(t0, torch.Tensor) or t0.device.type != "npu" or \
+            t0.numel() == 0:
         return False                # (empty tensors have no memory)
+    name = DTYPES.get(t0.dtype)
+    if name is None or (floats and t0.dtype not in FLOATS):
+        return False
     index, dtype = t0.get_device(), t0.dtype
     for t in ts:
         # (a CPU tensor's get_device() is -1, never an npu index)
         if not isinstance(t, torch.Tensor) or t.get_device() != index or \
                 t.dtype != dtype or not t.is_contiguous():
             return False
-    return True
+    return all(serves(index, op, name) for op in ops)
 
 
 def dev(t: torch.Tensor, shape=None) -> davinci.DeviceTensor:
@@ -62,44 +90,73 @@ def addr(t: torch.Tensor) -> int:
     return buf.dev_addr + offset
 
 
-_CODES = {dt: ops.DTYPES[name][0] for dt, name in DTYPES.items()}
-#: element size in bytes of each torch dtype the device computes in
-_ITEMSIZES = {dt: ops.DTYPES[name][1].itemsize for dt, name in DTYPES.items()}
-_OPCODES = {"add": _uapi.DAVINCI_OP_ADD, "sub": _uapi.DAVINCI_OP_SUB,
-            "mul": _uapi.DAVINCI_OP_MUL, "div": _uapi.DAVINCI_OP_DIV,
-            "maximum": _uapi.DAVINCI_OP_MAX, "minimum": _uapi.DAVINCI_OP_MIN,
-            "relu": _uapi.DAVINCI_OP_RELU, "exp": _uapi.DAVINCI_OP_EXP,
-            "relu_grad": _uapi.DAVINCI_OP_RELU_GRAD,
-            "sqrt": _uapi.DAVINCI_OP_SQRT}
+# -- descriptors --------------------------------------------------------------
+def _submit(index: int, task) -> int:
+    return streams.current_stream(index).davinci_stream.launch(task)
 
 
-def has_feature(t: torch.Tensor, feature: int) -> bool:
-    """The driver of ``t``'s device has DAVINCI_FEAT_* ``feature``."""
-    return _devices.context(t.get_device()).version.has(feature)
+def _run(t: torch.Tensor, op: str, dtype: str, **fields) -> int:
+    """One task of ``op`` on ``t``'s device and current stream, described
+    by opdesc (which checks dtypes, extents, attribute and alignment)."""
+    return _submit(t.get_device(), opdesc.describe(op, dtype, **fields))
 
 
-def _launch(t: torch.Tensor, opcode: int, dst: int, src0: int,
-            src1: int = 0, imm: int = 0) -> None:
-    """One elementwise task over ``t``'s elements, on its device and
-    current stream; see :func:`_launch_on`."""
-    _launch_on(t.get_device(), t.dtype, t.numel(), opcode, dst, src0, src1,
-               imm)
+_templates: dict[tuple[str, torch.dtype], object] = {}
+_ATTRS = {op.python: op.imm for op in schema.COMPUTE_OPS}
 
 
-def _launch_on(index: int, dtype: torch.dtype, count: int, opcode: int,
-               dst: int, src0: int, src1: int = 0, imm: int = 0) -> None:
-    """One elementwise task on npu:``index``'s current stream, over
+def _template(op: str, dtype: torch.dtype):
+    """The descriptor of elementwise ``op`` on ``dtype`` with no operands
+    yet (built and checked once by opdesc)."""
+    task = _templates.get((op, dtype))
+    if task is None:
+        d = opdesc.op_of(op)
+        task = opdesc.describe(d, DTYPES[dtype], dst=0,
+                               srcs=(0,) * opdesc.SOURCES[d.kind], count=0,
+                               attr=0 if d.imm is not None else None)
+        _templates[(op, dtype)] = task
+    return task
+
+
+_copy_task = type(_template("add", torch.float32)).from_buffer_copy
+
+
+def _as_float32(x: float) -> float:
+    """``x`` rounded to float32 as a tensor cast does it: beyond its range,
+    an infinity."""
+    x = float(x)
+    if math.isfinite(x) and abs(x) > _FLOAT32_MAX:
+        with np.errstate(over="ignore"):
+            return float(np.float32(x))
+    return x
+
+
+def _elementwise(index: int, dtype: torch.dtype, count: int, op: str,
+                 dst: int, src0: int, src1: int = 0, attr=None) -> None:
+    """One elementwise task on npu:``index``'s current stream over
     ``count`` elements of ``dtype`` at device addresses ``dst``, ``src0``
-    and ``src1`` (0: unused). The allocator's blocks are 512-byte aligned,
-    so operands are aligned to their element size; the rule is still
-    checked, by one test on the addresses here, and check_alignment names
-    the operand that breaks it."""
-    task = _uapi.davinci_task(opcode=opcode, dtype=_CODES[dtype],
-                              count=count, dst=dst, src0=src0, src1=src1,
-                              imm=imm)
+    and ``src1`` (0: unused), from the (op, dtype) template. The
+    allocator's blocks are 512-byte aligned, so operands are aligned to
+    their element size; the rule is still checked, by one test on the
+    addresses here, and check_alignment names the operand that breaks it."""
+    task = _copy_task(_templates.get((op, dtype)) or _template(op, dtype))
+    task.count = count
+    task.dst = dst
+    task.src0 = src0
+    task.src1 = src1
+    if attr is not None:
+        task.imm = _ATTRS[op].encode(attr)
     if (dst | src0 | src1) % _ITEMSIZES[dtype]:
-        ops.check_alignment(task)       # raises MisalignedOperandError
+        opdesc.check_alignment(task)    # raises MisalignedOperandError
     streams.current_stream(index).davinci_stream.launch(task)
+
+
+def _launch(t: torch.Tensor, op: str, dst: int, src0: int, src1: int = 0,
+            attr=None) -> None:
+    """One elementwise task over ``t``'s elements, on its device and
+    current stream."""
+    _elementwise(t.get_device(), t.dtype, t.numel(), op, dst, src0, src1,
+                 attr)
 
 
 def launch_blocks(opname: str, dtype: torch.dtype, index: int, count: int,
@@ -108,16 +165,13 @@ def launch_blocks(opname: str, dtype: torch.dtype, index: int, count: int,
     common case of the binary ops (csrc/npu.cpp), which hands over each
     operand as the host address of its block's first byte."""
     blocks = memory.allocator(index)
-    _launch_on(index, dtype, count, _OPCODES[opname],
-               blocks.block(dst).buffer.dev_addr,
-               blocks.block(src0).buffer.dev_addr,
-               blocks.block(src1).buffer.dev_addr)
+    _elementwise(index, dtype, count, opname,
+                 blocks.block(dst).buffer.dev_addr,
+                 blocks.block(src0).buffer.dev_addr,
+                 blocks.block(src1).buffer.dev_addr)
 
 
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", float(x)))[0]
-
-
+# -- constants ----------------------------------------------------------------
 class _Constants:
     """Rows of ones and zeros per (device, dtype), grown by doubling."""
 
@@ -172,13 +226,145 @@ _PATTERNS = {
 patterns = _Patterns()
 
 
-def train_ops(t: torch.Tensor) -> bool:
-    """The driver of ``t``'s device has LOG_SOFTMAX, SQRT and CMP."""
-    return has_feature(t, _uapi.DAVINCI_FEAT_TRAIN_OPS)
+def const(t: torch.Tensor, value: float, shape) -> davinci.DeviceTensor:
+    """A row of ``value`` (0, -0.0 or 1) in ``t``'s dtype, viewed as
+    ``shape``."""
+    n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    row = constants.get(t.device.index, DTYPES[t.dtype], value, n)
+    return davinci.DeviceTensor(row.buffer, tuple(shape), row.dtype)
+
+
+# -- elementwise --------------------------------------------------------------
+def fill(out: torch.Tensor, value: float) -> None:
+    """Every element of contiguous ``out`` := value (alpha * 1 + 0)."""
+    n = out.numel()
+    if value == 0:
+        buf, offset = memory.device_buffer(out)
+        stream_of(out).memset(buf, 0, out.numel() * out.element_size(),
+                              offset)
+        return
+    axpy_dt(value, const(out, 1, (n,)), const(out, 0, (n,)), out)
+
+
+def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
+    """out := alpha * x, alpha rounded to float32 (alpha * x + -0: exact,
+    the sign of a zero product kept)."""
+    zeros = const(x, -0.0, (x.numel(),))
+    _launch(x, "axpy", addr(out), addr(x), zeros.dev_addr, _as_float32(alpha))
+
+
+def add_scalar(x: torch.Tensor, value: float, out: torch.Tensor) -> None:
+    """out := x + value (value * 1 + x: exact)."""
+    ones = const(x, 1, (x.numel(),))
+    _launch(x, "axpy", addr(out), ones.dev_addr, addr(x), _as_float32(value))
+
+
+def binary(opname: str, a: torch.Tensor, b: torch.Tensor,
+           out: torch.Tensor) -> None:
+    """out := a <op> b elementwise (one shape, one dtype)."""
+    _launch(a, opname, addr(out), addr(a), addr(b))
+
+
+def axpy(alpha: float, x: torch.Tensor, y: torch.Tensor,
+         out: torch.Tensor) -> None:
+    """out := alpha * x + y."""
+    _launch(x, "axpy", addr(out), addr(x), addr(y), _as_float32(alpha))
+
+
+def axpy_dt(alpha: float, x: davinci.DeviceTensor, y: davinci.DeviceTensor,
+            out: torch.Tensor) -> None:
+    """out := alpha * x + y for constant rows ``x`` and ``y``."""
+    _launch(out, "axpy", addr(out), x.dev_addr, y.dev_addr,
+            _as_float32(alpha))
+
+
+def unary(opname: str, x: torch.Tensor, out: torch.Tensor,
+          attr=None) -> None:
+    """out := <op>(x); ``attr``: the op's attribute (LEAKY_RELU's slope)."""
+    _launch(x, opname, addr(out), addr(x), attr=attr)
+
+
+def compare(predicate: str, a: torch.Tensor, b: torch.Tensor,
+            out: torch.Tensor) -> None:
+    """out := 1 where a <predicate> b else 0, in the operands' dtype."""
+    _launch(a, "compare", addr(out), addr(a), addr(b), predicate)
+
+
+# -- matmul, rows, reductions, casts ------------------------------------------
+def matmul_operand(t: torch.Tensor):
+    """(DeviceTensor, transposed) for a 2-D operand that is contiguous or
+    the transpose of a contiguous tensor; None otherwise."""
+    if t.dim() != 2 or t.device.type != "npu" or t.dtype not in FLOATS \
+            or t.numel() == 0 or \
+            not serves(t.get_device(), "matmul", DTYPES[t.dtype]):
+        return None
+    if t.is_contiguous():
+        return dev(t), False
+    tt = t.t()
+    if tt.is_contiguous():
+        return dev(tt), True
+    return None
+
+
+def _mnk(a: davinci.DeviceTensor, ta: bool, b: davinci.DeviceTensor,
+         tb: bool) -> tuple[int, int, int]:
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    if k != k2:
+        raise ShapeError(
+            "matmul inner dimensions differ: op(a) is %dx%d, op(b) is %dx%d"
+            % (m, k, k2, n))
+    return m, n, k
+
+
+def matmul(a, ta: bool, b, tb: bool, out: torch.Tensor) -> None:
+    """out := op(a) @ op(b) for 2-D DeviceTensors (transposed: ``ta``,
+    ``tb``)."""
+    _run(out, "matmul", a.dtype, dst=addr(out),
+         srcs=(a.dev_addr, b.dev_addr), mnk=_mnk(a, ta, b, tb),
+         transpose=(ta, tb))
+
+
+def matmul_dt(a: davinci.DeviceTensor, b: davinci.DeviceTensor,
+              out: davinci.DeviceTensor, t: torch.Tensor) -> None:
+    """out := a @ b on ``t``'s device and stream."""
+    _run(t, "matmul", a.dtype, dst=out.dev_addr,
+         srcs=(a.dev_addr, b.dev_addr), mnk=_mnk(a, False, b, False))
+
+
+def _rows_of(x: torch.Tensor) -> tuple[int, int]:
+    """x viewed as [m, n], n its last dimension (1 for a scalar)."""
+    n = x.shape[-1] if x.dim() else 1
+    return x.numel() // max(n, 1), n
+
+
+def softmax(x: torch.Tensor, out: torch.Tensor) -> None:
+    _run(x, "softmax", DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+         rows=_rows_of(x))
 
 
 def log_softmax(x: torch.Tensor, out: torch.Tensor) -> None:
-    ops.log_softmax(dev(x), out=dev(out), stream=stream_of(x))
+    _run(x, "log_softmax", DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+         rows=_rows_of(x))
+
+
+def row_sums(x: torch.Tensor, out: torch.Tensor) -> None:
+    """out[i] := sum of row i of x viewed as [m, n] (n = last dim)."""
+    _run(x, "reduce_sum", DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+         rows=_rows_of(x))
+
+
+def cast(x: torch.Tensor, out: torch.Tensor) -> None:
+    _run(x, "cast", DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+         count=x.numel(), dst_dtype=DTYPES[out.dtype])
+
+
+def memcpy(src: torch.Tensor, dst: torch.Tensor) -> None:
+    """dst := src bytes on the device (contiguous, one dtype)."""
+    sb, so = memory.device_buffer(src)
+    db, do = memory.device_buffer(dst)
+    stream_of(dst).memcpy(db, sb, src.numel() * src.element_size(),
+                          dst_offset=do, src_offset=so)
 
 
 def one_hot(target: torch.Tensor, n: int) -> torch.Tensor:
@@ -189,11 +375,9 @@ def one_hot(target: torch.Tensor, n: int) -> torch.Tensor:
     no column, like an ignore_index outside [0, n)."""
     m = target.numel()
     words = 2 if target.dtype == torch.int64 else 1
-    buf, offset = memory.device_buffer(target)
-    raw = davinci.DeviceTensor(buf, (m * words,), "int32", offset)
     tf = torch.empty((m, words), dtype=torch.float32, device=target.device)
-    ops.cast(raw, "float32", out=dev(tf, (m * words,)),
-             stream=stream_of(target))
+    _run(target, "cast", "int32", dst=addr(tf), srcs=(addr(target),),
+         count=m * words, dst_dtype="float32")
     index = target.device.index
     # the class index in every column: tf[m, w] @ [ones; zeros][w, n]
     rows = torch.empty((m, n), dtype=torch.float32, device=target.device)
@@ -205,109 +389,135 @@ def one_hot(target: torch.Tensor, n: int) -> torch.Tensor:
     cols = torch.empty((m, n), dtype=torch.float32, device=target.device)
     matmul_dt(const(cols, 1, (m, 1)),
               patterns.get(index, "float32", "arange", n), dev(cols), target)
-    ops.compare("eq", dev(rows), dev(cols), out=dev(rows),
-                stream=stream_of(target))
+    compare("eq", rows, cols, rows)
     return rows
 
 
-def const(t: torch.Tensor, value: float, shape) -> davinci.DeviceTensor:
-    """A row of ``value`` (0, -0.0 or 1) in ``t``'s dtype, viewed as
-    ``shape``."""
-    n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
-    row = constants.get(t.device.index, DTYPES[t.dtype], value, n)
-    return davinci.DeviceTensor(row.buffer, tuple(shape), row.dtype)
+# -- strided views (COPY_VIEW) ------------------------------------------------
+_VIEW = schema.by_name("COPY_VIEW")
+_MAX_DIMS = dict((f.name, f.count) for f in _VIEW.params.fields)["sizes"]
+#: the davinci dtype whose elements COPY_VIEW moves for an element of a
+#: dtype the device does not compute in, by its size, and how many of them
+#: make one (it moves bits, never converts)
+_WORDS = {2: ("float16", 1), 4: ("int32", 1), 8: ("int32", 2),
+          16: ("int32", 4)}
 
 
-def fill(out: torch.Tensor, value: float) -> None:
-    """Every element of contiguous ``out`` := value (alpha * 1 + 0)."""
-    n = out.numel()
-    if value == 0:
-        buf, offset = memory.device_buffer(out)
-        stream_of(out).memset(buf, 0, out.numel() * out.element_size(),
-                              offset)
-        return
-    ones = const(out, 1, (n,))
-    zeros = const(out, 0, (n,))
-    ops.axpy(value, ones, zeros, out=dev(out, (n,)), stream=stream_of(out))
+def _coalesced(sizes, strides) -> tuple[list[int], list[int]]:
+    """The same row-major walk in the fewest dimensions: size-1 ones
+    dropped, a dimension merged into its outer neighbour where that one's
+    stride steps over it exactly."""
+    out_sizes: list[int] = []
+    out_strides: list[int] = []
+    for n, st in zip(sizes, strides):
+        if n == 1:
+            continue
+        if out_sizes and out_strides[-1] == st * n:
+            out_sizes[-1] *= n
+            out_strides[-1] = st
+            continue
+        out_sizes.append(n)
+        out_strides.append(st)
+    return out_sizes, out_strides
 
 
-def scale(x: torch.Tensor, alpha: float, out: torch.Tensor) -> None:
-    """out := alpha * x, alpha rounded to float32 (alpha * x + -0: exact,
-    the sign of a zero product kept)."""
-    zeros = const(x, -0.0, (x.numel(),))
-    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), addr(x), zeros.dev_addr,
-            _f32_bits(alpha))
-
-
-def add_scalar(x: torch.Tensor, value: float, out: torch.Tensor) -> None:
-    """out := x + value (value * 1 + x: exact)."""
-    ones = const(x, 1, (x.numel(),))
-    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), ones.dev_addr, addr(x),
-            _f32_bits(value))
-
-
-def binary(opname: str, a: torch.Tensor, b: torch.Tensor,
-           out: torch.Tensor) -> None:
-    """out := a <op> b elementwise (one shape, one dtype)."""
-    _launch(a, _OPCODES[opname], addr(out), addr(a), addr(b))
-
-
-def axpy(alpha: float, x: torch.Tensor, y: torch.Tensor,
-         out: torch.Tensor) -> None:
-    """out := alpha * x + y."""
-    _launch(x, _uapi.DAVINCI_OP_AXPY, addr(out), addr(x), addr(y),
-            _f32_bits(alpha))
-
-
-def unary(opname: str, x: torch.Tensor, out: torch.Tensor) -> None:
-    _launch(x, _OPCODES[opname], addr(out), addr(x))
-
-
-def matmul_operand(t: torch.Tensor):
-    """(DeviceTensor, transposed) for a 2-D operand that is contiguous or
-    the transpose of a contiguous tensor; None otherwise."""
-    if t.dim() != 2 or t.device.type != "npu" or t.dtype not in FLOATS \
-            or t.numel() == 0:
+def view_plan(view: torch.Tensor):
+    """(davinci dtype, sizes, strides) COPY_VIEW reads npu tensor ``view``
+    with, in row-major order into a dense tensor of its shape; None when
+    its walk needs more dimensions than the parameter block holds or its
+    element size is none the device moves."""
+    name = DTYPES.get(view.dtype)
+    per = 1
+    if name is None:
+        word = _WORDS.get(view.element_size())
+        if word is None:
+            return None
+        name, per = word
+    sizes, strides = _coalesced(view.shape, view.stride())
+    if per > 1:
+        sizes.append(per)
+        strides = [st * per for st in strides] + [1]
+    if not sizes:
+        sizes, strides = [1], [1]           # one element
+    if len(sizes) > _MAX_DIMS:
         return None
-    if t.is_contiguous():
-        return dev(t), False
-    tt = t.t()
-    if tt.is_contiguous():
-        return dev(tt), True
-    return None
+    return name, sizes, strides
 
 
-def matmul(a, ta: bool, b, tb: bool, out: torch.Tensor) -> None:
-    ops.matmul(a, b, transpose_a=ta, transpose_b=tb, out=dev(out),
-               stream=stream_of(out))
+class _ParamBlocks:
+    """Device memory for the parameter blocks of one device, one buffer a
+    block: taken for a task and returned once the task has completed (the
+    driver copies a block when it takes the task in, which the host does
+    not see happen). A stream's completed tasks return theirs when the
+    stream is next waited for or settled, and taking a block settles the
+    stream when none is free."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._free: dict[int, list[davinci.Buffer]] = {}
+        self._made: dict[int, int] = {}
+
+    def made(self, index: int) -> int:
+        """Blocks allocated on npu:``index`` so far."""
+        return self._made.get(index, 0)
+
+    def free(self, index: int) -> int:
+        """Blocks of npu:``index`` no task holds."""
+        with self._lock:
+            return len(self._free.get(index, ()))
+
+    def take(self, index: int, ds: davinci.Stream) -> davinci.Buffer:
+        with self._lock:
+            free = self._free.setdefault(index, [])
+            if free:
+                return free.pop()
+        ds.settle()
+        with self._lock:
+            if free:
+                return free.pop()
+        block = _devices.context(index).malloc(_VIEW.params.size)
+        with self._lock:
+            self._made[index] = self._made.get(index, 0) + 1
+        return block
+
+    def give_back(self, index: int, block: davinci.Buffer) -> None:
+        with self._lock:
+            self._free[index].append(block)
+
+    def launch(self, index: int, ds: davinci.Stream, data: bytes,
+               **fields) -> None:
+        """One task of ``fields`` on ``ds`` reading a block of ``data``."""
+        block = self.take(index, ds)
+        try:
+            block.write(data)
+            seq = ds.launch(opdesc.describe(_VIEW, params_at=block.dev_addr,
+                                            **fields))
+        except BaseException:
+            self.give_back(index, block)
+            raise
+        graph = ds.capturing
+        if graph is not None:
+            graph.hold(block)       # each launch of the graph reads it
+        else:
+            ds.after_task(seq, lambda ok: self.give_back(index, block))
 
 
-def matmul_dt(a: davinci.DeviceTensor, b: davinci.DeviceTensor,
-              out: davinci.DeviceTensor, t: torch.Tensor) -> None:
-    """out := a @ b on ``t``'s device and stream."""
-    ops.matmul(a, b, out=out, stream=stream_of(t))
+param_blocks = _ParamBlocks()
 
 
-def softmax(x: torch.Tensor, out: torch.Tensor) -> None:
-    ops.softmax(dev(x), out=dev(out), stream=stream_of(x))
+def copy_view(src: torch.Tensor, plan, dst: torch.Tensor) -> None:
+    """dst (contiguous, of src's shape and element size) := the elements
+    of npu view ``src`` in row-major order, read with ``plan``
+    (:func:`view_plan`): one COPY_VIEW."""
+    name, sizes, strides = plan
+    index = dst.get_device()
+    data = opdesc.pack_params(_VIEW, ndim=len(sizes), sizes=sizes,
+                              strides=strides)
+    param_blocks.launch(index, streams.current_stream(index).davinci_stream,
+                        data, dtype=name, dst=addr(dst), srcs=(addr(src),),
+                        count=int(np.prod(sizes, dtype=np.int64)),
+                        names={"dst": "the copy", "src0": "the view"})
 
 
-def row_sums(x: torch.Tensor, out: torch.Tensor) -> None:
-    """out[i] := sum of row i of x viewed as [m, n] (n = last dim)."""
-    n = x.shape[-1] if x.dim() else 1
-    m = x.numel() // max(n, 1)
-    ops.reduce_sum(dev(x, (m, n)), out=dev(out, (m,)), stream=stream_of(x))
-
-
-def cast(x: torch.Tensor, out: torch.Tensor) -> None:
-    n = x.numel()
-    ops.cast(dev(x, (n,)), DTYPES[out.dtype], out=dev(out, (n,)),
-             stream=stream_of(x))
-
-
-def memcpy(src: torch.Tensor, dst: torch.Tensor) -> None:
-    """dst := src bytes on the device (contiguous, one dtype)."""
-    sb, so = memory.device_buffer(src)
-    db, do = memory.device_buffer(dst)
-    stream_of(dst).memcpy(db, sb, src.numel() * src.element_size(),
-                          dst_offset=do, src_offset=so)
+def view_served(index: int, plan) -> bool:
+    return plan is not None and serves(index, "copy_view", plan[0])

@@ -3,9 +3,10 @@
 
 A kernel runs its op as davinci tasks when the operands allow it (see
 ``_device_ops.on_device``) and otherwise computes on the CPU through host
-views of the tensors' memory, warning once per op and reason. Ops with no
-kernel here reach the C++ CPU fallback (csrc/npu.cpp), which warns once per
-op. ``DEVICE_OPS`` lists what runs on the device.
+views of the tensors' memory, warning once per op and reason. The table of
+torch_npu._op_table registers them, each with the device ops it runs and
+the operands it takes there. Ops with no kernel reach the C++ CPU fallback
+(csrc/npu.cpp), which warns once per op.
 """
 
 from __future__ import annotations
@@ -21,33 +22,16 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_map
 
-from davinci import _uapi
-from davinci.trace.spans import active_recorder
-
-from . import _devices, _ext, _tracing, memory, streams
+from . import _devices, _ext, memory, streams
 from . import _device_ops as D
 
 aten = torch.ops.aten
-_lib = _tracing.TracedLibrary("aten", "IMPL")  # spans while tracing
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 #: ATen ops these Python kernels ran on the CPU (fallback_ops() lists them
 #: with the C++ fallback's)
 _fell_back: set[str] = set()
 _quiet = threading.local()
-
-#: ATen ops with a davinci path (when operands are contiguous npu tensors
-#: of float32/float16/bfloat16, int32 for the elementwise ones)
-DEVICE_OPS: list[str] = []
-
-
-def _impl(*names: str):
-    def register(fn):
-        for name in names:
-            _lib.impl(name, fn, "PrivateUse1")
-            DEVICE_OPS.append(name)
-        return fn
-    return register
 
 
 def _is_npu(x) -> bool:
@@ -95,7 +79,8 @@ def fallback_ops() -> list[str]:
 
 def warn_cpu(op: str, reason: str) -> None:
     """Record that ``op`` ran on the CPU and warn once per op and reason
-    (neither while quiet: printing a tensor)."""
+    (neither while quiet: printing a tensor), naming what the op's row of
+    the table runs on the device."""
     if getattr(_quiet, "on", False):
         return
     key = op + ": " + reason
@@ -104,8 +89,11 @@ def warn_cpu(op: str, reason: str) -> None:
         if key in _warned:
             return
         _warned.add(key)
-    warnings.warn("torch_npu: %s ran on the CPU (%s); this warning is shown "
-                  "once" % (op, reason), stacklevel=3)
+    from ._op_table import device_rules     # (the table imports this one)
+    rules = device_rules(op)
+    warnings.warn("torch_npu: %s ran on the CPU (%s)%s; this warning is "
+                  "shown once" % (op, reason, "; on the device it takes " +
+                                  rules if rules else ""), stacklevel=3)
 
 
 def on_cpu(op, reason: str, *args, **kwargs):
@@ -141,17 +129,13 @@ def _scalar(x):
 # -- copies ---------------------------------------------------------------------
 def _copy_from(src: torch.Tensor, dst: torch.Tensor,
                non_blocking: bool = False) -> torch.Tensor:
-    if src.numel() == 0:
+    if src.numel() == 0 or _same_view(src, dst):
         return dst
     if _is_npu(src) and _is_npu(dst) and src.device == dst.device and \
-            src.shape == dst.shape and src.is_contiguous() and \
-            dst.is_contiguous():
-        if src.dtype == dst.dtype:
-            D.memcpy(src, dst)
+            dst.numel():
+        if _copy_on_device(src, dst):
             return dst
-        if src.dtype in D.DTYPES and dst.dtype in D.DTYPES:
-            D.cast(src, dst)
-            return dst
+        warn_cpu("aten::_copy_from", "an npu copy the device does not make")
     if _is_npu(dst) and not _is_npu(src) and non_blocking and \
             dst.is_contiguous() and src.dtype == dst.dtype and \
             src.shape == dst.shape:
@@ -163,13 +147,102 @@ def _copy_from(src: torch.Tensor, dst: torch.Tensor,
                                         sync=False)
         return dst
     sync_for_host(src, dst)
-    d = host(dst) if _is_npu(dst) else dst
-    s = host(src) if _is_npu(src) else src
+    s, d = _host_views(src, dst)
     d.copy_(s)
     return dst
 
 
-_lib.impl("_copy_from", _copy_from, "PrivateUse1")
+def _host_views(src: torch.Tensor, dst: torch.Tensor):
+    """CPU tensors over src's and dst's memory (each as it is, a CPU one
+    itself): over one CPU storage where they share their npu storage, so
+    that CPU torch's copy sees them overlap (and refuses a partial
+    overlap, as it does on the CPU)."""
+    if _is_npu(src) and _is_npu(dst) and \
+            src.untyped_storage().data_ptr() == \
+            dst.untyped_storage().data_ptr():
+        whole = torch.empty(0, dtype=torch.uint8, device=dst.device).set_(
+            dst.untyped_storage())
+        storage = host(whole).untyped_storage()
+        return tuple(torch.empty(0, dtype=t.dtype).set_(
+            storage, t.storage_offset(), t.shape, t.stride())
+            for t in (src, dst))
+    return (host(src) if _is_npu(src) else src,
+            host(dst) if _is_npu(dst) else dst)
+
+
+def _same_view(src: torch.Tensor, dst: torch.Tensor) -> bool:
+    """src and dst are one view of one storage: nothing to copy (as CPU
+    torch's copy_ finds)."""
+    return src.device == dst.device and src.dtype == dst.dtype and \
+        src.untyped_storage().data_ptr() == \
+        dst.untyped_storage().data_ptr() and \
+        src.storage_offset() == dst.storage_offset() and \
+        src.shape == dst.shape and src.stride() == dst.stride() and \
+        src.is_conj() == dst.is_conj() and src.is_neg() == dst.is_neg()
+
+
+def _dense_order(t: torch.Tensor) -> "list[int] | None":
+    """The order of ``t``'s dimensions (by stride, outermost first) in
+    which it is contiguous; None when it is not dense in any."""
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    return order if t.permute(order).is_contiguous() else None
+
+
+def _bytes_of(t: torch.Tensor) -> tuple[object, int, int]:
+    """(davinci buffer, first byte, end) of the memory npu tensor ``t``
+    reaches."""
+    buf, offset = memory.device_buffer(t)
+    span = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+    return buf, offset, offset + span * t.element_size()
+
+
+def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    ba, a0, a1 = _bytes_of(a)
+    bb, b0, b1 = _bytes_of(b)
+    return ba is bb and a0 < b1 and b0 < a1
+
+
+def _copy_on_device(src: torch.Tensor, dst: torch.Tensor) -> bool:
+    """dst := src (broadcast, converted) as device tasks when the device
+    makes the copy (a destination dense in some order of its dimensions
+    that shares no memory with the source, a source broadcastable to it,
+    one dtype of 2, 4, 8 or 16 bytes or two the device computes in):
+    MEMCPY where src is laid out as dst,
+    COPY_VIEW reading src's view into dst's order where not, CAST between
+    two of the device's dtypes; False (nothing done) otherwise."""
+    if src.is_conj() or src.is_neg() or dst.is_conj() or dst.is_neg():
+        return False
+    convert = src.dtype != dst.dtype
+    if convert and not (src.dtype in D.DTYPES and dst.dtype in D.DTYPES):
+        return False
+    order = _dense_order(dst)
+    try:
+        view = src.expand(dst.shape)
+    except RuntimeError:
+        return False                # not broadcastable: the CPU says so
+    if order is None:
+        return False
+    d, v = dst.permute(order), view.permute(order)
+    if _overlap(v, d):
+        return False
+    index = dst.get_device()
+    cast = D.serves(index, "cast", D.DTYPES[src.dtype]) if convert else True
+    if v.is_contiguous():
+        if not convert:
+            D.memcpy(v, d)
+        elif cast:
+            D.cast(v, d)
+        return cast
+    plan = D.view_plan(v)
+    if not (cast and D.view_served(index, plan)):
+        return False
+    if not convert:
+        D.copy_view(v, plan, d)
+        return True
+    dense = torch.empty(d.shape, dtype=src.dtype, device=dst.device)
+    D.copy_view(v, plan, dense)
+    D.cast(dense, d)
+    return True
 
 
 def _copy_from_math_bits(src: torch.Tensor, dst: torch.Tensor,
@@ -192,8 +265,6 @@ def _copy_from_math_bits(src: torch.Tensor, dst: torch.Tensor,
 
 _MATH_BITS = torch._C.DispatchKeySet(torch._C.DispatchKey.Conjugate) | \
     torch._C.DispatchKeySet(torch._C.DispatchKey.Negative)
-_lib.impl("_copy_from", _copy_from_math_bits, "Conjugate")
-_lib.impl("_copy_from", _copy_from_math_bits, "Negative")
 
 
 def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
@@ -201,15 +272,9 @@ def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
     return _copy_from(src, dst)
 
 
-_lib.impl("_copy_from_and_resize", _copy_from_and_resize, "PrivateUse1")
-
-
 def _local_scalar_dense(t: torch.Tensor):
     sync_for_host(t)
     return host(t).item()
-
-
-_lib.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
 
 
 # -- elementwise ------------------------------------------------------------------
@@ -229,7 +294,7 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         x = torch.full_like(other, x)
     if out is None and alpha == 1 and isinstance(other, torch.Tensor) and \
             other.shape == x.shape and \
-            D.on_device(x, other, floats=name == "div"):
+            D.on_device(x, other, ops=(dev_op,), floats=name == "div"):
         target = torch.empty_like(x)      # the common case, first
         D.binary(dev_op, x, other, target)
         return target
@@ -242,7 +307,9 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
                              device=x.device)
     ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
         and target.is_contiguous()
-    if ok_out and s is not None and D.on_device(x, target, floats=True):
+    if ok_out and s is not None and \
+            D.on_device(x, target, ops=("axpy",) if name != "div" or
+                        x.dtype != torch.float32 else ("axpy", "div")):
         half = x.dtype != torch.float32
         if name in ("add", "sub"):
             # CPU torch rounds the scalar to a float16/bfloat16 tensor's
@@ -268,10 +335,10 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
     if ok_out and isinstance(other, torch.Tensor) and \
             other.shape == x.shape and D.on_device(x, other, target) and \
             (name != "div" or x.dtype in D.FLOATS):
-        if alpha == 1:
+        if alpha == 1 and D.on_device(x, ops=(dev_op,)):
             D.binary(dev_op, x, other, target)
             return target
-        if x.dtype in D.FLOATS:
+        if alpha != 1 and D.on_device(x, ops=("axpy",)):
             D.axpy(alpha if name == "add" else -alpha, other, x, target)
             return target
     reason = "operands of different shapes, dtypes or layouts"
@@ -308,7 +375,11 @@ def _resize_out(out: torch.Tensor, shape: torch.Size, *inputs) -> None:
     out.resize_(shape)
 
 
-def _make_binary(name: str, dev_op: str, has_alpha: bool):
+def _make_binary(name: str, dev_op: str, has_alpha: bool
+                 ) -> dict[str, object]:
+    """The kernels of ``name`` (add, sub, mul, div) by overload: .Tensor
+    (which the C++ half runs first: see _op_table), .Scalar, in place and
+    .out."""
     if has_alpha:
         def functional(x, other, *, alpha=1):
             return _binary_op(name, dev_op, x, other, alpha)
@@ -329,88 +400,112 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool):
         def out_fn(x, other, *, out):
             _resize_out(out, _result_shape(x, other), x, other)
             return _binary_op(name, dev_op, x, other, out=out)
-    # name.Tensor is registered by the C++ half, which runs its common case
-    # itself and hands every other call to this kernel
-    _binary_tensor_kernels[name] = _tracing.traced(name + ".Tensor",
-                                                   functional)
-    DEVICE_OPS.append(name + ".Tensor")
-    _impl(name + ".Scalar")(functional)
-    _impl(name + "_.Tensor", name + "_.Scalar")(inplace)
-    _impl(name + ".out")(out_fn)
+    return {name + ".Tensor": functional, name + ".Scalar": functional,
+            name + "_.Tensor": inplace, name + "_.Scalar": inplace,
+            name + ".out": out_fn}
 
 
-_binary_tensor_kernels: dict[str, object] = {}
-_make_binary("add", "add", True)
-_make_binary("sub", "sub", True)
-_make_binary("mul", "mul", False)
-_make_binary("div", "div", False)
-_ext.load().set_binary_kernels(_binary_tensor_kernels, D.launch_blocks,
-                               active_recorder)
-
-
-def _make_minmax(name: str) -> None:
+def _make_minmax(name: str) -> dict[str, object]:
+    """maximum or minimum: two tensors of one shape and dtype."""
     op = getattr(aten, name).default
 
     def kernel(x, other):
-        if D.on_device(x, other) and x.shape == other.shape:
+        if D.on_device(x, other, ops=(name,)) and x.shape == other.shape:
             out = torch.empty_like(x)
             D.binary(name, x, other, out)
             return out
         return on_cpu(op, "operands differ", x, other)
-    _impl(name)(kernel)
+    return {name: kernel}
 
 
-_make_minmax("maximum")
-_make_minmax("minimum")
-
-
-def _make_unary(name: str, dev_op: str, floats: bool):
+def _make_unary(name: str, dev_op: str) -> dict[str, object]:
+    """``name`` and ``name_`` as davinci op ``dev_op``."""
     op = getattr(aten, name)
 
     def functional(x):
-        if D.on_device(x, floats=floats):
+        if D.on_device(x, ops=(dev_op,)):
             out = torch.empty_like(x)
             D.unary(dev_op, x, out)
             return out
-        return on_cpu(op.default, "dtype or layout", x)
+        return on_cpu(op.default, "dtype, layout or a driver without it", x)
 
     def inplace(x):
-        if D.on_device(x, floats=floats):
+        if D.on_device(x, ops=(dev_op,)):
             D.unary(dev_op, x, x)
             return x
-        x.copy_(on_cpu(op.default, "dtype or layout", x))
+        # the CPU's in-place op, for its checks (abs_ of a complex tensor)
+        x.copy_(on_cpu(getattr(aten, name + "_").default, "dtype, layout or "
+                       "a driver without it", x))
         return x
-    _impl(name)(functional)
-    _impl(name + "_")(inplace)
+    return {name: functional, name + "_": inplace}
 
 
-_make_unary("relu", "relu", False)
-_make_unary("exp", "exp", True)
+#: LEAKY_RELU runs a negative_slope from 0 to float32's largest: CPU
+#: torch's x * slope at a zero is -0 for +0 with a negative slope and NaN
+#: with an infinite one, where the device keeps the zero
+_SLOPE_MAX = float(np.finfo(np.float32).max)
 
 
-@_impl("sqrt")
-def _sqrt(x):
-    if D.on_device(x, floats=True) and D.train_ops(x):
+def _slope_on_device(slope) -> bool:
+    s = _scalar(slope)
+    return s is not None and 0 <= s <= _SLOPE_MAX
+
+
+def _leaky_relu(x, negative_slope=0.01):
+    if _slope_on_device(negative_slope) and \
+            D.on_device(x, ops=("leaky_relu",)):
         out = torch.empty_like(x)
-        D.unary("sqrt", x, out)
+        D.unary("leaky_relu", x, out, float(_scalar(negative_slope)))
         return out
-    return on_cpu(aten.sqrt.default, "dtype, layout or a driver without "
-                  "SQRT", x)
+    return on_cpu(aten.leaky_relu.default, "dtype, layout or a negative "
+                  "slope", x, negative_slope)
 
 
-@_impl("sqrt_")
-def _sqrt_(x):
-    if D.on_device(x, floats=True) and D.train_ops(x):
-        D.unary("sqrt", x, x)
+def _leaky_relu_(x, negative_slope=0.01):
+    if _slope_on_device(negative_slope) and \
+            D.on_device(x, ops=("leaky_relu",)):
+        D.unary("leaky_relu", x, x, float(_scalar(negative_slope)))
         return x
-    return x.copy_(_sqrt(x))
+    x.copy_(on_cpu(aten.leaky_relu_.default, "dtype, layout or a negative "
+                   "slope", x, negative_slope))
+    return x
 
 
-@_impl("threshold_backward")
+def _make_compare(name: str) -> dict[str, object]:
+    """eq, ne, lt, le, gt, ge into an out= of the operands' dtype and in
+    place, where CMP's 1 or 0 is torch's result; a bool result (the
+    functional op, which reaches the C++ fallback) is a dtype the device
+    lacks."""
+    op = getattr(aten, name)
+
+    def on_device(x, other, out) -> bool:
+        return isinstance(other, torch.Tensor) and \
+            x.shape == other.shape == out.shape and \
+            D.on_device(x, other, out, ops=("compare",))
+
+    def out_fn(x, other, *, out):
+        _resize_out(out, _result_shape(x, other), x, other)
+        if on_device(x, other, out):
+            D.compare(name, x, other, out)
+            return out
+        out.copy_(on_cpu(op.Tensor, "operands or an out= of another dtype",
+                         x, other))
+        return out
+
+    def inplace(x, other):
+        if on_device(x, other, x):
+            D.compare(name, x, other, x)
+            return x
+        x.copy_(on_cpu(getattr(aten, name + "_").Tensor, "operands differ",
+                       x, other))
+        return x
+    return {name + ".Tensor_out": out_fn, name + "_.Tensor": inplace}
+
+
 def _threshold_backward(grad, x, threshold):
     # relu's backward: grad where x > 0, else 0 (DAVINCI_OP_RELU_GRAD)
-    if threshold == 0 and D.on_device(grad, x) and grad.shape == x.shape \
-            and D.has_feature(grad, _uapi.DAVINCI_FEAT_RELU_GRAD):
+    if threshold == 0 and grad.shape == x.shape and \
+            D.on_device(grad, x, ops=("relu_grad",)):
         out = torch.empty_like(grad)
         D.binary("relu_grad", grad, x, out)
         return out
@@ -419,18 +514,16 @@ def _threshold_backward(grad, x, threshold):
                   grad, x, threshold)
 
 
-@_impl("neg")
 def _neg(x):
-    if D.on_device(x, floats=True):
+    if D.on_device(x, ops=("axpy",)):
         out = torch.empty_like(x)
         D.scale(x, -1.0, out)
         return out
     return on_cpu(aten.neg.default, "dtype or layout", x)
 
 
-@_impl("fill_.Scalar")
 def _fill(x, value):
-    if D.on_device(x, floats=True) or (value == 0 and D.on_device(x)):
+    if D.on_device(x, ops=("axpy",)) or (value == 0 and D.on_device(x)):
         if x.numel():
             D.fill(x, float(value))
         return x
@@ -440,15 +533,13 @@ def _fill(x, value):
     return x
 
 
-@_impl("zero_")
 def _zero(x):
     return _fill(x, 0)
 
 
-@_impl("addcmul_")
 def _addcmul_(x, t1, t2, *, value=1):
-    if D.on_device(x, t1, t2, floats=True) and x.shape == t1.shape == \
-            t2.shape:
+    if D.on_device(x, t1, t2, ops=("axpy", "mul", "add")) and \
+            x.shape == t1.shape == t2.shape:
         tmp = torch.empty_like(x)
         D.scale(t1, value, tmp)           # value * t1
         D.binary("mul", tmp, t2, tmp)     # * t2
@@ -459,10 +550,9 @@ def _addcmul_(x, t1, t2, *, value=1):
     return x
 
 
-@_impl("addcdiv_")
 def _addcdiv_(x, t1, t2, *, value=1):
-    if D.on_device(x, t1, t2, floats=True) and x.shape == t1.shape == \
-            t2.shape:
+    if D.on_device(x, t1, t2, ops=("div", "axpy")) and \
+            x.shape == t1.shape == t2.shape:
         tmp = torch.empty_like(x)
         D.binary("div", t1, t2, tmp)      # t1 / t2
         D.axpy(value, tmp, x, x)          # self + value *
@@ -472,10 +562,9 @@ def _addcdiv_(x, t1, t2, *, value=1):
     return x
 
 
-@_impl("lerp_.Scalar")
 def _lerp_(x, end, weight):
     # x + weight * (end - x)
-    if D.on_device(x, end, floats=True) and x.shape == end.shape:
+    if D.on_device(x, end, ops=("sub", "axpy")) and x.shape == end.shape:
         tmp = torch.empty_like(x)
         D.binary("sub", end, x, tmp)
         D.axpy(float(weight), tmp, x, x)
@@ -485,7 +574,6 @@ def _lerp_(x, end, weight):
 
 
 # -- matmul -------------------------------------------------------------------------
-@_impl("mm")
 def _mm(a, b):
     pa, pb = D.matmul_operand(a), D.matmul_operand(b)
     if pa and pb and a.dtype == b.dtype and a.device == b.device:
@@ -506,12 +594,11 @@ def _broadcast_rows(bias: torch.Tensor, m: int) -> torch.Tensor:
     return out
 
 
-@_impl("addmm")
 def _addmm(bias, a, b, *, beta=1, alpha=1):
     pa, pb = D.matmul_operand(a), D.matmul_operand(b)
     m, n = a.shape[0], b.shape[1]
     if pa and pb and beta == 1 and alpha == 1 and \
-            D.on_device(bias, floats=True) and bias.dtype == a.dtype and \
+            D.on_device(bias, ops=("add",)) and bias.dtype == a.dtype and \
             bias.shape in ((n,), (1, n), (m, n)):
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
         D.matmul(pa[0], pa[1], pb[0], pb[1], out)
@@ -528,9 +615,9 @@ def _last(dim: int, t: torch.Tensor) -> bool:
     return t.dim() > 0 and dim % t.dim() == t.dim() - 1
 
 
-@_impl("_softmax")
 def _softmax(x, dim, half_to_float):
-    if not half_to_float and _last(dim, x) and D.on_device(x, floats=True):
+    if not half_to_float and _last(dim, x) and \
+            D.on_device(x, ops=("softmax",)):
         out = torch.empty_like(x)
         D.softmax(x, out)
         return out
@@ -549,10 +636,9 @@ def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@_impl("_log_softmax")
 def _log_softmax(x, dim, half_to_float):
     if not half_to_float and _last(dim, x) and \
-            D.on_device(x, floats=True) and D.train_ops(x):
+            D.on_device(x, ops=("log_softmax",)):
         out = torch.empty_like(x)
         D.log_softmax(x, out)
         return out
@@ -562,6 +648,9 @@ def _log_softmax(x, dim, half_to_float):
 
 # -- nll_loss ---------------------------------------------------------------------
 _MEAN, _SUM = 1, 2          # torch's Reduction enum
+#: what nll_loss's device path runs (one_hot: CAST, MATMUL, CMP)
+_NLL_OPS = ("cast", "matmul", "compare", "relu_grad", "reduce_sum", "axpy",
+            "div")
 
 
 def _nll_on_device(x, target, weight, reduction: int,
@@ -570,7 +659,7 @@ def _nll_on_device(x, target, weight, reduction: int,
     targets on the same device, no class weights, mean or sum, an
     ignore_index that is no column (the default -100)."""
     return weight is None and reduction in (_MEAN, _SUM) and \
-        x.dim() == 2 and D.on_device(x, floats=True) and D.train_ops(x) and \
+        x.dim() == 2 and D.on_device(x, ops=_NLL_OPS) and \
         isinstance(target, torch.Tensor) and \
         target.dtype in (torch.int64, torch.int32) and \
         target.device == x.device and target.is_contiguous() and \
@@ -588,7 +677,6 @@ def _mask(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return cast
 
 
-@_impl("nll_loss_forward")
 def _nll_loss_forward(x, target, weight, reduction, ignore_index):
     # output = -sum_i x[i, t_i] (/ total_weight for mean); total_weight =
     # the number of targets that name a column
@@ -610,13 +698,12 @@ def _nll_loss_forward(x, target, weight, reduction, ignore_index):
     return out, weight_sum
 
 
-@_impl("nll_loss_backward")
 def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index,
                        total_weight):
     # grad_input[i, t_i] = -(grad / total_weight) (mean) or -grad (sum),
     # +0 elsewhere, as CPU torch computes it
     if not (_nll_on_device(x, target, weight, reduction, ignore_index)
-            and D.on_device(grad, total_weight, floats=True)
+            and D.on_device(grad, total_weight, ops=("div", "axpy"))
             and grad.dtype == x.dtype and grad.numel() == 1):
         return on_cpu(aten.nll_loss_backward.default, "weights, reduction, "
                       "shapes, ignore_index or a driver without CMP", grad,
@@ -634,11 +721,11 @@ def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index,
     return out
 
 
-@_impl("_log_softmax_backward_data")
 def _log_softmax_backward(grad, output, dim, input_dtype):
     # grad - exp(output) * sum(grad, dim)
     if _last(dim, grad) and grad.dtype == input_dtype and \
-            D.on_device(grad, output, floats=True):
+            D.on_device(grad, output, ops=("reduce_sum", "exp", "matmul",
+                                           "mul", "sub")):
         rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
                            device=grad.device)
         D.row_sums(grad, rows)
@@ -652,11 +739,11 @@ def _log_softmax_backward(grad, output, dim, input_dtype):
                   grad, output, dim, input_dtype)
 
 
-@_impl("_softmax_backward_data")
 def _softmax_backward(grad, output, dim, input_dtype):
     # output * (grad - sum(grad * output, dim))
     if _last(dim, grad) and grad.dtype == input_dtype and \
-            D.on_device(grad, output, floats=True):
+            D.on_device(grad, output, ops=("mul", "reduce_sum", "matmul",
+                                           "sub")):
         go = torch.empty_like(grad)
         D.binary("mul", grad, output, go)
         rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
@@ -673,7 +760,7 @@ def _softmax_backward(grad, output, dim, input_dtype):
 def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
     """sum over ``dims`` (all, the last, or the first of a 2-D tensor)."""
     nd = x.dim()
-    if not D.on_device(x, floats=True) or nd == 0:
+    if not D.on_device(x, ops=("reduce_sum", "matmul")) or nd == 0:
         return None
     dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
     if dims == list(range(nd)):
@@ -695,7 +782,6 @@ def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
     return out
 
 
-@_impl("sum.dim_IntList")
 def _sum_dim(x, dim, keepdim=False, *, dtype=None):
     if dtype is None or dtype == x.dtype:
         out = _sum_on_device(x, dim or [], keepdim)
@@ -705,7 +791,6 @@ def _sum_dim(x, dim, keepdim=False, *, dtype=None):
                   keepdim, dtype=dtype)
 
 
-@_impl("sum")
 def _sum(x, *, dtype=None):
     if dtype is None or dtype == x.dtype:
         out = _sum_on_device(x, [], False)
@@ -714,9 +799,9 @@ def _sum(x, *, dtype=None):
     return on_cpu(aten.sum.default, "dtype or layout", x, dtype=dtype)
 
 
-@_impl("mean.dim")
 def _mean_dim(x, dim, keepdim=False, *, dtype=None):
-    if dtype is None or dtype == x.dtype:
+    if (dtype is None or dtype == x.dtype) and \
+            D.on_device(x, ops=("axpy", "div")):
         out = _sum_on_device(x, dim or [], keepdim)
         if out is not None and out.numel():
             count = x.numel() // out.numel()
@@ -791,14 +876,16 @@ def _pointwise_foreach(op):
     return run
 
 
-for _name, (_op, _listed, _inplace) in _FOREACH.items():
-    _lib.impl(_name, (_foreach_inplace if _inplace else _foreach)(
-        _op, _listed), "PrivateUse1")
-for _op, _base in ((aten.addcmul_.default, "_foreach_addcmul_"),
-                  (aten.addcdiv_.default, "_foreach_addcdiv_")):
-    for _overload in ("Scalar", "ScalarList", "Tensor"):
-        _lib.impl(_base + "." + _overload, _pointwise_foreach(_op),
-                  "PrivateUse1")
+def _foreach_kernels() -> dict[str, object]:
+    """The _foreach_* kernels by overload: each runs its ATen op per
+    tensor (on the device where that op's operands allow)."""
+    kernels = {name: (_foreach_inplace if inplace else _foreach)(op, listed)
+               for name, (op, listed, inplace) in _FOREACH.items()}
+    for op, base in ((aten.addcmul_.default, "_foreach_addcmul_"),
+                     (aten.addcdiv_.default, "_foreach_addcdiv_")):
+        for overload in ("Scalar", "ScalarList", "Tensor"):
+            kernels[base + "." + overload] = _pointwise_foreach(op)
+    return kernels
 
 
 def _record_stream(t: torch.Tensor, s: torch.Stream) -> None:
@@ -806,6 +893,3 @@ def _record_stream(t: torch.Tensor, s: torch.Stream) -> None:
     what it had queued then (memory.py). PyTorch hands ``s`` over as a
     plain torch.Stream (device type, index, id)."""
     memory.record_stream(t, streams.from_torch_stream(s))
-
-
-_lib.impl("record_stream", _record_stream, "PrivateUse1")

@@ -1,0 +1,523 @@
+# SPDX-License-Identifier: GPL-2.0
+"""torch_npu's table (torch_npu._op_table.TABLE), the one table from ATen
+op to device op: each path of each row runs the device ops it claims and
+no others, in every dtype it claims, with no CPU fallback (read from the
+device's trace); together they reach every compute op of the schema, or
+the schema says why not; the kernels registered are the table's; the
+README lists it; abs, leaky_relu and strided copies equal CPU torch bit for
+bit; torch_npu imports nothing private of davinci."""
+
+import ast
+import importlib.util
+import os
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from davinci import schema
+from davinci.trace import TraceSession
+from davinci.trace.records import KIND_NAMES
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TORCH_NPU = os.path.join(REPO, "userspace", "torch_npu")
+aten = torch.ops.aten
+F32, F16, BF16, I32 = torch.float32, torch.float16, torch.bfloat16, \
+    torch.int32
+#: ops a sample may queue besides its own: the allocator's free marks
+_BOOKKEEPING = {"EVENT_RECORD", "EVENT_WAIT", "NOP", "NOTIFY"}
+_TASK_COMPLETE = next(k for k, v in KIND_NAMES.items()
+                      if v == "TASK_COMPLETE")
+
+
+@pytest.fixture(scope="module")
+def table(npu):
+    from torch_npu import _op_table
+    return _op_table
+
+
+# -- running an op and reading what the device did ----------------------------
+@pytest.fixture(scope="module")
+def trace(npu):
+    """A trace of npu:0 (no host spans, so that the C++ half runs add's
+    common case itself)."""
+    session = TraceSession(devices=[0], spans=False, poll_ms=0)
+    session.start()
+    yield session
+    session.stop()
+
+
+def _ran(trace, thunk):
+    """(names of the device ops this process ran in ``thunk``, the ops it
+    ran on the CPU: every call of a Python kernel's fallback, and the
+    warnings of the C++ fallback, which warns once per op)."""
+    from torch_npu import _kernels
+    torch.npu.synchronize()
+    trace.drain()
+    fell_back = []
+    warn_cpu = _kernels.warn_cpu
+
+    def record(op, reason):
+        fell_back.append(op)
+        warn_cpu(op, reason)
+    _kernels.warn_cpu = record
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            thunk()
+            torch.npu.synchronize()
+    finally:
+        _kernels.warn_cpu = warn_cpu
+    ops = {schema.by_opcode(r.opcode).name for r in trace.drain().records
+           if r.type == _TASK_COMPLETE and r.pid == os.getpid()}
+    return ops - _BOOKKEEPING, fell_back + [
+        str(w.message) for w in caught if "torch_npu" in str(w.message)]
+
+
+def _t(dt, *shape, seed=0, positive=False):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(*shape, generator=g)
+    if positive:
+        x = x.abs() + 0.5
+    if dt.is_floating_point or dt.is_complex:
+        return x.to(dt).npu()
+    if dt == torch.bool:
+        return (x > 0).npu()
+    return (x * 100).to(dt).npu()
+
+
+def _other(dt):
+    """A device dtype other than ``dt``."""
+    return F16 if dt == F32 else F32
+
+
+def _copies():
+    return [
+        # MEMCPY: the same layout
+        lambda dt: (lambda x, y: lambda: y.copy_(x))(
+            _t(dt, 4, 5), torch.empty(4, 5, dtype=dt, device="npu")),
+        # CAST
+        lambda dt: (lambda x: lambda: x.to(_other(dt)))(_t(dt, 4, 5)),
+        # COPY_VIEW: a transpose made contiguous
+        lambda dt: (lambda x: lambda: x.t().contiguous())(_t(dt, 4, 5)),
+        # COPY_VIEW then CAST
+        lambda dt: (lambda x, y: lambda: y.copy_(x.t()))(
+            _t(dt, 4, 5), torch.empty(5, 4, dtype=_other(dt),
+                                      device="npu")),
+    ]
+
+
+def _resized(dt, src):
+    return lambda: aten._copy_from_and_resize(
+        src, torch.empty(0, dtype=dt, device="npu"))
+
+
+def _binary(op, scalar):
+    return [lambda dt: (lambda a, b: lambda: op(a, b))(
+                _t(dt, 33, seed=1), _t(dt, 33, seed=2, positive=True)),
+            scalar]
+
+
+def _cmp(name):
+    fn = getattr(torch, name)
+    return [lambda dt: (lambda a, b: lambda: fn(
+        a, b, out=torch.empty_like(a)))(_t(dt, 20, seed=1),
+                                        _t(dt, 20, seed=2))]
+
+
+def _unary(fn, positive=False):
+    return [lambda dt: (lambda x: lambda: fn(x))(_t(dt, 3, 7,
+                                                  positive=positive))]
+
+
+def _nll(dt):
+    x = _t(dt, 6, 4)
+    target = torch.tensor([0, 3, 1, 1, 2, 0]).npu()
+    return x, target
+
+
+def _nll_backward(dt):
+    x, target = _nll(dt)
+    grad = torch.ones((), dtype=dt, device="npu")
+    total = torch.full((), 6.0, dtype=dt, device="npu")
+    return lambda: aten.nll_loss_backward(grad, x, target, None, 1, -100,
+                                          total)
+
+
+#: for each (row, path): a function of the dtype building the operands and
+#: returning what runs the path
+SAMPLES = {
+    **{("_copy_from", i): s for i, s in enumerate(_copies())},
+    ("_copy_from_and_resize", 0): lambda dt: _resized(dt, _t(dt, 3, 4)),
+    ("_copy_from_and_resize", 1): lambda dt: (
+        lambda x: lambda: aten._copy_from_and_resize(
+            x, torch.empty(0, dtype=_other(dt), device="npu")))(_t(dt, 6)),
+    ("_copy_from_and_resize", 2): lambda dt: _resized(dt, _t(dt, 3, 4).t()),
+    ("_copy_from_and_resize", 3): lambda dt: (
+        lambda x: lambda: aten._copy_from_and_resize(
+            x, torch.empty(0, dtype=_other(dt), device="npu")))(
+                _t(dt, 3, 4).t()),
+    **{(n, i): s for n, op in (("add", torch.add), ("sub", torch.sub))
+       for i, s in enumerate(_binary(op, lambda dt: (
+           lambda a, b: lambda: (op(a, 2.5), op(a, b, alpha=3)))(
+               _t(dt, 9, seed=1), _t(dt, 9, seed=2))))},
+    **{("mul", i): s for i, s in enumerate(_binary(
+        torch.mul, lambda dt: (lambda a: lambda: a * -3.0)(_t(dt, 9))))},
+    ("div", 0): _binary(torch.div, None)[0],
+    ("div", 1): lambda dt: (lambda a: lambda: a / 3.0)(_t(dt, 9)),
+    ("div", 2): lambda dt: (lambda a: lambda: a / 3.0)(_t(dt, 9)),
+    ("div", 3): lambda dt: (lambda a: lambda: a / 0)(_t(dt, 9)),
+    ("maximum", 0): _binary(torch.maximum, None)[0],
+    ("minimum", 0): _binary(torch.minimum, None)[0],
+    ("relu", 0): _unary(torch.relu)[0],
+    ("exp", 0): _unary(torch.exp)[0],
+    ("sqrt", 0): _unary(torch.sqrt, positive=True)[0],
+    ("abs", 0): _unary(torch.abs)[0],
+    ("leaky_relu", 0): _unary(lambda x: F.leaky_relu(x, 0.2))[0],
+    ("neg", 0): _unary(torch.neg)[0],
+    ("threshold_backward", 0): lambda dt: (
+        lambda g, x: lambda: aten.threshold_backward(g, x, 0))(
+            _t(dt, 12, seed=1), _t(dt, 12, seed=2)),
+    **{(n, 0): _cmp(n)[0] for n in ("eq", "ne", "lt", "le", "gt", "ge")},
+    ("fill_", 0): lambda dt: (lambda x: lambda: x.fill_(2.5))(_t(dt, 8)),
+    ("fill_", 1): lambda dt: (lambda x: lambda: x.fill_(0))(_t(dt, 8)),
+    ("zero_", 0): lambda dt: (lambda x: lambda: x.zero_())(_t(dt, 8)),
+    ("addcmul_", 0): lambda dt: (lambda x, a, b: lambda: x.addcmul_(
+        a, b, value=0.5))(_t(dt, 8), _t(dt, 8, seed=1), _t(dt, 8, seed=2)),
+    ("addcdiv_", 0): lambda dt: (lambda x, a, b: lambda: x.addcdiv_(
+        a, b, value=0.5))(_t(dt, 8), _t(dt, 8, seed=1),
+                          _t(dt, 8, seed=2, positive=True)),
+    ("lerp_", 0): lambda dt: (lambda x, e: lambda: x.lerp_(e, 0.25))(
+        _t(dt, 8), _t(dt, 8, seed=1)),
+    ("mm", 0): lambda dt: (lambda a, b: lambda: (a @ b, a @ b.t().t()))(
+        _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
+    ("addmm", 0): lambda dt: (lambda c, a, b: lambda: torch.addmm(c, a, b))(
+        _t(dt, 2), _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
+    ("_softmax", 0): _unary(lambda x: torch.softmax(x, -1))[0],
+    ("_log_softmax", 0): _unary(lambda x: torch.log_softmax(x, -1))[0],
+    ("_softmax_backward_data", 0): lambda dt: (
+        lambda g, y: lambda: aten._softmax_backward_data(g, y, -1, dt))(
+            _t(dt, 3, 5), _t(dt, 3, 5, seed=1)),
+    ("_log_softmax_backward_data", 0): lambda dt: (
+        lambda g, y: lambda: aten._log_softmax_backward_data(g, y, -1, dt))(
+            _t(dt, 3, 5), _t(dt, 3, 5, seed=1)),
+    ("nll_loss_forward", 0): lambda dt: (
+        lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
+    ("nll_loss_backward", 0): _nll_backward,
+    ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1)))(
+        _t(dt, 3, 4)),
+    ("sum", 1): lambda dt: (lambda x: lambda: x.sum(0))(_t(dt, 3, 4)),
+    ("mean", 0): lambda dt: (lambda x: lambda: x.mean(-1))(_t(dt, 3, 4)),
+    ("mean", 1): lambda dt: (lambda x: lambda: x.mean(0))(_t(dt, 3, 4)),
+}
+
+
+def _paths():
+    try:
+        from torch_npu import _op_table
+    except ImportError:
+        return []           # (the tests taking the table fail)
+    return [pytest.param(e, i, id="%s/%d" % (e.op, i))
+            for e in _op_table.TABLE for i in range(len(e.paths))]
+
+
+def test_every_compute_op_is_reached_or_the_schema_says_why(table):
+    reached = {op for e in table.TABLE for p in e.paths for op in p.ops}
+    missing = [op.name for op in schema.COMPUTE_OPS
+               if op.name not in reached and not op.why_not_in("torch")]
+    assert not missing, (
+        "no row of torch_npu's table runs %s, and ops.toml's not_in.torch "
+        "does not say why" % missing)
+    # a reason is stale once a row runs the op
+    stale = sorted(op for op in reached
+                   if schema.by_name(op).compute and
+                   schema.by_name(op).why_not_in("torch"))
+    assert not stale, ("ops.toml's not_in.torch says torch_npu lacks %s, "
+                       "which its table runs" % stale)
+
+
+def test_every_path_has_samples(table):
+    assert sorted((e.op, i) for e in table.TABLE
+                  for i in range(len(e.paths))) == sorted(SAMPLES)
+
+
+@pytest.mark.parametrize("entry,i", _paths())
+def test_a_path_runs_the_device_ops_it_claims(npu, trace, entry, i):
+    path = entry.paths[i]
+    seen = set()
+    for dt in path.dtypes:
+        ops, warned = _ran(trace, SAMPLES[(entry.op, i)](dt))
+        assert not warned, (dt, warned)
+        assert ops <= set(path.ops), (
+            "%s in %s ran %s, which its path does not claim"
+            % (entry.op, dt, sorted(ops - set(path.ops))))
+        seen |= ops
+    assert seen == set(path.ops), (entry.op, sorted(seen))
+
+
+def test_the_registered_kernels_are_the_tables(table, npu):
+    for e in table.TABLE:
+        for overload in e.kernels:
+            assert torch._C._dispatch_has_kernel_for_dispatch_key(
+                "aten::" + overload, e.key), (overload, e.key)
+    assert npu.DEVICE_OPS == [o for e in table.TABLE if e.paths
+                              for o in e.kernels]
+    assert {"add.Tensor", "abs", "leaky_relu", "_copy_from",
+            "eq.Tensor_out"} <= set(npu.DEVICE_OPS)
+
+
+def test_an_op_the_driver_does_not_serve_runs_on_the_cpu(npu, trace,
+                                                         monkeypatch):
+    """The kernels ask the driver's capabilities, not a feature bit."""
+    from torch_npu import _device_ops
+    monkeypatch.setitem(_device_ops._served, (0, "abs", "float32"), False)
+    x = torch.tensor([-1.5, 2.0, -0.0])
+    ops, warned = _ran(trace, lambda: torch.abs(x.npu()))
+    assert "ABS" not in ops
+    assert any("aten::abs" in w for w in warned), warned
+    assert torch.equal(torch.abs(x.npu()).cpu(), torch.abs(x))
+
+
+# -- bit for bit against CPU torch --------------------------------------------
+def _same_bits(got: torch.Tensor, want: torch.Tensor) -> None:
+    """Equal bit for bit, NaN payloads aside (a NaN where CPU torch has
+    one)."""
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.is_floating_point:
+        nan = want.isnan()
+        assert torch.equal(got.isnan(), nan)
+        got, want = got[~nan], want[~nan]
+    g = got.contiguous().view(torch.uint8) if got.numel() else got
+    w = want.contiguous().view(torch.uint8) if want.numel() else want
+    assert torch.equal(g, w), (got, want)
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, float("nan"), -float("nan"),
+            float("inf"), -float("inf"), 1e-40, -1e-40, 3.0e38, -65504.0,
+            0.1, -2.5, 1e-8]
+
+
+def _special(dt):
+    x = torch.tensor(_SPECIAL + torch.randn(49).tolist())
+    return x.to(dt)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16])
+def test_abs_equals_the_cpu_bit_for_bit(npu, trace, dt):
+    x = _special(dt)
+    ops, warned = _ran(trace, lambda: torch.abs(x.npu()))
+    assert ops == {"ABS"} and not warned
+    _same_bits(torch.abs(x.npu()), torch.abs(x))
+    y = x.npu()
+    y.abs_()
+    _same_bits(y, torch.abs(x))
+    assert torch.abs(torch.tensor(-0.0, dtype=dt).npu()).item() == 0
+    assert str(torch.abs(torch.tensor([-0.0], dtype=dt).npu()).cpu()[0]
+               .item()) == "0.0"
+
+
+def test_abs_of_int32_equals_the_cpu(npu, trace):
+    x = torch.tensor([0, -1, 1, -7, 2**31 - 1, -2**31, -2**31 + 1],
+                     dtype=I32)
+    ops, warned = _ran(trace, lambda: torch.abs(x.npu()))
+    assert ops == {"ABS"} and not warned
+    assert torch.equal(torch.abs(x.npu()).cpu(), torch.abs(x))
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 0.0, 1.0, 3.5, 1e-45])
+@pytest.mark.parametrize("dt", [F32, F16, BF16])
+def test_leaky_relu_equals_the_cpu_bit_for_bit(npu, trace, dt, slope):
+    x = _special(dt)
+    ops, warned = _ran(trace, lambda: F.leaky_relu(x.npu(), slope))
+    assert ops == {"LEAKY_RELU"} and not warned
+    want = F.leaky_relu(x, slope)
+    _same_bits(F.leaky_relu(x.npu(), slope), want)
+    y = x.npu()
+    F.leaky_relu(y, slope, inplace=True)
+    _same_bits(y, want)
+
+
+@pytest.mark.parametrize("slope", [-0.5, float("inf")])
+def test_leaky_relu_with_a_slope_the_device_differs_on_is_the_cpus(
+        npu, trace, slope):
+    """CPU torch's x * slope at a zero: -0 for a negative slope, NaN for
+    an infinite one, where LEAKY_RELU keeps the zero."""
+    x = _special(F32)
+    ops, warned = _ran(trace, lambda: F.leaky_relu(x.npu(), slope))
+    assert "LEAKY_RELU" not in ops and warned
+    _same_bits(F.leaky_relu(x.npu(), slope), F.leaky_relu(x, slope))
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, I32])
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_into_their_dtype_equal_the_cpu(npu, trace, name, dt):
+    """1 or 0 in the operands' dtype: NaN compares false but for ne, -0
+    equals +0."""
+    a = _special(F32).to(dt)
+    b = _special(F32).flip(0).to(dt)
+    b[:6] = a[:6]
+    fn = getattr(torch, name)
+    want = fn(a, b).to(dt)
+    out = torch.empty_like(a).npu()
+    ops, warned = _ran(trace, lambda: fn(a.npu(), b.npu(), out=out))
+    assert ops == {"CMP"} and not warned
+    _same_bits(out, want)
+    x = a.npu()
+    getattr(x, name + "_")(b.npu())
+    _same_bits(x, want)
+
+
+def _views():
+    """(name, view of a CPU tensor) pairs: each with storage offsets,
+    strides, broadcasts or a permutation."""
+    def base(dt):
+        return _t(dt, 6, 8, 5, seed=3).cpu()
+    return [
+        ("transpose", lambda dt: base(dt)[0].t()),
+        ("slice with offset", lambda dt: base(dt)[1:, 2::3, 1]),
+        ("permuted 3-D", lambda dt: base(dt).permute(2, 0, 1)),
+        ("steps and offset", lambda dt: base(dt)[2:5, 1:7:3, 1::2]),
+        ("expanded column", lambda dt: base(dt)[0, :, :1].expand(8, 7)),
+        ("expanded scalar", lambda dt: base(dt)[3, 4, 2].expand(4, 3)),
+        ("expanded row, offset", lambda dt: base(dt)[4, 3:4].expand(
+            2, 3, 5)),
+        ("diagonal", lambda dt: base(dt)[0, :5].diagonal()),
+    ]
+
+
+_WORD_DTYPES = [F32, F16, BF16, I32, torch.int16, torch.int64,
+                torch.float64, torch.complex64]
+
+
+@pytest.mark.parametrize("dt", _WORD_DTYPES, ids=str)
+@pytest.mark.parametrize("name,make", _views(), ids=[n for n, _ in _views()])
+def test_contiguous_of_a_strided_view_equals_the_cpu(npu, trace, dt, name,
+                                                     make):
+    want_view = make(dt)
+    base = want_view._base if want_view._base is not None else want_view
+    # the same view of the same storage on npu
+    got_base = base.npu()
+    view = got_base.as_strided(want_view.shape, want_view.stride(),
+                               want_view.storage_offset())
+    ops, warned = _ran(trace, lambda: view.contiguous())
+    assert not warned
+    assert ops == {"COPY_VIEW"}, ops
+    got = view.contiguous()
+    assert got.is_contiguous()
+    _same_bits(got, want_view.contiguous())
+    _same_bits(view.clone(memory_format=torch.contiguous_format),
+               want_view.contiguous())
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, I32])
+def test_copies_between_strided_npu_tensors_equal_the_cpu(npu, trace, dt):
+    src_cpu = _t(dt, 6, 8, seed=4).cpu()
+    src = src_cpu.npu()
+    # into a destination dense in another order: a transpose
+    dst_cpu = torch.zeros(4, 6, dtype=dt).t()
+    dst = torch.zeros(4, 6, dtype=dt).npu().t()
+    ops, warned = _ran(trace, lambda: dst.copy_(src[:, ::2]))
+    dst_cpu.copy_(src_cpu[:, ::2])
+    assert ops == {"COPY_VIEW"} and not warned
+    _same_bits(dst.contiguous(), dst_cpu.contiguous())
+    # converted on the way
+    other = _other(dt)
+    conv_cpu = torch.empty(8, 6, dtype=other)
+    conv = torch.empty(8, 6, dtype=other).npu()
+    ops, warned = _ran(trace, lambda: conv.copy_(src.t()))
+    conv_cpu.copy_(src_cpu.t())
+    assert ops == {"COPY_VIEW", "CAST"} and not warned
+    _same_bits(conv, conv_cpu)
+    # into a destination that is not dense: the CPU's copy, warned of
+    holes_cpu = torch.zeros(6, 8, dtype=dt)
+    holes = holes_cpu.npu()
+    ops, warned = _ran(trace, lambda: holes[:, ::2].copy_(src[:, 1::2]))
+    holes_cpu[:, ::2].copy_(src_cpu[:, 1::2])
+    assert "COPY_VIEW" not in ops and warned
+    _same_bits(holes, holes_cpu)
+
+
+def test_a_copy_within_one_tensor_is_the_cpus(npu, trace):
+    """Source and destination share memory: the CPU's copy decides, but a
+    view copied onto itself is nothing to do."""
+    x = torch.arange(12.).reshape(3, 4).npu()
+    ops, fell_back = _ran(trace, lambda: (x.copy_(x), x.t().copy_(x.t()),
+                                          x[1].copy_(x[1])))
+    assert not ops and not fell_back
+    for make in (lambda x: x[1:].copy_(x[:-1]),
+                 lambda x: x[:, :3].copy_(x[:, 3:].flip(1)),
+                 lambda x: x.copy_(x.t())):
+        want = torch.arange(36.).reshape(6, 6)
+        got = want.npu()
+        try:
+            make(want)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    make(got)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make(got)
+        _same_bits(got, want)
+
+
+def test_parameter_blocks_are_returned_after_their_tasks(npu):
+    from torch_npu import _device_ops
+    x = torch.randn(16, 9).npu()
+    for _ in range(50):
+        x.t().contiguous()
+    torch.npu.synchronize()
+    blocks = _device_ops.param_blocks
+    assert blocks.made(0) >= 1
+    assert blocks.free(0) == blocks.made(0)
+
+
+# -- the README, imports ------------------------------------------------------
+def _gen_torch_ops():
+    path = os.path.join(REPO, "scripts", "gen_torch_ops.py")
+    spec = importlib.util.spec_from_file_location("gen_torch_ops", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_lists_the_tables_ops(table):
+    gen = _gen_torch_ops()
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        block = gen.readme_block(f.read())
+    assert block == gen.block(), (
+        "README.md's list of torch_npu's device ops differs from "
+        "torch_npu._op_table.TABLE: run scripts/gen_torch_ops.py")
+    for e in table.TABLE:
+        for overload in e.kernels if e.paths else ():
+            assert "`%s`" % overload in block or "`%s`" % e.op in block
+
+
+def test_torch_npu_imports_nothing_private_of_davinci():
+    """torch_npu uses davinci's public modules (schema, opdesc,
+    capabilities, ...), never _uapi or another private one."""
+    private = []
+    for name in sorted(os.listdir(TORCH_NPU)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(TORCH_NPU, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read(), name)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and \
+                    (node.module or "").split(".")[0] == "davinci":
+                parts = node.module.split(".") + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                parts = [p for a in node.names
+                         if a.name.split(".")[0] == "davinci"
+                         for p in a.name.split(".")]
+            else:
+                continue
+            bad = [p for p in parts if p.startswith("_")]
+            if bad:
+                private.append("%s:%d imports %s" % (name, node.lineno, bad))
+    assert not private, private

@@ -1,0 +1,293 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The npu device's ATen kernels: :data:`TABLE`, one row per ATen op.
+
+Each :class:`Entry` names an ATen op, the overloads registered for it with
+their kernels (torch_npu._kernels) and its device paths: for each
+(:class:`Path`) the ops of the device's schema (davinci.schema,
+kmod/core/ops.toml) it runs and the operands it takes, their dtypes,
+layout, shapes and scalars. Operands outside every path run on the CPU,
+warning once. The table is the one place kernels are registered, as
+PyTorch's OpenReg backend keeps its registrations: ``DEVICE_OPS`` lists
+the overloads with a device path, scripts/gen_torch_ops.py writes the
+README's list from it, and tests/torch/test_op_table.py runs every path
+and reads from the device's trace which ops ran. A row without paths
+registers plumbing (a value read on the host, a stream use, a loop over
+other rows' ops).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+import torch
+
+from davinci import schema
+from davinci.trace.spans import active_recorder
+
+from . import _ext, _tracing
+from . import _device_ops as D
+from . import _kernels as K
+
+__all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
+           "entry_of", "device_rules"]
+
+#: torch dtype of each davinci dtype name
+_TORCH = {name: dt for dt, name in D.DTYPES.items()}
+FLOATS = D.FLOATS
+DEVICE_DTYPES = tuple(D.DTYPES)
+#: dtypes COPY_VIEW moves bit for bit (elements of 2, 4, 8 or 16 bytes)
+WORD_DTYPES = DEVICE_DTYPES + (torch.int16, torch.int64, torch.float64,
+                               torch.complex64, torch.complex128)
+#: a MEMCPY moves bytes: any dtype
+ANY = WORD_DTYPES + (torch.bool, torch.uint8, torch.int8)
+
+
+@dataclass(frozen=True)
+class Path:
+    """One way an op runs on the device: the schema ops it runs (names as
+    the trace gives them), the operands it takes and their dtypes (by
+    default those every compute op of ``ops`` takes)."""
+    ops: tuple[str, ...]
+    operands: str
+    dtypes: tuple[torch.dtype, ...] = ()
+
+    @property
+    def dtype_names(self) -> str:
+        """Its dtypes as the README and the fallback warning name them."""
+        if set(self.dtypes) == set(ANY):
+            return "any dtype"
+        if set(self.dtypes) == set(WORD_DTYPES):
+            return "any dtype of 2, 4, 8 or 16 bytes"
+        return ", ".join(str(d).replace("torch.", "") for d in self.dtypes)
+
+    def __post_init__(self):
+        defs = [schema.by_name(op) for op in self.ops]   # KeyError: no op
+        compute = [d for d in defs if d.compute]
+        if not self.dtypes:
+            if not compute:
+                raise ValueError("a path of %s alone needs its dtypes"
+                                 % "/".join(self.ops))
+            names = [n for n in compute[0].dtypes
+                     if all(n in d.dtypes for d in compute)]
+            object.__setattr__(self, "dtypes",
+                               tuple(_TORCH[n] for n in names))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """ATen op ``op``: its overloads' kernels, registered for dispatch key
+    ``key``, and its device paths (none: plumbing)."""
+    op: str
+    kernels: Mapping[str, Callable]
+    paths: tuple[Path, ...] = ()
+    key: str = "PrivateUse1"
+    note: str = ""
+
+    @property
+    def device_ops(self) -> tuple[str, ...]:
+        """The schema ops its paths run, each once, in schema order."""
+        names = {op for p in self.paths for op in p.ops}
+        return tuple(op.name for op in schema.OPS if op.name in names)
+
+
+def _entry(op: str, kernels: Mapping[str, Callable], *paths: Path,
+           key: str = "PrivateUse1", note: str = "") -> Entry:
+    return Entry(op, MappingProxyType(dict(kernels)), tuple(paths), key,
+                 note)
+
+
+_ONE_SHAPE = "contiguous, one shape"
+
+
+def _binary(name: str, op: str, has_alpha: bool, *scalar: Path,
+            dtypes=()) -> Entry:
+    tensors = "two contiguous tensors of one shape" + (
+        ", alpha 1" if has_alpha else "")
+    return _entry(name, K._make_binary(name, name, has_alpha),
+                  Path((op,), tensors, dtypes), *scalar)
+
+
+def _unary(name: str, op: str) -> Entry:
+    return _entry(name, K._make_unary(name, schema.by_name(op).python),
+                  Path((op,), "contiguous"))
+
+
+#: npu to npu copies (host copies move the tensors' memory)
+_COPIES = (
+    Path(("MEMCPY",), "npu to npu, the source laid out as the destination",
+         ANY),
+    Path(("CAST",), "npu to npu, one layout, another dtype"),
+    Path(("COPY_VIEW",), "npu to npu: a strided, offset or broadcast "
+         "(expanded) source, a destination dense in some order of its "
+         "dimensions, no memory shared", WORD_DTYPES),
+    Path(("COPY_VIEW", "CAST"), "npu to npu: a strided source, another "
+         "dtype"),
+)
+
+#: every ATen op torch_npu registers, copies first
+TABLE: tuple[Entry, ...] = (
+    _entry("_copy_from", {"_copy_from": K._copy_from}, *_COPIES,
+           note="npu from and to the host: copies of the tensors' memory"),
+    _entry("_copy_from_and_resize",
+           {"_copy_from_and_resize": K._copy_from_and_resize}, *_COPIES),
+    _binary("add", "ADD", True,
+            Path(("AXPY",), "a Python number, or two tensors with alpha "
+                 "(other * alpha + self)")),
+    _binary("sub", "SUB", True,
+            Path(("AXPY",), "a Python number, or two tensors with alpha "
+                 "(other * -alpha + self)")),
+    _binary("mul", "MUL", False,
+            Path(("AXPY",), "a Python number (number * self + -0)")),
+    _binary("div", "DIV", False,
+            Path(("AXPY",), "float16/bfloat16 by a Python number: self * "
+                 "float32(1 / number), as CPU torch",
+                 (torch.float16, torch.bfloat16)),
+            Path(("AXPY", "DIV"), "float32 by a Python number (a row of it)",
+                 (torch.float32,)),
+            Path(("MEMSET", "DIV"), "float32 by the number 0",
+                 (torch.float32,)),
+            dtypes=FLOATS),
+    _entry("maximum", K._make_minmax("maximum"), Path(("MAX",), _ONE_SHAPE)),
+    _entry("minimum", K._make_minmax("minimum"), Path(("MIN",), _ONE_SHAPE)),
+    _unary("relu", "RELU"),
+    _unary("exp", "EXP"),
+    _unary("sqrt", "SQRT"),
+    _unary("abs", "ABS"),
+    _entry("leaky_relu", {"leaky_relu": K._leaky_relu,
+                          "leaky_relu_": K._leaky_relu_},
+           Path(("LEAKY_RELU",), "contiguous, negative_slope a number from "
+                "0 to float32's largest (CPU torch's result for a negative "
+                "one is -0 at +0)")),
+    _entry("neg", {"neg": K._neg},
+           Path(("AXPY",), "contiguous (-1 * self + -0)")),
+    _entry("threshold_backward", {"threshold_backward": K._threshold_backward},
+           Path(("RELU_GRAD",), "contiguous, one shape, threshold 0 (relu's "
+                "backward)")),
+    *(_entry(name, K._make_compare(name),
+             Path(("CMP",), "two contiguous tensors of one shape, into an "
+                  "out= of their dtype or in place (1 or 0; a bool result "
+                  "runs on the CPU: the device has no bool dtype)"))
+      for name in ("eq", "ne", "lt", "le", "gt", "ge")),
+    _entry("fill_", {"fill_.Scalar": K._fill},
+           Path(("AXPY",), "contiguous, any number (number * 1 + 0)"),
+           Path(("MEMSET",), "contiguous, the number 0", DEVICE_DTYPES)),
+    _entry("zero_", {"zero_": K._zero},
+           Path(("MEMSET",), "contiguous", DEVICE_DTYPES)),
+    _entry("addcmul_", {"addcmul_": K._addcmul_},
+           Path(("AXPY", "MUL", "ADD"), _ONE_SHAPE)),
+    _entry("addcdiv_", {"addcdiv_": K._addcdiv_},
+           Path(("DIV", "AXPY"), _ONE_SHAPE)),
+    _entry("lerp_", {"lerp_.Scalar": K._lerp_},
+           Path(("SUB", "AXPY"), "contiguous, one shape, a number weight")),
+    _entry("mm", {"mm": K._mm},
+           Path(("MATMUL",), "2-D, each contiguous or the transpose of a "
+                "contiguous tensor")),
+    _entry("addmm", {"addmm": K._addmm},
+           Path(("MATMUL", "ADD"), "2-D as mm, beta and alpha 1, a bias of "
+                "[m, n], [n] or [1, n] (broadcast by a MATMUL with ones)")),
+    _entry("_softmax", {"_softmax": K._softmax},
+           Path(("SOFTMAX",), "contiguous, the last dim")),
+    _entry("_log_softmax", {"_log_softmax": K._log_softmax},
+           Path(("LOG_SOFTMAX",), "contiguous, the last dim")),
+    _entry("_softmax_backward_data",
+           {"_softmax_backward_data": K._softmax_backward},
+           Path(("MUL", "REDUCE_SUM", "MATMUL", "SUB"),
+                "contiguous, the last dim")),
+    _entry("_log_softmax_backward_data",
+           {"_log_softmax_backward_data": K._log_softmax_backward},
+           Path(("REDUCE_SUM", "EXP", "MATMUL", "MUL", "SUB"),
+                "contiguous, the last dim")),
+    _entry("nll_loss_forward", {"nll_loss_forward": K._nll_loss_forward},
+           Path(("CAST", "MATMUL", "CMP", "RELU_GRAD", "REDUCE_SUM",
+                 "AXPY", "DIV"),
+                "[m, n] scores, 1-D int64 or int32 targets, no class "
+                "weights, mean or sum, an ignore_index that is no class "
+                "(the targets' one-hot mask: CAST, MATMUL, CMP)", FLOATS)),
+    _entry("nll_loss_backward", {"nll_loss_backward": K._nll_loss_backward},
+           Path(("DIV", "AXPY", "MATMUL", "CAST", "CMP", "RELU_GRAD"),
+                "as nll_loss_forward", FLOATS)),
+    _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
+           Path(("REDUCE_SUM",), "contiguous, all dims or the last"),
+           Path(("MATMUL",), "contiguous 2-D, dim 0 (ones @ self)")),
+    _entry("mean", {"mean.dim": K._mean_dim},
+           Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or the "
+                "last"),
+           Path(("MATMUL", "AXPY", "DIV"), "contiguous 2-D, dim 0")),
+    # plumbing: no device op of its own
+    _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
+           key="Conjugate",
+           note="a tensor with a conjugate bit, copied through the host"),
+    _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
+           key="Negative",
+           note="a tensor with a negative bit, copied through the host"),
+    _entry("_local_scalar_dense",
+           {"_local_scalar_dense": K._local_scalar_dense},
+           note="item(): read on the host"),
+    _entry("record_stream", {"record_stream": K._record_stream},
+           note="the caching allocator's stream uses"),
+    _entry("_foreach_*", K._foreach_kernels(),
+           note="torch.optim's foreach paths: each tensor's op as its row "
+                "runs it"),
+)
+
+#: overloads the C++ half registers itself (csrc/npu.cpp): it launches
+#: their common case and hands every other call to the table's kernel
+CPP_KERNELS = ("add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor")
+
+#: the ATen overloads with a device path
+DEVICE_OPS: list[str] = [overload for e in TABLE if e.paths
+                         for overload in e.kernels]
+
+_BY_OVERLOAD: dict[tuple[str, str], Entry] = {}
+for _e in TABLE:
+    for _overload in _e.kernels:
+        if (_overload, _e.key) in _BY_OVERLOAD:
+            raise ValueError("%s is registered twice for %s"
+                             % (_overload, _e.key))
+        _BY_OVERLOAD[(_overload, _e.key)] = _e
+
+
+def entry_of(overload: str, key: str = "PrivateUse1") -> "Entry | None":
+    """The row registering ATen ``overload`` ("add.Tensor", "aten::relu_")
+    for dispatch key ``key``."""
+    if overload.startswith("aten::"):
+        overload = overload[len("aten::"):]
+    if overload.endswith(".default"):
+        overload = overload[:-len(".default")]
+    return _BY_OVERLOAD.get((overload, key))
+
+
+def device_rules(op: str) -> str:
+    """What the row of ATen ``op`` ("aten::abs", "aten::add_.Scalar") runs
+    on the device: each path's operands and dtypes ("" for none)."""
+    name = op[len("aten::"):] if op.startswith("aten::") else op
+    e = entry_of(name)
+    if e is None:
+        base = name.split(".")[0]
+        e = next((r for r in TABLE if r.op in (base, base.rstrip("_"))),
+                 None)
+    if e is None:
+        return ""
+    return "; or ".join("%s (%s)" % (p.operands, p.dtype_names)
+                        for p in e.paths)
+
+
+def _register() -> None:
+    lib = _tracing.TracedLibrary("aten", "IMPL")  # spans while tracing
+    cpp = {}
+    for e in TABLE:
+        for overload, kernel in e.kernels.items():
+            if overload in CPP_KERNELS and e.key == "PrivateUse1":
+                cpp[overload.split(".")[0]] = _tracing.traced(overload,
+                                                              kernel)
+            else:
+                lib.impl(overload, kernel, e.key)
+    _ext.load().set_binary_kernels(cpp, D.launch_blocks, active_recorder)
+    global _LIB
+    _LIB = lib          # registrations live as long as their library
+
+
+_LIB = None
+_register()
