@@ -2,10 +2,11 @@
 """``torch.npu``: the device module ``import torch_npu`` registers.
 
 Names follow Ascend torch_npu (and torch.cuda): device selection, streams
-and events, synchronisation, the caching allocator's statistics, and
-device properties. Random ops on npu tensors run on the CPU (see the
-fallback in torch_npu._kernels) and draw from the CPU generator;
-``manual_seed`` seeds it.
+and events, synchronisation, the caching allocator's statistics, device
+properties, and mixed precision (``torch.npu.amp``, the autocast state).
+Random ops on npu tensors run on the CPU (see the fallback in
+torch_npu._kernels) and draw from the CPU generator; ``manual_seed`` seeds
+it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import _devices, _ext
+from . import _devices, _ext, amp
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,
                      mem_get_info, memory_allocated, memory_reserved,
                      memory_stats, memory_summary, reset_peak_memory_stats)
@@ -30,6 +31,9 @@ __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
     "mem_get_info", "memory_stats", "memory_summary", "NPUDeviceProperties",
+    "amp", "get_amp_supported_dtype", "is_autocast_enabled",
+    "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+    "is_bf16_supported",
 ]
 
 
@@ -136,3 +140,31 @@ def get_device_capability(device=None) -> tuple[int, int]:
     """The davinci ABI version, in CUDA's (major, minor) shape."""
     v = _devices.context(device_index(device)).version
     return v.abi_major, v.abi_minor
+
+
+# -- autocast (the casts themselves are torch_npu._autocast's kernels) ------
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """The dtypes ``torch.autocast("npu", dtype=...)`` accepts (Ascend's
+    list: the device computes in all three)."""
+    return [torch.float16, torch.bfloat16, torch.float32]
+
+
+def is_bf16_supported() -> bool:
+    """True: davinci devices compute in bfloat16."""
+    return True
+
+
+def is_autocast_enabled() -> bool:
+    return torch.is_autocast_enabled("npu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    torch.set_autocast_enabled("npu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    return torch.get_autocast_dtype("npu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    torch.set_autocast_dtype("npu", dtype)
