@@ -22,7 +22,7 @@ import torch
 
 from . import _autocast, _devices, _ext, memory
 
-__all__ = ["npu", "DEVICE_OPS", "fallback_ops"]
+__all__ = ["npu", "DEVICE_OPS", "fallback_ops", "npu_fusion_attention"]
 
 
 class _Hooks(torch._C._acc.PrivateUse1Hooks):
@@ -75,6 +75,7 @@ _quiet_repr()
 
 from . import npu  # noqa: E402  (after the backend is registered)
 from ._kernels import DEVICE_OPS  # noqa: E402
+from .fusion import npu_fusion_attention  # noqa: E402
 
 if torch.distributed.is_available():
     from . import hccl  # noqa: E402
