@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """torch_npu.npu_fusion_attention against CPU torch's
-scaled_dot_product_attention."""
+scaled_dot_product_attention, and the torch_npu names transformers and
+accelerate use when they find an NPU."""
 
 import json
 import math
@@ -358,3 +359,118 @@ def test_attention_runs_on_the_device(npu):
     ran_on_cpu = set(json.loads(r.stdout.strip().splitlines()[-1]))
     assert ran_on_cpu == {STATS}
 
+
+# -- transformers and accelerate ----------------------------------------------
+def _tiny_llama(impl: str):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64)
+    torch.manual_seed(0)
+    return transformers.AutoModelForCausalLM.from_config(
+        config, attn_implementation=impl)
+
+
+def test_transformers_sees_the_npu(npu):
+    pytest.importorskip("transformers")
+    from transformers.utils import is_torch_bf16_gpu_available, \
+        is_torch_npu_available
+    from transformers.integrations import npu_flash_attention
+    assert is_torch_npu_available() and is_torch_npu_available(True)
+    assert npu_flash_attention.npu_fusion_attention is \
+        npu.npu_fusion_attention
+    assert is_torch_bf16_gpu_available()
+    # what optim="adamw_torch_npu_fused" imports
+    from torch_npu.optim import NpuFusedAdamW
+    assert issubclass(NpuFusedAdamW, torch.optim.AdamW)
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("impl", ["flash_attention_2", "sdpa", "eager"])
+def test_transformers_model_on_npu_matches_cpu(npu, impl, padded,
+                                               monkeypatch):
+    """A Llama of transformers 5.x with its attention on npu (flash
+    attention: npu_fusion_attention, causal in BSND, grouped heads; a
+    padded batch unpadded into TND) gives the CPU's loss and gradients."""
+    calls = []
+    if impl == "flash_attention_2":
+        from transformers.integrations import npu_flash_attention
+
+        def recorded(*args, **kwargs):
+            calls.append(args[4] if len(args) > 4 else
+                         kwargs["input_layout"])
+            return npu.npu_fusion_attention(*args, **kwargs)
+        monkeypatch.setattr(npu_flash_attention, "npu_fusion_attention",
+                            recorded)
+    cpu_model = _tiny_llama("eager")
+    model = _tiny_llama(impl)
+    model.load_state_dict(cpu_model.state_dict())
+    model = model.npu()
+    ids = torch.randint(0, 64, (2, 9), generator=torch.Generator()
+                        .manual_seed(1))
+    attention = torch.ones(2, 9, dtype=torch.long)
+    if padded:
+        attention[1, 6:] = 0            # padding (the loss never sees it)
+    labels = ids.masked_fill(attention == 0, -100)
+    mask = attention if padded else None
+    want = cpu_model(input_ids=ids, attention_mask=mask, labels=labels)
+    got = model(input_ids=ids.npu(), labels=labels.npu(),
+                attention_mask=mask.npu() if padded else None)
+    if impl == "flash_attention_2":     # one call per layer
+        assert calls == ["TND" if padded else "BSND"] * 2
+    seen = attention.bool()
+    torch.testing.assert_close(got.logits.cpu()[seen], want.logits[seen],
+                               atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(got.loss.cpu(), want.loss, atol=1e-5,
+                               rtol=1e-5)
+    want.loss.backward()
+    got.loss.backward()
+    for (name, p_cpu), p_npu in zip(cpu_model.named_parameters(),
+                                    model.parameters()):
+        torch.testing.assert_close(p_npu.grad.cpu(), p_cpu.grad, atol=1e-4,
+                                   rtol=1e-4, msg=name)
+
+
+def test_transformers_trainer_rng_state(npu):
+    """What transformers' Trainer saves in a checkpoint for an NPU."""
+    states = torch.npu.random.get_rng_state_all()
+    assert len(states) == torch.npu.device_count()
+    first = torch.rand(3, device="npu").cpu()
+    torch.npu.random.set_rng_state_all(states)
+    assert torch.equal(torch.rand(3, device="npu").cpu(), first)
+
+
+def test_accelerate_fp16_training_step(npu):
+    """accelerate's mixed_precision="fp16" on npu: torch.autocast("npu")
+    and torch.npu.amp.GradScaler."""
+    accelerate = pytest.importorskip("accelerate")
+    from accelerate.state import AcceleratorState, GradientState
+    try:
+        _accelerate_steps(accelerate.Accelerator(mixed_precision="fp16"))
+    finally:                        # the state is process-wide
+        AcceleratorState._reset_state(reset_partial_state=True)
+        GradientState._reset_state()
+
+
+def _accelerate_steps(acc) -> None:
+    assert acc.device.type == "npu"
+    assert isinstance(acc.scaler, torch.npu.amp.GradScaler)
+    torch.manual_seed(0)
+    # (the optimizer after the move: model.npu() makes new Parameters)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Linear(16, 3)).to(acc.device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    model, opt = acc.prepare(model, opt)
+    x = torch.randn(32, 8).to(acc.device)
+    t = torch.randint(0, 3, (32,)).to(acc.device)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        with acc.autocast():
+            assert model[0](x).dtype == torch.float16
+            loss = F.cross_entropy(model(x), t)
+        acc.backward(loss)
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]

@@ -22,7 +22,8 @@ import torch
 
 from . import _autocast, _devices, _ext, memory
 
-__all__ = ["npu", "DEVICE_OPS", "fallback_ops", "npu_fusion_attention"]
+__all__ = ["npu", "DEVICE_OPS", "fallback_ops", "npu_fusion_attention",
+           "optim"]
 
 
 class _Hooks(torch._C._acc.PrivateUse1Hooks):
@@ -73,7 +74,7 @@ def _quiet_repr() -> None:
 _setup()
 _quiet_repr()
 
-from . import npu  # noqa: E402  (after the backend is registered)
+from . import npu, optim  # noqa: E402  (after the backend is registered)
 from ._kernels import DEVICE_OPS  # noqa: E402
 from .fusion import npu_fusion_attention  # noqa: E402
 

@@ -5,8 +5,8 @@ Names follow Ascend torch_npu (and torch.cuda): device selection, streams
 and events, synchronisation, the caching allocator's statistics, device
 properties, and mixed precision (``torch.npu.amp``, the autocast state).
 Random ops on npu tensors run on the CPU (see the fallback in
-torch_npu._kernels) and draw from the CPU generator; ``manual_seed`` seeds
-it.
+torch_npu._kernels) and draw from the CPU generator: ``manual_seed`` and
+the rng state functions (``torch.npu.random``) are that generator's.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from dataclasses import dataclass
 import torch
 
 from . import _devices, _ext, amp
+from . import _random as random
+from ._random import (get_rng_state, get_rng_state_all, initial_seed,
+                      manual_seed, manual_seed_all, seed, seed_all,
+                      set_rng_state, set_rng_state_all)
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,
                      mem_get_info, memory_allocated, memory_reserved,
                      memory_stats, memory_summary, reset_peak_memory_stats)
@@ -26,7 +30,9 @@ __all__ = [
     "is_available", "is_initialized", "device_count", "current_device",
     "set_device", "device", "device_of", "synchronize", "Stream", "Event",
     "current_stream", "default_stream", "set_stream", "stream",
-    "manual_seed", "manual_seed_all", "seed", "initial_seed",
+    "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "get_rng_state", "set_rng_state", "get_rng_state_all",
+    "set_rng_state_all", "random",
     "get_device_name", "get_device_properties", "get_device_capability",
     "empty_cache", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
@@ -92,22 +98,6 @@ class device_of(device):
     def __init__(self, obj: torch.Tensor):
         super().__init__(obj.device.index if obj.device.type == "npu"
                          else None)
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator npu random ops use (the CPU generator)."""
-    torch.random.default_generator.manual_seed(int(seed))
-
-
-manual_seed_all = manual_seed
-
-
-def seed() -> None:
-    torch.random.default_generator.seed()
-
-
-def initial_seed() -> int:
-    return torch.random.default_generator.initial_seed()
 
 
 @dataclass(frozen=True)
