@@ -41,6 +41,10 @@ pydeps="numpy pytest pytest-timeout fusepy scikit-learn pyroute2 setuptools whee
 # (another version or spec pulls the multi-GB CUDA build), and torch_npu's
 # C++ extension compiled once into the torch extensions cache
 "$venv/bin/pip" install -q torch==2.13.0
+# tests/torch runs transformers' and accelerate's model code on npu (after
+# torch: accelerate needs torch, and the pin keeps pip from replacing it)
+"$venv/bin/pip" install -q "transformers>=5,<6" accelerate torch==2.13.0 \
+	2>&1 | grep -v "is ignored: it is neither" || true
 "$venv/bin/python" "$(dirname "$0")/../userspace/torch_npu/_ext.py" >/dev/null ||
 	die "building torch_npu's C++ extension failed"
 chmod -R a+rX "$venv"

@@ -16,11 +16,14 @@ tensor([2., 2., 2.])
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
-from . import _devices, _ext, memory
+from . import _autocast, _devices, _ext, memory
 
-__all__ = ["npu", "DEVICE_OPS", "fallback_ops"]
+__all__ = ["npu", "DEVICE_OPS", "fallback_ops", "npu_fusion_attention",
+           "optim"]
 
 
 class _Hooks(torch._C._acc.PrivateUse1Hooks):
@@ -42,10 +45,15 @@ def _setup() -> None:
     torch.utils.rename_privateuse1_backend("npu")
     from . import npu as module
     torch._register_device_module("npu", module)
+    # ``from torch.npu.amp import GradScaler`` and ``torch_npu.npu.amp``,
+    # though torch.npu is a module, not a package
+    sys.modules["torch.npu.amp"] = sys.modules["torch_npu.npu.amp"] = \
+        module.amp
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True,
         for_storage=True)
     torch._C._acc.register_python_privateuseone_hook(_Hooks())
+    _autocast.register()
 
 
 def _quiet_repr() -> None:
@@ -66,8 +74,9 @@ def _quiet_repr() -> None:
 _setup()
 _quiet_repr()
 
-from . import npu  # noqa: E402  (after the backend is registered)
+from . import npu, optim  # noqa: E402  (after the backend is registered)
 from ._op_table import DEVICE_OPS  # noqa: E402
+from .fusion import npu_fusion_attention  # noqa: E402
 
 if torch.distributed.is_available():
     from . import hccl  # noqa: E402

@@ -2,10 +2,11 @@
 """``torch.npu``: the device module ``import torch_npu`` registers.
 
 Names follow Ascend torch_npu (and torch.cuda): device selection, streams
-and events, synchronisation, the caching allocator's statistics, and
-device properties. Random ops on npu tensors run on the CPU (see the
-fallback in torch_npu._kernels) and draw from the CPU generator;
-``manual_seed`` seeds it.
+and events, synchronisation, the caching allocator's statistics, device
+properties, and mixed precision (``torch.npu.amp``, the autocast state).
+Random ops on npu tensors run on the CPU (see the fallback in
+torch_npu._kernels) and draw from the CPU generator: ``manual_seed`` and
+the rng state functions (``torch.npu.random``) are that generator's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from dataclasses import dataclass
 
 import torch
 
-from . import _devices, _ext
+from . import _devices, _ext, amp
+from . import _random as random
+from ._random import (get_rng_state, get_rng_state_all, initial_seed,
+                      manual_seed, manual_seed_all, seed, seed_all,
+                      set_rng_state, set_rng_state_all)
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,
                      mem_get_info, memory_allocated, memory_reserved,
                      memory_stats, memory_summary, reset_peak_memory_stats)
@@ -25,11 +30,16 @@ __all__ = [
     "is_available", "is_initialized", "device_count", "current_device",
     "set_device", "device", "device_of", "synchronize", "Stream", "Event",
     "current_stream", "default_stream", "set_stream", "stream",
-    "manual_seed", "manual_seed_all", "seed", "initial_seed",
+    "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "get_rng_state", "set_rng_state", "get_rng_state_all",
+    "set_rng_state_all", "random",
     "get_device_name", "get_device_properties", "get_device_capability",
     "empty_cache", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
     "mem_get_info", "memory_stats", "memory_summary", "NPUDeviceProperties",
+    "amp", "get_amp_supported_dtype", "is_autocast_enabled",
+    "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+    "is_bf16_supported",
 ]
 
 
@@ -90,22 +100,6 @@ class device_of(device):
                          else None)
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the generator npu random ops use (the CPU generator)."""
-    torch.random.default_generator.manual_seed(int(seed))
-
-
-manual_seed_all = manual_seed
-
-
-def seed() -> None:
-    torch.random.default_generator.seed()
-
-
-def initial_seed() -> int:
-    return torch.random.default_generator.initial_seed()
-
-
 @dataclass(frozen=True)
 class NPUDeviceProperties:
     """What ``get_device_properties`` reports for one device."""
@@ -136,3 +130,31 @@ def get_device_capability(device=None) -> tuple[int, int]:
     """The davinci ABI version, in CUDA's (major, minor) shape."""
     v = _devices.context(device_index(device)).version
     return v.abi_major, v.abi_minor
+
+
+# -- autocast (the casts themselves are torch_npu._autocast's kernels) ------
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """The dtypes ``torch.autocast("npu", dtype=...)`` accepts (Ascend's
+    list: the device computes in all three)."""
+    return [torch.float16, torch.bfloat16, torch.float32]
+
+
+def is_bf16_supported() -> bool:
+    """True: davinci devices compute in bfloat16."""
+    return True
+
+
+def is_autocast_enabled() -> bool:
+    return torch.is_autocast_enabled("npu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    torch.set_autocast_enabled("npu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    return torch.get_autocast_dtype("npu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    torch.set_autocast_dtype("npu", dtype)
