@@ -14,7 +14,7 @@ USERSPACE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "userspace")
 
 
-def test_opinfo_samples_match_the_cpu(npu):
+def test_opinfo_samples_match_the_cpu(npu, clean):
     env = dict(os.environ, PYTHONPATH=USERSPACE + os.pathsep +
                os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, WORKER], env=env,
