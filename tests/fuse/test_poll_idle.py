@@ -115,7 +115,10 @@ def _paced_doorbells(env: dict) -> int:
 
 def _check_paced(rung: int, max_us: int) -> None:
     if max_us == 1000:
-        assert rung == 40
+        # growth off: the dispatcher sleeps before each batch, but one it
+        # could not run in time (two cores shared with the daemon and the
+        # host) may still be polling when the next comes: nearly every one
+        assert rung >= 32, rung
     else:           # it grows to 2, 4, 8 and 16 ms, a doorbell each
         assert rung <= 20, rung
 
