@@ -16,10 +16,13 @@ import sys
 import textwrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = os.path.join(REPO, "README.md")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_blocks import Block  # noqa: E402
+
 BEGIN = ("<!-- davinci-atc's ONNX ops: scripts/gen_atc_ops.py writes them "
          "from davinci.atc.lower.RULES -->")
 END = "<!-- end of davinci-atc's ONNX ops -->"
+BLOCK = Block(BEGIN, END, "davinci-atc's ops", "gen_atc_ops")
 
 
 def op_list() -> str:
@@ -37,32 +40,16 @@ def op_list() -> str:
 
 
 def block() -> str:
-    return "%s\n%s\n%s" % (BEGIN, op_list(), END)
+    return BLOCK.text(op_list())
 
 
 def readme_block(text: str) -> str:
     """The marked block of the README's ``text``, markers included."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit("README.md has no %r ... %r block" % (BEGIN, END))
-    return text[start:end + len(END)]
+    return BLOCK.of(text)
 
 
 def main(argv: list[str]) -> int:
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    old, new = readme_block(text), block()
-    if "--check" in argv:
-        if old != new:
-            print("README.md's list of davinci-atc's ops is stale: run "
-                  "scripts/gen_atc_ops.py", file=sys.stderr)
-            return 1
-        return 0
-    if old != new:
-        with open(README, "w", encoding="utf-8") as f:
-            f.write(text.replace(old, new))
-        print("gen_atc_ops: wrote README.md")
-    return 0
+    return BLOCK.main(argv, op_list)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,13 @@ import os
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = os.path.join(REPO, "README.md")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_blocks import Block  # noqa: E402
+
 BEGIN = ("<!-- torch_npu's device ops: scripts/gen_torch_ops.py writes them "
          "from torch_npu._op_table.TABLE -->")
 END = "<!-- end of torch_npu's device ops -->"
+BLOCK = Block(BEGIN, END, "torch_npu's device ops", "gen_torch_ops")
 
 
 def _table():
@@ -53,32 +56,16 @@ def op_list() -> str:
 
 
 def block() -> str:
-    return "%s\n%s\n%s" % (BEGIN, op_list(), END)
+    return BLOCK.text(op_list())
 
 
 def readme_block(text: str) -> str:
     """The marked block of the README's ``text``, markers included."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit("README.md has no %r ... %r block" % (BEGIN, END))
-    return text[start:end + len(END)]
+    return BLOCK.of(text)
 
 
 def main(argv: list[str]) -> int:
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    old, new = readme_block(text), block()
-    if "--check" in argv:
-        if old != new:
-            print("README.md's list of torch_npu's device ops is stale: run "
-                  "scripts/gen_torch_ops.py", file=sys.stderr)
-            return 1
-        return 0
-    if old != new:
-        with open(README, "w", encoding="utf-8") as f:
-            f.write(text.replace(old, new))
-        print("gen_torch_ops: wrote README.md")
-    return 0
+    return BLOCK.main(argv, op_list)
 
 
 if __name__ == "__main__":
