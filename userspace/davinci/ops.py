@@ -35,7 +35,7 @@ from .stream import Stream
 OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
-           "check_alignment", "OP_FUNCTIONS", *OP_FUNCTIONS]
+           "check_alignment", "matmul_shape", "OP_FUNCTIONS", *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
 DTYPES = {
@@ -384,8 +384,10 @@ def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
     return m, n
 
 
-def _matmul_shape(a: DeviceTensor, b: DeviceTensor, ta: bool,
-                  tb: bool) -> tuple[int, int, int]:
+def matmul_shape(a: DeviceTensor, b: DeviceTensor, ta: bool = False,
+                 tb: bool = False) -> tuple[int, int, int]:
+    """(m, n, k) of op(a) @ op(b) for 2-D ``a`` and ``b``, transposed as
+    ``ta`` and ``tb`` ask; ShapeError when they do not multiply."""
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError("matmul needs 2-D operands, got shapes %s and %s"
                          % (a.shape, b.shape))
@@ -410,7 +412,7 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
         x = ins[0]
         _need_dtype(op.python, x, op.dtypes)
         if op.kind == "matmul":
-            mnk = _matmul_shape(ins[0], ins[1], *transpose)
+            mnk = matmul_shape(ins[0], ins[1], *transpose)
             res = _result(op, ins, out, mnk[:2], x.dtype)
             return _launch(op, ins, names, res, stream, mnk=mnk,
                            transpose=transpose)

@@ -23,8 +23,7 @@ import numpy as np
 import torch
 
 import davinci
-from davinci import opdesc, schema
-from davinci.errors import ShapeError
+from davinci import opdesc, ops, schema
 
 from . import _devices, memory, streams
 
@@ -306,22 +305,11 @@ def matmul_operand(t: torch.Tensor):
     return None
 
 
-def _mnk(a: davinci.DeviceTensor, ta: bool, b: davinci.DeviceTensor,
-         tb: bool) -> tuple[int, int, int]:
-    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
-    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
-    if k != k2:
-        raise ShapeError(
-            "matmul inner dimensions differ: op(a) is %dx%d, op(b) is %dx%d"
-            % (m, k, k2, n))
-    return m, n, k
-
-
 def matmul(a, ta: bool, b, tb: bool, out: torch.Tensor) -> None:
     """out := op(a) @ op(b) for 2-D DeviceTensors (transposed: ``ta``,
     ``tb``)."""
     _run(out, "matmul", a.dtype, dst=addr(out),
-         srcs=(a.dev_addr, b.dev_addr), mnk=_mnk(a, ta, b, tb),
+         srcs=(a.dev_addr, b.dev_addr), mnk=ops.matmul_shape(a, b, ta, tb),
          transpose=(ta, tb))
 
 
@@ -329,7 +317,7 @@ def matmul_dt(a: davinci.DeviceTensor, b: davinci.DeviceTensor,
               out: davinci.DeviceTensor, t: torch.Tensor) -> None:
     """out := a @ b on ``t``'s device and stream."""
     _run(t, "matmul", a.dtype, dst=out.dev_addr,
-         srcs=(a.dev_addr, b.dev_addr), mnk=_mnk(a, False, b, False))
+         srcs=(a.dev_addr, b.dev_addr), mnk=ops.matmul_shape(a, b))
 
 
 def _rows_of(x: torch.Tensor) -> tuple[int, int]:
