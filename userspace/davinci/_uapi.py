@@ -86,11 +86,12 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 6      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 7      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
 #                            5: the dispatcher's counters in mgmt info;
-#                            6: the capability query (GET_CAP)
+#                            6: the capability query (GET_CAP);
+#                            7: INT64 BOOL INT8 UINT8, strided operands
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -110,13 +111,15 @@ DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
 DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
 DAVINCI_FEAT_CAPS = 1 << 16     # DAVINCI_IOCTL_GET_CAP: ops, dtypes served
 DAVINCI_FEAT_PARAMS = 1 << 17   # davinci_task.params: parameter blocks
-DAVINCI_PARAMS_MAX = 256        # bytes of the largest parameter block
+DAVINCI_PARAMS_MAX = 512        # bytes of the largest parameter block
 
 # Capability queries (davinci_cap.query); see davinci.capabilities
 DAVINCI_CAP_OPCODES = 0         # value: opcodes the driver knows
 DAVINCI_CAP_OP_DTYPES = 1       # index opcode; value: dtype mask, 0 unserved
 DAVINCI_CAP_OP_PARAMS = 2       # index opcode; value: param-block versions
 DAVINCI_CAP_DTYPES = 3          # value: dtypes the driver knows
+DAVINCI_CAP_OP_FLAGS = 4        # index opcode; value: task flags it takes
+DAVINCI_CAP_STRIDED = 5         # value: davinci_params_strided versions
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32
@@ -184,14 +187,20 @@ DAVINCI_DTYPE_FLOAT32 = 0
 DAVINCI_DTYPE_FLOAT16 = 1
 DAVINCI_DTYPE_BFLOAT16 = 2
 DAVINCI_DTYPE_INT32 = 3
-DAVINCI_DTYPE_COUNT = 4
+DAVINCI_DTYPE_INT64 = 4
+DAVINCI_DTYPE_BOOL = 5
+DAVINCI_DTYPE_INT8 = 6
+DAVINCI_DTYPE_UINT8 = 7
+DAVINCI_DTYPE_COUNT = 8
 
 DAVINCI_TASK_F_NOTIFY = 1 << 0
 DAVINCI_TASK_F_TRANS_A = 1 << 1
 DAVINCI_TASK_F_TRANS_B = 1 << 2
 DAVINCI_TASK_F_WAIT_NEXT = 1 << 3
+DAVINCI_TASK_F_STRIDED = 1 << 4     # params: struct davinci_params_strided
 DAVINCI_TASK_FLAGS_ALL = (DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_TRANS_A |
-                          DAVINCI_TASK_F_TRANS_B | DAVINCI_TASK_F_WAIT_NEXT)
+                          DAVINCI_TASK_F_TRANS_B | DAVINCI_TASK_F_WAIT_NEXT |
+                          DAVINCI_TASK_F_STRIDED)
 
 DAVINCI_STATUS_OK = 0
 DAVINCI_STATUS_INVALID_ADDRESS = 1
@@ -288,6 +297,20 @@ class davinci_limits(_Struct):
         ("notifications_per_context", _u32),
         ("reserved", _u64 * 5),
     ]
+
+
+class davinci_params_strided(_Struct):
+    """The operands of a DAVINCI_TASK_F_STRIDED task (DOC: strided
+    operands): strides of dst, src0 and src1, in elements."""
+    _fields_ = [
+        ("ndim", _u32),
+        ("pad", _u32),
+        ("sizes", _u64 * 8),
+        ("strides", (_u64 * 8) * 3),
+    ]
+
+
+DAVINCI_PARAMS_STRIDED_VERSION = 1
 
 
 def _params_struct(op: dict) -> type:
@@ -749,7 +772,7 @@ class davinci_mgmt_events(_Struct):
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
     davinci_version, davinci_device_info, davinci_limits, davinci_cap,
-    *PARAMS_STRUCTS.values(),
+    davinci_params_strided, *PARAMS_STRUCTS.values(),
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,

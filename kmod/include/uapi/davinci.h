@@ -41,8 +41,12 @@
  * their dtypes and parameter blocks from then on: an op added after it
  * gets no feature bit; parameter blocks (struct davinci_task's @params,
  * @params_size and @params_version, were reserved; DAVINCI_FEAT_PARAMS).
+ * 7: the dtypes INT64, BOOL, INT8 and UINT8; CMP's bool result
+ * (@dst_dtype BOOL); strided operands (DAVINCI_TASK_F_STRIDED, struct
+ * davinci_params_strided); DAVINCI_CAP_OP_FLAGS and DAVINCI_CAP_STRIDED;
+ * DAVINCI_PARAMS_MAX 512 (was 256).
  */
-#define DAVINCI_ABI_MINOR 6
+#define DAVINCI_ABI_MINOR 7
 
 /*
  * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
@@ -176,16 +180,26 @@ struct davinci_limits {
  *
  * DAVINCI_CAP_DTYPES: how many dtypes the driver knows, 0 .. @value - 1
  * (DAVINCI_DTYPE_COUNT of its header).
+ *
+ * DAVINCI_CAP_OP_FLAGS, @index an opcode: the DAVINCI_TASK_F_* it takes
+ * (DAVINCI_TASK_F_STRIDED among them for an op that reads strided
+ * operands).
+ *
+ * DAVINCI_CAP_STRIDED: a mask of the struct davinci_params_strided
+ * versions the driver takes (bit v: version v), 0 before ABI 1.7.
  */
 #define DAVINCI_CAP_OPCODES	0
 #define DAVINCI_CAP_OP_DTYPES	1
 #define DAVINCI_CAP_OP_PARAMS	2
 #define DAVINCI_CAP_DTYPES	3
+#define DAVINCI_CAP_OP_FLAGS	4
+#define DAVINCI_CAP_STRIDED	5
 
 /**
  * struct davinci_cap - one capability of the driver (DAVINCI_IOCTL_GET_CAP)
  * @query: in: DAVINCI_CAP_*; -EINVAL for any other
- * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES and DAVINCI_CAP_OP_PARAMS,
+ * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES, DAVINCI_CAP_OP_PARAMS
+ *	and DAVINCI_CAP_OP_FLAGS,
  *	below DAVINCI_CAP_OPCODES' answer, else -EINVAL; zero for the other
  *	queries, else -EINVAL
  * @value: out: the answer (see DAVINCI_CAP_*)
@@ -841,12 +855,20 @@ struct davinci_params_copy_view {
 #define DAVINCI_PARAMS_COPY_VIEW_VERSION	1
 /* END GENERATED */
 
-/* Element types (struct davinci_task.dtype and .dst_dtype). */
+/*
+ * Element types (struct davinci_task.dtype and .dst_dtype), stored little
+ * endian: 4, 2, 2, 4, 8, 1, 1 and 1 bytes. A BOOL is 0 or 1; an op reads
+ * any other byte as 1 (true).
+ */
 enum davinci_dtype {
 	DAVINCI_DTYPE_FLOAT32 = 0,
 	DAVINCI_DTYPE_FLOAT16,
 	DAVINCI_DTYPE_BFLOAT16,
 	DAVINCI_DTYPE_INT32,
+	DAVINCI_DTYPE_INT64,	/* ABI 1.7 */
+	DAVINCI_DTYPE_BOOL,	/* ABI 1.7 */
+	DAVINCI_DTYPE_INT8,	/* ABI 1.7 */
+	DAVINCI_DTYPE_UINT8,	/* ABI 1.7 */
 	DAVINCI_DTYPE_COUNT,
 };
 
@@ -861,16 +883,25 @@ enum davinci_dtype {
  * the stream wait this way and signals the event when done.
  */
 #define DAVINCI_TASK_F_WAIT_NEXT (1U << 3)
+/*
+ * The operands are strided tensors that @params describes (struct
+ * davinci_params_strided, DOC: strided operands), not dense runs of
+ * @count elements. Ops that take it: DAVINCI_CAP_OP_FLAGS. ABI 1.7.
+ */
+#define DAVINCI_TASK_F_STRIDED	(1U << 4)
 #define DAVINCI_TASK_FLAGS_ALL	(DAVINCI_TASK_F_NOTIFY | \
 				 DAVINCI_TASK_F_TRANS_A | \
 				 DAVINCI_TASK_F_TRANS_B | \
-				 DAVINCI_TASK_F_WAIT_NEXT)
+				 DAVINCI_TASK_F_WAIT_NEXT | \
+				 DAVINCI_TASK_F_STRIDED)
 
 /**
  * struct davinci_task - a task descriptor in the submission ring (128 bytes)
  * @opcode: DAVINCI_OP_*
  * @dtype: DAVINCI_DTYPE_* of the operands
- * @dst_dtype: DAVINCI_DTYPE_* of @dst for DAVINCI_OP_CAST, else zero
+ * @dst_dtype: DAVINCI_DTYPE_* of @dst for DAVINCI_OP_CAST; for
+ *	DAVINCI_OP_CMP, DAVINCI_DTYPE_BOOL for a bool result or zero for one
+ *	in @dtype; else zero
  * @pad0: must be zero
  * @flags: DAVINCI_TASK_F_*
  * @event_id: event of EVENT_RECORD and EVENT_WAIT, else zero
@@ -886,7 +917,8 @@ enum davinci_dtype {
  *	alpha and LEAKY_RELU's slope as float32 bits, CMP's predicate
  *	(DAVINCI_CMP_*)
  * @params: device virtual address of the op's parameter block, for an op
- *	that has one (DOC: parameter blocks), else zero
+ *	that has one (DOC: parameter blocks), or of its struct
+ *	davinci_params_strided with DAVINCI_TASK_F_STRIDED, else zero
  * @params_size: its bytes: sizeof the op's struct davinci_params_*
  * @params_version: its layout, DAVINCI_PARAMS_<OP>_VERSION
  * @reserved: must be zero
@@ -898,7 +930,8 @@ enum davinci_dtype {
  * stream, touching nothing. The operands of a compute task (DAVINCI_OP_ADD
  * .. DAVINCI_OP_CMP) must be aligned to their element size: @dst to
  * that of @dst_dtype for CAST and of @dtype otherwise, @src0 and @src1 to that
- * of @dtype (4 bytes for FLOAT32 and INT32, 2 for FLOAT16 and BFLOAT16),
+ * of @dtype (8 bytes for INT64, 4 for FLOAT32 and INT32, 2 for FLOAT16
+ * and BFLOAT16, 1 for BOOL, INT8 and UINT8),
  * else the task fails the same way with DAVINCI_STATUS_MISALIGNED. The
  * task holds those allocations from the doorbell until it completes:
  * memory freed meanwhile stays in place for it and returns to the pool
@@ -944,7 +977,43 @@ struct davinci_task {
  * DAVINCI_STATUS_INVALID_TASK, touching nothing. An op without a parameter
  * block takes zero in all three fields (EINVAL otherwise).
  */
-#define DAVINCI_PARAMS_MAX	256	/* bytes of the largest block */
+#define DAVINCI_PARAMS_MAX	512	/* bytes of the largest block */
+
+/**
+ * DOC: strided operands
+ *
+ * With DAVINCI_TASK_F_STRIDED an elementwise op (ADD .. CAST, IDENTITY:
+ * DAVINCI_CAP_OP_FLAGS) reads and writes tensors of @ndim dimensions
+ * instead of @count dense elements: element (i0, .., in) of operand o is
+ * at its address + sum(i_d * strides[o][d]) elements (of @dst_dtype for a
+ * CAST's dst, else of @dtype). A stride of 0 repeats an element along a
+ * dimension, so a source broadcasts without a copy; a transposed or
+ * sliced view is its strides. @count must be the product of @sizes, and
+ * the units of work are its elements in row-major order, so any chunking
+ * gives the same bytes. The task is refused (DAVINCI_STATUS_INVALID_TASK)
+ * when: @ndim is not 1..8; a size, stride or row past @ndim or of an
+ * operand the op does not use is not zero; an operand's span overflows;
+ * dst overlaps itself (two elements at one address); or dst overlaps a
+ * source other than as the same tensor (same address, same strides),
+ * which runs in place.
+ */
+
+/**
+ * struct davinci_params_strided - the operands of a strided task
+ * @ndim: dimensions, 1..8
+ * @pad: must be zero
+ * @sizes: elements along each dimension, outermost first
+ * @strides: elements between neighbours along each dimension, for dst,
+ *	src0 and src1 in that order
+ */
+struct davinci_params_strided {
+	__u32 ndim;
+	__u32 pad;
+	__u64 sizes[8];
+	__u64 strides[3][8];
+};
+
+#define DAVINCI_PARAMS_STRIDED_VERSION	1
 
 /* Completion and task status codes. */
 #define DAVINCI_STATUS_OK		0
