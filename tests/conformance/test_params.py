@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import davinci
-from davinci import _uapi, ops, opdesc, schema
+from davinci import _uapi, ops, opdesc, paramblocks, schema
 
 VIEW = schema.by_name("COPY_VIEW")
 
@@ -149,12 +149,39 @@ def test_copy_view_checks_the_view_before_submitting(dev):
         ops.copy_view(x, (8,), (-1,))
 
 
-def test_copy_view_frees_its_blocks(dev):
+def test_copy_view_returns_its_blocks_to_the_pool(dev):
     x, _ = _dense(dev)
-    used = dev.mem_info().ctx_used
+    blocks = dev.param_blocks
     s = dev.stream()
-    outs = [ops.copy_view(x, (8, 8), (1, 8), stream=s) for _ in range(20)]
+    for _ in range(3):
+        outs = [ops.copy_view(x, (8, 8), (1, 8), stream=s)
+                for _ in range(paramblocks.SLOTS_PER_SLAB // 2)]
+        s.synchronize()
+        s.settle()
+        del outs
+    # every block came back, and the pool reused them instead of growing
+    assert blocks.idle == blocks.slots == paramblocks.SLOTS_PER_SLAB
+
+
+def test_a_block_is_not_reused_before_its_task_completes(dev, gate):
+    # a polled stream takes tasks in when the device polls, which the host
+    # does not see: a block handed to the next task before its own task
+    # completed could be rewritten before the driver copied it. More tasks
+    # than a slab has slots wait behind the gate, each holding its block.
+    x, host = _dense(dev)
+    blocks = dev.param_blocks
+    s = dev.stream()
+    gate.block(s)
+    n = paramblocks.SLOTS_PER_SLAB + 8
+    views = [((8, 8), (1, 8)), ((4, 16), (16, 1)), ((2, 32), (1, 2))]
+    outs = [ops.copy_view(x, *views[i % 3], stream=s) for i in range(n)]
+    assert blocks.slots - blocks.idle == n
+    gate.release()
     s.synchronize()
     s.settle()
-    del outs
-    assert dev.mem_info().ctx_used == used
+    assert blocks.idle == blocks.slots
+    for i, out in enumerate(outs):
+        sizes, strides = views[i % 3]
+        want = np.lib.stride_tricks.as_strided(
+            host, sizes, [st * 4 for st in strides])
+        assert np.array_equal(out.numpy(), want), i

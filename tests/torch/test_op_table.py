@@ -467,14 +467,14 @@ def test_a_copy_within_one_tensor_is_the_cpus(npu, trace):
 
 
 def test_parameter_blocks_are_returned_after_their_tasks(npu):
-    from torch_npu import _device_ops
+    from torch_npu import _devices
     x = torch.randn(16, 9).npu()
     for _ in range(50):
         x.t().contiguous()
     torch.npu.synchronize()
-    blocks = _device_ops.param_blocks
-    assert blocks.made(0) >= 1
-    assert blocks.free(0) == blocks.made(0)
+    blocks = _devices.context(0).param_blocks
+    assert blocks.slots >= 1
+    assert blocks.idle == blocks.slots
 
 
 # -- the README, imports ------------------------------------------------------

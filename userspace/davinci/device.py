@@ -134,6 +134,7 @@ class Device:
         self._version: Version | None = None
         self._capabilities: Capabilities | None = None
         self._dispatcher = None     # davinci.callbacks.Dispatcher, lazily
+        self._param_blocks = None   # davinci.paramblocks.ParamBlocks, lazily
 
     # -- identity ----------------------------------------------------------------
     @property
@@ -362,6 +363,16 @@ class Device:
         if d is not None and d.running:
             return d.wait_unclaimed(timeout)
         return self.read_notification(timeout)
+
+    @property
+    def param_blocks(self):
+        """The :class:`davinci.paramblocks.ParamBlocks` of this context:
+        device memory for tasks' parameter blocks."""
+        from .paramblocks import ParamBlocks
+        with self._lock:
+            if self._param_blocks is None:
+                self._param_blocks = ParamBlocks(self)
+            return self._param_blocks
 
     @property
     def callbacks(self):

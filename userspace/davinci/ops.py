@@ -268,12 +268,12 @@ def _out(op: str, out, device, shape, dtype) -> DeviceTensor:
     return out
 
 
-def _run(task, out: DeviceTensor, stream: Stream | None,
-         inputs: Sequence[DeviceTensor],
-         params: Buffer | None = None) -> DeviceTensor:
+def _ordered(out: DeviceTensor, stream: Stream | None,
+             inputs: Sequence[DeviceTensor]) -> Stream:
+    """The stream to run on, after the results it reads of other streams
+    (and the last writes of ``out``) are complete."""
     dev = out.device
     for t in inputs:
-        # results of other streams must be complete before this one reads
         if t.writer is not None and t.writer is not stream:
             t.sync()
     if out.writer is not None and out.writer is not stream:
@@ -282,9 +282,11 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     if s.device is not dev:
         raise InvalidArgumentError("the stream belongs to another device "
                                    "context")
-    seq = s.launch(task)
-    if params is not None:
-        _release_after(params, s, seq)
+    return s
+
+
+def _finish(out: DeviceTensor, stream: Stream | None, s: Stream
+            ) -> DeviceTensor:
     if stream is None:
         s.synchronize()
         out.writer = None
@@ -293,15 +295,21 @@ def _run(task, out: DeviceTensor, stream: Stream | None,
     return out
 
 
-def _release_after(block: Buffer, s: Stream, seq: int) -> None:
-    """Free a task's parameter block once the device no longer reads it:
-    after the task, or with the graph a capture put it in (whose launches
-    copy it again)."""
-    graph = s.capturing
-    if graph is not None:
-        graph.hold(block)
-    else:
-        s.after_task(seq, lambda ok: block.free())
+def _run(task, out: DeviceTensor, stream: Stream | None,
+         inputs: Sequence[DeviceTensor]) -> DeviceTensor:
+    s = _ordered(out, stream, inputs)
+    s.launch(task)
+    return _finish(out, stream, s)
+
+
+def _run_with_block(data: bytes, task_at, out: DeviceTensor,
+                    stream: Stream | None,
+                    inputs: Sequence[DeviceTensor]) -> DeviceTensor:
+    """_run for a task with a parameter block: ``task_at(address)`` is its
+    descriptor once ``data`` is in device memory there."""
+    s = _ordered(out, stream, inputs)
+    out.device.param_blocks.launch(s, data, task_at)
+    return _finish(out, stream, s)
 
 
 def _operands(op: OpDef, tensors, names) -> list[DeviceTensor]:
@@ -362,18 +370,11 @@ def _copy_view(op: OpDef, x: DeviceTensor, sizes, strides, out,
         return res
     data = opdesc.pack_params(op, ndim=len(sizes), sizes=sizes,
                               strides=strides)
-    block = x.device.malloc(len(data))
-    try:
-        block.write(data)
-        task = opdesc.describe(op, x.dtype, dst=res.dev_addr,
-                               srcs=[x.dev_addr], count=count,
-                               params_at=block.dev_addr,
-                               names={"dst": "out", "src0": "x"})
-        return _run(task, res, stream, [x], block)
-    except BaseException:
-        if not block.freed:
-            block.free()
-        raise
+    return _run_with_block(
+        data, lambda at: opdesc.describe(
+            op, x.dtype, dst=res.dev_addr, srcs=[x.dev_addr], count=count,
+            params_at=at, names={"dst": "out", "src0": "x"}),
+        res, stream, [x])
 
 
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:

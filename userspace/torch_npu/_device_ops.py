@@ -432,67 +432,6 @@ def view_plan(view: torch.Tensor):
     return name, sizes, strides
 
 
-class _ParamBlocks:
-    """Device memory for the parameter blocks of one device, one buffer a
-    block: taken for a task and returned once the task has completed (the
-    driver copies a block when it takes the task in, which the host does
-    not see happen). A stream's completed tasks return theirs when the
-    stream is next waited for or settled, and taking a block settles the
-    stream when none is free."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._free: dict[int, list[davinci.Buffer]] = {}
-        self._made: dict[int, int] = {}
-
-    def made(self, index: int) -> int:
-        """Blocks allocated on npu:``index`` so far."""
-        return self._made.get(index, 0)
-
-    def free(self, index: int) -> int:
-        """Blocks of npu:``index`` no task holds."""
-        with self._lock:
-            return len(self._free.get(index, ()))
-
-    def take(self, index: int, ds: davinci.Stream) -> davinci.Buffer:
-        with self._lock:
-            free = self._free.setdefault(index, [])
-            if free:
-                return free.pop()
-        ds.settle()
-        with self._lock:
-            if free:
-                return free.pop()
-        block = _devices.context(index).malloc(_VIEW.params.size)
-        with self._lock:
-            self._made[index] = self._made.get(index, 0) + 1
-        return block
-
-    def give_back(self, index: int, block: davinci.Buffer) -> None:
-        with self._lock:
-            self._free[index].append(block)
-
-    def launch(self, index: int, ds: davinci.Stream, data: bytes,
-               **fields) -> None:
-        """One task of ``fields`` on ``ds`` reading a block of ``data``."""
-        block = self.take(index, ds)
-        try:
-            block.write(data)
-            seq = ds.launch(opdesc.describe(_VIEW, params_at=block.dev_addr,
-                                            **fields))
-        except BaseException:
-            self.give_back(index, block)
-            raise
-        graph = ds.capturing
-        if graph is not None:
-            graph.hold(block)       # each launch of the graph reads it
-        else:
-            ds.after_task(seq, lambda ok: self.give_back(index, block))
-
-
-param_blocks = _ParamBlocks()
-
-
 def copy_view(src: torch.Tensor, plan, dst: torch.Tensor) -> None:
     """dst (contiguous, of src's shape and element size) := the elements
     of npu view ``src`` in row-major order, read with ``plan``
@@ -501,10 +440,12 @@ def copy_view(src: torch.Tensor, plan, dst: torch.Tensor) -> None:
     index = dst.get_device()
     data = opdesc.pack_params(_VIEW, ndim=len(sizes), sizes=sizes,
                               strides=strides)
-    param_blocks.launch(index, streams.current_stream(index).davinci_stream,
-                        data, dtype=name, dst=addr(dst), srcs=(addr(src),),
-                        count=int(np.prod(sizes, dtype=np.int64)),
-                        names={"dst": "the copy", "src0": "the view"})
+    count = int(np.prod(sizes, dtype=np.int64))
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream, data,
+        lambda at: opdesc.describe(
+            _VIEW, params_at=at, dtype=name, dst=addr(dst), srcs=(addr(src),),
+            count=count, names={"dst": "the copy", "src0": "the view"}))
 
 
 def view_served(index: int, plan) -> bool:
