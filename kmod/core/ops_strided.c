@@ -17,10 +17,10 @@
 #include "dv_internal.h"
 
 /*
- * Bytes of each of the three stack blocks (dst, src0, src1): 1344 bytes
+ * Bytes of each of the three stack blocks (dst, src0, src1): 1152 bytes
  * in all, on a kernel stack, above the dense kernel's own blocks.
  */
-#define DV_STRIDED_BLOCK	448
+#define DV_STRIDED_BLOCK	384
 
 /* One run: the operands' first elements, inner strides and sizes. */
 struct dv_strided_run {
