@@ -9,6 +9,7 @@ in a captured graph; what describe and the device refuse; what the driver
 announces."""
 
 import dataclasses
+import errno
 
 import numpy as np
 import pytest
@@ -296,3 +297,34 @@ def test_the_driver_announces_strided_operands(dev):
     assert not any(old.takes_strided(op) for op in old.ops)
     assert dataclasses.replace(caps, strided_mask=0).takes_strided("add") \
         is False
+
+
+class _Abi16Transport:
+    """A driver of ABI 1.6: GET_CAP refuses the queries 1.7 added."""
+
+    def __init__(self, transport):
+        self._t = transport
+
+    def _new(self, arg) -> bool:
+        return arg.query in (_uapi.DAVINCI_CAP_OP_FLAGS,
+                             _uapi.DAVINCI_CAP_STRIDED)
+
+    def try_ioctl(self, cmd, arg=None):
+        return errno.EINVAL if self._new(arg) else \
+            self._t.try_ioctl(cmd, arg)
+
+    def ioctl(self, cmd, arg=None):
+        if self._new(arg):
+            raise davinci.InvalidArgumentError("unknown query",
+                                               errno.EINVAL)
+        return self._t.ioctl(cmd, arg)
+
+
+def test_a_driver_without_the_queries_takes_no_strided_operands(dev):
+    caps = capabilities.query(_Abi16Transport(dev.transport))
+    assert caps.strided_versions() == ()
+    assert not caps.takes_strided("add")
+    assert caps.op_flags("matmul") == (_uapi.DAVINCI_TASK_F_NOTIFY |
+                                       _uapi.DAVINCI_TASK_F_TRANS_A |
+                                       _uapi.DAVINCI_TASK_F_TRANS_B)
+    assert not caps.op_flags("add") & _uapi.DAVINCI_TASK_F_STRIDED

@@ -27,6 +27,7 @@ WAIT_NEXT).
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -175,8 +176,11 @@ def _ask_new(transport, query: int, index: int = 0) -> "int | None":
     """The answer to a query an older driver may not know: None when it
     refuses it (EINVAL)."""
     cap = _uapi.davinci_cap(query=query, index=index)
-    if transport.try_ioctl(_uapi.DAVINCI_IOCTL_GET_CAP, cap):
+    err = transport.try_ioctl(_uapi.DAVINCI_IOCTL_GET_CAP, cap)
+    if err == errno.EINVAL:
         return None
+    if err:
+        return _ask(transport, query, index)    # raises what it means
     return int(cap.value)
 
 
