@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * caps.c - DAVINCI_IOCTL_GET_CAP: which ops, dtypes and parameter-block
- * versions the driver serves, answered from the op table (opcodes.c,
+ * caps.c - DAVINCI_IOCTL_GET_CAP: which ops, dtypes, task flags and
+ * parameter-block versions the driver serves, answered from the op table (opcodes.c,
  * generated from ops.toml), so that an op the schema gains is announced
  * without code here.
  */
@@ -41,6 +41,16 @@ static int dv_cap_answer(struct davinci_cap *c)
 			return -EINVAL;
 		c->value = dv_opcodes[c->index].params_version ?
 			   1ULL << dv_opcodes[c->index].params_version : 0;
+		return 0;
+	case DAVINCI_CAP_OP_FLAGS:
+		if (c->index >= DAVINCI_OP_COUNT)
+			return -EINVAL;
+		c->value = dv_opcodes[c->index].flags;
+		return 0;
+	case DAVINCI_CAP_STRIDED:
+		if (c->index)
+			return -EINVAL;
+		c->value = 1ULL << DAVINCI_PARAMS_STRIDED_VERSION;
 		return 0;
 	default:
 		return -EINVAL;

@@ -649,6 +649,8 @@ enum dv_op_shape {
  * @max_imm: largest imm, 0 for no bound
  * @params_size: bytes of its parameter block, 0 for an op without one
  * @params_version: the block's layout version it takes
+ * @check_params: for an op with a parameter block, its checker
+ *	(dv_op_check_<op>(), ops.h), which dv_op_check_params() calls
  * @shape: its operand extents
  * @kernel: for a compute op, its kernel (ops_kernels.h), which dv_op_run()
  *	calls with units [@begin, @end) and an FPU section open; else NULL
@@ -661,6 +663,7 @@ struct dv_opcode_info {
 	u32 max_imm;
 	u32 params_size;
 	u32 params_version;
+	int (*check_params)(const struct davinci_task *t, const void *params);
 	enum dv_op_shape shape;
 	void (*kernel)(const struct davinci_task *t, const void *params,
 		       void *dst, const void *src0, const void *src1, u64 begin,

@@ -24,7 +24,13 @@
 #define DV_OP_MM_CHUNK_ROWS	8ULL
 #define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
 
-static u64 dv_dtype_size(u8 dtype)
+/**
+ * dv_dtype_size() - bytes of one element
+ * @dtype: DAVINCI_DTYPE_*
+ *
+ * Return: its size, 0 for an unknown dtype.
+ */
+u64 dv_dtype_size(u8 dtype)
 {
 	switch (dtype) {
 	case DAVINCI_DTYPE_FLOAT32:
@@ -36,6 +42,17 @@ static u64 dv_dtype_size(u8 dtype)
 	default:
 		return 0;
 	}
+}
+
+/**
+ * dv_op_dst_dtype() - the dtype of a compute task's dst
+ * @task: the descriptor
+ *
+ * Return: @task->dst_dtype for CAST, else @task->dtype.
+ */
+u8 dv_op_dst_dtype(const struct davinci_task *task)
+{
+	return task->opcode == DAVINCI_OP_CAST ? task->dst_dtype : task->dtype;
 }
 
 /**
@@ -81,25 +98,145 @@ static bool dv_range_wraps(u64 addr, u64 len)
 	return len && addr + len - 1 < addr;
 }
 
+/*
+ * Elements the strided operand @o spans: its last element's offset + 1,
+ * 0 when a size is 0. False when that overflows u64.
+ */
+static bool dv_strided_span(const struct davinci_params_strided *s, u32 o,
+			    u64 *span)
+{
+	u64 last = 0, reach;
+	u32 d;
+
+	*span = 0;
+	for (d = 0; d < s->ndim; d++)
+		if (!s->sizes[d])
+			return true;
+	for (d = 0; d < s->ndim; d++) {
+		if (!dv_mul_u64(s->sizes[d] - 1, s->strides[o][d], &reach) ||
+		    last + reach < last)
+			return false;
+		last += reach;
+	}
+	if (last == U64_MAX)
+		return false;
+	*span = last + 1;
+	return true;
+}
+
+/*
+ * No two elements of dst at one address, by a sufficient test: the
+ * dimensions of size > 1 in order of their stride, each stride larger
+ * than the last offset the dimensions inside it reach (so a stride of 0
+ * is refused). Call after dv_strided_span() passed for dst.
+ */
+static bool dv_strided_dst_distinct(const struct davinci_params_strided *s)
+{
+	u32 order[DV_ARRAY_SIZE(s->sizes)];
+	u64 reach = 0;
+	u32 n = 0, d, i;
+
+	for (d = 0; d < s->ndim; d++) {
+		if (s->sizes[d] < 2)
+			continue;
+		/* insertion sort by dst stride */
+		for (i = n; i > 0 && s->strides[0][order[i - 1]] >
+				     s->strides[0][d]; i--)
+			order[i] = order[i - 1];
+		order[i] = d;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		u64 stride = s->strides[0][order[i]];
+
+		if (stride <= reach)
+			return false;
+		reach += (s->sizes[order[i]] - 1) * stride;
+	}
+	return true;
+}
+
+/* Operands of a strided task: dst and src0, and src1 for a binary op. */
+static u32 dv_strided_operands(const struct davinci_task *task)
+{
+	return dv_opcodes[task->opcode].shape == DV_SHAPE_BINARY ? 3 : 2;
+}
+
+/*
+ * A DAVINCI_TASK_F_STRIDED task's struct davinci_params_strided (DOC:
+ * strided operands): @ndim 1..8, @pad zero, sizes and strides past @ndim
+ * and the strides of an operand the op does not use zero, @count the
+ * product of the sizes, every used operand's span within u64, and dst
+ * distinct elements.
+ */
+static int dv_op_check_strided(const struct davinci_task *task,
+			       const struct davinci_params_strided *s)
+{
+	u32 used = dv_strided_operands(task);
+	u64 elems = 1, span;
+	u32 o, d;
+
+	if (s->ndim < 1 || s->ndim > DV_ARRAY_SIZE(s->sizes) || s->pad)
+		return -EINVAL;
+	for (d = 0; d < DV_ARRAY_SIZE(s->sizes); d++) {
+		bool live = d < s->ndim;
+
+		if (!live && s->sizes[d])
+			return -EINVAL;
+		for (o = 0; o < DV_ARRAY_SIZE(s->strides); o++)
+			if ((!live || o >= used) && s->strides[o][d])
+				return -EINVAL;
+		if (live && !dv_mul_u64(elems, s->sizes[d], &elems))
+			return -EINVAL;
+	}
+	if (elems != task->count)
+		return -EINVAL;
+	for (o = 0; o < used; o++)
+		if (!dv_strided_span(s, o, &span))
+			return -EINVAL;
+	return !elems || dv_strided_dst_distinct(s) ? 0 : -EINVAL;
+}
+
 /**
- * dv_op_check_params() - check an op's parameter block
+ * dv_op_check_params() - check a task's parameter block
  * @task: a task that passed dv_op_validate()
- * @params: the copy of its parameter block (dv_opcodes[] params_size bytes)
+ * @params: the copy of its parameter block (its params_size bytes)
  *
- * COPY_VIEW: 1 to 8 dimensions, the sizes' product @task->count (no
- * overflow), every size and stride past @ndim and @pad zero, and a view
- * whose last element's offset fits u64.
+ * A DAVINCI_TASK_F_STRIDED task's block is a struct
+ * davinci_params_strided (dv_op_check_strided()); any other block is the
+ * op's own, checked by its entry of dv_opcodes[] (check_params).
  *
  * Return: 0, or -EINVAL.
  */
 int dv_op_check_params(const struct davinci_task *task, const void *params)
 {
+	const struct dv_opcode_info *op;
+
+	if (task->opcode >= DAVINCI_OP_COUNT)
+		return -EINVAL;
+	if (task->flags & DAVINCI_TASK_F_STRIDED)
+		return dv_op_check_strided(task, params);
+	op = &dv_opcodes[task->opcode];
+	return op->check_params ? op->check_params(task, params) : -EINVAL;
+}
+
+/**
+ * dv_op_check_copy_view() - check COPY_VIEW's parameter block
+ * @task: a COPY_VIEW task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_copy_view
+ *
+ * 1 to 8 dimensions, the sizes' product @task->count (no overflow), every
+ * size and stride past @ndim and @pad zero, and a view whose last
+ * element's offset fits u64.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int dv_op_check_copy_view(const struct davinci_task *task, const void *params)
+{
 	const struct davinci_params_copy_view *v = params;
 	u64 elems = 1, last = 0, reach;
 	u32 i;
 
-	if (task->opcode != DAVINCI_OP_COPY_VIEW)
-		return -EINVAL;
 	if (v->ndim < 1 || v->ndim > DV_ARRAY_SIZE(v->sizes) || v->pad)
 		return -EINVAL;
 	for (i = 0; i < DV_ARRAY_SIZE(v->sizes); i++) {
@@ -134,6 +271,58 @@ static u64 dv_view_span(const struct davinci_params_copy_view *v)
 	return last + 1;
 }
 
+/*
+ * Source @o of a strided task is dst itself, which runs in place: the
+ * same address, element size and strides (those of size-1 dimensions
+ * aside, which never move).
+ */
+static bool dv_strided_in_place(const struct davinci_task *task,
+				const struct davinci_params_strided *s, u32 o)
+{
+	u64 addr = o == 1 ? task->src0 : task->src1;
+	u32 d;
+
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_CAST ||
+	    addr != task->dst)
+		return false;
+	for (d = 0; d < s->ndim; d++)
+		if (s->sizes[d] > 1 && s->strides[o][d] != s->strides[0][d])
+			return false;
+	return true;
+}
+
+/*
+ * dv_op_extent() of a DAVINCI_TASK_F_STRIDED task: each operand's span
+ * in elements of its dtype. A source whose bytes meet dst's must be dst
+ * itself (dv_strided_in_place()); a test of the spans, so two tensors
+ * that interleave without sharing an element are refused too.
+ */
+static int dv_op_extent_strided(const struct davinci_task *task,
+				const struct davinci_params_strided *s,
+				struct dv_op_extent *ext)
+{
+	u64 addr[3] = { task->dst, task->src0, task->src1 };
+	u64 *bytes[3] = { &ext->dst, &ext->src0, &ext->src1 };
+	u64 es = dv_dtype_size(task->dtype);
+	u64 dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+	u32 used, o;
+	u64 span;
+
+	if (!s || !es || !dst_es)
+		return -EINVAL;
+	used = dv_strided_operands(task);
+	for (o = 0; o < used; o++)
+		if (!dv_strided_span(s, o, &span) ||
+		    !dv_mul_u64(span, o ? es : dst_es, bytes[o]) ||
+		    dv_range_wraps(addr[o], *bytes[o]))
+			return -EINVAL;
+	for (o = 1; o < used; o++)
+		if (dv_ranges_overlap(task->dst, ext->dst, addr[o], *bytes[o]) &&
+		    !dv_strided_in_place(task, s, o))
+			return -EINVAL;
+	return 0;
+}
+
 /**
  * dv_op_extent() - bytes a compute task touches at each operand
  * @task: a task that passed dv_op_validate()
@@ -144,6 +333,8 @@ static u64 dv_view_span(const struct davinci_params_copy_view *v)
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
  * REDUCE_SUM, CAST and COPY_VIEW refuse any overlap of dst with a source.
+ * A DAVINCI_TASK_F_STRIDED task's extents are its operands' spans
+ * (dv_op_extent_strided()).
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
  * the address space, or operands overlap as above.
@@ -158,6 +349,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	memset(ext, 0, sizeof(*ext));
 	if (!es || task->opcode >= DAVINCI_OP_COUNT)
 		return -EINVAL;
+	if (task->flags & DAVINCI_TASK_F_STRIDED)
+		return dv_op_extent_strided(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
 		if (!dv_mul_u64(task->count, es, &ext->dst))
@@ -240,11 +433,9 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 u32 dv_op_misaligned(const struct davinci_task *task)
 {
 	u64 es = dv_dtype_size(task->dtype);
-	u64 dst_es = es;
+	u64 dst_es = dv_dtype_size(dv_op_dst_dtype(task));
 	u32 bad = 0;
 
-	if (task->opcode == DAVINCI_OP_CAST)
-		dst_es = dv_dtype_size(task->dst_dtype);
 	if (!es || !dst_es)
 		return 0;	/* dv_op_extent() refuses the dtype */
 	if (task->dst & (dst_es - 1))
@@ -337,6 +528,10 @@ void dv_op_run(const struct davinci_task *task, const void *params,
 		end = units;
 	if (begin >= end)	/* also every opcode that is not a compute op */
 		return;
+	if (task->flags & DAVINCI_TASK_F_STRIDED) {
+		dv_op_run_strided(task, params, dst, src0, src1, begin, end);
+		return;
+	}
 	/* a unary op's kernel reads src0 twice, never a stray src1 */
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_UNARY)
 		src1 = src0;

@@ -35,10 +35,19 @@ bool dv_op_is_compute(u16 opcode);
 int dv_op_validate(const struct davinci_task *task);
 
 /*
- * At take-in, for an op with a parameter block: its copy @params is one
- * the op takes (-EINVAL otherwise).
+ * At take-in, for an op with a parameter block or a DAVINCI_TASK_F_STRIDED
+ * task: its copy @params is one the op takes (-EINVAL otherwise).
  */
 int dv_op_check_params(const struct davinci_task *task, const void *params);
+
+/* The checker of each op's own parameter block (dv_opcodes[].check_params). */
+int dv_op_check_copy_view(const struct davinci_task *task, const void *params);
+
+/* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
+u64 dv_dtype_size(u8 dtype);
+
+/* The dtype of @task's dst: @dst_dtype for CAST, else @dtype. */
+u8 dv_op_dst_dtype(const struct davinci_task *task);
 
 /*
  * Before the task runs: the byte extents of its operands (overflow
@@ -70,5 +79,14 @@ u64 dv_op_chunk_units(const struct davinci_task *task);
 void dv_op_run(const struct davinci_task *task, const void *params,
 	       void *dst, const void *src0, const void *src1, u64 begin,
 	       u64 end);
+
+/*
+ * dv_op_run() of a DAVINCI_TASK_F_STRIDED task (ops_strided.c): units
+ * [@begin, @end) of the row-major walk of the checked struct
+ * davinci_params_strided @s, through the op's dense kernel.
+ */
+void dv_op_run_strided(const struct davinci_task *task,
+		       const struct davinci_params_strided *s, void *dst,
+		       const void *src0, const void *src1, u64 begin, u64 end);
 
 #endif /* _DAVINCI_OPS_H */

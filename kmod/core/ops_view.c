@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ops_view.c - COPY_VIEW: a strided view of src0 (sizes and strides in
- * elements, from the task's parameter block) copied into a dense dst.
+ * elements, from the task's parameter block) copied into a dense dst;
+ * IDENTITY: a dense copy (strided tensors through ops_strided.c).
  *
  * Element copies only, no floating point; it lives beside the other op
  * kernels, which dv_op_run() calls inside an FPU section.
  */
+#include "dv_internal.h"
 #include "ops_kernels.h"
 
 /* Copy @n elements of @es bytes, @stride elements apart in @src. */
@@ -70,4 +72,16 @@ DV_OP_KERNEL(copy_view)
 			off += v->strides[d - 1];
 		}
 	}
+}
+
+/* Units are elements; in place (dst == src0) copies nothing. */
+DV_OP_KERNEL(copy)
+{
+	u64 es = dv_dtype_size(t->dtype);
+
+	(void)params;
+	(void)src1;
+	if (dst != src0)
+		memmove((u8 *)dst + begin * es, (const u8 *)src0 + begin * es,
+			(end - begin) * es);
 }

@@ -31,7 +31,8 @@ static bool dv_task_unused_set(const struct davinci_task *t, u32 uses)
  * flags allowed, every field the opcode does not use zero, event_id set
  * exactly when the opcode uses an event, count and imm within bounds, and
  * the parameter block's address, size and version set exactly when the
- * opcode takes one, its size and version the opcode's.
+ * opcode takes one, its size and version the opcode's (those of struct
+ * davinci_params_strided for a DAVINCI_TASK_F_STRIDED task).
  *
  * Return: 0 or -EINVAL.
  */
@@ -39,7 +40,7 @@ int dv_task_validate(const struct davinci_task *t)
 {
 	const struct dv_opcode_info *op;
 	u64 reserved = t->pad0;
-	u32 i;
+	u32 i, size, version;
 
 	/* Word by word: every task passes here. */
 	for (i = 0; i < DV_ARRAY_SIZE(t->reserved); i++)
@@ -64,11 +65,19 @@ int dv_task_validate(const struct davinci_task *t)
 		return -EINVAL;
 	if (op->max_imm && t->imm > op->max_imm)
 		return -EINVAL;
-	if (!op->params_size)
+	if (t->flags & DAVINCI_TASK_F_STRIDED) {
+		/* its operands' block, in place of the op's own (it has none) */
+		size = sizeof(struct davinci_params_strided);
+		version = DAVINCI_PARAMS_STRIDED_VERSION;
+	} else {
+		size = op->params_size;
+		version = op->params_version;
+	}
+	if (!size)
 		return t->params || t->params_size || t->params_version ?
 		       -EINVAL : 0;
-	if (!t->params || t->params_size != op->params_size ||
-	    t->params_version != op->params_version)
+	if (!t->params || t->params_size != size ||
+	    t->params_version != version)
 		return -EINVAL;
 	return 0;
 }

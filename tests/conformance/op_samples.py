@@ -141,9 +141,51 @@ SAMPLES: dict[str, list[Sample]] = {
             ("permute 3-D", (2, 7, 3), (1, 2, 14)),
             ("contiguous", (42,), (1,)),
         )],
+    "IDENTITY": [Sample("3x333", _rand((3, 333)), lambda attr, x: x)],
     "CMP": [Sample(p, _rand((300,), (300,), integer_valued=True),
                    _cmp(fn), attr=p)
             for p, fn in (("EQ", np.equal), ("NE", np.not_equal),
                           ("LT", np.less), ("LE", np.less_equal),
                           ("GT", np.greater), ("GE", np.greater_equal))],
 }
+
+
+def _ulps_apart(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """Distance in units in the last place of ``dtype`` (storage bits)."""
+    bits = {"float32": np.int32, "float16": np.int16,
+            "bfloat16": np.int16}[dtype]
+    g = np.ascontiguousarray(got).view(bits).astype(np.int64)
+    w = np.ascontiguousarray(want).view(bits).astype(np.int64)
+    # order the bit patterns as the floats they encode
+    sign = np.int64(1) << (8 * np.dtype(bits).itemsize - 1)
+    g = np.where(g < 0, -(g & (sign - 1)), g)
+    w = np.where(w < 0, -(w & (sign - 1)), w)
+    return np.abs(g - w)
+
+
+def assert_matches(sample: Sample, raws, got_raw: np.ndarray, dtype: str,
+                   out_dtype: str) -> None:
+    """``got_raw`` (storage of ``out_dtype``) is ``sample``'s reference on
+    the storage inputs ``raws`` of ``dtype``, within its tolerance."""
+    values = [r if dtype == "int32" else R.to_f32(r, dtype) for r in raws]
+    want = np.asarray(sample.reference(sample.attr, *values))
+    if out_dtype == "int32":
+        assert np.array_equal(got_raw, want.astype(np.int32))
+        return
+    want_raw = R.from_f32(want.astype(np.float32), out_dtype)
+    assert got_raw.shape == want_raw.shape
+    if sample.rtol:
+        np.testing.assert_allclose(R.to_f32(got_raw, out_dtype),
+                                   R.to_f32(want_raw, out_dtype),
+                                   rtol=max(sample.rtol, {
+                                       "float32": 0, "float16": 2e-3,
+                                       "bfloat16": 1.6e-2}[out_dtype]),
+                                   atol=1e-6)
+        return
+    apart = _ulps_apart(got_raw, want_raw, out_dtype)
+    nan = np.isnan(R.to_f32(want_raw, out_dtype))
+    assert np.array_equal(nan, np.isnan(R.to_f32(got_raw, out_dtype)))
+    assert apart[~nan].max(initial=0) <= sample.ulps, (
+        "%d elements more than %d ulp off, worst %d" % (
+            int((apart[~nan] > sample.ulps).sum()), sample.ulps,
+            int(apart[~nan].max())))

@@ -430,6 +430,9 @@ _BAD_OPS = {
     "RELU turned into COPY_VIEW, an op with a parameter block":
         lambda om: _with_op(om, U.DAVINCI_OP_RELU,
                             opcode=U.DAVINCI_OP_COPY_VIEW),
+    "ADD with strided operands, whose block a record cannot hold":
+        lambda om: _with_op(om, U.DAVINCI_OP_ADD,
+                            flags=U.DAVINCI_TASK_F_STRIDED),
     "padding at byte 6": lambda om: _zero_bytes_set(om, 6),
     "reserved at byte 48": lambda om: _zero_bytes_set(om, 48),
 }

@@ -50,6 +50,11 @@ def test_every_op_the_schema_declares_is_announced_by_the_ioctl(dev):
             (0, _schema_mask(op)), op.name
         assert _raw(dev, _uapi.DAVINCI_CAP_OP_PARAMS, op.opcode) == (
             0, 1 << op.params.version if op.params else 0)
+        assert _raw(dev, _uapi.DAVINCI_CAP_OP_FLAGS, op.opcode) == (
+            0, _uapi.DAVINCI_TASK_F_NOTIFY | sum(
+                opdesc.FLAG_BITS[f] for f in op.flags)), op.name
+    assert _raw(dev, _uapi.DAVINCI_CAP_STRIDED) == (
+        0, 1 << _uapi.DAVINCI_PARAMS_STRIDED_VERSION)
 
 
 def _probe_task(op, dst, src, block):
@@ -102,11 +107,13 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
 @pytest.mark.parametrize("query,index,reserved", [
     (_uapi.DAVINCI_CAP_OPCODES, 0, (1, 0)),
     (_uapi.DAVINCI_CAP_OP_DTYPES, 0, (0, 1 << 63)),
-    (_uapi.DAVINCI_CAP_DTYPES + 1, 0, (0, 0)),          # unknown query
+    (_uapi.DAVINCI_CAP_STRIDED + 1, 0, (0, 0)),         # unknown query
     (0xFFFFFFFF, 0, (0, 0)),
     (_uapi.DAVINCI_CAP_OP_DTYPES, _uapi.DAVINCI_OP_COUNT, (0, 0)),
     (_uapi.DAVINCI_CAP_OP_PARAMS, 0xFFFFFFFF, (0, 0)),
     (_uapi.DAVINCI_CAP_OPCODES, 1, (0, 0)),             # takes no index
+    (_uapi.DAVINCI_CAP_OP_FLAGS, _uapi.DAVINCI_OP_COUNT, (0, 0)),
+    (_uapi.DAVINCI_CAP_STRIDED, 1, (0, 0)),
 ])
 def test_malformed_queries_are_refused(dev, query, index, reserved):
     assert _raw(dev, query, index, reserved)[0] == errno.EINVAL

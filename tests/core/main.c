@@ -38,6 +38,10 @@ int th_failures, th_passed, th_failed;
 	X(compute_smoke) \
 	X(relu_grad) \
 	X(train_ops) \
+	X(strided_ops) \
+	X(strided_chunks) \
+	X(strided_refusals) \
+	X(strided_doorbell) \
 	X(matmul_simd_levels) \
 	X(misaligned_operands) \
 	X(mmap) \

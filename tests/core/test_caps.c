@@ -49,7 +49,30 @@ void test_capabilities(void)
 		CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, op, &value), 0);
 		CHECK_EQ(value, dv_opcodes[op].params_version ?
 			 1ULL << dv_opcodes[op].params_version : 0);
+		CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, op, &value), 0);
+		CHECK_EQ(value, dv_opcodes[op].flags);
+		CHECK(value & DAVINCI_TASK_F_NOTIFY);
+		CHECK_EQ(value & ~(uint64_t)DAVINCI_TASK_FLAGS_ALL, 0);
 	}
+	/* the flags of a few, and the strided block's versions */
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_ADD, &value),
+		 0);
+	CHECK_EQ(value, DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_CAST,
+			 &value), 0);
+	CHECK(value & DAVINCI_TASK_F_STRIDED);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_IDENTITY,
+			 &value), 0);
+	CHECK(value & DAVINCI_TASK_F_STRIDED);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_MATMUL,
+			 &value), 0);
+	CHECK_EQ(value, DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_TRANS_A |
+		 DAVINCI_TASK_F_TRANS_B);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_COPY_VIEW,
+			 &value), 0);
+	CHECK_EQ(value, DAVINCI_TASK_F_NOTIFY);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED, 0, &value), 0);
+	CHECK_EQ(value, 1ULL << DAVINCI_PARAMS_STRIDED_VERSION);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, DAVINCI_OP_COPY_VIEW,
 			 &value), 0);
 	CHECK_EQ(value, 1ULL << DAVINCI_PARAMS_COPY_VIEW_VERSION);
@@ -74,10 +97,13 @@ void test_capabilities(void)
 		 -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, DAVINCI_OP_COUNT,
 			 &value), -EINVAL);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_COUNT,
+			 &value), -EINVAL);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED, 1, &value), -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OPCODES, 1, &value), -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_DTYPES, 1, &value), -EINVAL);
 	/* unknown queries; a failed one writes nothing back */
-	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_DTYPES + 1, 0, &value), -EINVAL);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED + 1, 0, &value), -EINVAL);
 	CHECK_EQ(value, 0xdeadbeef);
 	CHECK_EQ(get_cap(fx.ctx, UINT32_MAX, 0, &value), -EINVAL);
 	fixture_exit(&fx);

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Which ops, dtypes and parameter-block versions the driver serves.
+"""Which ops, dtypes, task flags and parameter-block versions the driver
+serves.
 
 A driver of ABI 1.6 on (``DAVINCI_FEAT_CAPS``) answers
 ``DAVINCI_IOCTL_GET_CAP`` from its op table, which the op schema
@@ -14,17 +15,26 @@ ABI 1.0's ops (NOP .. CAST) always, ``DAVINCI_FEAT_RELU_GRAD`` and
 True
 >>> [op.name for op in caps.missing]      # schema ops this driver lacks
 []
+>>> caps.takes_strided("add"), caps.strided_versions()
+(True, (1,))
+
+A driver of ABI 1.7 on answers each op's task flags
+(``DAVINCI_CAP_OP_FLAGS``) and the versions of the strided-operand block
+it takes (``DAVINCI_CAP_STRIDED``); an older one takes no strided operand,
+and its ops the flags the schema gave them before (TRANS_A, TRANS_B,
+WAIT_NEXT).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import errno
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from . import _uapi, schema
 from .errors import InvalidArgumentError
-from .opdesc import DTYPE_CODES, DTYPE_NAMES, op_of
+from .opdesc import DTYPE_CODES, DTYPE_NAMES, FLAG_BITS, op_of
 from .schema import OpDef
 
 __all__ = ["Capabilities", "query", "from_features", "read"]
@@ -63,6 +73,11 @@ class Capabilities:
     #: "query": DAVINCI_IOCTL_GET_CAP answered; "features": an older
     #: driver, read from its feature bits
     source: str
+    #: opcode -> the DAVINCI_TASK_F_* it takes (served ones only)
+    op_flag_masks: Mapping[int, int] = field(
+        default_factory=lambda: MappingProxyType({}))
+    #: mask of the struct davinci_params_strided versions it takes
+    strided_mask: int = 0
 
     def dtype_mask(self, op: "OpDef | str | int") -> int:
         """Mask of 1 << DAVINCI_DTYPE_* ``op`` is served in; 0: not served."""
@@ -87,6 +102,22 @@ class Capabilities:
         """The parameter-block versions ``op`` takes (none for an op without
         a parameter block)."""
         mask = self.op_params.get(_opcode(op), 0)
+        return tuple(v for v in range(mask.bit_length()) if mask >> v & 1)
+
+    def op_flags(self, op: "OpDef | str | int") -> int:
+        """The DAVINCI_TASK_F_* bits ``op`` takes (0: not served)."""
+        return self.op_flag_masks.get(_opcode(op), 0)
+
+    def takes_strided(self, op: "OpDef | str | int") -> bool:
+        """``op`` reads strided operands (DAVINCI_TASK_F_STRIDED) in a
+        block version this runtime writes."""
+        return bool(self.op_flags(op) & _uapi.DAVINCI_TASK_F_STRIDED) and \
+            _uapi.DAVINCI_PARAMS_STRIDED_VERSION in self.strided_versions()
+
+    def strided_versions(self) -> tuple[int, ...]:
+        """The struct davinci_params_strided versions the driver takes
+        (none before ABI 1.7)."""
+        mask = self.strided_mask
         return tuple(v for v in range(mask.bit_length()) if mask >> v & 1)
 
     @property
@@ -141,13 +172,38 @@ def _ask(transport, query: int, index: int = 0) -> int:
     return int(cap.value)
 
 
+def _ask_new(transport, query: int, index: int = 0) -> "int | None":
+    """The answer to a query an older driver may not know: None when it
+    refuses it (EINVAL)."""
+    cap = _uapi.davinci_cap(query=query, index=index)
+    err = transport.try_ioctl(_uapi.DAVINCI_IOCTL_GET_CAP, cap)
+    if err == errno.EINVAL:
+        return None
+    if err:
+        return _ask(transport, query, index)    # raises what it means
+    return int(cap.value)
+
+
+def _schema_flags(op: OpDef) -> int:
+    """The task flags of ``op`` before ABI 1.7: its schema's, STRIDED
+    aside."""
+    mask = _uapi.DAVINCI_TASK_F_NOTIFY
+    for name in op.flags:
+        if name != "STRIDED":
+            mask |= FLAG_BITS[name]
+    return mask
+
+
 def query(transport) -> Capabilities:
     """Ask the driver behind ``transport`` (DAVINCI_FEAT_CAPS): each
-    opcode it knows, up to the number it announces."""
+    opcode it knows, up to the number it announces; its flags and strided
+    blocks when it answers those queries (ABI 1.7)."""
     opcodes = _ask(transport, _uapi.DAVINCI_CAP_OPCODES)
     dtype_count = _ask(transport, _uapi.DAVINCI_CAP_DTYPES)
+    strided = _ask_new(transport, _uapi.DAVINCI_CAP_STRIDED)
     op_dtypes: dict[int, int] = {}
     op_params: dict[int, int] = {}
+    op_flags: dict[int, int] = {}
     for code in range(min(opcodes, _MAX_OPCODES)):
         mask = _ask(transport, _uapi.DAVINCI_CAP_OP_DTYPES, code)
         if not mask:
@@ -156,8 +212,13 @@ def query(transport) -> Capabilities:
         params = _ask(transport, _uapi.DAVINCI_CAP_OP_PARAMS, code)
         if params:
             op_params[code] = params
+        if strided is not None:
+            op_flags[code] = _ask(transport, _uapi.DAVINCI_CAP_OP_FLAGS, code)
+        elif schema.by_opcode(code) is not None:
+            op_flags[code] = _schema_flags(schema.by_opcode(code))
     return Capabilities(opcodes, dtype_count, MappingProxyType(op_dtypes),
-                        MappingProxyType(op_params), "query")
+                        MappingProxyType(op_params), "query",
+                        MappingProxyType(op_flags), strided or 0)
 
 
 def _schema_mask(op: OpDef) -> int:
@@ -186,9 +247,11 @@ def from_features(features: int) -> Capabilities:
         mask = _schema_mask(op) & dtypes
         if mask:
             op_dtypes[op.opcode] = mask
+    op_flags = {code: _schema_flags(schema.by_opcode(code))
+                for code in op_dtypes}
     return Capabilities(max(op_dtypes) + 1, _FIRST_DTYPES,
                         MappingProxyType(op_dtypes), MappingProxyType({}),
-                        "features")
+                        "features", MappingProxyType(op_flags))
 
 
 def read(transport, features: int) -> Capabilities:

@@ -431,6 +431,10 @@ def _check_fields(o: Op, zero: int, what: str) -> _OpRule:
            % (what, name))
     _check(o.dtype in rule.dtypes, "%s: dtype %d, which %s does not take"
            % (what, o.dtype, name))
+    _check(not o.flags & _uapi.DAVINCI_TASK_F_STRIDED,
+           "%s: %s has strided operands (DAVINCI_TASK_F_STRIDED), whose "
+           "block an offline model's op record cannot hold yet: write the "
+           "operands dense" % (what, name))
     _check(not o.flags & ~rule.flags, "%s: flags %#x, %s allows %#x"
            % (what, o.flags, name, rule.flags))
     for f in _OPTIONAL:

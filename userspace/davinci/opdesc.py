@@ -6,6 +6,10 @@ operand device addresses, the op's extents and its attribute into a task
 descriptor, checking on the way what the device would refuse: the op's
 dtypes, its operand count, its attribute, flags it does not take,
 dimensions past 32 bits and operands not aligned to their element size.
+With ``strided=`` (a :class:`Strided`) the operands of an elementwise op,
+CAST or IDENTITY are strided tensors (DOC: strided operands in davinci.h):
+a transposed, sliced or broadcast (stride 0) view read or written in place,
+no copy made.
 davinci.ops builds its tasks here from DeviceTensors; acl.op and torch_npu
 from their own operands (device pointers, tensors' blocks); none of them
 spells a descriptor field or an opcode itself.
@@ -19,6 +23,9 @@ True
 
 from __future__ import annotations
 
+import ctypes
+import math
+from dataclasses import dataclass
 from typing import Sequence
 
 from . import _uapi, schema
@@ -27,8 +34,9 @@ from .errors import (DTypeError, InvalidArgumentError,
 from .schema import OpDef
 from .stream import make_task
 
-__all__ = ["describe", "pack_params", "check_alignment", "op_of", "DTYPE_CODES",
-           "DTYPE_NAMES", "ITEMSIZES", "SOURCES", "schema"]
+__all__ = ["describe", "pack_params", "check_alignment", "op_of", "Strided",
+           "DTYPE_CODES", "DTYPE_NAMES", "ITEMSIZES", "SOURCES", "FLAG_BITS",
+           "schema"]
 
 #: dtype name -> DAVINCI_DTYPE_*
 DTYPE_CODES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
@@ -40,7 +48,129 @@ ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1}
+#: the schema's flag names -> DAVINCI_TASK_F_*
+FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
+             "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
+             "WAIT_NEXT": _uapi.DAVINCI_TASK_F_WAIT_NEXT,
+             "STRIDED": _uapi.DAVINCI_TASK_F_STRIDED}
 _U32 = 0xFFFFFFFF
+_U64 = (1 << 64) - 1
+#: dimensions a struct davinci_params_strided holds
+STRIDED_MAX_DIMS = 8
+
+
+@dataclass(frozen=True)
+class Strided:
+    """The operands of a strided task: ``sizes`` (outermost first) and the
+    strides of ``dst``, ``src0`` and ``src1`` (None for an op with one
+    input) along them, in elements of each operand's dtype; a stride of 0
+    repeats an element (a broadcast source).
+
+    :meth:`coalesced` is the same walk in the fewest dimensions, which
+    :meth:`pack` writes as the device's struct davinci_params_strided.
+
+    >>> t = Strided((4, 3), dst=(3, 1), src0=(1, 4))     # a transpose
+    >>> t.count, len(t.pack())
+    (12, 264)
+    """
+    sizes: tuple[int, ...]
+    dst: tuple[int, ...]
+    src0: tuple[int, ...]
+    src1: "tuple[int, ...] | None" = None
+
+    def __post_init__(self) -> None:
+        for name in ("sizes", "dst", "src0", "src1"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            v = tuple(int(x) for x in v)
+            object.__setattr__(self, name, v)
+            if any(x < 0 for x in v):
+                raise ShapeError("strided operands: %s %r has a negative "
+                                 "entry; the device's strides are unsigned "
+                                 "(flip a view with a copy)" % (name, v))
+            if len(v) != len(self.sizes):
+                raise ShapeError("strided operands: %s has %d entries for %d "
+                                 "sizes" % (name, len(v), len(self.sizes)))
+
+    @property
+    def count(self) -> int:
+        """Elements of the walk: the product of the sizes."""
+        return math.prod(self.sizes)
+
+    @property
+    def operands(self) -> tuple[tuple[int, ...], ...]:
+        """The strides of each operand the op uses: dst, src0 (and src1)."""
+        rows = (self.dst, self.src0, self.src1)
+        return tuple(r for r in rows if r is not None)
+
+    def coalesced(self) -> "Strided":
+        """The same elements in the same row-major order in the fewest
+        dimensions: size-1 dimensions dropped, and a dimension merged into
+        the one outside it when every operand is contiguous across the two
+        (its outer stride is its inner stride times the inner size)."""
+        rows = self.operands
+        if self.count == 0:
+            return self._from(((0,),) + tuple((0,) for _ in rows))
+        dims = [(n, [r[d] for r in rows]) for d, n in enumerate(self.sizes)
+                if n != 1]
+        merged: list[tuple[int, list[int]]] = []
+        for n, strides in dims:
+            if merged and all(outer == inner * n for outer, inner in
+                              zip(merged[-1][1], strides)):
+                merged[-1] = (merged[-1][0] * n, strides)
+            else:
+                merged.append((n, strides))
+        if not merged:
+            merged = [(1, [1] * len(rows))]
+        sizes = tuple(n for n, _ in merged)
+        return self._from((sizes,) + tuple(
+            tuple(st[o] for _, st in merged) for o in range(len(rows))))
+
+    def _from(self, rows) -> "Strided":
+        sizes, dst, src0 = rows[0], rows[1], rows[2]
+        src1 = rows[3] if len(rows) > 3 else None
+        return Strided(sizes, dst, src0, src1)
+
+    def span(self, operand: int) -> int:
+        """Elements operand ``operand`` (0 dst, 1 src0, 2 src1) reaches:
+        its last element's offset + 1, 0 for an empty walk."""
+        if self.count == 0:
+            return 0
+        return 1 + sum((n - 1) * s for n, s in
+                       zip(self.sizes, self.operands[operand]))
+
+    def dst_distinct(self) -> bool:
+        """No two elements of dst at one address, by the device's test:
+        ordered by stride, each stride of a dimension of size > 1 is larger
+        than the last offset the dimensions inside it reach."""
+        reach = 0
+        for s, n in sorted((s, n) for n, s in zip(self.sizes, self.dst)
+                           if n > 1):
+            if s <= reach:
+                return False
+            reach += (n - 1) * s
+        return True
+
+    def check_dims(self) -> None:
+        """ShapeError unless the device's block holds these dimensions."""
+        if len(self.sizes) > STRIDED_MAX_DIMS:
+            raise ShapeError("strided operands: %d dimensions that do not "
+                             "merge, the device takes %d: copy a view "
+                             "dense first" % (len(self.sizes),
+                                              STRIDED_MAX_DIMS))
+
+    def pack(self) -> bytes:
+        """The struct davinci_params_strided of the coalesced walk
+        (ShapeError when it needs more than 8 dimensions)."""
+        c = self.coalesced()
+        c.check_dims()
+        p = _uapi.davinci_params_strided(ndim=len(c.sizes))
+        for d, n in enumerate(c.sizes):
+            p.sizes[d] = n
+            for o, row in enumerate(c.operands):
+                p.strides[o][d] = row[d]
+        return bytes(p)
 
 
 def op_of(op: "OpDef | str | int") -> OpDef:
@@ -80,7 +210,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
              transpose: tuple[bool, bool] = (False, False),
              names: "dict[str, str] | None" = None,
              label: str | None = None,
-             params_at: int = 0) -> _uapi.davinci_task:
+             params_at: int = 0,
+             strided: "Strided | None" = None) -> _uapi.davinci_task:
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
@@ -88,7 +219,10 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     ``mnk`` (matmul, with ``transpose`` = (a, b)); ``attr`` is the value of
     the op's attribute (CMP's predicate, AXPY's alpha); ``dst_dtype`` the
     result dtype of a cast. ``params_at`` is the device address of the
-    op's parameter block (:func:`pack_params`), for an op that takes one.
+    op's parameter block (:func:`pack_params`), for an op that takes one,
+    or of ``strided``'s block (:meth:`Strided.pack`): with ``strided`` the
+    operands are strided tensors and ``count``, if given, must be its
+    count.
     ``names`` maps dst/src0/src1 to the caller's names for messages,
     ``label`` the caller's name of the op in them (default: its davinci.ops
     name). Raises DTypeError, ShapeError, InvalidArgumentError or
@@ -149,7 +283,10 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
             raise InvalidArgumentError("%s: %s" % (name, e)) from None
     elif attr is not None:
         raise InvalidArgumentError("%s takes no attribute" % name)
-    if op.params is not None:
+    if strided is not None:
+        _strided(op, name, strided, fields, count, dst_dtype or dtype,
+                 dtype, params_at)
+    elif op.params is not None:
         if not params_at:
             raise InvalidArgumentError("%s needs its parameter block's "
                                        "device address" % name)
@@ -160,6 +297,46 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     task = make_task(op.opcode, **fields)
     check_alignment(task, name, names)
     return task
+
+
+def _strided(op: OpDef, name: str, strided: Strided, fields: dict,
+             count: int, dst_dtype: str, dtype: str, params_at: int) -> None:
+    """The fields of a strided task, with the checks of the device's that
+    need no address (DOC: strided operands): a dst that overlaps a source
+    other than in place is left to the device, which fails the task."""
+    if "STRIDED" not in op.flags:
+        raise InvalidArgumentError(
+            "%s takes no strided operands: make them dense (a copy) first; "
+            "the ops that do: %s" % (name, ", ".join(
+                o.python for o in schema.COMPUTE_OPS if "STRIDED" in o.flags)))
+    if (strided.src1 is not None) != (SOURCES[op.kind] == 2):
+        raise InvalidArgumentError("%s reads %d input(s): give src1 strides "
+                                   "exactly for two" % (name,
+                                                        SOURCES[op.kind]))
+    if count not in (0, strided.count):
+        raise ShapeError("%s: count %d, but the strided operands' sizes %r "
+                         "make %d" % (name, count, strided.sizes,
+                                      strided.count))
+    if not params_at:
+        raise InvalidArgumentError("%s: strided operands need their block's "
+                                   "device address (params_at=, the bytes "
+                                   "of Strided.pack())" % name)
+    c = strided.coalesced()
+    c.check_dims()
+    sizes = (ITEMSIZES[dst_dtype],) + (ITEMSIZES[dtype],) * SOURCES[op.kind]
+    for o, es in enumerate(sizes):
+        if c.span(o) * es > _U64:
+            raise ShapeError("%s: operand %d of the strided walk spans past "
+                             "the 64-bit address space" % (name, o))
+    if c.count and not c.dst_distinct():
+        raise ShapeError("%s: the strided dst %r over sizes %r writes some "
+                         "element twice (a stride of 0, or dimensions that "
+                         "overlap): write a dense tensor"
+                         % (name, strided.dst, strided.sizes))
+    fields.update(count=c.count, flags=_uapi.DAVINCI_TASK_F_STRIDED,
+                  params=int(params_at),
+                  params_size=ctypes.sizeof(_uapi.davinci_params_strided),
+                  params_version=_uapi.DAVINCI_PARAMS_STRIDED_VERSION)
 
 
 def pack_params(op: "OpDef | str | int", **values) -> bytes:

@@ -820,7 +820,8 @@ enum davinci_opcode {
 	DAVINCI_OP_ABS = 23,	/* dst = |src0| (+0 for -0), @count */
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
 	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
-	DAVINCI_OP_COUNT = 26,
+	DAVINCI_OP_IDENTITY = 26,	/* dst = src0, @count elements */
+	DAVINCI_OP_COUNT = 27,
 };
 
 /*
