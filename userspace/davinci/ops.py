@@ -7,6 +7,14 @@ bits; numpy has no bfloat16) or ``int32``. Every op checks shapes and dtypes
 before anything is submitted and raises :class:`ShapeError` or
 :class:`DTypeError`.
 
+A tensor may be a view of another's memory (``x.T``, ``x[1:, ::2]``,
+``x.expand(4, 3)``): the elementwise ops (the binary and unary ones, the
+comparisons, ``cast``, ``identity``) read views and write into one as they
+are, with no copy, and broadcast their inputs by numpy's rules
+(``add(x, bias)`` for x of shape (n, m) and bias of shape (m,)): one
+strided task (DOC: strided operands in davinci.h). The other ops copy a
+view dense first (``identity``) and write dense tensors.
+
 Ops take ``out=`` (a tensor to write, else one is allocated) and ``stream=``:
 with a stream the op is enqueued and returns at once; without one it runs on
 the device's default stream and returns when done.
@@ -24,7 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import opdesc, schema
+from . import opdesc, schema, views
 from .errors import DTypeError, InvalidArgumentError, ShapeError
 from .memory import Buffer
 from .opdesc import check_alignment
@@ -102,21 +110,35 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 class DeviceTensor:
-    """A dense row-major tensor in device memory.
+    """A tensor in device memory: dense row-major, or a view of another's
+    memory with its own ``strides`` (in elements; 0 repeats an element),
+    as :meth:`transpose`, slicing and :meth:`expand` make. The elementwise
+    ops read and write views directly and broadcast their inputs (numpy's
+    rules); the others copy a view dense first.
 
-    Attributes: buffer (:class:`Buffer`), shape, dtype (name), device.
+    Attributes: buffer (:class:`Buffer`), shape, strides, dtype (name),
+    offset (bytes into the buffer), device.
     """
 
-    def __init__(self, buffer: Buffer, shape, dtype, offset: int = 0):
+    def __init__(self, buffer: Buffer, shape, dtype, offset: int = 0,
+                 strides=None):
         self.buffer = buffer
         self.shape = _shape(shape)
         self.dtype = dtype_name(dtype)
         self.offset = offset
         self.code, self.storage = DTYPES[self.dtype]
-        if offset + self.nbytes > buffer.size:
+        self.strides = views.contiguous_strides(self.shape) \
+            if strides is None else tuple(int(s) for s in strides)
+        if len(self.strides) != len(self.shape) or min(self.strides,
+                                                       default=0) < 0:
+            raise ShapeError("strides %s do not fit shape %s: one stride of "
+                             "0 or more per dimension" % (self.strides,
+                                                          self.shape))
+        reach = views.span(self.shape, self.strides) * self.itemsize
+        if offset < 0 or offset + reach > buffer.size:
             raise ShapeError(
                 "a %s tensor of shape %s needs %d bytes; the buffer has %d"
-                % (self.dtype, self.shape, self.nbytes, buffer.size - offset))
+                % (self.dtype, self.shape, reach, buffer.size - offset))
         #: the stream that last wrote it, until someone synchronized
         self.writer: Stream | None = None
 
@@ -178,9 +200,15 @@ class DeviceTensor:
             s.synchronize()
 
     def view(self) -> np.ndarray:
-        """Zero-copy numpy view in storage dtype (uint16 for bfloat16)."""
+        """Zero-copy numpy view in storage dtype (uint16 for bfloat16),
+        with the tensor's strides."""
         self.sync()
-        return self.buffer.numpy(self.storage, self.shape, self.offset)
+        if self.is_contiguous():
+            return self.buffer.numpy(self.storage, self.shape, self.offset)
+        base = self.buffer.numpy(self.storage, (views.span(
+            self.shape, self.strides),), self.offset)
+        return np.lib.stride_tricks.as_strided(
+            base, self.shape, [s * self.itemsize for s in self.strides])
 
     def numpy(self, raw: bool = False) -> np.ndarray:
         """Copy to a host array. bfloat16 comes back as float32 (exact)
@@ -198,9 +226,69 @@ class DeviceTensor:
         if int(np.prod(shape, dtype=np.int64)) != self.size:
             raise ShapeError("cannot reshape %s (%d elements) to %s"
                              % (self.shape, self.size, shape))
-        t = DeviceTensor(self.buffer, shape, self.dtype, self.offset)
+        if not self.is_contiguous():
+            raise ShapeError("cannot reshape a view of strides %s: copy it "
+                             "dense first (.contiguous())" % (self.strides,))
+        return self._derive(shape, None, 0)
+
+    # -- views --------------------------------------------------------------------
+    def is_contiguous(self) -> bool:
+        """Dense in row-major order."""
+        return views.is_contiguous(self.shape, self.strides)
+
+    def _derive(self, shape, strides, offset_elems: int) -> "DeviceTensor":
+        t = DeviceTensor(self.buffer, shape, self.dtype,
+                         self.offset + offset_elems * self.itemsize, strides)
         t.writer = self.writer
         return t
+
+    def as_strided(self, shape, strides, offset: int = 0) -> "DeviceTensor":
+        """The view of this tensor's memory with ``shape`` and ``strides``
+        (elements), starting ``offset`` elements in (torch's as_strided)."""
+        return self._derive(_shape(shape), strides, offset)
+
+    def permute(self, *dims) -> "DeviceTensor":
+        """The view with its dimensions in the order ``dims``."""
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = tuple(dims[0])
+        shape, strides = views.permuted(self.shape, self.strides, dims)
+        return self._derive(shape, strides, 0)
+
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> "DeviceTensor":
+        """The view with dimensions ``dim0`` and ``dim1`` swapped."""
+        order = list(range(self.ndim))
+        a, b = order[dim0], order[dim1]
+        order[a], order[b] = b, a
+        return self.permute(order)
+
+    @property
+    def T(self) -> "DeviceTensor":
+        """The view with its dimensions reversed."""
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def __getitem__(self, key) -> "DeviceTensor":
+        """Basic indexing (ints, slices with a positive step, ...): a view."""
+        shape, strides, offset = views.sliced(self.shape, self.strides, key)
+        return self._derive(shape, strides, offset)
+
+    def expand(self, *sizes) -> "DeviceTensor":
+        """torch's expand: size-1 dimensions repeated (stride 0)."""
+        if len(sizes) == 1 and not isinstance(sizes[0], int):
+            sizes = tuple(sizes[0])
+        shape, strides = views.expanded(self.shape, self.strides, sizes)
+        return self._derive(shape, strides, 0)
+
+    def broadcast_to(self, shape) -> "DeviceTensor":
+        """numpy's broadcast_to: the view read as ``shape``."""
+        shape = _shape(shape)
+        return self._derive(shape, views.broadcast_strides(
+            self.shape, self.strides, shape), 0)
+
+    def contiguous(self, stream: Stream | None = None) -> "DeviceTensor":
+        """This tensor when dense, else a dense copy made on the device."""
+        if self.is_contiguous():
+            return self
+        return identity(self, stream=stream)
 
     def free(self) -> None:
         self.buffer.free()
@@ -313,16 +401,64 @@ def _run_with_block(data: bytes, task_at, out: DeviceTensor,
 
 
 def _operands(op: OpDef, tensors, names) -> list[DeviceTensor]:
-    """The inputs of ``op`` as tensors of one device and dtype (and, for
-    the elementwise kinds, of one shape: no broadcasting)."""
+    """The inputs of ``op`` as tensors of one device and dtype."""
     ts = [_tensor(t, n) for t, n in zip(tensors, names)]
     _same_device(*ts)
     _same_dtype(op.python, *ts)
-    if op.kind == "binary" and ts[0].shape != ts[1].shape:
-        raise ShapeError("%s needs %s and %s of one shape (no broadcasting), "
-                         "got %s and %s" % (op.python, names[0], names[1],
-                                            ts[0].shape, ts[1].shape))
     return ts
+
+
+def _span_bytes(t: DeviceTensor, strides) -> tuple[int, int]:
+    return t.dev_addr, views.span(t.shape, strides) * t.itemsize
+
+
+def _check_overlap(op: OpDef, out: DeviceTensor, ins, walk: opdesc.Strided,
+                   names) -> None:
+    """What the device refuses, said before submitting: an out that
+    shares memory with an input other than as the same view (in place)."""
+    d0, dn = _span_bytes(out, walk.dst)
+    for t, strides, n in zip(ins, walk.operands[1:], names):
+        if t.buffer is not out.buffer:
+            continue
+        if t.dev_addr == out.dev_addr and tuple(strides) == walk.dst:
+            continue
+        a0, an = t.dev_addr, views.span(walk.sizes, strides) * t.itemsize
+        if a0 < d0 + dn and d0 < a0 + an:
+            raise InvalidArgumentError(
+                "%s: out overlaps %s other than as the same view (in "
+                "place): write a separate tensor" % (op.python, n))
+
+
+def _elementwise(op: OpDef, ins: list[DeviceTensor], names, out, stream,
+                 dtype: str, attr) -> DeviceTensor:
+    """An op of kind binary, unary or cast: dense operands of one shape
+    as one dense task, anything else (views, broadcasting, a view as out)
+    as one strided task."""
+    shape = views.broadcast_shapes(*(t.shape for t in ins))
+    res = _result(op, ins, out, shape, dtype)
+    extents = {"dst_dtype": dtype} if op.kind == "cast" else {"attr": attr}
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if res.is_contiguous() and all(t.shape == shape and t.is_contiguous()
+                                   for t in ins):
+        return _launch(op, ins, names, res, stream, count=count, **extents)
+    if not count:
+        return res
+    walk = opdesc.Strided(shape, res.strides, *(
+        views.broadcast_strides(t.shape, t.strides, shape) for t in ins))
+    _check_overlap(op, res, ins, walk, names)
+    labels = {"dst": "out"}
+    labels.update(("src%d" % i, n) for i, n in enumerate(names))
+    return _run_with_block(walk.pack(), lambda at: opdesc.describe(
+        op, ins[0].dtype, dst=res.dev_addr, srcs=[t.dev_addr for t in ins],
+        count=count, strided=walk, params_at=at, names=labels, **extents),
+        res, stream, ins)
+
+
+def _dense_inputs(ins: list[DeviceTensor], stream) -> list[DeviceTensor]:
+    """Views copied dense for an op that reads dense operands only; each
+    copy is freed once queued (the task holds its memory until it ends)."""
+    return [t if t.is_contiguous() else identity(t, stream=stream)
+            for t in ins]
 
 
 def _result(op: OpDef, ins: Sequence[DeviceTensor], out, shape,
@@ -412,6 +548,24 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
         ins = _operands(op, tensors, names)
         x = ins[0]
         _need_dtype(op.python, x, op.dtypes)
+        if op.kind in ("binary", "unary"):
+            return _elementwise(op, ins, names, out, stream, x.dtype, attr)
+        if op.kind == "cast":
+            return _elementwise(op, ins, names, out, stream,
+                                dtype_name(dtype), None)
+        if out is not None and not _tensor(out, "out").is_contiguous():
+            raise ShapeError("%s writes dense tensors only: give a dense out"
+                             % op.python)
+        copies = _dense_inputs(ins, stream)
+        try:
+            return dense(attr, copies, out, stream, transpose)
+        finally:
+            for c, t in zip(copies, ins):
+                if c is not t:
+                    c.free()
+
+    def dense(attr, ins, out, stream, transpose):
+        x = ins[0]
         if op.kind == "matmul":
             mnk = matmul_shape(ins[0], ins[1], *transpose)
             res = _result(op, ins, out, mnk[:2], x.dtype)
@@ -423,19 +577,15 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
                 (x.shape[:-1] if x.ndim > 1 else (1,))
             res = _result(op, ins, out, shape, x.dtype)
             return _launch(op, ins, names, res, stream, rows=rows)
-        if op.kind == "cast":
-            target = dtype_name(dtype)
-            res = _result(op, ins, out, x.shape, target)
-            return _launch(op, ins, names, res, stream, count=x.size,
-                           dst_dtype=target)
-        res = _result(op, ins, out, x.shape, x.dtype)
-        return _launch(op, ins, names, res, stream, count=x.size,
-                       attr=attr)
+        raise AssertionError("op kind %s has no path" % op.kind)
 
     if op.kind == "view":
         def fn(x, sizes, strides, out=None, stream=None) -> DeviceTensor:
             x = _tensor(x, names[0])
             _need_dtype(op.python, x, op.dtypes)
+            if not x.is_contiguous():
+                raise ShapeError("%s reads a view of a dense x: index the "
+                                 "view itself (x.as_strided)" % op.python)
             return _copy_view(op, x, sizes, strides, out, stream)
     elif op.kind == "matmul":
         def fn(a, b, transpose_a: bool = False, transpose_b: bool = False,
