@@ -41,25 +41,54 @@ USES = {
     "cast": ("DST", "SRC0", "COUNT", "DST_DTYPE"),
     "view": ("DST", "SRC0", "COUNT"),
 }
-DTYPES = {"none": ("float32",), "floats": ("float32", "float16", "bfloat16"),
-          "all": ("float32", "float16", "bfloat16", "int32")}
-C_DTYPES = {"none": "DV_DT_NONE", "floats": "DV_DT_FLOATS", "all": "DV_DT_ALL"}
+#: an op's dtypes: a set of the schema's [[dtype]] kinds
+DTYPE_SETS = {"none": (), "floats": ("float",),
+              "numeric": ("float", "int", "uint"),
+              "all": ("float", "int", "uint", "bool")}
+DTYPE_KINDS = ("float", "int", "uint", "bool")
+C_DTYPES = {k: "DV_DT_" + k.upper() for k in DTYPE_SETS}
 FLAGS = ("TRANS_A", "TRANS_B", "WAIT_NEXT", "STRIDED")
 #: kinds whose operands may be strided tensors (DOC: strided operands)
 STRIDED_KINDS = ("binary", "unary", "cast")
 IMM_TYPES = ("float32", "byte", "enum")
 FRONTENDS = ("acl", "atc", "torch")
-FIELDS = {"name", "opcode", "doc", "kind", "dtypes", "flags", "kernel", "imm",
+FIELDS = {"name", "opcode", "doc", "kind", "dtypes", "dst_dtypes", "flags",
+          "kernel", "imm",
           "max_count", "event", "python", "inputs", "acl", "acl_inputs",
           "not_in", "params"}
 #: C types of parameter-block fields, and their bytes
 PARAM_TYPES = {"u32": ("__u32", 4), "u64": ("__u64", 8)}
 #: the largest block (DAVINCI_PARAMS_MAX of davinci.h)
-PARAMS_MAX = 256
+PARAMS_MAX = 512
 
 
 class SchemaError(Exception):
     pass
+
+
+def load_dtypes(path: str = SCHEMA) -> list[dict]:
+    """The schema's element types in code order, checked."""
+    with open(path, "rb") as f:
+        dtypes = tomllib.load(f)["dtype"]
+    dtypes = sorted(dtypes, key=lambda d: d["code"])
+    for i, d in enumerate(dtypes):
+        if d["code"] != i or d["kind"] not in DTYPE_KINDS or \
+                d["bytes"] not in (1, 2, 4, 8) or set(d) != {
+                    "name", "code", "bytes", "kind", "doc"}:
+            raise SchemaError("dtype %r: code %d (dense from 0), kind one of "
+                              "%s, bytes 1/2/4/8, and name code bytes kind "
+                              "doc only" % (d.get("name"), i, DTYPE_KINDS))
+    return dtypes
+
+
+def dtype_set(name, dtypes: list[dict]) -> tuple[str, ...]:
+    """The dtype names of an op's ``dtypes`` set (none: float32, whose
+    code 0 an op without a dtype must carry), or of a list of names."""
+    if isinstance(name, list):
+        return tuple(d["name"] for d in dtypes if d["name"] in name)
+    if name == "none":
+        return ("float32",)
+    return tuple(d["name"] for d in dtypes if d["kind"] in DTYPE_SETS[name])
 
 
 def load(path: str = SCHEMA) -> list[dict]:
@@ -77,8 +106,15 @@ def load(path: str = SCHEMA) -> list[dict]:
         if op["kind"] not in KINDS:
             raise SchemaError("%s: kind %r is none of %s" % (where, op["kind"],
                                                              KINDS))
-        if op["dtypes"] not in DTYPES:
+        if op["dtypes"] not in DTYPE_SETS:
             raise SchemaError("%s: dtypes %r" % (where, op["dtypes"]))
+        dst = op.get("dst_dtypes", "all")
+        if not isinstance(dst, list) and dst not in DTYPE_SETS:
+            raise SchemaError("%s: dst_dtypes %r" % (where, op["dst_dtypes"]))
+        if (op["kind"] == "cast") != ("dst_dtypes" in op and
+                                      op["dst_dtypes"] == "all"):
+            raise SchemaError("%s: a cast op, and only it, takes dst_dtypes "
+                              "= \"all\"" % where)
         for flag in op.get("flags", ()):
             if flag not in FLAGS:
                 raise SchemaError("%s: flag %r" % (where, flag))
@@ -246,7 +282,7 @@ def _imm_bound(op: dict) -> str:
     return ""
 
 
-def table_text(ops: list[dict]) -> str:
+def table_text(ops: list[dict], dtypes: list[dict]) -> str:
     out = ["// SPDX-License-Identifier: GPL-2.0",
            "/*",
            " * opcodes.c - what each opcode uses and allows: the one table "
@@ -266,12 +302,20 @@ def table_text(ops: list[dict]) -> str:
            '#include "ops_kernels.h"',
            "",
            "#define DV_DT(x)\t(1U << DAVINCI_DTYPE_##x)",
-           "#define DV_DT_NONE\tDV_DT(FLOAT32)\t/* dtype unused: must be 0 */",
-           "#define DV_DT_FLOATS\t(DV_DT(FLOAT32) | DV_DT(FLOAT16) | "
-           "DV_DT(BFLOAT16))",
-           "#define DV_DT_ALL\t(DV_DT_FLOATS | DV_DT(INT32))",
-           "",
-           "const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {"]
+           "#define DV_DT_NONE\tDV_DT(FLOAT32)\t/* dtype unused: must be 0 */"]
+    inner = []          # each set as the one before it and its additions
+    for name in ("floats", "numeric", "all"):
+        names = dtype_set(name, dtypes)
+        terms = inner[-1:] + ["DV_DT(%s)" % n.upper() for n in names
+                              if not inner or n not in prev]
+        out.append("#define %s\t(%s)" % (C_DTYPES[name], " | ".join(terms)))
+        inner.append(C_DTYPES[name])
+        prev = names
+    out += ["", "const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT] = {"]
+    out += ["\t[DAVINCI_DTYPE_%s] = %d," % (d["name"].upper(), d["bytes"])
+            for d in dtypes]
+    out += ["};", "",
+            "const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {"]
     for op in ops:
         uses = ["DV_U_" + u for u in USES[op["kind"]]]
         if op.get("max_count") and "DV_U_COUNT" not in uses:
@@ -282,9 +326,15 @@ def table_text(ops: list[dict]) -> str:
             uses.append("DV_U_EVENT")
         flags = ["DAVINCI_TASK_F_NOTIFY"] + ["DAVINCI_TASK_F_" + f
                                             for f in op.get("flags", ())]
+        if "dst_dtypes" in op and "DV_U_DST_DTYPE" not in uses:
+            uses.append("DV_U_DST_DTYPE")
         fields = [(".uses", " | ".join(uses) or "0"),
                   (".dtypes", C_DTYPES[op["dtypes"]]),
                   (".flags", " | ".join(flags))]
+        if "dst_dtypes" in op:
+            fields.append((".dst_dtypes", " | ".join(
+                "DV_DT(%s)" % n.upper() for n in dtype_set(op["dst_dtypes"],
+                                                            dtypes))))
         if op.get("max_count"):
             fields.append((".max_count", op["max_count"]))
         if _imm_bound(op):
@@ -307,11 +357,13 @@ def table_text(ops: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def python_text(ops: list[dict]) -> str:
+def python_text(ops: list[dict], dtypes: list[dict]) -> str:
     rows = []
     for op in ops:
         row = dict(op)
-        row["dtypes"] = DTYPES[op["dtypes"]]
+        row["dtypes"] = dtype_set(op["dtypes"], dtypes)
+        row["dst_dtypes"] = dtype_set(op["dst_dtypes"], dtypes) \
+            if "dst_dtypes" in op else ()
         row["uses"] = tuple(u.lower() for u in USES[op["kind"]]) + \
             (("count",) if op.get("max_count") and op["kind"] == "none"
              else ())
@@ -345,15 +397,17 @@ def python_text(ops: list[dict]) -> str:
             "__all__ = [\n" + "".join('    "%s",\n' % n for n in names) +
             "]\n\n" + "\n".join(consts) + "\n\n"
             + "OPS = " + pprint.pformat(tuple(rows), indent=1, width=79,
-                                        sort_dicts=True) + "\n")
+                                        sort_dicts=True) + "\n\n"
+            + "DTYPES = " + pprint.pformat(tuple(dtypes), indent=1, width=79,
+                                           sort_dicts=True) + "\n")
 
 
 def outputs() -> dict[str, str]:
-    ops = load()
+    ops, dtypes = load(), load_dtypes()
     with open(UAPI) as f:
         uapi = f.read()
-    return {UAPI: uapi_text(ops, uapi), TABLE: table_text(ops),
-            PYTHON: python_text(ops)}
+    return {UAPI: uapi_text(ops, uapi), TABLE: table_text(ops, dtypes),
+            PYTHON: python_text(ops, dtypes)}
 
 
 def main() -> int:

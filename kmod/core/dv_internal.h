@@ -658,6 +658,7 @@ enum dv_op_shape {
 struct dv_opcode_info {
 	u32 uses;
 	u32 dtypes;
+	u32 dst_dtypes;	/* dst_dtype values besides 0 (DV_U_DST_DTYPE) */
 	u32 flags;
 	u64 max_count;
 	u32 max_imm;
@@ -671,6 +672,8 @@ struct dv_opcode_info {
 };
 
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];
+/* bytes of an element of each dtype (opcodes.c, from the op schema) */
+extern const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT];
 int dv_task_validate(const struct davinci_task *t);
 void dv_task_resolve(struct dv_context *ctx, struct dv_task *t);
 bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t);

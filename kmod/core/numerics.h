@@ -135,16 +135,17 @@ static inline s32 dv_f32_to_s32(float f)
 	return (s32)f;
 }
 
-/* int32 -> bfloat16 with one rounding (RNE) of the exact integer. */
-static inline u16 dv_s32_to_bf16(s32 v)
+/* int64 -> bfloat16 with one rounding (RNE) of the exact integer. */
+static inline u16 dv_s64_to_bf16(s64 v)
 {
 	u32 sign = v < 0 ? 0x8000u : 0;
-	u32 a = v < 0 ? 0u - (u32)v : (u32)v;
-	u32 p = 31, e, mant, rest, half;
+	u64 a = v < 0 ? 0 - (u64)v : (u64)v;
+	u64 mant, rest, half;
+	u32 p = 63, e;
 
 	if (a == 0)
 		return 0;
-	while (!(a & (1u << p)))
+	while (!(a & (1ULL << p)))
 		p--;
 	/* value = a, leading bit p; keep 8 significant bits */
 	if (p <= 7) {
@@ -153,17 +154,23 @@ static inline u16 dv_s32_to_bf16(s32 v)
 		half = 1;
 	} else {
 		mant = a >> (p - 7);
-		rest = a & ((1u << (p - 7)) - 1u);
-		half = 1u << (p - 8);
+		rest = a & ((1ULL << (p - 7)) - 1);
+		half = 1ULL << (p - 8);
 	}
-	if (rest > half || (rest == half && (mant & 1u)))
+	if (rest > half || (rest == half && (mant & 1)))
 		mant++;
-	if (mant == 0x100u) {
-		mant = 0x80u;
+	if (mant == 0x100) {
+		mant = 0x80;
 		p++;
 	}
 	e = p + 127;
-	return (u16)(sign | (e << 7) | (mant & 0x7fu));
+	return (u16)(sign | (e << 7) | (u32)(mant & 0x7f));
+}
+
+/* int32 -> bfloat16 with one rounding (RNE) of the exact integer. */
+static inline u16 dv_s32_to_bf16(s32 v)
+{
+	return dv_s64_to_bf16(v);
 }
 
 /*

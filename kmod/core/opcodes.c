@@ -14,7 +14,19 @@
 #define DV_DT(x)	(1U << DAVINCI_DTYPE_##x)
 #define DV_DT_NONE	DV_DT(FLOAT32)	/* dtype unused: must be 0 */
 #define DV_DT_FLOATS	(DV_DT(FLOAT32) | DV_DT(FLOAT16) | DV_DT(BFLOAT16))
-#define DV_DT_ALL	(DV_DT_FLOATS | DV_DT(INT32))
+#define DV_DT_NUMERIC	(DV_DT_FLOATS | DV_DT(INT32) | DV_DT(INT64) | DV_DT(INT8) | DV_DT(UINT8))
+#define DV_DT_ALL	(DV_DT_NUMERIC | DV_DT(BOOL))
+
+const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT] = {
+	[DAVINCI_DTYPE_FLOAT32] = 4,
+	[DAVINCI_DTYPE_FLOAT16] = 2,
+	[DAVINCI_DTYPE_BFLOAT16] = 2,
+	[DAVINCI_DTYPE_INT32] = 4,
+	[DAVINCI_DTYPE_INT64] = 8,
+	[DAVINCI_DTYPE_BOOL] = 1,
+	[DAVINCI_DTYPE_INT8] = 1,
+	[DAVINCI_DTYPE_UINT8] = 1,
+};
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -57,49 +69,49 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	},
 	[DAVINCI_OP_ADD] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_SUB] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_MUL] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_DIV] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_MAX] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_MIN] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_RELU] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_UNARY,
 		.kernel = dv_opk_elementwise,
@@ -143,12 +155,13 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT | DV_U_DST_DTYPE,
 		.dtypes = DV_DT_ALL,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
+		.dst_dtypes = DV_DT(FLOAT32) | DV_DT(FLOAT16) | DV_DT(BFLOAT16) | DV_DT(INT32) | DV_DT(INT64) | DV_DT(BOOL) | DV_DT(INT8) | DV_DT(UINT8),
 		.shape = DV_SHAPE_CAST,
 		.kernel = dv_opk_cast,
 	},
 	[DAVINCI_OP_RELU_GRAD] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_relu_grad,
@@ -168,16 +181,17 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.kernel = dv_opk_elementwise,
 	},
 	[DAVINCI_OP_CMP] = {
-		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM,
-		.dtypes = DV_DT_ALL,
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM | DV_U_DST_DTYPE,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
+		.dst_dtypes = DV_DT(BOOL),
 		.max_imm = DAVINCI_CMP_COUNT - 1,
 		.shape = DV_SHAPE_BINARY,
 		.kernel = dv_opk_compare,
 	},
 	[DAVINCI_OP_ABS] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_COUNT,
-		.dtypes = DV_DT_ALL,
+		.dtypes = DV_DT_NUMERIC,
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_UNARY,
 		.kernel = dv_opk_elementwise,

@@ -32,27 +32,22 @@
  */
 u64 dv_dtype_size(u8 dtype)
 {
-	switch (dtype) {
-	case DAVINCI_DTYPE_FLOAT32:
-	case DAVINCI_DTYPE_INT32:
-		return 4;
-	case DAVINCI_DTYPE_FLOAT16:
-	case DAVINCI_DTYPE_BFLOAT16:
-		return 2;
-	default:
-		return 0;
-	}
+	return dtype < DAVINCI_DTYPE_COUNT ? dv_dtype_bytes[dtype] : 0;
 }
 
 /**
  * dv_op_dst_dtype() - the dtype of a compute task's dst
  * @task: the descriptor
  *
- * Return: @task->dst_dtype for CAST, else @task->dtype.
+ * Return: @task->dst_dtype for CAST and for a CMP with a bool result,
+ * else @task->dtype.
  */
 u8 dv_op_dst_dtype(const struct davinci_task *task)
 {
-	return task->opcode == DAVINCI_OP_CAST ? task->dst_dtype : task->dtype;
+	if (task->opcode == DAVINCI_OP_CAST ||
+	    (task->opcode == DAVINCI_OP_CMP && task->dst_dtype))
+		return task->dst_dtype;
+	return task->dtype;
 }
 
 /**
@@ -318,7 +313,7 @@ static int dv_op_extent_strided(const struct davinci_task *task,
 			return -EINVAL;
 	for (o = 1; o < used; o++)
 		if (dv_ranges_overlap(task->dst, ext->dst, addr[o], *bytes[o]) &&
-		    !dv_strided_in_place(task, s, o))
+		    !(es == dst_es && dv_strided_in_place(task, s, o)))
 			return -EINVAL;
 	return 0;
 }
@@ -342,7 +337,7 @@ static int dv_op_extent_strided(const struct davinci_task *task,
 int dv_op_extent(const struct davinci_task *task, const void *params,
 		 struct dv_op_extent *ext)
 {
-	u64 es = dv_dtype_size(task->dtype);
+	u64 es = dv_dtype_size(task->dtype), dst_es;
 	u64 mn, mk, kn;
 	bool exact_ok = false;
 
@@ -353,11 +348,13 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_op_extent_strided(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
-		if (!dv_mul_u64(task->count, es, &ext->dst))
+		/* CMP's bool result: in place only with one element size */
+		dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+		if (!dv_mul_u64(task->count, es, &ext->src0) ||
+		    !dv_mul_u64(task->count, dst_es, &ext->dst))
 			return -EINVAL;
-		ext->src0 = ext->dst;
-		ext->src1 = ext->dst;
-		exact_ok = true;
+		ext->src1 = ext->src0;
+		exact_ok = dst_es == es;
 		break;
 	case DV_SHAPE_UNARY:
 		if (!dv_mul_u64(task->count, es, &ext->dst))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS
- * LEAKY_RELU.
+ * LEAKY_RELU; the integer types for ADD .. RELU and ABS.
  *
  * Float code: the kernel builds this file with the FPU enabled. Every op
  * is computed in float32 (or wrapping int32) and rounded once to the
@@ -90,6 +90,65 @@ DEF_S32(s32_min, x <= y ? x : y)
 DEF_S32(s32_relu, x > 0 ? x : 0)
 /* INT32_MIN wraps to itself, as numpy's and torch's abs */
 DEF_S32(s32_abs, x < 0 ? (s32)(0u - (u32)x) : x)
+
+/*
+ * int64, int8 and uint8: int32's semantics (wrapping through the unsigned
+ * type @U, DIV truncating with x / 0 = 0 and MIN / -1 wrapping), one
+ * function per type with the loops inside the switch. Each element is
+ * read before it is written, so dst may be a source. @NEG1 is y == -1 for
+ * a signed type and 0 for uint8; @RELU_EXPR and @ABS_EXPR are the type's
+ * expressions (the identity for uint8).
+ */
+#define EW_INT_LOOP(expr)						\
+	do {								\
+		for (i = 0; i < n; i++) {				\
+			x = a[i];					\
+			y = b[i];					\
+			d[i] = (expr);					\
+		}							\
+	} while (0)
+
+#define DEF_INT(name, T, U, NEG1, RELU_EXPR, ABS_EXPR)		\
+static void name(u16 opcode, T *d, const T *a, const T *b, size_t n)	\
+{									\
+	size_t i;							\
+	T x, y;								\
+									\
+	switch (opcode) {						\
+	case DAVINCI_OP_ADD:						\
+		EW_INT_LOOP((T)((U)x + (U)y));				\
+		break;							\
+	case DAVINCI_OP_SUB:						\
+		EW_INT_LOOP((T)((U)x - (U)y));				\
+		break;							\
+	case DAVINCI_OP_MUL:						\
+		EW_INT_LOOP((T)((U)x * (U)y));				\
+		break;							\
+	case DAVINCI_OP_DIV:						\
+		EW_INT_LOOP(y == 0 ? 0 : (NEG1) ? (T)(0 - (U)x) :	\
+			    (T)(x / y));				\
+		break;							\
+	case DAVINCI_OP_MAX:						\
+		EW_INT_LOOP(x >= y ? x : y);				\
+		break;							\
+	case DAVINCI_OP_MIN:						\
+		EW_INT_LOOP(x <= y ? x : y);				\
+		break;							\
+	case DAVINCI_OP_RELU:						\
+		EW_INT_LOOP(RELU_EXPR);					\
+		break;							\
+	case DAVINCI_OP_ABS:						\
+		EW_INT_LOOP(ABS_EXPR);					\
+		break;							\
+	default:							\
+		break;							\
+	}								\
+}
+
+DEF_INT(ew_s64, s64, u64, y == -1, x > 0 ? x : 0,
+	x < 0 ? (s64)(0 - (u64)x) : x)
+DEF_INT(ew_s8, s8, u8, y == -1, x > 0 ? x : 0, x < 0 ? (s8)(0 - (u8)x) : x)
+DEF_INT(ew_u8, u8, u8, 0, x, x)
 
 /* The kernels of each elementwise opcode; NULL where a type has none. */
 static const struct {
@@ -205,6 +264,18 @@ DV_OP_KERNEL(elementwise)
 			       (const s32 *)src1 + begin, n);
 		break;
 	}
+	case DAVINCI_DTYPE_INT64:
+		ew_s64(t->opcode, (s64 *)dst + begin, (const s64 *)src0 + begin,
+		       (const s64 *)src1 + begin, n);
+		break;
+	case DAVINCI_DTYPE_INT8:
+		ew_s8(t->opcode, (s8 *)dst + begin, (const s8 *)src0 + begin,
+		      (const s8 *)src1 + begin, n);
+		break;
+	case DAVINCI_DTYPE_UINT8:
+		ew_u8(t->opcode, (u8 *)dst + begin, (const u8 *)src0 + begin,
+		      (const u8 *)src1 + begin, n);
+		break;
 	default:
 		break;
 	}

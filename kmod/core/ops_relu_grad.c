@@ -39,6 +39,17 @@ static void rg_s32(s32 *d, const s32 *g, const s32 *x, size_t n)
 		d[i] = x[i] <= 0 ? 0 : g[i];
 }
 
+/* the integer types: dy where x > 0 (x != 0 for uint8) */
+#define RG_INT(T, d, g, x, n)						\
+	do {								\
+		T *d_ = (T *)(d);					\
+		const T *g_ = (const T *)(g), *x_ = (const T *)(x);	\
+		size_t i_;						\
+									\
+		for (i_ = 0; i_ < (n); i_++)				\
+			d_[i_] = x_[i_] > 0 ? g_[i_] : 0;		\
+	} while (0)
+
 static void rg_u16(u16 *d, const u16 *g, const u16 *x, size_t n, u32 inf)
 {
 	size_t i;
@@ -61,6 +72,18 @@ DV_OP_KERNEL(relu_grad)
 	case DAVINCI_DTYPE_INT32:
 		rg_s32((s32 *)dst + begin, (const s32 *)src0 + begin,
 		       (const s32 *)src1 + begin, n);
+		break;
+	case DAVINCI_DTYPE_INT64:
+		RG_INT(s64, (s64 *)dst + begin, (const s64 *)src0 + begin,
+		       (const s64 *)src1 + begin, n);
+		break;
+	case DAVINCI_DTYPE_INT8:
+		RG_INT(s8, (s8 *)dst + begin, (const s8 *)src0 + begin,
+		       (const s8 *)src1 + begin, n);
+		break;
+	case DAVINCI_DTYPE_UINT8:
+		RG_INT(u8, (u8 *)dst + begin, (const u8 *)src0 + begin,
+		       (const u8 *)src1 + begin, n);
 		break;
 	case DAVINCI_DTYPE_FLOAT16:
 		rg_u16((u16 *)dst + begin, (const u16 *)src0 + begin,

@@ -9,6 +9,7 @@
  */
 #include "dv_internal.h"
 #include "ops_kernels.h"
+#include "ops.h"
 
 /* Copy @n elements of @es bytes, @stride elements apart in @src. */
 static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
@@ -20,6 +21,10 @@ static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
 		return;
 	}
 	switch (es) {
+	case 8:
+		for (i = 0; i < n; i++)
+			((u64 *)dst)[i] = ((const u64 *)src)[i * stride];
+		break;
 	case 4:
 		for (i = 0; i < n; i++)
 			((u32 *)dst)[i] = ((const u32 *)src)[i * stride];
@@ -30,7 +35,7 @@ static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
 		break;
 	default:
 		for (i = 0; i < n; i++)
-			memcpy(dst + i * es, src + i * stride * es, es);
+			dst[i] = src[i * stride];
 	}
 }
 
@@ -42,8 +47,7 @@ static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
 DV_OP_KERNEL(copy_view)
 {
 	const struct davinci_params_copy_view *v = params;
-	u64 es = t->dtype == DAVINCI_DTYPE_FLOAT16 ||
-		 t->dtype == DAVINCI_DTYPE_BFLOAT16 ? 2 : 4;
+	u64 es = dv_dtype_size(t->dtype);
 	u32 last = v->ndim - 1;
 	u64 idx[8], off = 0, rem = begin, u = begin;
 	int d;

@@ -53,7 +53,7 @@ int dv_task_validate(const struct davinci_task *t)
 	op = &dv_opcodes[t->opcode];
 	if (!(op->dtypes & (1U << t->dtype)))
 		return -EINVAL;
-	if (!(op->uses & DV_U_DST_DTYPE) && t->dst_dtype)
+	if (t->dst_dtype && !(op->dst_dtypes & (1U << t->dst_dtype)))
 		return -EINVAL;
 	if (t->flags & ~op->flags)
 		return -EINVAL;

@@ -82,7 +82,11 @@ void test_capabilities(void)
 	/* what the header says of a few */
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_DTYPES, DAVINCI_OP_ADD, &value),
 		 0);
-	CHECK_EQ(value, DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16) | DT(INT32));
+	CHECK_EQ(value, DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16) | DT(INT32) |
+		 DT(INT64) | DT(INT8) | DT(UINT8));
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_DTYPES, DAVINCI_OP_CAST, &value),
+		 0);
+	CHECK_EQ(value, (1ULL << DAVINCI_DTYPE_COUNT) - 1);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_DTYPES, DAVINCI_OP_SQRT, &value),
 		 0);
 	CHECK_EQ(value, DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16));

@@ -816,7 +816,7 @@ enum davinci_opcode {
 	DAVINCI_OP_RELU_GRAD = 19,	/* dst = src1 <= 0 ? 0 : src0, @count */
 	DAVINCI_OP_LOG_SOFTMAX = 20,	/* dst[m,n] = log_softmax of each row */
 	DAVINCI_OP_SQRT = 21,	/* dst = sqrt(src0), float types only */
-	DAVINCI_OP_CMP = 22,	/* dst = src0 @imm src1 ? 1 : 0, @count */
+	DAVINCI_OP_CMP = 22,	/* dst = src0 @imm src1 ? 1 : 0, @count; in bool with @dst_dtype BOOL */
 	DAVINCI_OP_ABS = 23,	/* dst = |src0| (+0 for -0), @count */
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
 	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
@@ -826,8 +826,9 @@ enum davinci_opcode {
 
 /*
  * DAVINCI_OP_CMP's predicate (struct davinci_task.imm). The result is 1 or
- * 0 in the operands' dtype (1.0 for the float types); a NaN operand
- * compares false, except for DAVINCI_CMP_NE.
+ * 0 in the operands' dtype (1.0 for the float types), or a bool with
+ * @dst_dtype DAVINCI_DTYPE_BOOL; a NaN operand compares false, except for
+ * DAVINCI_CMP_NE.
  */
 #define DAVINCI_CMP_EQ	0	/* src0 == src1 */
 #define DAVINCI_CMP_NE	1	/* src0 != src1 */
