@@ -44,9 +44,9 @@ def _rand(*shapes, low=-4.0, high=4.0, integer_valued=False):
 
 def _binary(np_fn, int_fn=None):
     def ref(attr, a, b):
-        if a.dtype == np.int32:
+        if a.dtype.kind in "iub":
             with np.errstate(over="ignore"):
-                return (int_fn or np_fn)(a, b).astype(np.int32)
+                return (int_fn or np_fn)(a, b).astype(a.dtype)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return np_fn(a, b)
     return ref
@@ -56,8 +56,8 @@ def _nonzero(*shapes):
     def make(rng, dtype):
         ins = _rand(*shapes)(rng, dtype)
         b = ins[-1]
-        if dtype == "int32":
-            ins[-1] = np.where(b == 0, 1, b).astype(np.int32)
+        if dtype in R.INTEGERS:
+            ins[-1] = np.where(b == 0, 1, b).astype(b.dtype)
         return ins
     return make
 
@@ -82,10 +82,11 @@ def _strided(sizes, strides):
     return ref
 
 
-def _cmp(fn):
+def _cmp(fn, result=None):
     def ref(attr, a, b):
         r = fn(a, b)
-        return r.astype(np.int32 if a.dtype == np.int32 else np.float32)
+        return r.astype(result or (a.dtype if a.dtype.kind in "iub"
+                                   else np.float32))
     return ref
 
 
@@ -96,7 +97,7 @@ SAMPLES: dict[str, list[Sample]] = {
     "MUL": [Sample("37x129", _rand((37, 129), (37, 129)),
                    _binary(np.multiply))],
     "DIV": [Sample("37x129", _nonzero((37, 129), (37, 129)),
-                   _binary(np.divide, R.s32_div))],
+                   _binary(np.divide, R.int_div))],
     "MAX": [Sample("1000", _rand((1000,), (1000,)), _binary(np.maximum))],
     "MIN": [Sample("1000", _rand((1000,), (1000,)), _binary(np.minimum))],
     "RELU": [Sample("3x333", _rand((3, 333)),
@@ -116,9 +117,10 @@ SAMPLES: dict[str, list[Sample]] = {
     "REDUCE_SUM": [Sample("7x300", _rand((7, 300)),
                           lambda attr, x: x.astype(np.float64).sum(-1),
                           rtol=1e-5)],
-    "CAST": [Sample("to float32", _rand((500,), integer_valued=True),
-                    lambda attr, x: x.astype(np.float32),
-                    kwargs={"dtype": "float32"})],
+    "CAST": [Sample("to " + to, _rand((500,), integer_valued=True),
+                    lambda attr, x, to=to: x.astype(R.STORAGE[to]),
+                    kwargs={"dtype": to})
+             for to in ("float32", "int64", "int8", "bool")],
     "RELU_GRAD": [Sample("grad, x", _rand((400,), (400,)),
                          lambda attr, g, x: np.where(x > 0, g,
                                                      g.dtype.type(0)))],
@@ -146,7 +148,10 @@ SAMPLES: dict[str, list[Sample]] = {
                    _cmp(fn), attr=p)
             for p, fn in (("EQ", np.equal), ("NE", np.not_equal),
                           ("LT", np.less), ("LE", np.less_equal),
-                          ("GT", np.greater), ("GE", np.greater_equal))],
+                          ("GT", np.greater), ("GE", np.greater_equal))] + [
+        Sample("LT to bool", _rand((300,), (300,), integer_valued=True),
+               _cmp(np.less, np.bool_), attr="LT",
+               kwargs={"dtype": "bool"})],
 }
 
 
@@ -167,10 +172,11 @@ def assert_matches(sample: Sample, raws, got_raw: np.ndarray, dtype: str,
                    out_dtype: str) -> None:
     """``got_raw`` (storage of ``out_dtype``) is ``sample``'s reference on
     the storage inputs ``raws`` of ``dtype``, within its tolerance."""
-    values = [r if dtype == "int32" else R.to_f32(r, dtype) for r in raws]
+    values = [r if dtype in R.INTEGERS else R.to_f32(r, dtype)
+              for r in raws]
     want = np.asarray(sample.reference(sample.attr, *values))
-    if out_dtype == "int32":
-        assert np.array_equal(got_raw, want.astype(np.int32))
+    if out_dtype in R.INTEGERS:
+        assert np.array_equal(got_raw, want.astype(R.STORAGE[out_dtype]))
         return
     want_raw = R.from_f32(want.astype(np.float32), out_dtype)
     assert got_raw.shape == want_raw.shape

@@ -18,8 +18,7 @@ from davinci import schema
 from . import _ref as R
 from .op_samples import SAMPLES, Sample
 
-ACL_DTYPES = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16,
-              "bfloat16": acl.ACL_BF16, "int32": acl.ACL_INT32}
+ACL_DTYPES = {name: code for code, name in acl.op.DEVICE_DTYPES.items()}
 ACL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "userspace", "acl")
 
@@ -128,9 +127,9 @@ def _elementwise(op, name, dtype, rng):
     fixed = op.acl[name]
     sample = _sample(op, fixed)
     ins = sample.inputs(rng, dtype)
-    values = [x if dtype == "int32" else R.to_f32(x, dtype) for x in ins]
+    values = [x if dtype in R.INTEGERS else R.to_f32(x, dtype) for x in ins]
     want = np.asarray(sample.reference(sample.attr, *values))
-    want = want.astype(np.int32) if dtype == "int32" else \
+    want = want.astype(R.STORAGE[dtype]) if dtype in R.INTEGERS else \
         R.from_f32(want.astype(np.float32), dtype)
     attrs = []
     if op.imm is not None and op.imm.name not in fixed:
@@ -190,13 +189,21 @@ def _reduce(op, name, dtype, rng):
 def _casts(op, name, dtype, rng):
     """One Cast call from ``dtype`` to each dtype of the device."""
     raw = R.random(rng, (300,), dtype, -3000, 3000)
+    if dtype in R.INTEGERS and dtype != "bool":
+        raw = np.clip(raw, -3000, 3000).astype(raw.dtype)
     for dst in op.dtypes:
-        if dtype == "int32":
+        if dtype in R.INTEGERS:
             vals = raw.astype(np.float32)           # exact: |v| < 2**24
         else:
             vals = R.to_f32(raw, dtype)
-        if dst == "int32":
-            want = np.trunc(vals.astype(np.float64)).astype(np.int32)
+        if dst == "bool":
+            want = vals != 0
+        elif dst in R.INTEGERS and dtype in R.INTEGERS:
+            want = raw.astype(R.STORAGE[dst])       # wraps
+        elif dst in R.INTEGERS:
+            info = np.iinfo(R.STORAGE[dst])         # saturates
+            want = np.clip(np.trunc(vals.astype(np.float64)), info.min,
+                           info.max).astype(R.STORAGE[dst])
         else:
             want = R.from_f32(vals, dst)
         yield Call([(raw, ACL_DTYPES[dtype])],

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import opslib as L
+from davinci import _uapi
 from opslib import (F32, F16, BF16, I32, task, run, validate, extent, units)
 
 if not os.path.exists(L.lib_path()):
@@ -712,7 +713,11 @@ def bad_tasks():
     yield "opcode nop", task(L.OP_NOP)
     yield "opcode count", task(L.OP_COUNT, count=1)
     yield "opcode huge", task(0xFFFF, count=1)
-    yield "dtype", task(L.OP_ADD, 4, count=1)
+    yield "dtype", task(L.OP_ADD, _uapi.DAVINCI_DTYPE_COUNT, count=1)
+    yield "bool add", task(L.OP_ADD, _uapi.DAVINCI_DTYPE_BOOL, count=1)
+    yield "int64 exp", task(L.OP_EXP, _uapi.DAVINCI_DTYPE_INT64, count=1)
+    yield "cmp to int8", task(L.OP_CMP, F32, count=1,
+                              dst_dtype=_uapi.DAVINCI_DTYPE_INT8)
     yield "dtype 255", task(L.OP_ADD, 255, count=1)
     for op in (L.OP_EXP, L.OP_AXPY, L.OP_SOFTMAX, L.OP_MATMUL,
                L.OP_REDUCE_SUM):
@@ -721,7 +726,8 @@ def bad_tasks():
                                     n=1 if op >= 15 else 0,
                                     k=1 if op == 15 else 0)
     yield "dst_dtype on add", task(L.OP_ADD, F32, count=1, dst_dtype=1)
-    yield "cast dst_dtype", task(L.OP_CAST, F32, count=1, dst_dtype=4)
+    yield "cast dst_dtype", task(L.OP_CAST, F32, count=1,
+                                 dst_dtype=_uapi.DAVINCI_DTYPE_COUNT)
     yield "trans on add", task(L.OP_ADD, count=1, flags=L.F_TRANS_A)
     yield "trans on softmax", task(L.OP_SOFTMAX, m=1, n=1, flags=L.F_TRANS_B)
     yield "unknown flag", task(L.OP_MATMUL, m=1, n=1, k=1, flags=8)

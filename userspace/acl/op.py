@@ -133,7 +133,9 @@ def set_model_dir(model_dir):
 # ---------------------------------------------------------------------------
 #: ACL data type -> the device's dtype of that type (davinci.ops.DTYPES)
 DEVICE_DTYPES = {C.ACL_FLOAT: "float32", C.ACL_FLOAT16: "float16",
-                 C.ACL_BF16: "bfloat16", C.ACL_INT32: "int32"}
+                 C.ACL_BF16: "bfloat16", C.ACL_INT32: "int32",
+                 C.ACL_INT64: "int64", C.ACL_BOOL: "bool", C.ACL_INT8: "int8",
+                 C.ACL_UINT8: "uint8"}
 _ACL_DTYPES = {name: dt for dt, name in DEVICE_DTYPES.items()}
 _DT_NAME = {getattr(C, n): n for n in (
     "ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_INT32", "ACL_INT8",

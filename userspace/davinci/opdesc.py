@@ -39,12 +39,10 @@ __all__ = ["describe", "pack_params", "check_alignment", "op_of", "Strided",
            "schema"]
 
 #: dtype name -> DAVINCI_DTYPE_*
-DTYPE_CODES = {"float32": _uapi.DAVINCI_DTYPE_FLOAT32,
-               "float16": _uapi.DAVINCI_DTYPE_FLOAT16,
-               "bfloat16": _uapi.DAVINCI_DTYPE_BFLOAT16,
-               "int32": _uapi.DAVINCI_DTYPE_INT32}
+DTYPE_CODES = {d.name: d.code for d in schema.DTYPES}
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
-ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+#: dtype name -> bytes of an element
+ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1}
@@ -271,6 +269,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
             raise DTypeError("cast to %r: the device converts to %s"
                              % (dst_dtype, ", ".join(DTYPE_CODES)))
         fields["dst_dtype"] = DTYPE_CODES[dst_dtype]
+    elif dst_dtype in op.dst_dtypes and dst_dtype != dtype:
+        fields["dst_dtype"] = DTYPE_CODES[dst_dtype]   # CMP's bool result
     elif dst_dtype not in (None, dtype):
         raise DTypeError("%s writes %s, not %s" % (name, dtype, dst_dtype))
     if op.imm is not None:
@@ -371,7 +371,7 @@ def check_alignment(task, op: str | None = None,
         return
     src = DTYPE_NAMES.get(int(task.dtype))
     dst = DTYPE_NAMES.get(int(task.dst_dtype)) \
-        if opdef.kind == "cast" else src
+        if opdef.kind == "cast" or task.dst_dtype else src
     if src is None or dst is None:
         return                      # the driver refuses the dtype
     fields = [("dst", dst)] + [("src%d" % i, src)

@@ -45,13 +45,13 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
            "check_alignment", "matmul_shape", "OP_FUNCTIONS", *OP_FUNCTIONS]
 
-#: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype)
-DTYPES = {
-    "float32": (opdesc.DTYPE_CODES["float32"], np.dtype(np.float32)),
-    "float16": (opdesc.DTYPE_CODES["float16"], np.dtype(np.float16)),
-    "bfloat16": (opdesc.DTYPE_CODES["bfloat16"], np.dtype(np.uint16)),
-    "int32": (opdesc.DTYPE_CODES["int32"], np.dtype(np.int32)),
-}
+#: numpy's storage type of each device dtype (bfloat16: its raw bits)
+_STORAGE = {"float32": np.float32, "float16": np.float16,
+            "bfloat16": np.uint16, "int32": np.int32, "int64": np.int64,
+            "bool": np.bool_, "int8": np.int8, "uint8": np.uint8}
+#: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema
+DTYPES = {d.name: (d.code, np.dtype(_STORAGE[d.name]))
+          for d in schema.DTYPES}
 _CODE_TO_NAME = {code: name for name, (code, _) in DTYPES.items()}
 
 
@@ -74,8 +74,8 @@ def dtype_name(dtype) -> str:
             if name != "bfloat16" and nd == storage:
                 return name
     raise DTypeError(
-        "dtype %r is not supported by the device: use float32, float16, "
-        "bfloat16 or int32 (convert with numpy's astype first)" % (dtype,))
+        "dtype %r is not supported by the device: use %s (convert with "
+        "numpy's astype first)" % (dtype, ", ".join(DTYPES)))
 
 
 def dtype_code(dtype) -> int:
@@ -437,6 +437,8 @@ def _elementwise(op: OpDef, ins: list[DeviceTensor], names, out, stream,
     shape = views.broadcast_shapes(*(t.shape for t in ins))
     res = _result(op, ins, out, shape, dtype)
     extents = {"dst_dtype": dtype} if op.kind == "cast" else {"attr": attr}
+    if op.kind != "cast" and dtype != ins[0].dtype:
+        extents["dst_dtype"] = dtype            # compare's bool result
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if res.is_contiguous() and all(t.shape == shape and t.is_contiguous()
                                    for t in ins):
@@ -549,7 +551,12 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
         x = ins[0]
         _need_dtype(op.python, x, op.dtypes)
         if op.kind in ("binary", "unary"):
-            return _elementwise(op, ins, names, out, stream, x.dtype, attr)
+            result = x.dtype if dtype is None else dtype_name(dtype)
+            if result != x.dtype and result not in op.dst_dtypes:
+                raise DTypeError("%s writes %s%s, not %s" % (
+                    op.python, x.dtype, "".join(" or " + d for d in
+                                               op.dst_dtypes), result))
+            return _elementwise(op, ins, names, out, stream, result, attr)
         if op.kind == "cast":
             return _elementwise(op, ins, names, out, stream,
                                 dtype_name(dtype), None)
@@ -595,6 +602,12 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
     elif op.kind == "cast":
         def fn(x, dtype, out=None, stream=None) -> DeviceTensor:
             return run(None, (x,), out, stream, dtype=dtype)
+    elif op.imm is not None and len(names) == 2 and op.dst_dtypes:
+        def fn(attr, a, b, out=None, stream=None, dtype=None
+               ) -> DeviceTensor:
+            """``dtype``: the result's, the operands' (default) or one of
+            the op's dst_dtypes (compare: "bool")."""
+            return run(attr, (a, b), out, stream, dtype=dtype)
     elif op.imm is not None and len(names) == 2:
         def fn(attr, a, b, out=None, stream=None) -> DeviceTensor:
             return run(attr, (a, b), out, stream)

@@ -116,6 +116,20 @@ class Params:
 
 
 @dataclass(frozen=True)
+class DType:
+    """One element type of the device (enum davinci_dtype)."""
+    name: str
+    code: int                       # DAVINCI_DTYPE_<name>
+    bytes: int
+    kind: str                       # float int uint bool
+    doc: str
+
+
+#: the device's element types, by code
+DTYPES: tuple[DType, ...] = tuple(DType(**d) for d in _opschema.DTYPES)
+
+
+@dataclass(frozen=True)
 class OpDef:
     """One opcode of the device."""
     name: str                       # DAVINCI_OP_<name>, the trace's name
@@ -124,6 +138,7 @@ class OpDef:
     kind: str                       # none copy fill binary unary ...
     dtypes: tuple[str, ...]
     uses: tuple[str, ...]           # descriptor fields it reads
+    dst_dtypes: tuple[str, ...] = ()    # its dst_dtype's values besides 0
     flags: tuple[str, ...] = ()     # task flags besides NOTIFY
     kernel: str | None = None
     imm: Attr | None = None
@@ -146,7 +161,7 @@ class OpDef:
 
     @property
     def floats_only(self) -> bool:
-        return "int32" not in self.dtypes
+        return all(d.kind == "float" for d in DTYPES if d.name in self.dtypes)
 
     def acl_order(self, name: str) -> tuple[int, ...]:
         """For its CANN name ``name``: the index of the CANN input that
@@ -170,6 +185,7 @@ def _opdef(row: dict) -> OpDef:
         name=row["name"], opcode=row["opcode"], doc=row["doc"],
         kind=row["kind"], dtypes=tuple(row["dtypes"]),
         uses=tuple(row["uses"]), flags=tuple(row["flags"]),
+        dst_dtypes=tuple(row.get("dst_dtypes", ())),
         kernel=row.get("kernel"), imm=attr, event=bool(row.get("event")),
         python=row.get("python"),
         inputs=tuple(row.get("inputs") or

@@ -69,8 +69,10 @@ class Path:
             if not compute:
                 raise ValueError("a path of %s alone needs its dtypes"
                                  % "/".join(self.ops))
-            names = [n for n in compute[0].dtypes
-                     if all(n in d.dtypes for d in compute)]
+            # the device dtypes torch_npu computes in (D.DTYPES) that
+            # every op of the path takes
+            names = [n for n in compute[0].dtypes if n in _TORCH and
+                     all(n in d.dtypes for d in compute)]
             object.__setattr__(self, "dtypes",
                                tuple(_TORCH[n] for n in names))
 

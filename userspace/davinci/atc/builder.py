@@ -20,8 +20,13 @@ __all__ = ["ConversionError", "Value", "Transposed", "Weights",
            "onnx_type_name", "type_name", "type_list", "host_values"]
 
 #: numpy dtype name -> DAVINCI_DTYPE_*
-DEVICE_DTYPES = opdesc.DTYPE_CODES
-ITEMSIZE = opdesc.ITEMSIZES
+#: the device dtypes davinci-atc puts in a model. The device also computes
+#: int64, bool, int8 and uint8 (ABI 1.7); their ONNX lowerings and model
+#: inputs and outputs are not written yet, so a graph that needs them on
+#: the device is refused as before.
+DEVICE_DTYPES = {name: code for name, code in opdesc.DTYPE_CODES.items()
+                 if name in ("float32", "float16", "bfloat16", "int32")}
+ITEMSIZE = {name: opdesc.ITEMSIZES[name] for name in DEVICE_DTYPES}
 _ALIGN = 64
 
 #: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the

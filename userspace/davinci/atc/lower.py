@@ -116,7 +116,7 @@ class Lowering:
 
     def need_types(self, v: Value, op: str, what: str = "input") -> None:
         """Refuse ``v`` unless device op ``op`` takes its dtype."""
-        dtypes = schema.by_name(op).dtypes
+        dtypes = [d for d in schema.by_name(op).dtypes if d in ITEMSIZE]
         if v.dtype not in dtypes:
             self.fail("%s is %s; davinci's %s runs on %s (add a Cast before "
                       "it)" % (what, type_name(v.dtype), op,
