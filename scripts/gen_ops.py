@@ -314,8 +314,12 @@ def table_text(ops: list[dict], dtypes: list[dict]) -> str:
     out += ["", "const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT] = {"]
     out += ["\t[DAVINCI_DTYPE_%s] = %d," % (d["name"].upper(), d["bytes"])
             for d in dtypes]
-    out += ["};", "",
-            "const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {"]
+    out += ["};", ""]
+    out += ["_Static_assert(sizeof(struct davinci_params_%s) <= "
+            "DV_TASK_PARAMS_MAX,\n\t       \"a task holds a copy of "
+            "%s's block\");" % (op["name"].lower(), op["name"])
+            for op in ops if "params" in op]
+    out += ["", "const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {"]
     for op in ops:
         uses = ["DV_U_" + u for u in USES[op["kind"]]]
         if op.get("max_count") and "DV_U_COUNT" not in uses:

@@ -234,6 +234,14 @@ struct dv_task_result {
  *	op's params_size bytes of it; DOC: parameter blocks), which the op
  *	is checked against and run from
  */
+/*
+ * The largest parameter block any op takes, which each task holds a copy
+ * of: not the ABI's DAVINCI_PARAMS_MAX, so that a task object stays as
+ * small as the ops need (every queued task is one). opcodes.c asserts
+ * that every op's block fits.
+ */
+#define DV_TASK_PARAMS_MAX	sizeof(struct davinci_params_strided)
+
 struct dv_task {
 	struct dv_list node;
 	struct davinci_task desc;
@@ -261,7 +269,7 @@ struct dv_task {
 	 * last: the fields above, which every task uses, share cache lines;
 	 * u64s, aligned as the parameter structs' widest fields
 	 */
-	u64 params[DAVINCI_PARAMS_MAX / sizeof(u64)];
+	u64 params[DV_TASK_PARAMS_MAX / sizeof(u64)];
 };
 
 /**

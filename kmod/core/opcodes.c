@@ -28,6 +28,9 @@ const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT] = {
 	[DAVINCI_DTYPE_UINT8] = 1,
 };
 
+_Static_assert(sizeof(struct davinci_params_copy_view) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of COPY_VIEW's block");
+
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
 		.uses = DV_U_COUNT,
