@@ -53,8 +53,11 @@ def test_ops_read_views_without_a_copy(dev, rng, make, ref):
         r=ops.relu(v, stream=s), e=ops.exp(v, stream=s)))
     s.synchronize()
     assert n == 2                       # one task each, no copy first
-    assert np.array_equal(out["r"].numpy(), np.maximum(ref(a), 0))
-    want = ops.exp(dev.tensor(np.ascontiguousarray(ref(a)))).numpy()
+    # the reference on a dense copy: in the QEMU guest (TCG) numpy's
+    # maximum of a strided view came out wrong, its dense loop right
+    dense = np.ascontiguousarray(ref(a))
+    assert np.array_equal(out["r"].numpy(), np.where(dense > 0, dense, 0))
+    want = ops.exp(dev.tensor(dense)).numpy()
     assert np.array_equal(out["e"].numpy(), want)   # the dense op's bits
 
 
