@@ -46,8 +46,15 @@ int dv_op_check_copy_view(const struct davinci_task *task, const void *params);
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
 
-/* The dtype of @task's dst: @dst_dtype for CAST, else @dtype. */
+/*
+ * The dtype of @task's dst: @dst_dtype for CAST and for CMP's bool
+ * result, else @dtype.
+ */
 u8 dv_op_dst_dtype(const struct davinci_task *task);
+
+/* @n elements of @es bytes between two strided runs (ops_view.c). */
+void dv_elem_copy(u8 *dst, u64 dst_stride, const u8 *src, u64 src_stride,
+		  u64 n, u64 es);
 
 /*
  * Before the task runs: the byte extents of its operands (overflow

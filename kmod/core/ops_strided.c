@@ -31,56 +31,6 @@ struct dv_strided_run {
 	u32 sources;		/* 1 or 2 */
 };
 
-/* @n elements of @es bytes, @stride elements apart in @src, into @dst. */
-static void strided_gather(u8 *dst, const u8 *src, u64 stride, u64 n,
-			   u64 es)
-{
-	u64 i;
-
-	switch (es) {
-	case 8:
-		for (i = 0; i < n; i++)
-			((u64 *)dst)[i] = ((const u64 *)src)[i * stride];
-		break;
-	case 4:
-		for (i = 0; i < n; i++)
-			((u32 *)dst)[i] = ((const u32 *)src)[i * stride];
-		break;
-	case 2:
-		for (i = 0; i < n; i++)
-			((u16 *)dst)[i] = ((const u16 *)src)[i * stride];
-		break;
-	default:
-		for (i = 0; i < n; i++)
-			memcpy(dst + i * es, src + i * stride * es, es);
-	}
-}
-
-/* @n dense elements of @es bytes at @src to @stride elements apart. */
-static void strided_scatter(u8 *dst, const u8 *src, u64 stride, u64 n,
-			    u64 es)
-{
-	u64 i;
-
-	switch (es) {
-	case 8:
-		for (i = 0; i < n; i++)
-			((u64 *)dst)[i * stride] = ((const u64 *)src)[i];
-		break;
-	case 4:
-		for (i = 0; i < n; i++)
-			((u32 *)dst)[i * stride] = ((const u32 *)src)[i];
-		break;
-	case 2:
-		for (i = 0; i < n; i++)
-			((u16 *)dst)[i * stride] = ((const u16 *)src)[i];
-		break;
-	default:
-		for (i = 0; i < n; i++)
-			memcpy(dst + i * stride * es, src + i * es, es);
-	}
-}
-
 /*
  * @n elements of run @r through @t's dense kernel. In place (a source
  * that is dst) the source is gathered before its block of dst is
@@ -120,8 +70,8 @@ static void strided_run(const struct davinci_task *t,
 			src[o] = at;
 			if (r->stride[o + 1] == 1)
 				continue;
-			strided_gather((u8 *)blk[o + 1], at, r->stride[o + 1],
-				       len, r->es[o + 1]);
+			dv_elem_copy((u8 *)blk[o + 1], 1, at, r->stride[o + 1],
+				     len, r->es[o + 1]);
 			src[o] = blk[o + 1];
 		}
 		dst = blk[0];
@@ -129,9 +79,9 @@ static void strided_run(const struct davinci_task *t,
 			dst = r->dst + i * r->es[0];
 		kernel(t, NULL, dst, src[0], src[r->sources - 1], 0, len);
 		if (r->stride[0] != 1)
-			strided_scatter(r->dst + i * r->stride[0] * r->es[0],
-					(const u8 *)blk[0], r->stride[0], len,
-					r->es[0]);
+			dv_elem_copy(r->dst + i * r->stride[0] * r->es[0],
+				     r->stride[0], (const u8 *)blk[0], 1, len,
+				     r->es[0]);
 	}
 }
 

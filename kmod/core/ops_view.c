@@ -11,31 +11,48 @@
 #include "ops_kernels.h"
 #include "ops.h"
 
-/* Copy @n elements of @es bytes, @stride elements apart in @src. */
-static void view_run(u8 *dst, const u8 *src, u64 stride, u64 n, u64 es)
+/**
+ * dv_elem_copy() - copy elements between two strided runs
+ * @dst: the first element written
+ * @dst_stride: elements between two written ones
+ * @src: the first element read
+ * @src_stride: elements between two read ones (0: one element repeated)
+ * @n: elements
+ * @es: bytes of an element
+ *
+ * The one strided element copy of the op kernels: COPY_VIEW's runs and
+ * the strided walk's gathers and scatters (ops_strided.c). Whole typed
+ * elements, so every build moves the same bytes.
+ */
+void dv_elem_copy(u8 *dst, u64 dst_stride, const u8 *src, u64 src_stride,
+		  u64 n, u64 es)
 {
 	u64 i;
 
-	if (stride == 1) {
+	if (dst_stride == 1 && src_stride == 1) {
 		memcpy(dst, src, n * es);
 		return;
 	}
 	switch (es) {
 	case 8:
 		for (i = 0; i < n; i++)
-			((u64 *)dst)[i] = ((const u64 *)src)[i * stride];
+			((u64 *)dst)[i * dst_stride] =
+				((const u64 *)src)[i * src_stride];
 		break;
 	case 4:
 		for (i = 0; i < n; i++)
-			((u32 *)dst)[i] = ((const u32 *)src)[i * stride];
+			((u32 *)dst)[i * dst_stride] =
+				((const u32 *)src)[i * src_stride];
 		break;
 	case 2:
 		for (i = 0; i < n; i++)
-			((u16 *)dst)[i] = ((const u16 *)src)[i * stride];
+			((u16 *)dst)[i * dst_stride] =
+				((const u16 *)src)[i * src_stride];
 		break;
 	default:
 		for (i = 0; i < n; i++)
-			dst[i] = src[i * stride];
+			memcpy(dst + i * dst_stride * es,
+			       src + i * src_stride * es, es);
 	}
 }
 
@@ -63,8 +80,9 @@ DV_OP_KERNEL(copy_view)
 
 		if (run > end - u)
 			run = end - u;
-		view_run((u8 *)dst + u * es, (const u8 *)src0 + off * es,
-			 v->strides[last], run, es);
+		dv_elem_copy((u8 *)dst + u * es, 1,
+			     (const u8 *)src0 + off * es, v->strides[last], run,
+			     es);
 		u += run;
 		off += run * v->strides[last];
 		idx[last] += run;
