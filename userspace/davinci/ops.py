@@ -45,12 +45,10 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
            "check_alignment", "matmul_shape", "OP_FUNCTIONS", *OP_FUNCTIONS]
 
-#: numpy's storage type of each device dtype (bfloat16: its raw bits)
-_STORAGE = {"float32": np.float32, "float16": np.float16,
-            "bfloat16": np.uint16, "int32": np.int32, "int64": np.int64,
-            "bool": np.bool_, "int8": np.int8, "uint8": np.uint8}
-#: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema
-DTYPES = {d.name: (d.code, np.dtype(_STORAGE[d.name]))
+#: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
+#: numpy's type of that name, and bfloat16's raw bits as uint16
+DTYPES = {d.name: (d.code, np.dtype(np.uint16 if d.name == "bfloat16"
+                                    else d.name))
           for d in schema.DTYPES}
 _CODE_TO_NAME = {code: name for name, (code, _) in DTYPES.items()}
 
@@ -408,21 +406,17 @@ def _operands(op: OpDef, tensors, names) -> list[DeviceTensor]:
     return ts
 
 
-def _span_bytes(t: DeviceTensor, strides) -> tuple[int, int]:
-    return t.dev_addr, views.span(t.shape, strides) * t.itemsize
-
-
 def _check_overlap(op: OpDef, out: DeviceTensor, ins, walk: opdesc.Strided,
                    names) -> None:
     """What the device refuses, said before submitting: an out that
     shares memory with an input other than as the same view (in place)."""
-    d0, dn = _span_bytes(out, walk.dst)
-    for t, strides, n in zip(ins, walk.operands[1:], names):
+    d0, dn = out.dev_addr, walk.span(0) * out.itemsize
+    for o, (t, n) in enumerate(zip(ins, names), 1):
         if t.buffer is not out.buffer:
             continue
-        if t.dev_addr == out.dev_addr and tuple(strides) == walk.dst:
+        if t.dev_addr == out.dev_addr and walk.operands[o] == walk.dst:
             continue
-        a0, an = t.dev_addr, views.span(walk.sizes, strides) * t.itemsize
+        a0, an = t.dev_addr, walk.span(o) * t.itemsize
         if a0 < d0 + dn and d0 < a0 + an:
             raise InvalidArgumentError(
                 "%s: out overlaps %s other than as the same view (in "
