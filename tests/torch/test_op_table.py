@@ -106,6 +106,14 @@ def _copies():
         lambda dt: (lambda x, y: lambda: y.copy_(x.t()))(
             _t(dt, 4, 5), torch.empty(5, 4, dtype=_other(dt),
                                       device="npu")),
+        # IDENTITY: into a slice, from a transpose and a broadcast row
+        lambda dt: (lambda x, y: lambda: (y[:, 1::2].copy_(x.t()),
+                                          y[1:3, :3].copy_(x[0, :3])))(
+            _t(dt, 4, 5), torch.zeros(5, 8, dtype=dt, device="npu")),
+        # CAST into a slice
+        lambda dt: (lambda x, y: lambda: y[:, 1::2].copy_(x.t()))(
+            _t(dt, 4, 5), torch.zeros(5, 8, dtype=_other(dt),
+                                      device="npu")),
     ]
 
 
@@ -114,22 +122,77 @@ def _resized(dt, src):
         src, torch.empty(0, dtype=dt, device="npu"))
 
 
+def _on_views(op, dt):
+    """op on views broadcast against each other: a transpose and a row,
+    a slice and a 0-dim tensor, into an out= that is a view and in place
+    into one; a Python int for an integer dtype."""
+    a = _t(dt, 4, 6, seed=1)
+    b = _t(dt, 4, seed=2, positive=True)
+    s = _t(dt, 1, seed=3, positive=True).reshape(())
+    out = torch.empty(6, 8, dtype=dt, device="npu")
+    minmax = op in (torch.maximum, torch.minimum)
+    numbers = not dt.is_floating_point and op is not torch.div and not minmax
+
+    def run():
+        op(a.t(), b)
+        op(a[:, 1::2], s)
+        op(a.t()[::2], b, out=out[:3, 2:6])
+        if not minmax:
+            getattr(a[1:, ::2], op.__name__ + "_")(b[:3])
+        if numbers:
+            op(a, 3)
+    return run
+
+
+def _promoted(op, dt):
+    """op of an int64 tensor and one of ``dt``: promoted to dt."""
+    return (lambda a, b: lambda: (op(a, b), op(b.t(), a.t())))(
+        _t(torch.int64, 3, 5, seed=1),
+        _t(dt, 3, 5, seed=2, positive=True))
+
+
 def _binary(op, scalar):
     return [lambda dt: (lambda a, b: lambda: op(a, b))(
                 _t(dt, 33, seed=1), _t(dt, 33, seed=2, positive=True)),
+            lambda dt: _on_views(op, dt),
+            lambda dt: _promoted(op, dt),
             scalar]
 
 
 def _cmp(name):
     fn = getattr(torch, name)
-    return [lambda dt: (lambda a, b: lambda: fn(
-        a, b, out=torch.empty_like(a)))(_t(dt, 20, seed=1),
-                                        _t(dt, 20, seed=2))]
+
+    def views(dt):
+        a, b = _t(dt, 4, 5, seed=1), _t(dt, 5, seed=2)
+        return lambda: (fn(a, b, out=torch.empty_like(a)), fn(a.t()[1:], 0),
+                        fn(a, b), fn(a[:, ::2], b[0]),
+                        getattr(a.t(), name + "_")(b[:4]))
+    return [views, lambda dt: (lambda a, b, m: lambda: (
+        fn(a, b), fn(m, m.t()), fn(b, b, out=torch.empty(
+            3, 3, dtype=torch.int64, device="npu"))))(
+        _t(dt, 3, 3, seed=1), _t(torch.int64, 3, 3, seed=2),
+        _t(torch.bool, 3, 3, seed=3))]
 
 
 def _unary(fn, positive=False):
     return [lambda dt: (lambda x: lambda: fn(x))(_t(dt, 3, 7,
                                                   positive=positive))]
+
+
+def _unary_views(fn, positive=False):
+    """fn of a tensor, a transpose, in place into a slice, into an out=."""
+    def run(dt):
+        x = _t(dt, 3, 7, positive=positive)
+        y = _t(dt, 3, 7, seed=1, positive=positive)
+        name = getattr(fn, "__name__", "")
+        inplace = getattr(torch, name + "_", None) if x.is_floating_point() \
+            or name in ("relu", "abs") else None
+        return lambda: (fn(x), fn(x.t()),
+                        inplace(y[:, ::2]) if inplace else None,
+                        getattr(aten, name).out(x, out=torch.empty(
+                            3, 7, dtype=x.dtype, device="npu"))
+                        if inplace else None)
+    return [run]
 
 
 def _nll(dt):
@@ -161,26 +224,34 @@ SAMPLES = {
                 _t(dt, 3, 4).t()),
     **{(n, i): s for n, op in (("add", torch.add), ("sub", torch.sub))
        for i, s in enumerate(_binary(op, lambda dt: (
-           lambda a, b: lambda: (op(a, 2.5), op(a, b, alpha=3)))(
-               _t(dt, 9, seed=1), _t(dt, 9, seed=2))))},
+           lambda a, b: lambda: (op(a, 2.5), op(a, b, alpha=3),
+                                 op(a.t(), b.t(), alpha=3)))(
+               _t(dt, 3, 4, seed=1), _t(dt, 3, 4, seed=2))))},
     **{("mul", i): s for i, s in enumerate(_binary(
-        torch.mul, lambda dt: (lambda a: lambda: a * -3.0)(_t(dt, 9))))},
+        torch.mul, lambda dt: (lambda a: lambda: (a * -3.0, a.t() * 2))(
+            _t(dt, 3, 3))))},
     ("div", 0): _binary(torch.div, None)[0],
-    ("div", 1): lambda dt: (lambda a: lambda: a / 3.0)(_t(dt, 9)),
-    ("div", 2): lambda dt: (lambda a: lambda: a / 3.0)(_t(dt, 9)),
-    ("div", 3): lambda dt: (lambda a: lambda: a / 0)(_t(dt, 9)),
-    ("maximum", 0): _binary(torch.maximum, None)[0],
-    ("minimum", 0): _binary(torch.minimum, None)[0],
-    ("relu", 0): _unary(torch.relu)[0],
-    ("exp", 0): _unary(torch.exp)[0],
-    ("sqrt", 0): _unary(torch.sqrt, positive=True)[0],
-    ("abs", 0): _unary(torch.abs)[0],
+    ("div", 1): _binary(torch.div, None)[1],
+    ("div", 2): _binary(torch.div, None)[2],
+    ("div", 3): lambda dt: (lambda a: lambda: (a / 3.0, a.t() / 3.0))(
+        _t(dt, 3, 3)),
+    ("div", 4): lambda dt: (lambda a: lambda: (a / 3.0, a / 0,
+                                              a.t() / 3.0))(_t(dt, 3, 3)),
+    **{(n, i): _binary(getattr(torch, n), None)[i + 1]
+       for n in ("maximum", "minimum") for i in (0, 1)},
+    ("relu", 0): _unary_views(torch.relu)[0],
+    ("exp", 0): _unary_views(torch.exp)[0],
+    ("exp", 1): _unary_views(torch.exp)[0],
+    ("sqrt", 0): _unary_views(torch.sqrt, positive=True)[0],
+    ("sqrt", 1): _unary_views(torch.sqrt, positive=True)[0],
+    ("abs", 0): _unary_views(torch.abs)[0],
     ("leaky_relu", 0): _unary(lambda x: F.leaky_relu(x, 0.2))[0],
     ("neg", 0): _unary(torch.neg)[0],
     ("threshold_backward", 0): lambda dt: (
         lambda g, x: lambda: aten.threshold_backward(g, x, 0))(
             _t(dt, 12, seed=1), _t(dt, 12, seed=2)),
-    **{(n, 0): _cmp(n)[0] for n in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{(n, i): _cmp(n)[i] for n in ("eq", "ne", "lt", "le", "gt", "ge")
+       for i in (0, 1)},
     ("fill_", 0): lambda dt: (lambda x: lambda: x.fill_(2.5))(_t(dt, 8)),
     ("fill_", 1): lambda dt: (lambda x: lambda: x.fill_(0))(_t(dt, 8)),
     ("zero_", 0): lambda dt: (lambda x: lambda: x.zero_())(_t(dt, 8)),
@@ -431,12 +502,19 @@ def test_copies_between_strided_npu_tensors_equal_the_cpu(npu, trace, dt):
     conv_cpu.copy_(src_cpu.t())
     assert ops == {"COPY_VIEW", "CAST"} and not warned
     _same_bits(conv, conv_cpu)
-    # into a destination that is not dense: the CPU's copy, warned of
+    # into a destination that is not dense: one strided IDENTITY, or a
+    # CAST to another dtype
     holes_cpu = torch.zeros(6, 8, dtype=dt)
     holes = holes_cpu.npu()
     ops, warned = _ran(trace, lambda: holes[:, ::2].copy_(src[:, 1::2]))
     holes_cpu[:, ::2].copy_(src_cpu[:, 1::2])
-    assert "COPY_VIEW" not in ops and warned
+    assert ops == {"IDENTITY"} and not warned
+    _same_bits(holes, holes_cpu)
+    holes_cpu = torch.zeros(6, 8, dtype=other)
+    holes = holes_cpu.npu()
+    ops, warned = _ran(trace, lambda: holes[:, ::2].copy_(src[:, 1::2]))
+    holes_cpu[:, ::2].copy_(src_cpu[:, 1::2])
+    assert ops == {"CAST"} and not warned
     _same_bits(holes, holes_cpu)
 
 

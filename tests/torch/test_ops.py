@@ -201,8 +201,10 @@ def test_fallback_warns_once_naming_the_op(npu):
 
 
 def test_python_side_fallbacks_are_listed(npu):
-    # a broadcasting add has a kernel that hands these operands to the CPU
-    a, b = torch.ones(3, 4), torch.ones(4)
+    # add has a kernel that hands these operands to the CPU: uint8 + int8
+    # is int16, no device dtype
+    a = torch.ones(3, 4, dtype=torch.uint8)
+    b = torch.ones(4, dtype=torch.int8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = a.npu() + b.npu()

@@ -569,8 +569,8 @@ OPS = ({'acl': {},
   'kernel': 'copy',
   'kind': 'unary',
   'name': 'IDENTITY',
-  'not_in': {'atc': "ONNX's Identity is a view of its input, lowered to no op",
-             'torch': "torch_npu's copies"},
+  'not_in': {'atc': "ONNX's Identity is a view of its input, lowered to no "
+                    'op'},
   'opcode': 26,
   'python': 'identity',
   'uses': ('dst', 'src0', 'count')})

@@ -16,20 +16,26 @@ host fills them once without waiting for the device.
 
 from __future__ import annotations
 
+import collections
 import math
 import threading
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
 
 import davinci
-from davinci import opdesc, ops, schema
+from davinci import opdesc, ops, schema, views
 
 from . import _devices, memory, streams
 
-#: torch dtypes the device computes in, by davinci dtype name
+#: torch dtypes the device computes in, by davinci dtype name (whether the
+#: driver serves an op in one is asked of it: :func:`serves`)
 DTYPES = {torch.float32: "float32", torch.float16: "float16",
-          torch.bfloat16: "bfloat16", torch.int32: "int32"}
+          torch.bfloat16: "bfloat16", torch.int32: "int32",
+          torch.int64: "int64", torch.bool: "bool", torch.int8: "int8",
+          torch.uint8: "uint8"}
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 #: element size in bytes of each torch dtype the device computes in
 _ITEMSIZES = {dt: opdesc.ITEMSIZES[name] for dt, name in DTYPES.items()}
@@ -100,20 +106,23 @@ def _run(t: torch.Tensor, op: str, dtype: str, **fields) -> int:
     return _submit(t.get_device(), opdesc.describe(op, dtype, **fields))
 
 
-_templates: dict[tuple[str, torch.dtype], object] = {}
+_templates: dict[tuple, object] = {}
 _ATTRS = {op.python: op.imm for op in schema.COMPUTE_OPS}
 
 
-def _template(op: str, dtype: torch.dtype):
+def _template(op: str, dtype: torch.dtype, dst_dtype=None):
     """The descriptor of elementwise ``op`` on ``dtype`` with no operands
-    yet (built and checked once by opdesc)."""
-    task = _templates.get((op, dtype))
+    yet (built and checked once by opdesc); ``dst_dtype``: a result of
+    another dtype (CMP's bool)."""
+    key = (op, dtype) if dst_dtype is None else (op, dtype, dst_dtype)
+    task = _templates.get(key)
     if task is None:
         d = opdesc.op_of(op)
-        task = opdesc.describe(d, DTYPES[dtype], dst=0,
-                               srcs=(0,) * opdesc.SOURCES[d.kind], count=0,
-                               attr=0 if d.imm is not None else None)
-        _templates[(op, dtype)] = task
+        task = opdesc.describe(
+            d, DTYPES[dtype], dst=0, srcs=(0,) * opdesc.SOURCES[d.kind],
+            count=0, attr=0 if d.imm is not None else None,
+            dst_dtype=None if dst_dtype is None else DTYPES[dst_dtype])
+        _templates[key] = task
     return task
 
 
@@ -131,21 +140,25 @@ def _as_float32(x: float) -> float:
 
 
 def _elementwise(index: int, dtype: torch.dtype, count: int, op: str,
-                 dst: int, src0: int, src1: int = 0, attr=None) -> None:
+                 dst: int, src0: int, src1: int = 0, attr=None,
+                 dst_dtype=None) -> None:
     """One elementwise task on npu:``index``'s current stream over
     ``count`` elements of ``dtype`` at device addresses ``dst``, ``src0``
     and ``src1`` (0: unused), from the (op, dtype) template. The
     allocator's blocks are 512-byte aligned, so operands are aligned to
     their element size; the rule is still checked, by one test on the
     addresses here, and check_alignment names the operand that breaks it."""
-    task = _copy_task(_templates.get((op, dtype)) or _template(op, dtype))
+    task = _copy_task(_templates.get(
+        (op, dtype) if dst_dtype is None else (op, dtype, dst_dtype)) or
+        _template(op, dtype, dst_dtype))
     task.count = count
     task.dst = dst
     task.src0 = src0
     task.src1 = src1
     if attr is not None:
         task.imm = _ATTRS[op].encode(attr)
-    if (dst | src0 | src1) % _ITEMSIZES[dtype]:
+    if (src0 | src1) % _ITEMSIZES[dtype] or \
+            dst % _ITEMSIZES[dst_dtype or dtype]:
         opdesc.check_alignment(task)    # raises MisalignedOperandError
     streams.current_stream(index).davinci_stream.launch(task)
 
@@ -287,6 +300,139 @@ def compare(predicate: str, a: torch.Tensor, b: torch.Tensor,
             out: torch.Tensor) -> None:
     """out := 1 where a <predicate> b else 0, in the operands' dtype."""
     _launch(a, "compare", addr(out), addr(a), addr(b), predicate)
+
+
+# -- strided operands: views and broadcasting ---------------------------------
+@dataclass(frozen=True)
+class Operand:
+    """An operand of an elementwise task: the device address of its first
+    element, its dtype, shape and strides (elements) and the buffer it
+    lies in (None for a constant, which nothing writes)."""
+    addr: int
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    buffer: object = None
+
+    def dense(self, sizes) -> bool:
+        return self.shape == tuple(sizes) and \
+            views.is_contiguous(self.shape, self.strides)
+
+    def reach(self) -> tuple[int, int]:
+        """The bytes [first, end) it touches."""
+        n = views.span(self.shape, self.strides)
+        return self.addr, self.addr + n * _ITEMSIZES[self.dtype]
+
+
+def operand(t: torch.Tensor) -> Operand:
+    """npu tensor ``t`` (any layout) as an operand."""
+    buf, offset = memory.device_buffer(t)
+    return Operand(buf.dev_addr + offset, t.dtype, tuple(t.shape),
+                   tuple(t.stride()), buf)
+
+
+class _Scalars:
+    """0-dim device constants of one value in a dtype, per device: the
+    operand a Python number becomes (broadcast with stride 0). The newest
+    few hundred are kept; a task still reading a dropped one holds its
+    memory until it ends."""
+    _KEEP = 512
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._held: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, index: int, dtype: torch.dtype, value) -> Operand:
+        # the number as CPU torch converts it to the dtype (fill's rule)
+        raw = torch.full((), value, dtype=dtype).view(
+            1).view(torch.uint8).numpy().tobytes()
+        key = (index, dtype, raw)
+        with self._lock:
+            t = self._held.get(key)
+            if t is None:
+                t = davinci.DeviceTensor.empty(_devices.context(index), (1,),
+                                               DTYPES[dtype])
+                t.buffer.write(np.frombuffer(raw, np.uint8))
+                self._held[key] = t
+                while len(self._held) > self._KEEP:
+                    self._held.popitem(last=False)
+            else:
+                self._held.move_to_end(key)
+        return Operand(t.dev_addr, dtype, (), ())
+
+
+scalars = _Scalars()
+_strided_ops: dict[tuple[int, str], bool] = {}
+
+
+def takes_strided(index: int, op: str) -> bool:
+    """The driver of npu:``index`` reads strided operands for ``op``."""
+    key = (index, op)
+    ok = _strided_ops.get(key)
+    if ok is None:
+        ok = _devices.context(index).capabilities().takes_strided(op)
+        _strided_ops[key] = ok
+    return ok
+
+
+def bool_results(index: int) -> bool:
+    """The driver has the bool dtype, and with it CMP's bool result (ABI
+    1.7 brought both)."""
+    return serves(index, "cast", "bool")
+
+
+def walk(sizes, dst: Operand, srcs: Sequence[Operand]
+         ) -> "opdesc.Strided | None":
+    """The strided walk writing ``dst`` (of shape ``sizes``) from ``srcs``
+    broadcast to it; None where the device cannot take it: more than 8
+    dimensions that do not merge, or a dst that holds an element twice."""
+    w = opdesc.Strided(tuple(sizes), dst.strides, *(
+        views.broadcast_strides(s.shape, s.strides, sizes) for s in srcs))
+    c = w.coalesced()
+    if len(c.sizes) > opdesc.STRIDED_MAX_DIMS or not c.dst_distinct():
+        return None
+    return w
+
+
+def clashes(dst: Operand, src: Operand, in_place: bool = True) -> bool:
+    """``dst`` shares memory with ``src`` other than as the same view (the
+    device runs an op in place, never a partial overlap; a CAST
+    overlapping at all: ``in_place`` False)."""
+    if dst.buffer is None or src.buffer is not dst.buffer:
+        return False
+    if in_place and dst.addr == src.addr and dst.dtype == src.dtype and \
+            views.broadcast_strides(src.shape, src.strides, dst.shape) == \
+            tuple(dst.strides):
+        return False
+    d0, d1 = dst.reach()
+    s0, s1 = src.reach()
+    return d0 < s1 and s0 < d1
+
+
+def elementwise(index: int, op: str, dtype: torch.dtype, dst: Operand,
+                srcs: Sequence[Operand], attr=None,
+                strided: "opdesc.Strided | None" = None) -> None:
+    """dst := op(srcs) computed in ``dtype``, the sources broadcast to dst's
+    shape (a CAST's or CMP's dst in its own dtype): one dense task from
+    the template when every operand is dense in dst's shape, else one
+    strided task (``strided``: its walk, from :func:`walk`)."""
+    sizes = dst.shape
+    count = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
+    d = opdesc.op_of(op)
+    dst_dtype = dst.dtype if dst.dtype != dtype or d.kind == "cast" \
+        else None
+    if all(o.dense(sizes) for o in (dst, *srcs)):
+        addrs = [s.addr for s in srcs] + [0]
+        _elementwise(index, dtype, count, op, dst.addr, addrs[0], addrs[1],
+                     attr, dst_dtype)
+        return
+    w = strided or walk(sizes, dst, srcs)
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream, w.pack(),
+        lambda at: opdesc.describe(
+            d, DTYPES[dtype], dst=dst.addr, srcs=[s.addr for s in srcs],
+            count=count, strided=w, params_at=at, attr=attr,
+            dst_dtype=None if dst_dtype is None else DTYPES[dst_dtype]))
 
 
 # -- matmul, rows, reductions, casts ------------------------------------------

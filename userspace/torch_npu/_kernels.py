@@ -221,7 +221,7 @@ def _copy_on_device(src: torch.Tensor, dst: torch.Tensor) -> bool:
     except RuntimeError:
         return False                # not broadcastable: the CPU says so
     if order is None:
-        return False
+        return _copy_into_view(view, dst)
     d, v = dst.permute(order), view.permute(order)
     if _overlap(v, d):
         return False
@@ -242,6 +242,27 @@ def _copy_on_device(src: torch.Tensor, dst: torch.Tensor) -> bool:
     dense = torch.empty(d.shape, dtype=src.dtype, device=dst.device)
     D.copy_view(v, plan, dense)
     D.cast(dense, d)
+    return True
+
+
+def _copy_into_view(src: torch.Tensor, dst: torch.Tensor) -> bool:
+    """dst := src for a destination no order of its dimensions makes dense
+    (a slice, a transpose's slice, ...): one strided IDENTITY, or CAST to
+    another dtype, reading src (already of dst's shape) in place; False
+    (nothing done) where the device cannot, or they share memory."""
+    if src.dtype not in D.DTYPES or dst.dtype not in D.DTYPES or \
+            _overlap(src, dst):
+        return False
+    index = dst.get_device()
+    op = "identity" if src.dtype == dst.dtype else "cast"
+    if not (D.serves(index, op, D.DTYPES[src.dtype]) and
+            D.takes_strided(index, op)):
+        return False
+    d, sv = D.operand(dst), D.operand(src)
+    walk = D.walk(d.shape, d, [sv])
+    if walk is None:
+        return False
+    D.elementwise(index, op, src.dtype, d, [sv], strided=walk)
     return True
 
 
@@ -278,6 +299,147 @@ def _local_scalar_dense(t: torch.Tensor):
 
 
 # -- elementwise ------------------------------------------------------------------
+def _ew(op: str, compute: torch.dtype, inputs, out, result: torch.dtype,
+        natural: "torch.dtype | None" = None, attr=None):
+    """out := ``op`` (a davinci.ops name) of ``inputs`` on the device:
+    npu tensors of any layout and dtype, broadcast against each other
+    (torch's rules; 0-dim ones too), and Python numbers (0-dim constants),
+    each cast on the device to ``compute`` first where its dtype differs.
+    The op writes ``natural`` (default: ``compute``; CMP's bool); ``out``
+    (a new tensor of dtype ``result`` when None, else an out= or the
+    tensor changed in place, any view) gets it directly, or through a
+    dense temporary and an IDENTITY or CAST where it is of another dtype
+    or overlaps a source other than as the same view. Returns the result,
+    or None with nothing launched where the device cannot run it."""
+    natural = natural or compute
+    ts = [x for x in inputs if isinstance(x, torch.Tensor)]
+    if not ts or not all(_is_npu(t) for t in ts) or \
+            compute not in D.DTYPES or natural not in D.DTYPES:
+        return None
+    index = ts[0].get_device()
+    if any(t.get_device() != index or t.is_conj() or t.is_neg()
+           for t in ts):
+        return None
+    try:
+        sizes = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
+    except RuntimeError:
+        return None                     # the CPU says why
+    if out is not None and (not _is_npu(out) or out.get_device() != index
+                            or tuple(out.shape) != sizes or
+                            out.dtype not in D.DTYPES or
+                            not torch.can_cast(result, out.dtype)):
+        return None
+    if not D.serves(index, op, D.DTYPES[compute]) or \
+            (natural == torch.bool and not D.bool_results(index)):
+        return None
+    if 0 in sizes:                      # (empty tensors have no memory)
+        return out if out is not None else \
+            torch.empty(sizes, dtype=result, device=ts[0].device)
+    steps: list = []                    # launched once all are possible
+
+    def step(op_name, dtype, dst, srcs, a=None) -> bool:
+        strided = None
+        if not all(o.dense(dst.shape) for o in (dst, *srcs)):
+            if not D.takes_strided(index, op_name):
+                return False
+            strided = D.walk(dst.shape, dst, srcs)
+            if strided is None:
+                return False
+        steps.append((op_name, dtype, dst, srcs, a, strided))
+        return True
+    srcs = []
+    keep = []                           # temporaries live to the end
+    for x in inputs:
+        if not isinstance(x, torch.Tensor):
+            try:
+                srcs.append(D.scalars.get(index, compute, x))
+            except (RuntimeError, OverflowError, TypeError):
+                return None             # a number the dtype cannot hold
+            continue
+        if x.numel() and x.dtype != compute:
+            if x.dtype not in D.DTYPES or \
+                    not D.serves(index, "cast", D.DTYPES[x.dtype]):
+                return None
+            tmp = torch.empty(x.shape, dtype=compute, device=x.device)
+            keep.append(tmp)
+            if not step("cast", x.dtype, D.operand(tmp), [D.operand(x)]):
+                return None
+            x = tmp
+        srcs.append(D.operand(x))
+    if out is None:
+        out = torch.empty(sizes, dtype=result, device=ts[0].device)
+    dst = D.operand(out)
+    direct = out.dtype == natural and \
+        not any(D.clashes(dst, s) for s in srcs)
+    if direct and step(op, compute, dst, srcs, attr):
+        pass
+    else:
+        if direct:
+            return None                 # (a view the device cannot walk)
+        tmp = torch.empty(sizes, dtype=natural, device=out.device)
+        keep.append(tmp)
+        step(op, compute, D.operand(tmp), srcs, attr)
+        copy = "identity" if out.dtype == natural else "cast"
+        if not D.serves(index, copy, D.DTYPES[natural]) or \
+                not step(copy, natural, dst, [D.operand(tmp)]):
+            return None
+    for op_name, dtype, d, ss, a, strided in steps:
+        D.elementwise(index, op_name, dtype, d, ss, a, strided)
+    return out
+
+
+def _promoted(x, other, true_division: bool = False) -> torch.dtype:
+    """torch's result dtype of x <op> other (true division: a float)."""
+    rtype = torch.result_type(x, other)
+    if true_division and not (rtype.is_floating_point or rtype.is_complex):
+        return torch.get_default_dtype()
+    return rtype
+
+
+def _binary_on_device(name: str, dev_op: str, x, other, alpha, out):
+    """x <op> alpha*other as device tasks for any npu operands torch
+    broadcasts (views, 0-dim tensors, other dtypes: promoted as torch
+    does, cast on the device) and Python numbers; None where not."""
+    if isinstance(other, torch.Tensor) and not _is_npu(other) and \
+            other.dim():
+        return None
+    compute = _promoted(x, other, name == "div")
+    if compute not in D.DTYPES or compute == torch.bool:
+        return None
+    result = compute
+    s = _scalar(other)
+    if s is None and not isinstance(other, torch.Tensor):
+        return None
+    if s is None:
+        if alpha == 1:
+            return _ew(dev_op, compute, [x, other], out, result)
+        if compute not in D.FLOATS or name not in ("add", "sub"):
+            return None
+        # other * alpha + self, alpha rounded to float32
+        a = _as_float32(alpha if name == "add" else -alpha)
+        return _ew("axpy", compute, [other, x], out, result, attr=a)
+    if compute not in D.FLOATS:
+        if alpha != 1 or isinstance(s, float):
+            return None
+        return _ew(dev_op, compute, [x, s], out, result)
+    half = compute != torch.float32
+    if name in ("add", "sub"):
+        # CPU torch rounds the scalar to a float16/bfloat16 tensor's dtype
+        # first; alpha * scalar is rounded to float32 here, where CPU torch
+        # fuses it into the add (identical when exact): value * 1 + self
+        v = _as_dtype(s, compute) if half else s
+        v = float(np.float32(alpha) * np.float32(v)) if alpha != 1 else v
+        return _ew("axpy", compute, [1, x], out, result,
+                   attr=_as_float32(v if name == "add" else -v))
+    if name == "mul":                   # number * self + -0
+        return _ew("axpy", compute, [x, -0.0], out, result,
+                   attr=_as_float32(s))
+    if half:                            # CPU torch: x * float32(1 / s)
+        return _ew("axpy", compute, [x, -0.0], out, result, attr=_as_float32(
+            1.0 / s if s else math.copysign(math.inf, s)))
+    return _ew("div", compute, [x, s], out, result)
+
+
 def _result_shape(x: torch.Tensor, other) -> torch.Size:
     if not isinstance(other, torch.Tensor) or other.shape == x.shape:
         return x.shape
@@ -298,49 +460,10 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         target = torch.empty_like(x)      # the common case, first
         D.binary(dev_op, x, other, target)
         return target
+    res = _binary_on_device(name, dev_op, x, other, alpha, out)
+    if res is not None:
+        return res
     op = getattr(aten, name)
-    s = _scalar(other)
-    rtype = torch.result_type(x, other)
-    target = out
-    if target is None:
-        target = torch.empty(_result_shape(x, other), dtype=rtype,
-                             device=x.device)
-    ok_out = target.shape == x.shape and target.dtype == x.dtype == rtype \
-        and target.is_contiguous()
-    if ok_out and s is not None and \
-            D.on_device(x, target, ops=("axpy",) if name != "div" or
-                        x.dtype != torch.float32 else ("axpy", "div")):
-        half = x.dtype != torch.float32
-        if name in ("add", "sub"):
-            # CPU torch rounds the scalar to a float16/bfloat16 tensor's
-            # dtype first; alpha * scalar is rounded to float32 here, where
-            # CPU torch fuses it into the add (identical when exact)
-            v = _as_dtype(s, x.dtype) if half else s
-            v = float(np.float32(alpha) * np.float32(v)) if alpha != 1 \
-                else v
-            D.add_scalar(x, v if name == "add" else -v, target)
-            return target
-        if name == "mul":
-            D.scale(x, s, target)
-            return target
-        if name == "div" and half:
-            # CPU torch: x * float32(1 / s) for float16/bfloat16
-            D.scale(x, 1.0 / s if s else math.copysign(math.inf, s), target)
-            return target
-        if name == "div":
-            c = torch.empty_like(x)
-            D.fill(c, s)
-            D.binary("div", x, c, target)
-            return target
-    if ok_out and isinstance(other, torch.Tensor) and \
-            other.shape == x.shape and D.on_device(x, other, target) and \
-            (name != "div" or x.dtype in D.FLOATS):
-        if alpha == 1 and D.on_device(x, ops=(dev_op,)):
-            D.binary(dev_op, x, other, target)
-            return target
-        if alpha != 1 and D.on_device(x, ops=("axpy",)):
-            D.axpy(alpha if name == "add" else -alpha, other, x, target)
-            return target
     reason = "operands of different shapes, dtypes or layouts"
     kw = {} if name in ("mul", "div") else {"alpha": alpha}
     if out is x:
@@ -356,6 +479,10 @@ def _binary_op(name: str, dev_op: str, x, other, alpha=1, out=None):
         return res
     out.copy_(res)
     return out
+
+
+def _as_float32(x: float) -> float:
+    return D._as_float32(x)
 
 
 def _as_dtype(s, dtype: torch.dtype) -> float:
@@ -406,38 +533,65 @@ def _make_binary(name: str, dev_op: str, has_alpha: bool
 
 
 def _make_minmax(name: str) -> dict[str, object]:
-    """maximum or minimum: two tensors of one shape and dtype."""
-    op = getattr(aten, name).default
+    """maximum or minimum of two npu tensors broadcast against each other,
+    promoted to one dtype as torch does."""
+    op = getattr(aten, name)
 
-    def kernel(x, other):
-        if D.on_device(x, other, ops=(name,)) and x.shape == other.shape:
-            out = torch.empty_like(x)
-            D.binary(name, x, other, out)
-            return out
-        return on_cpu(op, "operands differ", x, other)
-    return {name: kernel}
+    def run(x, other, out=None):
+        if isinstance(other, torch.Tensor):
+            dt = _promoted(x, other)
+            if dt != torch.bool:
+                res = _ew(name, dt, [x, other], out, dt)
+                if res is not None:
+                    return res
+        if out is None:
+            return on_cpu(op.default, "operands differ", x, other)
+        out.copy_(on_cpu(op.default, "operands differ", x, other))
+        return out
+
+    def out_fn(x, other, *, out):
+        _resize_out(out, _result_shape(x, other), x, other)
+        return run(x, other, out)
+    return {name: run, name + ".out": out_fn}
 
 
 def _make_unary(name: str, dev_op: str) -> dict[str, object]:
-    """``name`` and ``name_`` as davinci op ``dev_op``."""
+    """``name``, ``name_`` and ``name.out`` as davinci op ``dev_op``, on
+    any npu view (an integer tensor's float result, as torch's sqrt and
+    exp give, cast on the device first)."""
     op = getattr(aten, name)
 
+    def compute_of(x) -> torch.dtype:
+        if dev_op in ("exp", "sqrt") and not (x.dtype.is_floating_point or
+                                             x.dtype.is_complex):
+            return torch.get_default_dtype()
+        return x.dtype
+
     def functional(x):
-        if D.on_device(x, ops=(dev_op,)):
-            out = torch.empty_like(x)
-            D.unary(dev_op, x, out)
-            return out
+        dt = compute_of(x)
+        res = _ew(dev_op, dt, [x], None, dt)
+        if res is not None:
+            return res
         return on_cpu(op.default, "dtype, layout or a driver without it", x)
 
     def inplace(x):
-        if D.on_device(x, ops=(dev_op,)):
-            D.unary(dev_op, x, x)
+        dt = compute_of(x)
+        if _ew(dev_op, dt, [x], x, dt) is not None:
             return x
         # the CPU's in-place op, for its checks (abs_ of a complex tensor)
         x.copy_(on_cpu(getattr(aten, name + "_").default, "dtype, layout or "
                        "a driver without it", x))
         return x
-    return {name: functional, name + "_": inplace}
+
+    def out_fn(x, *, out):
+        _resize_out(out, x.shape, x)
+        dt = compute_of(x)
+        if _ew(dev_op, dt, [x], out, dt) is not None:
+            return out
+        out.copy_(on_cpu(op.default, "dtype, layout or a driver without "
+                         "it", x))
+        return out
+    return {name: functional, name + "_": inplace, name + ".out": out_fn}
 
 
 #: LEAKY_RELU runs a negative_slope from 0 to float32's largest: CPU
@@ -472,34 +626,53 @@ def _leaky_relu_(x, negative_slope=0.01):
 
 
 def _make_compare(name: str) -> dict[str, object]:
-    """eq, ne, lt, le, gt, ge into an out= of the operands' dtype and in
-    place, where CMP's 1 or 0 is torch's result; a bool result (the
-    functional op, which reaches the C++ fallback) is a dtype the device
-    lacks."""
+    """eq, ne, lt, le, gt, ge of npu tensors broadcast against each other
+    or a number, promoted to one dtype as torch does (a bool one compared
+    as uint8): CMP's bool result, or its 1 and 0 in an out= or in-place
+    tensor of the compared dtype (any other one through a CAST)."""
     op = getattr(aten, name)
 
-    def on_device(x, other, out) -> bool:
-        return isinstance(other, torch.Tensor) and \
-            x.shape == other.shape == out.shape and \
-            D.on_device(x, other, out, ops=("compare",))
+    def on_device(x, other, out):
+        if isinstance(other, torch.Tensor) and not _is_npu(other) and \
+                other.dim():
+            return None
+        s = _scalar(other)
+        if s is None and not isinstance(other, torch.Tensor):
+            return None
+        dt = torch.result_type(x, other)
+        if dt == torch.bool:
+            dt = torch.uint8            # 0 and 1 compare as bools do
+        natural = out.dtype if out is not None and out.dtype == dt \
+            else torch.bool
+        return _ew("compare", dt, [x, other if s is None else s], out,
+                   torch.bool, natural, attr=name)
+
+    def functional(x, other):
+        res = on_device(x, other, None)
+        if res is not None:
+            return res
+        return on_cpu(op.Tensor if isinstance(other, torch.Tensor)
+                      else op.Scalar, "operands or dtypes", x, other)
 
     def out_fn(x, other, *, out):
         _resize_out(out, _result_shape(x, other), x, other)
-        if on_device(x, other, out):
-            D.compare(name, x, other, out)
+        if on_device(x, other, out) is not None:
             return out
-        out.copy_(on_cpu(op.Tensor, "operands or an out= of another dtype",
-                         x, other))
+        out.copy_(on_cpu(op.Tensor if isinstance(other, torch.Tensor)
+                         else op.Scalar, "operands or an out= of another "
+                         "dtype", x, other))
         return out
 
     def inplace(x, other):
-        if on_device(x, other, x):
-            D.compare(name, x, other, x)
+        if on_device(x, other, x) is not None:
             return x
-        x.copy_(on_cpu(getattr(aten, name + "_").Tensor, "operands differ",
-                       x, other))
+        inp = getattr(aten, name + "_")
+        x.copy_(on_cpu(inp.Tensor if isinstance(other, torch.Tensor)
+                       else inp.Scalar, "operands differ", x, other))
         return x
-    return {name + ".Tensor_out": out_fn, name + "_.Tensor": inplace}
+    return {name + ".Tensor": functional, name + ".Scalar": functional,
+            name + ".Tensor_out": out_fn, name + ".Scalar_out": out_fn,
+            name + "_.Tensor": inplace, name + "_.Scalar": inplace}
 
 
 def _threshold_backward(grad, x, threshold):

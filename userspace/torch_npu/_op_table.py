@@ -101,19 +101,41 @@ def _entry(op: str, kernels: Mapping[str, Callable], *paths: Path,
 
 
 _ONE_SHAPE = "contiguous, one shape"
+#: the integer dtypes the device computes in (not bool)
+INTEGERS = tuple(dt for dt in D.DTYPES
+                 if not dt.is_floating_point and dt != torch.bool)
+#: what the elementwise rows take beyond two dense tensors of one shape
+_VIEWS = ("npu tensors of one dtype broadcast against each other by "
+          "torch's rules (strided views, expanded ones, 0-dim ones), into "
+          "a new tensor, an out= or in place (a view too): one strided "
+          "task, no copy first")
+_PROMOTED = ("operands of different dtypes, promoted as torch.result_type "
+             "says: each cast on the device first")
 
 
 def _binary(name: str, op: str, has_alpha: bool, *scalar: Path,
             dtypes=()) -> Entry:
     tensors = "two contiguous tensors of one shape" + (
         ", alpha 1" if has_alpha else "")
+    alpha1 = ", alpha 1" if has_alpha else ""
     return _entry(name, K._make_binary(name, name, has_alpha),
-                  Path((op,), tensors, dtypes), *scalar)
+                  Path((op,), tensors, dtypes),
+                  Path((op,), _VIEWS + alpha1 + (
+                      "" if name == "div" else
+                      "; or an integer tensor and a Python int"), dtypes),
+                  Path(("CAST", op), _PROMOTED + (
+                      " (integers divide as float32)" if name == "div"
+                      else alpha1), FLOATS),
+                  *scalar)
 
 
 def _unary(name: str, op: str) -> Entry:
-    return _entry(name, K._make_unary(name, schema.by_name(op).python),
-                  Path((op,), "contiguous"))
+    d = schema.by_name(op)
+    paths = [Path((op,), "any npu view, in place or into an out= too")]
+    if "int32" not in d.dtypes:
+        paths.append(Path(("CAST", op), "an integer tensor: a float32 "
+                          "result, cast on the device first", INTEGERS))
+    return _entry(name, K._make_unary(name, d.python), *paths)
 
 
 #: npu to npu copies (host copies move the tensors' memory)
@@ -126,6 +148,11 @@ _COPIES = (
          "dimensions, no memory shared", WORD_DTYPES),
     Path(("COPY_VIEW", "CAST"), "npu to npu: a strided source, another "
          "dtype"),
+    Path(("IDENTITY",), "npu to npu: a destination no order of its "
+         "dimensions makes dense (a strided view), a source broadcast to "
+         "it, no memory shared: one strided task"),
+    Path(("CAST",), "npu to npu: a strided destination as IDENTITY's, "
+         "another dtype: one strided task"),
 )
 
 #: every ATen op torch_npu registers, copies first
@@ -133,26 +160,28 @@ TABLE: tuple[Entry, ...] = (
     _entry("_copy_from", {"_copy_from": K._copy_from}, *_COPIES,
            note="npu from and to the host: copies of the tensors' memory"),
     _entry("_copy_from_and_resize",
-           {"_copy_from_and_resize": K._copy_from_and_resize}, *_COPIES),
+           {"_copy_from_and_resize": K._copy_from_and_resize},
+           *_COPIES[:4]),   # (the resized destination is dense)
     _binary("add", "ADD", True,
-            Path(("AXPY",), "a Python number, or two tensors with alpha "
-                 "(other * alpha + self)")),
+            Path(("AXPY",), "a Python number (number * 1 + self), or two "
+                 "tensors with alpha (other * alpha + self), any layout")),
     _binary("sub", "SUB", True,
-            Path(("AXPY",), "a Python number, or two tensors with alpha "
-                 "(other * -alpha + self)")),
+            Path(("AXPY",), "a Python number (number * -1 + self), or two "
+                 "tensors with alpha (other * -alpha + self), any layout")),
     _binary("mul", "MUL", False,
-            Path(("AXPY",), "a Python number (number * self + -0)")),
+            Path(("AXPY",), "a float tensor by a Python number (number * "
+                 "self + -0), any layout")),
     _binary("div", "DIV", False,
             Path(("AXPY",), "float16/bfloat16 by a Python number: self * "
                  "float32(1 / number), as CPU torch",
                  (torch.float16, torch.bfloat16)),
-            Path(("AXPY", "DIV"), "float32 by a Python number (a row of it)",
-                 (torch.float32,)),
-            Path(("MEMSET", "DIV"), "float32 by the number 0",
+            Path(("DIV",), "float32 by a Python number (a 0-dim constant)",
                  (torch.float32,)),
             dtypes=FLOATS),
-    _entry("maximum", K._make_minmax("maximum"), Path(("MAX",), _ONE_SHAPE)),
-    _entry("minimum", K._make_minmax("minimum"), Path(("MIN",), _ONE_SHAPE)),
+    _entry("maximum", K._make_minmax("maximum"), Path(("MAX",), _VIEWS),
+           Path(("CAST", "MAX"), _PROMOTED, FLOATS)),
+    _entry("minimum", K._make_minmax("minimum"), Path(("MIN",), _VIEWS),
+           Path(("CAST", "MIN"), _PROMOTED, FLOATS)),
     _unary("relu", "RELU"),
     _unary("exp", "EXP"),
     _unary("sqrt", "SQRT"),
@@ -168,9 +197,12 @@ TABLE: tuple[Entry, ...] = (
            Path(("RELU_GRAD",), "contiguous, one shape, threshold 0 (relu's "
                 "backward)")),
     *(_entry(name, K._make_compare(name),
-             Path(("CMP",), "two contiguous tensors of one shape, into an "
-                  "out= of their dtype or in place (1 or 0; a bool result "
-                  "runs on the CPU: the device has no bool dtype)"))
+             Path(("CMP",), _VIEWS.replace("into a new tensor", "into a "
+                  "new bool tensor") + ", or a tensor and a Python number "
+                  "of its dtype (into an out= or in place of the compared "
+                  "dtype: its 1 and 0)"),
+             Path(("CAST", "CMP"), _PROMOTED + ", bool ones compared as "
+                  "uint8, or an out= of another dtype", FLOATS))
       for name in ("eq", "ne", "lt", "le", "gt", "ge")),
     _entry("fill_", {"fill_.Scalar": K._fill},
            Path(("AXPY",), "contiguous, any number (number * 1 + 0)"),
