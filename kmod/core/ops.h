@@ -59,9 +59,12 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 #define DV_OP_MISALIGNED_SRC1	(1U << 2)
 u32 dv_op_misaligned(const struct davinci_task *task);
 
-/* Work units of the task (elements or rows) and a chunk size for them. */
-u64 dv_op_units(const struct davinci_task *task);
-u64 dv_op_chunk_units(const struct davinci_task *task);
+/*
+ * Work units of the task (elements or rows) and a chunk size for them;
+ * @params as for dv_op_extent() (a convolution without one has none).
+ */
+u64 dv_op_units(const struct davinci_task *task, const void *params);
+u64 dv_op_chunk_units(const struct davinci_task *task, const void *params);
 
 /*
  * Run units [@begin, @end) with the parameter block copy @params (NULL for

@@ -38,5 +38,6 @@ DV_OP_KERNEL(relu_grad);	/* RELU_GRAD */
 DV_OP_KERNEL(compare);		/* CMP */
 DV_OP_KERNEL(cast);		/* CAST */
 DV_OP_KERNEL(copy_view);	/* COPY_VIEW; units are elements of dst */
+DV_OP_KERNEL(conv);		/* CONV2D and its gradients; units are GEMM rows */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -39,7 +39,7 @@ DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
-           "cast": 1, "view": 1}
+           "cast": 1, "view": 1, "conv": 2}
 _U32 = 0xFFFFFFFF
 
 
@@ -128,7 +128,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         m, n = rows
         _dims(op, m=m, n=n)
         fields.update(m=m, n=n)
-    else:
+    elif op.kind != "conv":         # a convolution's sizes: its block
         if count < 0:
             raise ShapeError("%s: negative element count" % name)
         fields["count"] = int(count)
