@@ -135,6 +135,80 @@ def test_results_do_not_depend_on_how_the_work_is_cut(dev, rng):
     assert _rel(dw, want[2]) <= 1e-5
 
 
+def _im2col(x, r, s, oh, ow, stride, padding, dilation):
+    """x's taps as [n, c, r, s, oh, ow] in float32, zeros for padding."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    col = np.zeros(x.shape[:2] + (r, s, oh, ow), np.float32)
+    for i in range(r):
+        for j in range(s):
+            col[:, :, i, j] = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                                 j * dw:j * dw + sw * (ow - 1) + 1:sw]
+    return col
+
+
+def _in_order(a, b):
+    """a [m, p] x b [p, n] with each element summed in p's order from +0,
+    every product and sum rounded to float32 (NUMERICS.md)."""
+    c = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for p in range(a.shape[1]):
+        c = c + a[:, p, None] * b[None, p, :]
+    return c
+
+
+def _ordered_reference(x, w, dy, stride, padding, dilation, groups):
+    """y, dx and dw by the summation orders NUMERICS.md fixes."""
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    kg, (oh, ow) = k // groups, dy.shape[2:]
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    col = _im2col(x, r, s, oh, ow, stride, padding, dilation)
+    y = np.zeros(dy.shape, np.float32)
+    dx = np.zeros(x.shape, np.float32)
+    dwt = np.zeros(w.shape, np.float32)
+    for g in range(groups):
+        gk, gc = slice(g * kg, (g + 1) * kg), slice(g * cg, (g + 1) * cg)
+        wg = w[gk].reshape(kg, -1)
+        for i in range(n):
+            y[i, gk] = _in_order(wg, col[i, gc].reshape(cg * r * s, -1)
+                                 ).reshape(kg, oh, ow)
+            # dx's B: dy spread back onto the padded input, tap by tap
+            spread = np.zeros((kg, r, s, h + 2 * ph, wd + 2 * pw),
+                              np.float32)
+            for a in range(r):
+                for b in range(s):
+                    spread[:, a, b, a * dh:a * dh + sh * (oh - 1) + 1:sh,
+                           b * dw:b * dw + sw * (ow - 1) + 1:sw] = dy[i, gk]
+            spread = spread[:, :, :, ph:ph + h, pw:pw + wd]
+            dx[i, gc] = _in_order(
+                w[gk].transpose(1, 0, 2, 3).reshape(cg, -1),
+                spread.reshape(kg * r * s, -1)).reshape(cg, h, wd)
+        dwt[gk] = _in_order(
+            dy[:, gk].transpose(1, 0, 2, 3).reshape(kg, -1),
+            col[:, gc].transpose(0, 4, 5, 1, 2, 3).reshape(n * oh * ow, -1)
+        ).reshape(kg, cg, r, s)
+    return y, dx, dwt
+
+
+@pytest.mark.parametrize("name", ["3x3 pad 1", "groups", "odd everything",
+                                  "depthwise x2 stride 2", "dilation"])
+def test_each_element_is_summed_in_the_order_numerics_md_fixes(dev, rng,
+                                                                 name):
+    xs, ws, stride, padding, dilation, groups = CASES[name]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    dy = rng.standard_normal(ops.conv2d_shapes(xs, ws, **kw)[1]).astype(
+        np.float32)
+    pairs = [(v, v) if isinstance(v, int) else v
+             for v in (stride, padding, dilation)]
+    want = _ordered_reference(x, w, dy, *pairs, groups)
+    for what, g, t in zip(("y", "dx", "dw"), _device_conv(dev, x, w, dy,
+                                                          **kw), want):
+        assert np.array_equal(g.view(np.uint32), t.view(np.uint32)), what
+
+
 def test_padding_reads_zeros_not_memory_beside_x(dev, rng):
     # x sits between two buffers of NaN: a padded tap that read outside x
     # would make y NaN
