@@ -4,7 +4,8 @@ Every row of the performance table (issue 11) on the backend that discovery
 finds (DAVINCI_DEV_DIR, the module, a FUSE mount, or DAVINCI_BACKEND=inproc):
 tiny-task latency against a null ioctl, batched NOPs against a bare Python
 loop writing the same descriptors, NOP throughput of N streams from N threads
-against one, task-graph replay, matmul and copies against numpy, an offline
+against one, task-graph replay, matmul and copies against numpy, a 3x3
+convolution against CPU torch, an offline
 model against per-op calls and numpy. Prints
 absolute figures and ratios, marks a row that misses its goal, and writes
 them all as JSON (--json PATH). Nothing here is asserted: it measures.
@@ -372,6 +373,50 @@ def bench_matmul(dev, quick: bool) -> None:
     s.destroy()
 
 
+def bench_conv(dev, quick: bool) -> None:
+    """A ResNet-like 3x3 convolution, 64 -> 64 channels on 56x56 (batch 8,
+    2 with --quick), padding 1, against CPU torch on one thread, per AI
+    core used (as matmul's row)."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        print("conv: torch is not installed, row skipped")
+        return
+    from davinci.manager import Manager
+    n = 2 if quick else 8
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((n, 64, 56, 56), np.float32)
+    w = rng.standard_normal((64, 64, 3, 3), np.float32)
+    s = dev.stream()
+    xd, wd = dev.tensor(x), dev.tensor(w)
+    yd = dev.empty((n, 64, 56, 56), "float32")
+
+    def npu():
+        ops.conv2d(xd, wd, padding=1, out=yd, stream=s)
+        s.synchronize()
+    npu()
+    with Manager() as mgr:
+        busy0, t0 = mgr.info(dev.index).busy_ns, time.perf_counter()
+        t_npu = best_of(npu, 5)
+        wall = time.perf_counter() - t0
+        cores = max(1.0, (mgr.info(dev.index).busy_ns - busy0) / 1e9 / wall)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+        t_cpu = best_of(lambda: F.conv2d(tx, tw, padding=1), 5)
+    finally:
+        torch.set_num_threads(threads)
+    flop = 2 * n * 64 * 56 * 56 * 64 * 9
+    record("conv_3x3_64", "conv2d 3x3 %dx64x56x56 -> 64 float32 vs torch, "
+           "per core" % n, flop / t_npu / 1e9, "GFLOP/s",
+           t_cpu / t_npu / cores, 0.5, note="%.1f AI cores busy" % cores)
+    for t in (xd, wd, yd):
+        t.free()
+    s.destroy()
+
+
 def bench_model(dev, quick: bool) -> None:
     """The digits MLP (64-64-10, batch 1) as an offline model through
     acl.mdl.execute, as six acl.op.execute_v2 calls, and in numpy."""
@@ -481,6 +526,7 @@ GROUPS = {"latency": bench_latency,
           "graph": lambda dev, kind, quick: bench_graph(dev, quick),
           "copies": lambda dev, kind, quick: bench_copies(dev, quick),
           "matmul": lambda dev, kind, quick: bench_matmul(dev, quick),
+          "conv": lambda dev, kind, quick: bench_conv(dev, quick),
           "model": lambda dev, kind, quick: bench_model(dev, quick)}
 
 

@@ -645,6 +645,7 @@ enum dv_op_shape {
 	DV_SHAPE_REDUCE,	/* dst m, src0 m x n */
 	DV_SHAPE_CAST,		/* dst count of dst_dtype, src0 count */
 	DV_SHAPE_VIEW,		/* dst count, src0 the params' strided view */
+	DV_SHAPE_CONV,		/* dst, src0, src1: the params' convolution */
 };
 
 /**

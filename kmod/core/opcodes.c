@@ -30,6 +30,8 @@ const u8 dv_dtype_bytes[DAVINCI_DTYPE_COUNT] = {
 
 _Static_assert(sizeof(struct davinci_params_copy_view) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of COPY_VIEW's block");
+_Static_assert(sizeof(struct davinci_params_conv2d) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of CONV2D's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -222,5 +224,35 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.flags = DAVINCI_TASK_F_NOTIFY | DAVINCI_TASK_F_STRIDED,
 		.shape = DV_SHAPE_UNARY,
 		.kernel = dv_opk_copy,
+	},
+	[DAVINCI_OP_CONV2D] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_conv2d),
+		.params_version = DAVINCI_PARAMS_CONV2D_VERSION,
+		.check_params = dv_op_check_conv2d,
+		.shape = DV_SHAPE_CONV,
+		.kernel = dv_opk_conv,
+	},
+	[DAVINCI_OP_CONV2D_BACKWARD_INPUT] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_conv2d),
+		.params_version = DAVINCI_PARAMS_CONV2D_VERSION,
+		.check_params = dv_op_check_conv2d,
+		.shape = DV_SHAPE_CONV,
+		.kernel = dv_opk_conv,
+	},
+	[DAVINCI_OP_CONV2D_BACKWARD_WEIGHT] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_conv2d),
+		.params_version = DAVINCI_PARAMS_CONV2D_VERSION,
+		.check_params = dv_op_check_conv2d,
+		.shape = DV_SHAPE_CONV,
+		.kernel = dv_opk_conv,
 	},
 };

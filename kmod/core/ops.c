@@ -9,6 +9,7 @@
  * to them.
  */
 #include "dv_internal.h"
+#include "ops_conv.h"
 
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
@@ -51,12 +52,13 @@ u8 dv_op_dst_dtype(const struct davinci_task *task)
 }
 
 /**
- * dv_op_is_compute() - true for DAVINCI_OP_ADD .. DAVINCI_OP_CMP
+ * dv_op_is_compute() - true for an opcode with a kernel (ADD and after)
  * @opcode: task opcode
  */
 bool dv_op_is_compute(u16 opcode)
 {
-	return opcode >= DAVINCI_OP_ADD && opcode < DAVINCI_OP_COUNT;
+	return opcode >= DAVINCI_OP_ADD && opcode < DAVINCI_OP_COUNT &&
+	       dv_opcodes[opcode].kernel;
 }
 
 /**
@@ -252,6 +254,21 @@ int dv_op_check_copy_view(const struct davinci_task *task, const void *params)
 	return elems == task->count ? 0 : -EINVAL;
 }
 
+/**
+ * dv_op_check_conv2d() - check a convolution's parameter block
+ * @task: a CONV2D, CONV2D_BACKWARD_INPUT or CONV2D_BACKWARD_WEIGHT task
+ * @params: the copy of its struct davinci_params_conv2d
+ *
+ * Return: 0 for a geometry dv_conv_geom() takes, or -EINVAL.
+ */
+int dv_op_check_conv2d(const struct davinci_task *task, const void *params)
+{
+	struct dv_conv conv;
+
+	(void)task;	/* the block alone sets every extent */
+	return dv_conv_geom(params, &conv);
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {
@@ -318,6 +335,25 @@ static int dv_op_extent_strided(const struct davinci_task *task,
 	return 0;
 }
 
+/*
+ * Elements of dst, src0 and src1 of a checked convolution op: CONV2D
+ * writes y from x and w, CONV2D_BACKWARD_INPUT x from y and w,
+ * CONV2D_BACKWARD_WEIGHT w from x and y.
+ */
+static void dv_conv_elems(u16 opcode, const struct dv_conv *g, u64 *e)
+{
+	e[0] = g->y;
+	e[1] = g->x;
+	e[2] = g->w;
+	if (opcode == DAVINCI_OP_CONV2D_BACKWARD_INPUT) {
+		e[0] = g->x;
+		e[1] = g->y;
+	} else if (opcode == DAVINCI_OP_CONV2D_BACKWARD_WEIGHT) {
+		e[0] = g->w;
+		e[2] = g->y;
+	}
+}
+
 /**
  * dv_op_extent() - bytes a compute task touches at each operand
  * @task: a task that passed dv_op_validate()
@@ -327,9 +363,9 @@ static int dv_op_extent_strided(const struct davinci_task *task,
  *
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
- * REDUCE_SUM, CAST and COPY_VIEW refuse any overlap of dst with a source.
- * A DAVINCI_TASK_F_STRIDED task's extents are its operands' spans
- * (dv_op_extent_strided()).
+ * REDUCE_SUM, CAST, COPY_VIEW and the convolutions refuse any overlap of
+ * dst with a source. A DAVINCI_TASK_F_STRIDED task's extents are its
+ * operands' spans (dv_op_extent_strided()).
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
  * the address space, or operands overlap as above.
@@ -338,7 +374,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		 struct dv_op_extent *ext)
 {
 	u64 es = dv_dtype_size(task->dtype), dst_es;
-	u64 mn, mk, kn;
+	u64 mn, mk, kn, e[3];
+	struct dv_conv conv;
 	bool exact_ok = false;
 
 	memset(ext, 0, sizeof(*ext));
@@ -387,6 +424,15 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	case DV_SHAPE_VIEW:
 		if (!params || !dv_mul_u64(task->count, es, &ext->dst) ||
 		    !dv_mul_u64(dv_view_span(params), es, &ext->src0))
+			return -EINVAL;
+		break;
+	case DV_SHAPE_CONV:
+		if (!params || dv_conv_geom(params, &conv))
+			return -EINVAL;
+		dv_conv_elems(task->opcode, &conv, e);
+		if (!dv_mul_u64(e[0], es, &ext->dst) ||
+		    !dv_mul_u64(e[1], es, &ext->src0) ||
+		    !dv_mul_u64(e[2], es, &ext->src1))
 			return -EINVAL;
 		break;
 	case DV_SHAPE_CAST:
@@ -444,16 +490,52 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 	return bad;
 }
 
+/*
+ * A convolution's GEMM rows (its units), output channels per group of
+ * them (*@seg) and flops per row (*@flop, saturating): CONV2D's rows are
+ * the planes y[n][k], CONV2D_BACKWARD_INPUT's x[n][c], _WEIGHT's w[k].
+ */
+static u64 dv_conv_rows(u16 opcode, const void *params, u64 *seg, u64 *flop)
+{
+	const struct davinci_params_conv2d *p = params;
+	struct dv_conv g;
+	u64 rows, inner, cols, rs;
+
+	if (!params || dv_conv_geom(params, &g))
+		return 0;
+	rs = (u64)p->r * p->s;
+	rows = (u64)p->n * p->k;
+	*seg = g.kg;
+	inner = g.cg * rs;
+	cols = (u64)g.oh * g.ow;
+	if (opcode == DAVINCI_OP_CONV2D_BACKWARD_INPUT) {
+		rows = (u64)p->n * p->c;
+		*seg = g.cg;
+		inner = g.kg * rs;
+		cols = (u64)p->h * p->w;
+	} else if (opcode == DAVINCI_OP_CONV2D_BACKWARD_WEIGHT) {
+		rows = p->k;
+		inner = (u64)p->n * g.oh * g.ow;
+		cols = g.cg * rs;
+	}
+	if (!dv_mul_u64(2 * inner, cols, flop))
+		*flop = U64_MAX;
+	return rows;
+}
+
 /**
  * dv_op_units() - work units of a compute task
  * @task: a validated task
+ * @params: its checked parameter block copy, NULL for none
  *
  * Return: elements for elementwise ops and CAST, rows of dst for the
  * MATMUL, ROWS and REDUCE shapes (MATMUL, SOFTMAX, LOG_SOFTMAX,
- * REDUCE_SUM).
+ * REDUCE_SUM), a convolution's GEMM rows (dv_conv_rows()).
  */
-u64 dv_op_units(const struct davinci_task *task)
+u64 dv_op_units(const struct davinci_task *task, const void *params)
 {
+	u64 seg, flop;
+
 	if (!dv_op_is_compute(task->opcode))
 		return 0;
 	switch (dv_opcodes[task->opcode].shape) {
@@ -461,6 +543,8 @@ u64 dv_op_units(const struct davinci_task *task)
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
 		return task->m;
+	case DV_SHAPE_CONV:
+		return dv_conv_rows(task->opcode, params, &seg, &flop);
 	default:
 		return task->count;
 	}
@@ -473,11 +557,13 @@ u64 dv_op_units(const struct davinci_task *task)
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
  * for the MATMUL shape, at least 32 rows when they are worth <= 512
  * MFLOP, a multiple of 8 rows and at least 8; rows worth ~64K elements
- * for the ROWS and REDUCE shapes. Always >= 1.
+ * for the ROWS and REDUCE shapes; a convolution's rows worth ~64 MFLOP,
+ * but a group's rows (each chunk gathers its image once) when those are
+ * worth at most 512 MFLOP. Always >= 1.
  */
-u64 dv_op_chunk_units(const struct davinci_task *task)
+u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 {
-	u64 per_row, rows;
+	u64 per_row, rows, seg, big;
 
 	switch (dv_op_is_compute(task->opcode) ?
 		dv_opcodes[task->opcode].shape : DV_SHAPE_NONE) {
@@ -492,6 +578,14 @@ u64 dv_op_chunk_units(const struct davinci_task *task)
 			       DV_OP_MM_CHUNK_MIN_ROWS;
 		rows -= rows % DV_OP_MM_CHUNK_ROWS;
 		return rows ? rows : DV_OP_MM_CHUNK_ROWS;
+	case DV_SHAPE_CONV:
+		if (!dv_conv_rows(task->opcode, params, &seg, &per_row))
+			return 1;
+		rows = DV_OP_MM_CHUNK_FLOP / per_row;
+		big = DV_OP_MM_CHUNK_MAX_FLOP / per_row;
+		if (rows < seg)
+			rows = big < seg ? big : seg;
+		return rows ? rows : 1;
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
 		per_row = task->n ? task->n : 1;
@@ -519,7 +613,7 @@ void dv_op_run(const struct davinci_task *task, const void *params,
 	       void *dst, const void *src0, const void *src1, u64 begin,
 	       u64 end)
 {
-	u64 units = dv_op_units(task);
+	u64 units = dv_op_units(task, params);
 
 	if (end > units)
 		end = units;

@@ -42,6 +42,7 @@ int dv_op_check_params(const struct davinci_task *task, const void *params);
 
 /* The checker of each op's own parameter block (dv_opcodes[].check_params). */
 int dv_op_check_copy_view(const struct davinci_task *task, const void *params);
+int dv_op_check_conv2d(const struct davinci_task *task, const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
@@ -75,9 +76,12 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 #define DV_OP_MISALIGNED_SRC1	(1U << 2)
 u32 dv_op_misaligned(const struct davinci_task *task);
 
-/* Work units of the task (elements or rows) and a chunk size for them. */
-u64 dv_op_units(const struct davinci_task *task);
-u64 dv_op_chunk_units(const struct davinci_task *task);
+/*
+ * Work units of the task (elements or rows) and a chunk size for them;
+ * @params as for dv_op_extent() (a convolution without one has none).
+ */
+u64 dv_op_units(const struct davinci_task *task, const void *params);
+u64 dv_op_chunk_units(const struct davinci_task *task, const void *params);
 
 /*
  * Run units [@begin, @end) with the parameter block copy @params (NULL for

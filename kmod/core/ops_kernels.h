@@ -39,5 +39,6 @@ DV_OP_KERNEL(compare);		/* CMP */
 DV_OP_KERNEL(cast);		/* CAST */
 DV_OP_KERNEL(copy_view);	/* COPY_VIEW; units are elements of dst */
 DV_OP_KERNEL(copy);		/* IDENTITY */
+DV_OP_KERNEL(conv);		/* CONV2D and its gradients; units are GEMM rows */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -55,6 +55,10 @@ void dv_mm_pack_b(const struct dv_mm *mm, size_t k0, size_t kc, size_t j0,
 {
 	size_t p, j;
 
+	if (mm->pack_b) {
+		mm->pack_b(mm, k0, kc, j0, cols, nr, out);
+		return;
+	}
 	if (mm->tb) {
 		/* B stored [n,k]: column j of op(B) is contiguous in p */
 		for (j = 0; j < cols; j++)
@@ -79,6 +83,10 @@ void dv_mm_pack_a(const struct dv_mm *mm, const size_t *row, size_t mr,
 {
 	size_t r;
 
+	if (mm->pack_a) {
+		mm->pack_a(mm, row, mr, k0, kc, out);
+		return;
+	}
 	for (r = 0; r < mr; r++) {
 		if (mm->ta)
 			mm_widen_run(mm->dtype, mm->a, k0 * mm->m + row[r],
@@ -145,10 +153,8 @@ DV_OP_KERNEL(matmul)
 		.tb = !!(t->flags & DAVINCI_TASK_F_TRANS_B),
 		.a = src0, .b = src1, .c = dst,
 	};
-	float *scratch;
 
 	(void)params;
-
 	if (t->dtype == DAVINCI_DTYPE_INT32 || !mm.n)
 		return;
 	if (!mm.k) {
@@ -159,18 +165,25 @@ DV_OP_KERNEL(matmul)
 		       (end - begin) * mm.n * es);
 		return;
 	}
-	scratch = os_fpu_scratch();
+	dv_mm_rows(&mm, begin, end);
+}
+
+/* Every level gives the same bits: the fastest the CPU and OS allow. */
+void dv_mm_rows(const struct dv_mm *mm, u64 begin, u64 end)
+{
+	float *scratch = os_fpu_scratch();
+
 	switch (os_simd_level()) {
 #if defined(__x86_64__)
 	case OS_SIMD_AVX512:
-		dv_mm_rows_avx512(&mm, begin, end, scratch);
+		dv_mm_rows_avx512(mm, begin, end, scratch);
 		break;
 	case OS_SIMD_AVX2:
-		dv_mm_rows_avx2(&mm, begin, end, scratch);
+		dv_mm_rows_avx2(mm, begin, end, scratch);
 		break;
 #endif
 	default:
-		dv_mm_rows_base(&mm, begin, end, scratch);
+		dv_mm_rows_base(mm, begin, end, scratch);
 		break;
 	}
 }

@@ -10,13 +10,24 @@
 
 #include "os.h"
 
-/* dst[m,n] = op(A)[m,k] x op(B)[k,n]; see NUMERICS.md */
+/*
+ * dst[m,n] = op(A)[m,k] x op(B)[k,n]; see NUMERICS.md. @pack_a and
+ * @pack_b, when set, produce the packed A rows and B panels instead of
+ * reading @a and @b (dv_mm_pack_a() and dv_mm_pack_b() say what), from
+ * operands the caller describes by @ctx: the convolutions' img2col reads
+ * its image on the fly, with no matrix in memory.
+ */
 struct dv_mm {
 	u32 m, n, k;
 	u8 dtype;
 	bool ta, tb;
 	const void *a, *b;
 	void *c;
+	void (*pack_a)(const struct dv_mm *mm, const size_t *row, size_t mr,
+		       size_t k0, size_t kc, float *out);
+	void (*pack_b)(const struct dv_mm *mm, size_t k0, size_t kc,
+		       size_t j0, size_t cols, size_t nr, float *out);
+	const void *ctx;
 };
 
 /* Largest register block of any level (rows, columns). */
@@ -49,5 +60,7 @@ void dv_mm_rows_avx2(const struct dv_mm *mm, u64 begin, u64 end,
 		     float *scratch);
 void dv_mm_rows_avx512(const struct dv_mm *mm, u64 begin, u64 end,
 		       float *scratch);
+/* Rows [@begin, @end) of dst, k >= 1, at os_simd_level()'s level. */
+void dv_mm_rows(const struct dv_mm *mm, u64 begin, u64 end);
 
 #endif /* _DAVINCI_OPS_MATMUL_H */

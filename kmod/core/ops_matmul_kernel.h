@@ -76,7 +76,7 @@ static void mmk_pack_b(const struct dv_mm *mm, size_t k0, size_t kc,
 	size_t p, jr, full = cols / MMK_NR * MMK_NR;
 	int v;
 
-	if (mm->dtype != DAVINCI_DTYPE_FLOAT32 || mm->tb)
+	if (mm->dtype != DAVINCI_DTYPE_FLOAT32 || mm->tb || mm->pack_b)
 		full = 0;
 	for (p = 0; full && p < kc; p++, b += mm->n)
 		for (jr = 0; jr < full; jr += MMK_NR)
@@ -176,7 +176,7 @@ static size_t mmk_rows_a(const struct dv_mm *mm, const size_t *row,
 	size_t st = MMK_A_STRIDE(kc);
 	int r;
 
-	if (mm->dtype == DAVINCI_DTYPE_FLOAT32 && mm->ta) {
+	if (mm->dtype == DAVINCI_DTYPE_FLOAT32 && mm->ta && !mm->pack_a) {
 		for (r = 0; r < MMK_MR; r++)
 			a[r] = (const float *)mm->a + k0 * mm->m + row[r];
 		return mm->m;

@@ -367,8 +367,8 @@ static u32 dv_exec_shared(struct dv_device *dev, struct dv_task *t)
 	u32 idle, st;
 
 	os_mutex_assert_held(dev->lock);
-	t->units = dv_op_units(&t->desc);
-	t->chunk = dv_op_chunk_units(&t->desc);
+	t->units = dv_op_units(&t->desc, dv_task_params(t));
+	t->chunk = dv_op_chunk_units(&t->desc, dv_task_params(t));
 	t->next_unit = 0;
 	dv_list_add_tail(&t->help_node, &dev->helpable);
 	idle = dev->cfg.aicores - dev->running;
@@ -391,7 +391,8 @@ static bool dv_task_shareable(const struct dv_task *t)
 
 	return !t->hang && !t->throttle_pct && op != DAVINCI_OP_NOP &&
 	       op != DAVINCI_OP_MEMCPY && op != DAVINCI_OP_MEMSET &&
-	       dv_op_units(&t->desc) > dv_op_chunk_units(&t->desc);
+	       dv_op_units(&t->desc, dv_task_params(t)) >
+	       dv_op_chunk_units(&t->desc, dv_task_params(t));
 }
 
 /**
@@ -465,8 +466,10 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 				    dv_chunk_memset);
 		break;
 	default:
-		st = dv_exec_chunks(dev, t, dv_op_units(&t->desc),
-				    dv_op_chunk_units(&t->desc),
+		st = dv_exec_chunks(dev, t,
+				    dv_op_units(&t->desc, dv_task_params(t)),
+				    dv_op_chunk_units(&t->desc,
+						      dv_task_params(t)),
 				    dv_chunk_compute);
 		break;
 	}
@@ -661,6 +664,9 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 		return false;
 	if (d->opcode == DAVINCI_OP_MATMUL &&
 	    (u64)d->m * d->n * d->k > DV_SHORT_MACS)
+		return false;
+	/* a convolution's few bytes may still be many multiply-adds */
+	if (dv_opcodes[d->opcode].shape == DV_SHAPE_CONV)
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:

@@ -90,7 +90,103 @@ def _cmp(fn, result=None):
     return ref
 
 
+def _conv_patches(x, r, s, oh, ow, stride, padding, dilation):
+    """{(r, s): x's elements each output reads at tap (r, s)}, zero padded
+    (float64)."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    return {(i, j): xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                       j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            for i in range(r) for j in range(s)}
+
+
+def _conv_ref(which, geom):
+    """numpy's CONV2D (``y``) or its gradient (``dx``, ``dw``) of the
+    convolution ``geom`` = (x shape, w shape, stride, padding, dilation,
+    groups), in float64."""
+    xs, ws, stride, padding, dilation, groups = geom
+    n, c, h, w = xs
+    k, cg, r, s = ws
+    kg = k // groups
+    oh = (h + 2 * padding[0] - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (s - 1) - 1) // stride[1] + 1
+
+    def gk(g):
+        return slice(g * kg, (g + 1) * kg)
+
+    def gc(g):
+        return slice(g * cg, (g + 1) * cg)
+
+    def forward(attr, x, wt):
+        y = np.zeros((n, k, oh, ow))
+        for (i, j), patch in _conv_patches(x, r, s, oh, ow, stride, padding,
+                                           dilation).items():
+            for g in range(groups):
+                y[:, gk(g)] += np.einsum("nchw,kc->nkhw", patch[:, gc(g)],
+                                         wt[gk(g), :, i, j])
+        return y
+
+    def backward_input(attr, dy, wt):
+        ph, pw = padding
+        dxp = np.zeros((n, c, h + 2 * ph, w + 2 * pw))
+        for i in range(r):
+            for j in range(s):
+                rows = slice(i * dilation[0],
+                             i * dilation[0] + stride[0] * (oh - 1) + 1,
+                             stride[0])
+                cols = slice(j * dilation[1],
+                             j * dilation[1] + stride[1] * (ow - 1) + 1,
+                             stride[1])
+                for g in range(groups):
+                    dxp[:, gc(g), rows, cols] += np.einsum(
+                        "nkhw,kc->nchw", dy[:, gk(g)], wt[gk(g), :, i, j])
+        return dxp[:, :, ph:ph + h, pw:pw + w]
+
+    def backward_weight(attr, x, dy):
+        dw = np.zeros((k, cg, r, s))
+        for (i, j), patch in _conv_patches(x, r, s, oh, ow, stride, padding,
+                                           dilation).items():
+            for g in range(groups):
+                dw[gk(g), :, i, j] = np.einsum(
+                    "nkhw,nchw->kc", dy[:, gk(g)], patch[:, gc(g)])
+        return dw
+
+    return {"y": forward, "dx": backward_input, "dw": backward_weight}[which]
+
+
+#: (name, x shape, w shape, stride, padding, dilation, groups)
+_CONVS = (
+    ("3x3 pad 1", (2, 4, 7, 9), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ("stride 2 dilation 2 groups 2", (1, 4, 11, 10), (4, 2, 3, 2), (2, 2),
+     (2, 1), (2, 2), 2),
+    ("depthwise", (2, 3, 6, 5), (3, 1, 3, 3), (1, 2), (0, 1), (1, 1), 3),
+)
+
+
+def _conv_samples(which):
+    """Integer-valued operands: every sum is exact in float32, so the
+    result is the exact one rounded once, bit for bit."""
+    out = []
+    for name, xs, ws, stride, padding, dilation, groups in _CONVS:
+        geom = (xs, ws, stride, padding, dilation, groups)
+        ys = (xs[0], ws[0], (xs[2] + 2 * padding[0] - dilation[0] *
+                             (ws[2] - 1) - 1) // stride[0] + 1,
+              (xs[3] + 2 * padding[1] - dilation[1] * (ws[3] - 1) - 1)
+              // stride[1] + 1)
+        shapes = {"y": (xs, ws), "dx": (ys, ws), "dw": (xs, ys)}[which]
+        kw = dict(stride=stride, padding=padding, dilation=dilation,
+                  groups=groups)
+        if which != "y":
+            kw["shape"] = xs if which == "dx" else ws
+        out.append(Sample(name, _rand(*shapes, integer_valued=True),
+                          _conv_ref(which, geom), kwargs=kw))
+    return out
+
+
 SAMPLES: dict[str, list[Sample]] = {
+    "CONV2D": _conv_samples("y"),
+    "CONV2D_BACKWARD_INPUT": _conv_samples("dx"),
+    "CONV2D_BACKWARD_WEIGHT": _conv_samples("dw"),
     "ADD": [Sample("37x129", _rand((37, 129), (37, 129)), _binary(np.add))],
     "SUB": [Sample("37x129", _rand((37, 129), (37, 129)),
                    _binary(np.subtract))],

@@ -57,9 +57,19 @@ def test_every_op_the_schema_declares_is_announced_by_the_ioctl(dev):
         0, 1 << _uapi.DAVINCI_PARAMS_STRIDED_VERSION)
 
 
+#: a valid parameter block of each struct, on 8 elements (2 x 4)
+_PROBE_PARAMS = {
+    "COPY_VIEW": dict(ndim=1, sizes=[8], strides=[1]),
+    "CONV2D": dict(n=1, c=1, h=2, w=4, k=1, r=1, s=1, stride_h=1, stride_w=1,
+                   pad_h=0, pad_w=0, dilation_h=1, dilation_w=1, groups=1),
+}
+
+
 def _probe_task(op, dst, src, block):
     """A valid float32 descriptor of ``op`` on 8 elements (2 x 4); ``block``
-    holds a parameter block of 8 elements in a row."""
+    holds each op's parameter block at 512 bytes times its index in
+    _PROBE_PARAMS."""
+    tags = list(_PROBE_PARAMS)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -72,7 +82,8 @@ def _probe_task(op, dst, src, block):
         count=8, rows=(2, 4), mnk=(2, 2, 2),
         attr=0 if op.imm is not None else None,
         dst_dtype="float32" if op.kind == "cast" else None,
-        params_at=block.dev_addr if op.params else 0)
+        params_at=block.dev_addr + 512 * tags.index(op.params.struct)
+        if op.params else 0)
 
 
 def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
@@ -84,8 +95,8 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
     with dev.malloc(4096) as dst, dev.malloc(4096) as src, \
             dev.malloc(4096) as block:
         s.memset(src, 0, 4096)
-        block.write(opdesc.pack_params("COPY_VIEW", ndim=1, sizes=[8],
-                                       strides=[1]))
+        for i, (tag, fields) in enumerate(_PROBE_PARAMS.items()):
+            block.write(opdesc.pack_params(tag, **fields), offset=512 * i)
         taken = 0
         for op in schema.OPS:
             if op.event:
@@ -164,7 +175,7 @@ def test_the_feature_bits_agree_with_the_query(dev):
 def test_unknown_op_or_dtype_names_are_refused(dev):
     caps = dev.capabilities()
     with pytest.raises(davinci.InvalidArgumentError):
-        caps.serves("conv2d")
+        caps.serves("winograd_conv2d")
     with pytest.raises(davinci.InvalidArgumentError):
         caps.serves("add", "float64")
     # an opcode past the schema is the driver's to answer: not served here

@@ -41,6 +41,31 @@ def _variants(op):
     return [{}]
 
 
+#: the digest's convolution on a [64, 96] and on a [16, 16] operand: x
+#: and w's shapes, stride, padding, dilation, groups
+_CONV = {6144: ((2, 4, 24, 32), (6, 2, 3, 3), (2, 1), (1, 2), (1, 2), 2),
+         256: ((1, 4, 8, 8), (4, 1, 3, 3), (1, 2), (1, 1), (2, 1), 4)}
+
+
+def _prefix(t, shape):
+    """A tensor of ``shape`` on the first elements of ``t``."""
+    from davinci import DeviceTensor
+    return DeviceTensor(t.buffer, shape, t.dtype, t.offset)
+
+
+def _conv_args(op, a, b):
+    """The convolution op's inputs, views of a's and b's first elements,
+    and its keywords."""
+    xs, ws, stride, padding, dilation, groups = _CONV[a.size]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    ys = ops.conv2d_shapes(xs, ws, **kw)[1]
+    shapes = {"x": xs, "w": ws, "dy": ys}
+    if op.name != "CONV2D":
+        kw["shape"] = xs if "x" not in op.inputs else ws
+    return [_prefix(t, shapes[n]) for t, n in zip((a, b), op.inputs)], kw
+
+
 def every_op(a, b, s, dtype):
     """{label: output} of every schema op that takes ``dtype`` on ``a``
     (and ``b``), each attribute its samples use and each variant."""
@@ -52,6 +77,8 @@ def every_op(a, b, s, dtype):
         for attr in _attrs(op):
             for kw in _variants(op):
                 tensors = [a, b] if len(op.inputs) == 2 else [a]
+                if op.kind == "conv":
+                    tensors, kw = _conv_args(op, a, b)
                 args = ([attr] if op.imm is not None else []) + tensors
                 label = "_".join([op.python] + [str(x) for x in [attr]
                                                 if x is not None] +

@@ -43,6 +43,9 @@ int th_failures, th_passed, th_failed;
 	X(strided_refusals) \
 	X(strided_doorbell) \
 	X(matmul_simd_levels) \
+	X(conv_block_checks) \
+	X(conv_refused_block_touches_nothing) \
+	X(conv_runs_and_chunks) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

@@ -324,7 +324,8 @@ def _params_struct(op: dict) -> type:
 
 #: the parameter blocks' structs, by their C names
 PARAMS_STRUCTS = {cls.__name__: cls for cls in (
-    _params_struct(op) for op in _opschema.OPS if op.get("params"))}
+    _params_struct(op) for op in _opschema.OPS
+    if op.get("params") and not op.get("params_of"))}
 globals().update(PARAMS_STRUCTS)
 
 

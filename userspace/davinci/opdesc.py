@@ -45,7 +45,7 @@ DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
-           "cast": 1, "view": 1}
+           "cast": 1, "view": 1, "conv": 2}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -260,7 +260,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         m, n = rows
         _dims(op, m=m, n=n)
         fields.update(m=m, n=n)
-    else:
+    elif op.kind != "conv":         # a convolution's sizes: its block
         if count < 0:
             raise ShapeError("%s: negative element count" % name)
         fields["count"] = int(count)

@@ -43,7 +43,8 @@ from .stream import Stream
 OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
-           "check_alignment", "matmul_shape", "OP_FUNCTIONS", *OP_FUNCTIONS]
+           "check_alignment", "matmul_shape", "conv2d_shapes", "OP_FUNCTIONS",
+           *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
 #: numpy's type of that name, and bfloat16's raw bits as uint16
@@ -509,6 +510,119 @@ def _copy_view(op: OpDef, x: DeviceTensor, sizes, strides, out,
         res, stream, [x])
 
 
+#: the tensors of a convolution by the names its ops' inputs give them:
+#: each op reads two and writes the third (its schema ``inputs``)
+_CONV_TENSORS = ("x", "w", "dy")
+
+
+def _conv_pair(op: OpDef, name: str, value, dims: int) -> tuple[int, int]:
+    """(height, width) of a stride, padding or dilation: one int for both,
+    or a pair (a 1-D convolution takes one int, its width's)."""
+    if isinstance(value, (int, np.integer)):
+        v = (1 if name != "padding" else 0, int(value)) if dims == 1 \
+            else (int(value), int(value))
+    else:
+        v = tuple(int(n) for n in value)
+        if len(v) != dims:
+            raise ShapeError("%s: %s takes %d value(s) for a %d-D "
+                             "convolution, got %s" % (op.python, name, dims,
+                                                      dims, v))
+        if dims == 1:
+            v = (1 if name != "padding" else 0, v[0])
+    low = 0 if name == "padding" else 1
+    if min(v) < low or max(v) > 0xFFFFFFFF:
+        raise ShapeError("%s: %s %s must be %d or more" % (op.python, name,
+                                                           v, low))
+    return v
+
+
+def conv2d_shapes(x_shape, w_shape, stride=1, padding=0, dilation=1,
+                  groups: int = 1, op: str = "conv2d") -> tuple[dict, tuple]:
+    """The CONV2D parameter block's fields and y's shape for an x of
+    ``x_shape`` ([n, c, h, w], or [n, c, l] for 1-D) and a w of
+    ``w_shape`` ([k, c/groups, r, s], or [k, c/groups, l]); ShapeError
+    naming the operand that does not fit."""
+    opdef = schema.by_python(op) or schema.by_name("CONV2D")
+    x_shape, w_shape = tuple(x_shape), tuple(w_shape)
+    if len(x_shape) not in (3, 4) or len(w_shape) != len(x_shape):
+        raise ShapeError("%s: x and w are both 4-D (n, c, h, w and k, "
+                         "c/groups, r, s) or both 3-D (1-D convolution), got "
+                         "x %s and w %s" % (op, x_shape, w_shape))
+    dims = len(x_shape) - 2
+    if dims == 1:
+        x_shape = x_shape[:2] + (1,) + x_shape[2:]
+        w_shape = w_shape[:2] + (1,) + w_shape[2:]
+    n, c, h, wd = x_shape
+    k, cg, r, s = w_shape
+    groups = int(groups)
+    if groups < 1 or c % groups or k % groups:
+        raise ShapeError("%s: groups = %d must divide x's %d channels and "
+                         "w's %d filters" % (op, groups, c, k))
+    if cg * groups != c:
+        raise ShapeError("%s: w %s has %d input channels per group; x's %d "
+                         "channels in %d group(s) need %d" % (
+                             op, w_shape, cg, c, groups, c // groups))
+    if min(x_shape) < 1 or min(w_shape) < 1:
+        raise ShapeError("%s: x %s and w %s need every size >= 1"
+                         % (op, x_shape, w_shape))
+    sh, sw = _conv_pair(opdef, "stride", stride, dims)
+    ph, pw = _conv_pair(opdef, "padding", padding, dims)
+    dh, dw = _conv_pair(opdef, "dilation", dilation, dims)
+    oh = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ShapeError("%s: the filter of w %s (dilation %s) is larger "
+                         "than x %s padded by %s" % (op, w_shape, (dh, dw),
+                                                     x_shape, (ph, pw)))
+    fields = dict(n=n, c=c, h=h, w=wd, k=k, r=r, s=s, stride_h=sh,
+                  stride_w=sw, pad_h=ph, pad_w=pw, dilation_h=dh,
+                  dilation_w=dw, groups=groups)
+    y = (n, k, ow) if dims == 1 else (n, k, oh, ow)
+    return fields, y
+
+
+def _conv(op: OpDef, a, b, shape, stride, padding, dilation, groups, out,
+          stream) -> DeviceTensor:
+    """One of the convolution ops: its two inputs (named as the schema's
+    ``inputs``) and the shape of the third tensor it writes (given for the
+    gradients, whose x or w the inputs do not fix; else from ``out``)."""
+    names = op.inputs
+    ins = _operands(op, (a, b), names)
+    _need_dtype(op.python, ins[0], op.dtypes)
+    given = dict(zip(names, (t.shape for t in ins)))
+    wanted = next(t for t in _CONV_TENSORS if t not in names)
+    if shape is None and out is not None:
+        shape = _tensor(out, "out").shape
+    if wanted != "dy":
+        if shape is None:
+            raise ShapeError("%s needs the shape of the %s it computes "
+                             "(shape=, or out=)" % (op.python, wanted))
+        given[wanted] = tuple(int(d) for d in shape)
+    fields, y = conv2d_shapes(given["x"], given["w"], stride, padding,
+                              dilation, groups, op.python)
+    if "dy" in given and given["dy"] != y:
+        raise ShapeError("%s: dy has shape %s; x %s and w %s make y %s" % (
+            op.python, given["dy"], given["x"], given["w"], y))
+    given["dy"] = y
+    res = _result(op, ins, out, given[wanted], ins[0].dtype)
+    if not res.is_contiguous():
+        raise ShapeError("%s writes dense tensors only: give a dense out"
+                         % op.python)
+    labels = {"dst": "out"}
+    labels.update(("src%d" % i, n) for i, n in enumerate(names))
+    copies = _dense_inputs(ins, stream)
+    try:
+        return _run_with_block(
+            opdesc.pack_params(op, **fields), lambda at: opdesc.describe(
+                op, res.dtype, dst=res.dev_addr,
+                srcs=[t.dev_addr for t in copies], params_at=at,
+                names=labels), res, stream, copies)
+    finally:
+        for c, t in zip(copies, ins):
+            if c is not t:
+                c.free()
+
+
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
     if x.ndim < 1:
         raise ShapeError("%s needs at least one dimension" % op)
@@ -580,7 +694,17 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
             return _launch(op, ins, names, res, stream, rows=rows)
         raise AssertionError("op kind %s has no path" % op.kind)
 
-    if op.kind == "view":
+    if op.kind == "conv" and "dy" not in names:
+        def fn(x, w, stride=1, padding=0, dilation=1, groups=1, out=None,
+               stream=None) -> DeviceTensor:
+            return _conv(op, x, w, None, stride, padding, dilation, groups,
+                         out, stream)
+    elif op.kind == "conv":
+        def fn(a, b, shape=None, stride=1, padding=0, dilation=1, groups=1,
+               out=None, stream=None) -> DeviceTensor:
+            return _conv(op, a, b, shape, stride, padding, dilation, groups,
+                         out, stream)
+    elif op.kind == "view":
         def fn(x, sizes, strides, out=None, stream=None) -> DeviceTensor:
             x = _tensor(x, names[0])
             _need_dtype(op.python, x, op.dtypes)

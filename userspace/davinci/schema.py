@@ -30,7 +30,7 @@ __all__ = ["OpDef", "Attr", "Params", "ParamField", "OPS", "COMPUTE_OPS", "FRONT
 FRONTENDS = ("acl", "atc", "torch")
 #: kinds whose operands are typed elements (the compute ops)
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
-                           "cast", "view"))
+                           "cast", "view", "conv"))
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,10 @@ _FORMATS = {"u32": "I", "u64": "Q"}
 @dataclass(frozen=True)
 class Params:
     """An op's parameter block (DOC: parameter blocks in davinci.h): its
-    layout version and fields, packed little-endian in order."""
+    struct (davinci_params_<struct>: the op that declares it, which others
+    share through the schema's params_of), layout version and fields,
+    packed little-endian in order."""
+    struct: str
     version: int
     fields: tuple[ParamField, ...]
 
@@ -196,7 +199,8 @@ def _opdef(row: dict) -> OpDef:
         acl_inputs=MappingProxyType({k: tuple(v) for k, v in
                                      row["acl_inputs"].items()}),
         not_in=MappingProxyType(dict(row["not_in"])),
-        params=Params(row["params"]["version"], tuple(
+        params=Params(row.get("params_of", row["name"]),
+                      row["params"]["version"], tuple(
             ParamField(f["name"], f["type"], f.get("count", 1),
                        f.get("doc", "")) for f in row["params"]["fields"]))
         if row.get("params") else None)

@@ -32,12 +32,12 @@ int dvc_op_extent(const struct davinci_task *task, const void *params,
 
 u64 dvc_op_units(const struct davinci_task *task)
 {
-	return dv_op_units(task);
+	return dv_op_units(task, NULL);
 }
 
 u64 dvc_op_chunk_units(const struct davinci_task *task)
 {
-	return dv_op_chunk_units(task);
+	return dv_op_chunk_units(task, NULL);
 }
 
 void dvc_op_run(const struct davinci_task *task, const void *params,

@@ -821,7 +821,10 @@ enum davinci_opcode {
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
 	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
 	DAVINCI_OP_IDENTITY = 26,	/* dst = src0, @count elements */
-	DAVINCI_OP_COUNT = 27,
+	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s] */
+	DAVINCI_OP_CONV2D_BACKWARD_INPUT = 28,	/* dst dx[n,c,h,w] = CONV2D's input gradient from src0 dy[n,k,oh,ow] and src1 w */
+	DAVINCI_OP_CONV2D_BACKWARD_WEIGHT = 29,	/* dst dw[k,c/groups,r,s] = CONV2D's weight gradient from src0 x and src1 dy */
+	DAVINCI_OP_COUNT = 30,
 };
 
 /*
@@ -855,6 +858,43 @@ struct davinci_params_copy_view {
 };
 
 #define DAVINCI_PARAMS_COPY_VIEW_VERSION	1
+
+/**
+ * struct davinci_params_conv2d - DAVINCI_OP_CONV2D's parameter block
+ * @n: images
+ * @c: input channels, a multiple of @groups
+ * @h: input height (1 for a 1-D convolution)
+ * @w: input width
+ * @k: output channels, a multiple of @groups
+ * @r: filter height
+ * @s: filter width
+ * @stride_h: rows between two outputs' windows, >= 1
+ * @stride_w: columns between two outputs' windows, >= 1
+ * @pad_h: zero rows above and below the input
+ * @pad_w: zero columns left and right of the input
+ * @dilation_h: rows between two filter taps, >= 1
+ * @dilation_w: columns between two filter taps, >= 1
+ * @groups: channel groups, >= 1 (@c: depthwise); output height oh = (h + 2
+ *	pad_h - dilation_h (r - 1) - 1) / stride_h + 1, likewise ow, both >= 1
+ */
+struct davinci_params_conv2d {
+	__u32 n;
+	__u32 c;
+	__u32 h;
+	__u32 w;
+	__u32 k;
+	__u32 r;
+	__u32 s;
+	__u32 stride_h;
+	__u32 stride_w;
+	__u32 pad_h;
+	__u32 pad_w;
+	__u32 dilation_h;
+	__u32 dilation_w;
+	__u32 groups;
+};
+
+#define DAVINCI_PARAMS_CONV2D_VERSION	1
 /* END GENERATED */
 
 /*

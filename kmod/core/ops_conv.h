@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops_conv.h - the geometry of the convolution ops (CONV2D and its two
+ * gradients) from their parameter block: integers only, shared by ops.c
+ * (checks, extents, units, chunks) and the kernel (ops_conv.c).
+ */
+#ifndef _DAVINCI_OPS_CONV_H
+#define _DAVINCI_OPS_CONV_H
+
+#include "os.h"
+
+/**
+ * struct dv_conv - a checked convolution's sizes
+ * @p: its parameter block
+ * @oh: output height
+ * @ow: output width
+ * @cg: input channels per group
+ * @kg: output channels per group
+ * @x: elements of x[n,c,h,w]
+ * @w: elements of w[k,cg,r,s]
+ * @y: elements of y[n,k,oh,ow]
+ *
+ * dv_conv_geom() checks that every GEMM dimension the kernel forms fits
+ * u32 (its struct dv_mm) and every tensor's elements fit u64 with room
+ * for 8-byte elements.
+ */
+struct dv_conv {
+	const struct davinci_params_conv2d *p;
+	u32 oh, ow, cg, kg;
+	u64 x, w, y;
+};
+
+static inline bool dv_conv_mul(u64 a, u64 b, u64 *out)
+{
+	if (a && b > U64_MAX / a)
+		return false;
+	*out = a * b;
+	return true;
+}
+
+/* one output extent: (in + 2 pad - dil (f - 1) - 1) / stride + 1, >= 1 */
+static inline u32 dv_conv_out(u32 in, u32 f, u32 stride, u32 pad, u32 dil)
+{
+	u64 span = (u64)in + 2ULL * pad;
+	u64 reach = (u64)dil * (f - 1) + 1;
+
+	return span < reach ? 0 : (u32)((span - reach) / stride + 1);
+}
+
+static inline bool dv_conv_fits(u64 a, u64 b, u64 c, u64 limit, u64 *out)
+{
+	u64 ab;
+
+	return dv_conv_mul(a, b, &ab) && dv_conv_mul(ab, c, out) &&
+	       *out <= limit;
+}
+
+/* Fill @g from @p; -EINVAL for a block the ops do not take. */
+static inline int dv_conv_geom(const struct davinci_params_conv2d *p,
+			       struct dv_conv *g)
+{
+	const u64 u32max = 0xffffffffULL, elems = U64_MAX / 8;
+	u64 t, hw, ohw;
+
+	g->p = p;
+	if (!p->n || !p->c || !p->h || !p->w || !p->k || !p->r || !p->s ||
+	    !p->stride_h || !p->stride_w || !p->dilation_h ||
+	    !p->dilation_w || !p->groups ||
+	    p->c % p->groups || p->k % p->groups)
+		return -EINVAL;
+	g->oh = dv_conv_out(p->h, p->r, p->stride_h, p->pad_h, p->dilation_h);
+	g->ow = dv_conv_out(p->w, p->s, p->stride_w, p->pad_w, p->dilation_w);
+	g->cg = p->c / p->groups;
+	g->kg = p->k / p->groups;
+	if (!g->oh || !g->ow)
+		return -EINVAL;
+	/* the GEMMs' m, n and k (struct dv_mm) */
+	if (!dv_conv_fits(p->n, p->k, 1, u32max, &t) ||
+	    !dv_conv_fits(p->n, p->c, 1, u32max, &t) ||
+	    !dv_conv_fits(p->h, p->w, 1, u32max, &hw) ||
+	    !dv_conv_fits(g->oh, g->ow, 1, u32max, &ohw) ||
+	    !dv_conv_fits(ohw, p->n, 1, u32max, &t) ||
+	    !dv_conv_fits(g->cg, p->r, p->s, u32max, &t) ||
+	    !dv_conv_fits(g->kg, p->r, p->s, u32max, &t))
+		return -EINVAL;
+	if (!dv_conv_fits(p->n, p->c, hw, elems, &g->x) ||
+	    !dv_conv_fits(p->k, g->cg, (u64)p->r * p->s, elems, &g->w) ||
+	    !dv_conv_fits(p->n, p->k, ohw, elems, &g->y))
+		return -EINVAL;
+	return 0;
+}
+
+#endif /* _DAVINCI_OPS_CONV_H */

@@ -1,0 +1,319 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The convolution ops (CONV2D and its input and weight gradients) against
+CPU torch: torch.nn.functional.conv2d / conv1d forward, torch.autograd for
+the gradients, float32 within 1e-5 relative (max abs error over max abs
+value), over strides, pads, dilations, groups, depthwise, 1x1, non-square
+and odd shapes and batches; the results do not depend on how the work is
+cut; shapes that do not fit raise ShapeError naming the operand; parameter
+blocks the core refuses fail the task touching nothing."""
+
+import numpy as np
+import pytest
+
+import davinci
+from davinci import _uapi, ops, opdesc, schema
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+#: (x shape, w shape, stride, padding, dilation, groups)
+CASES = {
+    "3x3 pad 1": ((2, 8, 12, 12), (8, 8, 3, 3), 1, 1, 1, 1),
+    "1x1": ((3, 16, 5, 7), (12, 16, 1, 1), 1, 0, 1, 1),
+    "stride 2": ((2, 3, 15, 13), (5, 3, 3, 3), 2, 1, 1, 1),
+    "non-square": ((1, 4, 9, 17), (6, 4, 2, 5), (1, 3), (0, 2), 1, 1),
+    "dilation": ((2, 4, 13, 11), (4, 4, 3, 3), 1, 2, (2, 3), 1),
+    "groups": ((2, 6, 8, 9), (9, 2, 3, 3), (2, 1), 1, 1, 3),
+    "depthwise": ((3, 8, 10, 10), (8, 1, 3, 3), 1, 1, 1, 8),
+    "depthwise x2 stride 2": ((1, 4, 11, 9), (8, 1, 5, 3), 2, (2, 1), 1, 4),
+    "odd everything": ((5, 3, 7, 5), (7, 3, 4, 2), (3, 2), (1, 3), (2, 1),
+                       1),
+    "filter = input": ((2, 5, 6, 4), (3, 5, 6, 4), 1, 0, 1, 1),
+    "stride past filter": ((2, 2, 9, 9), (3, 2, 2, 2), 3, 0, 1, 1),
+}
+
+
+def _rel(got, want):
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+def _torch_conv(x, w, dy, stride, padding, dilation, groups):
+    """y, dx and dw of CPU torch (float32), dy given for the gradients."""
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    y = F.conv2d(tx, tw, stride=stride, padding=padding, dilation=dilation,
+                 groups=groups)
+    y.backward(torch.tensor(dy))
+    return y.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()
+
+
+def _device_conv(dev, x, w, dy, dtype="float32", **kw):
+    X, W, DY = (dev.tensor(a, dtype) for a in (x, w, dy))
+    y = ops.conv2d(X, W, **kw).numpy()
+    dx = ops.conv2d_backward_input(DY, W, shape=x.shape, **kw).numpy()
+    dw = ops.conv2d_backward_weight(X, DY, shape=w.shape, **kw).numpy()
+    return y, dx, dw
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_conv2d_and_its_gradients_match_torch(dev, rng, name):
+    xs, ws, stride, padding, dilation, groups = CASES[name]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    ys = ops.conv2d_shapes(xs, ws, **kw)[1]
+    dy = rng.standard_normal(ys).astype(np.float32)
+    want = _torch_conv(x, w, dy, **kw)
+    got = _device_conv(dev, x, w, dy, **kw)
+    for what, g, t in zip(("y", "dx", "dw"), got, want):
+        assert g.shape == t.shape, what
+        assert _rel(g, t) <= 1e-5, "%s: %s off by %g" % (name, what,
+                                                          _rel(g, t))
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [
+    (1, 0, 1, 1), (2, 3, 1, 1), (3, 1, 2, 2), (1, 2, 1, 6)])
+def test_conv1d_is_conv2d_of_height_one(dev, rng, stride, padding, dilation,
+                                        groups):
+    x = rng.standard_normal((3, 6, 29)).astype(np.float32)
+    w = rng.standard_normal((6, 6 // groups, 5)).astype(np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    y = F.conv1d(tx, tw, stride=stride, padding=padding, dilation=dilation,
+                 groups=groups)
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    got = _device_conv(dev, x, w, dy, **kw)
+    for g, t in zip(got, (y.detach().numpy(), tx.grad.numpy(),
+                          tw.grad.numpy())):
+        assert g.shape == t.shape
+        assert _rel(g, t) <= 1e-5
+
+
+@pytest.mark.parametrize("dtype,tol", [("float16", 2e-3), ("bfloat16", 1.6e-2)])
+def test_half_types_compute_in_float32_and_round_once(dev, rng, dtype, tol):
+    xs, ws, stride, padding, dilation, groups = CASES["groups"]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    # operands the half type holds exactly: the float32 result of torch on
+    # them, rounded once, is what the device must give within half an ulp
+    x = dev.tensor(rng.standard_normal(xs).astype(np.float32), dtype).numpy()
+    w = dev.tensor(rng.standard_normal(ws).astype(np.float32), dtype).numpy()
+    dy = dev.tensor(rng.standard_normal(ops.conv2d_shapes(
+        xs, ws, **kw)[1]).astype(np.float32), dtype).numpy()
+    want = _torch_conv(x, w, dy, **kw)
+    got = _device_conv(dev, x, w, dy, dtype, **kw)
+    for g, t in zip(got, want):
+        assert _rel(g, t) <= tol
+
+
+def test_results_do_not_depend_on_how_the_work_is_cut(dev, rng):
+    """A batch at once (chunks that span images and groups, shared by the
+    AI cores) and each image alone (one GEMM each) give the same bits; so
+    do the weight gradient of the batch and that of the images in order
+    (which sums over n first)."""
+    kw = dict(stride=1, padding=1, dilation=1, groups=2)
+    x = rng.standard_normal((6, 32, 24, 24)).astype(np.float32)
+    w = rng.standard_normal((64, 16, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((6, 64, 24, 24)).astype(np.float32)
+    X, W, DY = dev.tensor(x), dev.tensor(w), dev.tensor(dy)
+    y = ops.conv2d(X, W, **kw).numpy()
+    dx = ops.conv2d_backward_input(DY, W, shape=x.shape, **kw).numpy()
+    for i in range(x.shape[0]):
+        xi, dyi = dev.tensor(x[i:i + 1]), dev.tensor(dy[i:i + 1])
+        assert np.array_equal(ops.conv2d(xi, W, **kw).numpy(), y[i:i + 1])
+        assert np.array_equal(ops.conv2d_backward_input(
+            dyi, W, shape=(1,) + x.shape[1:], **kw).numpy(), dx[i:i + 1])
+    dw = ops.conv2d_backward_weight(X, DY, shape=w.shape, **kw).numpy()
+    again = ops.conv2d_backward_weight(X, DY, shape=w.shape, **kw).numpy()
+    assert np.array_equal(dw, again)
+    want = _torch_conv(x, w, dy, **kw)
+    assert _rel(y, want[0]) <= 1e-5 and _rel(dx, want[1]) <= 1e-5
+    assert _rel(dw, want[2]) <= 1e-5
+
+
+def _im2col(x, r, s, oh, ow, stride, padding, dilation):
+    """x's taps as [n, c, r, s, oh, ow] in float32, zeros for padding."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    col = np.zeros(x.shape[:2] + (r, s, oh, ow), np.float32)
+    for i in range(r):
+        for j in range(s):
+            col[:, :, i, j] = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                                 j * dw:j * dw + sw * (ow - 1) + 1:sw]
+    return col
+
+
+def _in_order(a, b):
+    """a [m, p] x b [p, n] with each element summed in p's order from +0,
+    every product and sum rounded to float32 (NUMERICS.md)."""
+    c = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for p in range(a.shape[1]):
+        c = c + a[:, p, None] * b[None, p, :]
+    return c
+
+
+def _ordered_reference(x, w, dy, stride, padding, dilation, groups):
+    """y, dx and dw by the summation orders NUMERICS.md fixes."""
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    kg, (oh, ow) = k // groups, dy.shape[2:]
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    col = _im2col(x, r, s, oh, ow, stride, padding, dilation)
+    y = np.zeros(dy.shape, np.float32)
+    dx = np.zeros(x.shape, np.float32)
+    dwt = np.zeros(w.shape, np.float32)
+    for g in range(groups):
+        gk, gc = slice(g * kg, (g + 1) * kg), slice(g * cg, (g + 1) * cg)
+        wg = w[gk].reshape(kg, -1)
+        for i in range(n):
+            y[i, gk] = _in_order(wg, col[i, gc].reshape(cg * r * s, -1)
+                                 ).reshape(kg, oh, ow)
+            # dx's B: dy spread back onto the padded input, tap by tap
+            spread = np.zeros((kg, r, s, h + 2 * ph, wd + 2 * pw),
+                              np.float32)
+            for a in range(r):
+                for b in range(s):
+                    spread[:, a, b, a * dh:a * dh + sh * (oh - 1) + 1:sh,
+                           b * dw:b * dw + sw * (ow - 1) + 1:sw] = dy[i, gk]
+            spread = spread[:, :, :, ph:ph + h, pw:pw + wd]
+            dx[i, gc] = _in_order(
+                w[gk].transpose(1, 0, 2, 3).reshape(cg, -1),
+                spread.reshape(kg * r * s, -1)).reshape(cg, h, wd)
+        dwt[gk] = _in_order(
+            dy[:, gk].transpose(1, 0, 2, 3).reshape(kg, -1),
+            col[:, gc].transpose(0, 4, 5, 1, 2, 3).reshape(n * oh * ow, -1)
+        ).reshape(kg, cg, r, s)
+    return y, dx, dwt
+
+
+@pytest.mark.parametrize("name", ["3x3 pad 1", "groups", "odd everything",
+                                  "depthwise x2 stride 2", "dilation"])
+def test_each_element_is_summed_in_the_order_numerics_md_fixes(dev, rng,
+                                                                 name):
+    xs, ws, stride, padding, dilation, groups = CASES[name]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    dy = rng.standard_normal(ops.conv2d_shapes(xs, ws, **kw)[1]).astype(
+        np.float32)
+    pairs = [(v, v) if isinstance(v, int) else v
+             for v in (stride, padding, dilation)]
+    want = _ordered_reference(x, w, dy, *pairs, groups)
+    for what, g, t in zip(("y", "dx", "dw"), _device_conv(dev, x, w, dy,
+                                                          **kw), want):
+        assert np.array_equal(g.view(np.uint32), t.view(np.uint32)), what
+
+
+def test_padding_reads_zeros_not_memory_beside_x(dev, rng):
+    # x sits between two buffers of NaN: a padded tap that read outside x
+    # would make y NaN
+    guard = dev.tensor(np.full(4096, np.nan, np.float32))
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    X = dev.tensor(x)
+    after = dev.tensor(np.full(4096, np.nan, np.float32))
+    w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    y = ops.conv2d(X, dev.tensor(w), padding=2).numpy()
+    assert np.isfinite(y).all()
+    want = F.conv2d(torch.tensor(x), torch.tensor(w), padding=2).numpy()
+    assert _rel(y, want) <= 1e-5
+    guard.free()
+    after.free()
+
+
+@pytest.mark.parametrize("xs,ws,kw,names", [
+    ((1, 4, 8, 8), (4, 3, 3, 3), {}, "w"),
+    ((1, 4, 8, 8), (4, 2, 3, 3), {"groups": 3}, "groups"),
+    ((1, 4, 8, 8), (6, 4, 3, 3), {"groups": 4}, "groups"),
+    ((1, 4, 2, 2), (4, 4, 3, 3), {}, "filter"),
+    ((1, 4, 8, 8), (4, 4, 3, 3), {"stride": 0}, "stride"),
+    ((1, 4, 8), (4, 4, 3, 3), {}, "x"),
+    ((1, 4, 8, 8), (4, 4, 3, 3), {"padding": (1, 1, 1)}, "padding"),
+])
+def test_shapes_that_do_not_fit_raise_naming_the_operand(dev, xs, ws, kw,
+                                                          names):
+    X = davinci.DeviceTensor.empty(dev, xs, "float32")
+    W = davinci.DeviceTensor.empty(dev, ws, "float32")
+    with pytest.raises(davinci.ShapeError, match=names):
+        ops.conv2d(X, W, **kw)
+
+
+def test_gradients_check_dy_and_need_the_shape_they_compute(dev):
+    X = davinci.DeviceTensor.empty(dev, (2, 4, 8, 8), "float32")
+    W = davinci.DeviceTensor.empty(dev, (6, 4, 3, 3), "float32")
+    DY = davinci.DeviceTensor.empty(dev, (2, 6, 7, 7), "float32")
+    with pytest.raises(davinci.ShapeError, match="dy"):
+        ops.conv2d_backward_weight(X, DY, shape=(6, 4, 3, 3))
+    with pytest.raises(davinci.ShapeError, match="shape"):
+        ops.conv2d_backward_input(DY, W)
+    with pytest.raises(davinci.DTypeError):
+        ops.conv2d(X, davinci.DeviceTensor.empty(dev, (6, 4, 3, 3),
+                                                 "float16"))
+
+
+CONV = schema.by_name("CONV2D")
+GOOD = dict(n=1, c=4, h=6, w=6, k=4, r=3, s=3, stride_h=1, stride_w=1,
+            pad_h=1, pad_w=1, dilation_h=1, dilation_w=1, groups=1)
+
+
+@pytest.mark.parametrize("op", ["CONV2D", "CONV2D_BACKWARD_INPUT",
+                                "CONV2D_BACKWARD_WEIGHT"])
+@pytest.mark.parametrize("bad,why", [
+    (dict(n=0), "no image"),
+    (dict(r=0), "no filter row"),
+    (dict(stride_w=0), "stride 0"),
+    (dict(dilation_h=0), "dilation 0"),
+    (dict(groups=0), "no group"),
+    (dict(groups=3), "groups not dividing c and k"),
+    (dict(k=6, groups=4, c=4), "groups not dividing k"),
+    (dict(r=9, pad_h=1), "filter taller than the padded input"),
+    (dict(n=1 << 31, k=4), "n k past u32"),
+    (dict(h=1 << 20, w=1 << 13, pad_h=0, pad_w=0), "h w past u32"),
+])
+def test_a_block_the_core_refuses_fails_the_task_touching_nothing(
+        dev, op, bad, why):
+    opdef = schema.by_name(op)
+    out = dev.tensor(np.full(1024, 7, np.float32))
+    a = dev.tensor(np.ones(1024, np.float32))
+    b = dev.tensor(np.ones(1024, np.float32))
+    data = opdesc.pack_params(CONV, **dict(GOOD, **bad))
+    block = dev.malloc(len(data))
+    block.write(data)
+    s = dev.stream()
+    s.launch(opdesc.describe(opdef, "float32", dst=out.dev_addr,
+                             srcs=[a.dev_addr, b.dev_addr],
+                             params_at=block.dev_addr))
+    with pytest.raises(davinci.TaskFailedError) as e:
+        s.synchronize()
+    assert e.value.status == _uapi.DAVINCI_STATUS_INVALID_TASK, why
+    assert np.array_equal(out.numpy(), np.full(1024, 7, np.float32))
+
+
+def test_the_good_block_runs_on_raw_descriptors(dev, rng):
+    # the block the test above breaks one field of is one the core takes
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 4, 3, 3)).astype(np.float32)
+    out = dev.tensor(np.zeros((1, 4, 6, 6), np.float32))
+    X, W = dev.tensor(x), dev.tensor(w)
+    data = opdesc.pack_params(CONV, **GOOD)
+    block = dev.malloc(len(data))
+    block.write(data)
+    s = dev.stream()
+    s.launch(opdesc.describe(CONV, "float32", dst=out.dev_addr,
+                             srcs=[X.dev_addr, W.dev_addr],
+                             params_at=block.dev_addr))
+    s.synchronize()
+    want = F.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
+    assert _rel(out.numpy(), want) <= 1e-5
+
+
+def test_the_driver_serves_the_block(dev):
+    for op in ("CONV2D", "CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT"):
+        opdef = schema.by_name(op)
+        assert opdef.params == CONV.params
+        assert dev.capabilities().param_versions(opdef) == \
+            (CONV.params.version,)

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_conv.c - the convolution ops' parameter block: what the core's
+ * check takes and refuses (sizes, groups, output extents, every product
+ * the kernel forms within u32 or u64), a refused block failing the task
+ * with DAVINCI_STATUS_INVALID_TASK before it touches dst, and a good one
+ * computing, the same bytes in any chunking.
+ */
+#define _GNU_SOURCE
+#include "fixtures.h"
+#include "dv_internal.h"	/* dv_opcodes[] */
+
+static const uint16_t conv_ops[] = {
+	DAVINCI_OP_CONV2D, DAVINCI_OP_CONV2D_BACKWARD_INPUT,
+	DAVINCI_OP_CONV2D_BACKWARD_WEIGHT,
+};
+
+/* x[2,4,6,5], w[6,2,3,3] in 2 groups, stride 1x2, pad 1, y[2,6,6,3] */
+static struct davinci_params_conv2d conv_good(void)
+{
+	struct davinci_params_conv2d p = {
+		.n = 2, .c = 4, .h = 6, .w = 5, .k = 6, .r = 3, .s = 3,
+		.stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .groups = 2,
+	};
+
+	return p;
+}
+
+static struct davinci_task conv_task(uint16_t op, uint64_t dst,
+				     uint64_t src0, uint64_t src1,
+				     uint64_t params)
+{
+	struct davinci_task t;
+
+	memset(&t, 0, sizeof(t));
+	t.opcode = op;
+	t.dtype = DAVINCI_DTYPE_FLOAT32;
+	t.dst = dst;
+	t.src0 = src0;
+	t.src1 = src1;
+	t.params = params;
+	t.params_size = sizeof(struct davinci_params_conv2d);
+	t.params_version = DAVINCI_PARAMS_CONV2D_VERSION;
+	return t;
+}
+
+#define CONV_BAD(field, value, what) { offsetof(struct davinci_params_conv2d, \
+	field), value, what }
+
+static const struct {
+	size_t off;
+	uint32_t value;
+	const char *what;
+} conv_bad[] = {
+	CONV_BAD(n, 0, "no image"),
+	CONV_BAD(c, 0, "no channel"),
+	CONV_BAD(h, 0, "no row"),
+	CONV_BAD(w, 0, "no column"),
+	CONV_BAD(k, 0, "no filter"),
+	CONV_BAD(r, 0, "no filter row"),
+	CONV_BAD(s, 0, "no filter column"),
+	CONV_BAD(stride_h, 0, "stride_h 0"),
+	CONV_BAD(stride_w, 0, "stride_w 0"),
+	CONV_BAD(dilation_h, 0, "dilation_h 0"),
+	CONV_BAD(dilation_w, 0, "dilation_w 0"),
+	CONV_BAD(groups, 0, "no group"),
+	CONV_BAD(groups, 3, "groups not dividing c"),
+	CONV_BAD(k, 5, "k not a multiple of groups"),
+	CONV_BAD(r, 9, "filter taller than the padded input"),
+	CONV_BAD(dilation_w, 4, "dilated filter wider than the input"),
+};
+
+static void conv_set(struct davinci_params_conv2d *p, size_t off, uint32_t v)
+{
+	memcpy((uint8_t *)p + off, &v, sizeof(v));
+}
+
+void test_conv_block_checks(void)
+{
+	struct davinci_params_conv2d p = conv_good(), q;
+	struct davinci_task t;
+	size_t i, o;
+
+	for (o = 0; o < sizeof(conv_ops) / sizeof(conv_ops[0]); o++) {
+		t = conv_task(conv_ops[o], 0, 0, 0, 4096);
+		CHECK_EQ(dvc_op_validate(&t), 0);
+		CHECK_EQ(dvc_op_check_params(&t, &p), 0);
+		for (i = 0; i < sizeof(conv_bad) / sizeof(conv_bad[0]); i++) {
+			q = p;
+			conv_set(&q, conv_bad[i].off, conv_bad[i].value);
+			if (dvc_op_check_params(&t, &q) != -EINVAL) {
+				printf("  %u: %s taken\n", conv_ops[o],
+				       conv_bad[i].what);
+				CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+			}
+		}
+		/* the output extents: oh = 1 is the least taken */
+		q = p;
+		q.r = 8;
+		CHECK_EQ(dvc_op_check_params(&t, &q), 0);
+		/* n k, then h w, past u32 (the GEMM's m and n) */
+		q = p;
+		q.n = 1U << 31;
+		CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+		q.n = 1U << 27;		/* n oh ow = 9 << 28 fits */
+		CHECK_EQ(dvc_op_check_params(&t, &q), 0);
+		q = p;
+		q.h = 1U << 16;
+		q.w = 1U << 16;
+		CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+		/* n oh ow, the weight gradient's k, past u32 */
+		q = p;
+		q.n = 1U << 12;
+		q.h = 1U << 11;
+		q.w = 1U << 11;
+		q.stride_w = 1;
+		CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+		/* c/groups r s past u32 */
+		q = p;
+		q.groups = 1;
+		q.c = 1U << 30;
+		q.r = 4;
+		q.s = 4;
+		q.h = 8;
+		q.w = 8;
+		CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+		/* x's elements past U64_MAX / 8: every GEMM dimension fits */
+		q = p;
+		q.n = 1;
+		q.groups = 1;
+		q.c = 1U << 31;
+		q.k = 1;
+		q.h = 1U << 15;
+		q.w = 1U << 15;
+		q.r = 1;
+		q.s = 1;
+		q.stride_w = 1;
+		q.pad_h = 0;
+		q.pad_w = 0;
+		CHECK_EQ(dvc_op_check_params(&t, &q), -EINVAL);
+		q.c = 1U << 30;		/* 2^60 elements: taken */
+		CHECK_EQ(dvc_op_check_params(&t, &q), 0);
+	}
+}
+
+/* x, w and y of conv_good() as float32 */
+#define CONV_X (2 * 4 * 6 * 5)
+#define CONV_W (6 * 2 * 3 * 3)
+#define CONV_Y (2 * 6 * 6 * 3)
+
+void test_conv_refused_block_touches_nothing(void)
+{
+	struct davinci_params_conv2d p = conv_good();
+	struct fixture fx;
+	struct buf x, w, y, blk;
+	struct stream s;
+	struct davinci_task t;
+	uint64_t seq;
+	size_t i, o;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &x) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &w) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &y) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &blk) == 0);
+	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
+	for (o = 0; o < sizeof(conv_ops) / sizeof(conv_ops[0]); o++) {
+		for (i = 0; i < sizeof(conv_bad) / sizeof(conv_bad[0]); i++) {
+			struct davinci_params_conv2d q = p;
+
+			conv_set(&q, conv_bad[i].off, conv_bad[i].value);
+			memcpy(blk.p, &q, sizeof(q));
+			memset(y.p, 0x5a, 4096);
+			t = conv_task(conv_ops[o], y.a.dev_addr, x.a.dev_addr,
+				      w.a.dev_addr, blk.a.dev_addr);
+			CHECK_EQ(submit(fx.ctx, &s, &t, 1, &seq), 0);
+			CHECK_EQ(swait(fx.ctx, &s, seq, 5000, NULL), 0);
+			if (tstatus(fx.ctx, &s, seq) !=
+			    DAVINCI_STATUS_INVALID_TASK)
+				printf("  %u: %s\n", conv_ops[o],
+				       conv_bad[i].what);
+			CHECK_EQ(tstatus(fx.ctx, &s, seq),
+				 DAVINCI_STATUS_INVALID_TASK);
+			CHECK(all_set(y.p, 0x5a, 4096));
+			CHECK_EQ(stream_reset(fx.ctx, &s), 0);
+		}
+	}
+	stream_destroy(fx.ctx, &s);
+	buf_free(fx.ctx, &x);
+	buf_free(fx.ctx, &w);
+	buf_free(fx.ctx, &y);
+	buf_free(fx.ctx, &blk);
+	fixture_exit(&fx);
+}
+
+/*
+ * A 1x1 convolution by the identity in each group gives x back exactly,
+ * on the device; and the kernel's units run in chunks of 1, 5 and all
+ * give the same bytes for each op.
+ */
+void test_conv_runs_and_chunks(void)
+{
+	struct davinci_params_conv2d p = conv_good();
+	/* a and b hold any op's dst: x is the largest tensor */
+	static float x[CONV_X], w[CONV_W], y[CONV_Y], a[CONV_X], b[CONV_X];
+	float id[4 * 2] = { 0 };
+	struct fixture fx;
+	struct buf xb, wb, yb, blk;
+	struct stream s;
+	struct davinci_task t;
+	uint64_t seq, units[3] = { 2 * 6, 2 * 4, 6 }, u, step;
+	const void *srcs[3][2] = { { x, w }, { y, w }, { x, y } };
+	size_t i, o;
+
+	for (i = 0; i < CONV_X; i++)
+		x[i] = (float)((i * 7) % 13) - 6.0f;
+	for (i = 0; i < CONV_W; i++)
+		w[i] = (float)((i * 5) % 11) - 5.0f;
+	for (i = 0; i < CONV_Y; i++)
+		y[i] = (float)((i * 3) % 7) - 3.0f;
+	for (o = 0; o < 3; o++) {
+		size_t n = o == 0 ? CONV_Y : o == 1 ? CONV_X : CONV_W;
+
+		t = conv_task(conv_ops[o], 1, 1, 1, 1);
+		memset(a, 0, sizeof(a));
+		dvc_op_run(&t, &p, a, srcs[o][0], srcs[o][1], 0, units[o]);
+		for (step = 1; step <= 5; step += 4) {
+			memset(b, 0xff, sizeof(b));
+			for (u = 0; u < units[o]; u += step)
+				dvc_op_run(&t, &p, b, srcs[o][0], srcs[o][1], u,
+					   u + step);
+			if (memcmp(a, b, n * sizeof(float)))
+				printf("  op %u in chunks of %llu\n",
+				       conv_ops[o], (unsigned long long)step);
+
+			CHECK(!memcmp(a, b, n * sizeof(float)));
+		}
+	}
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &xb) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &wb) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &yb) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &blk) == 0);
+	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
+	p.k = 4;
+	p.r = 1;
+	p.s = 1;
+	p.stride_w = 1;
+	p.pad_h = 0;
+	p.pad_w = 0;
+	id[0] = id[3] = id[4] = id[7] = 1.0f;	/* w[k][c] = k % 2 == c */
+	memcpy(xb.p, x, sizeof(x));
+	memcpy(wb.p, id, sizeof(id));
+	memcpy(blk.p, &p, sizeof(p));
+	t = conv_task(DAVINCI_OP_CONV2D, yb.a.dev_addr, xb.a.dev_addr,
+		      wb.a.dev_addr, blk.a.dev_addr);
+	CHECK_EQ(submit(fx.ctx, &s, &t, 1, &seq), 0);
+	CHECK_EQ(swait(fx.ctx, &s, seq, 5000, NULL), 0);
+	CHECK_EQ(tstatus(fx.ctx, &s, seq), DAVINCI_STATUS_OK);
+	CHECK(!memcmp(yb.p, x, sizeof(x)));
+	stream_destroy(fx.ctx, &s);
+	buf_free(fx.ctx, &xb);
+	buf_free(fx.ctx, &wb);
+	buf_free(fx.ctx, &yb);
+	buf_free(fx.ctx, &blk);
+	fixture_exit(&fx);
+}
