@@ -218,7 +218,7 @@ def test_checks_return_pyacl_codes(op, rng):
     i = op.tensor(np.ones((4, 4), np.int32), acl.ACL_INT32)
     out = op.empty((4, 4))
     out5 = op.empty((4, 5))
-    assert op.run("Conv2D", [a, a], [out]) == acl.ACL_ERROR_OP_NOT_FOUND
+    assert op.run("Conv3D", [a, a], [out]) == acl.ACL_ERROR_OP_NOT_FOUND
     assert op.run("Add", [a, b], [out]) == acl.ACL_ERROR_OP_INPUT_NOT_MATCH
     assert op.run("Add", [a, h], [out]) == acl.ACL_ERROR_OP_INPUT_NOT_MATCH
     assert op.run("Add", [a], [out]) == acl.ACL_ERROR_OP_INPUT_NOT_MATCH

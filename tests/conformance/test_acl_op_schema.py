@@ -211,8 +211,85 @@ def _casts(op, name, dtype, rng):
                    want, dst)
 
 
+def _storage(want, dtype):
+    return want.astype(R.STORAGE[dtype]) if dtype in R.INTEGERS else \
+        R.from_f32(np.asarray(want, np.float64).astype(np.float32), dtype)
+
+
+def _conv_attrs(kw):
+    (sh, sw), (ph, pw), (dh, dw) = kw["stride"], kw["padding"], \
+        kw["dilation"]
+    return [("set_attr_list_int", "strides", [1, 1, sh, sw]),
+            ("set_attr_list_int", "pads", [ph, ph, pw, pw]),
+            ("set_attr_list_int", "dilations", [1, 1, dh, dw]),
+            ("set_attr_int", "groups", kw["groups"]),
+            ("set_attr_string", "data_format", "NCHW")]
+
+
+def _convs(op, name, dtype, rng):
+    """Every convolution sample of op_samples.py in CANN's inputs: a
+    gradient's size as an int32 input, or an attribute of its D form;
+    Conv2D once more with a bias. Integer-valued operands: exact."""
+    sized = {"CONV2D_BACKWARD_INPUT": ("input_size", 0),
+             "CONV2D_BACKWARD_WEIGHT": ("filter_size", 1)}
+    for sample in SAMPLES[op.name]:
+        ins = sample.inputs(rng, dtype)
+        kw = sample.kwargs
+        want = sample.reference(None, *(R.to_f32(x, dtype) for x in ins))
+        cann = [(x, ACL_DTYPES[dtype]) for x in ins]
+        attrs = _conv_attrs(kw)
+        if op.name == "CONV2D_BACKWARD_INPUT":
+            cann = cann[::-1]                   # filter, out_backprop
+        if op.name in sized:
+            what, at = sized[op.name]
+            if name.endswith("D"):
+                attrs.append(("set_attr_list_int", what, list(kw["shape"])))
+            else:
+                cann.insert(at, (np.array(kw["shape"], np.int32),
+                                 acl.ACL_INT32))
+        yield Call(cann, attrs, _storage(want, dtype), dtype)
+        if op.name == "CONV2D":
+            bias = R.random(rng, (ins[1].shape[0],), dtype, -4, 4, True)
+            with_bias = want + R.to_f32(bias, dtype)[None, :, None, None]
+            yield Call(cann + [(bias, ACL_DTYPES[dtype])], attrs,
+                       _storage(with_bias, dtype), dtype)
+
+
+def _views(op, name, dtype, rng):
+    """Slice and Transpose: a block of a 3-D tensor (its bytes, exact);
+    their inputs as int32 and int64 tensors, the D forms' attributes."""
+    x = R.random(rng, (4, 5, 6), dtype, -8, 8, True)
+    if name.startswith("Slice"):
+        offsets, size = [1, 0, 2], [2, -1, 3]
+        want = x[1:3, :, 2:5]
+        extra = [("offsets", offsets), ("size", size)]
+    else:
+        perm = [2, 0, 1]
+        want = x.transpose(perm)
+        extra = [("perm", perm)]
+    if name.endswith("D"):
+        yield Call([(x, ACL_DTYPES[dtype])],
+                   [("set_attr_list_int", k, v) for k, v in extra],
+                   np.ascontiguousarray(want), dtype)
+        return
+    for ints, acl_int in ((np.int32, acl.ACL_INT32),
+                          (np.int64, acl.ACL_INT64)):
+        yield Call([(x, ACL_DTYPES[dtype])] +
+                   [(np.array(v, ints), acl_int) for _, v in extra], [],
+                   np.ascontiguousarray(want), dtype)
+
+
+#: CANN names whose calls are their own rather than their op kind's
+NAMED_CALLS = {"Slice": _views, "SliceD": _views, "Transpose": _views,
+               "TransposeD": _views}
+
+
 def calls(op, name, dtype, rng):
     """The calls that exercise CANN name ``name`` of ``op`` on ``dtype``."""
+    if name in NAMED_CALLS:
+        return list(NAMED_CALLS[name](op, name, dtype, rng))
+    if op.kind == "conv":
+        return list(_convs(op, name, dtype, rng))
     if op.kind in ("binary", "unary"):
         return [_elementwise(op, name, dtype, rng)]
     if op.kind == "matmul":
@@ -265,10 +342,10 @@ def test_every_cann_name_runs_its_op(tensors, rng, case):
 
 def test_an_unknown_op_type_names_every_op_of_the_schema(tensors):
     x = tensors.put(np.ones(4, np.float32), acl.ACL_FLOAT)
-    for call in (lambda: acl.op.execute_v2("Conv2D", [x[0]], [x[1]], [x[0]],
+    for call in (lambda: acl.op.execute_v2("Conv3D", [x[0]], [x[1]], [x[0]],
                                            [x[1]], 0, 0),
-                 lambda: acl.op.create_handle("Conv2D", [x[0]], [x[0]], 0)[1],
-                 lambda: acl.op.update_params("Conv2D", [x[0]], [x[0]], 0)):
+                 lambda: acl.op.create_handle("Conv3D", [x[0]], [x[0]], 0)[1],
+                 lambda: acl.op.update_params("Conv3D", [x[0]], [x[0]], 0)):
         assert call() == acl.ACL_ERROR_OP_NOT_FOUND
         msg = acl.get_recent_err_msg()
         for op in schema.COMPUTE_OPS:
@@ -277,8 +354,8 @@ def test_an_unknown_op_type_names_every_op_of_the_schema(tensors):
 
 
 def test_attributes_a_cann_name_needs(tensors):
-    """Axpy's alpha is a required float; a comparison writes 1 or 0 in the
-    inputs' dtype, so an ACL_BOOL output is refused."""
+    """Axpy's alpha is a required float; a comparison writes ACL_BOOL, as
+    CANN's do, or 1 and 0 in the inputs' data type, and nothing else."""
     a = tensors.put(np.ones(8, np.float32), acl.ACL_FLOAT)
     out = tensors.put(np.ones(8, np.float32), acl.ACL_FLOAT, False)
 
@@ -297,11 +374,19 @@ def test_attributes_a_cann_name_needs(tensors):
     assert acl.rt.synchronize_stream(0) == 0
     np.testing.assert_array_equal(tensors.get(out, np.ones(8, np.float32)),
                                   np.full(8, 3, np.float32))
-    flags = tensors.put(np.ones(8, np.uint8), acl.ACL_BOOL, False)
-    assert acl.op.execute_v2("Less", [a[0], a[0]], [a[1], a[1]], [flags[0]],
-                             [flags[1]], 0, 0) == \
+    steps = np.arange(8, dtype=np.float32) - 3
+    b = tensors.put(steps, acl.ACL_FLOAT)
+    flags = tensors.put(np.full(8, 7, np.uint8), acl.ACL_BOOL, False)
+    assert acl.op.execute_v2("Less", [a[0], b[0]], [a[1], b[1]], [flags[0]],
+                             [flags[1]], 0, 0) == 0
+    assert acl.rt.synchronize_stream(0) == 0
+    np.testing.assert_array_equal(tensors.get(flags, np.ones(8, np.uint8)),
+                                  (1 < steps).astype(np.uint8))
+    ints = tensors.put(np.ones(8, np.int32), acl.ACL_INT32, False)
+    assert acl.op.execute_v2("Less", [a[0], b[0]], [a[1], b[1]], [ints[0]],
+                             [ints[1]], 0, 0) == \
         acl.ACL_ERROR_OP_OUTPUT_NOT_MATCH
-    assert "ACL_BOOL" in acl.get_recent_err_msg()
+    assert "ACL_INT32" in acl.get_recent_err_msg()
     for h in (none, wrong, good):
         acl.op.destroy_attr(h)
 

@@ -358,7 +358,7 @@ def test_op_handles_cast_and_params(acl_dev, tmp_path):
     acl.op.destroy_handle(handle)
     assert acl.op.execute_with_handle(handle, [ta[1], tb[1]], [tc[1]],
                                       stream) == acl.ACL_ERROR_INVALID_PARAM
-    assert acl.op.create_handle("Conv2D", [ta[0]], [tc[0]], 0)[1] == \
+    assert acl.op.create_handle("Conv3D", [ta[0]], [tc[0]], 0)[1] == \
         acl.ACL_ERROR_OP_NOT_FOUND
     assert acl.op.update_params("Add", [ta[0], tb[0]], [tc[0]], attr) == 0
     th = _tensor(np.zeros(8, np.float16), acl.ACL_FLOAT16)

@@ -80,8 +80,12 @@ class TensorDesc:
         return n
 
     @property
+    def itemsize(self) -> int:
+        return DTYPE_SIZE.get(self.dtype, 0)
+
+    @property
     def nbytes(self) -> int:
-        return self.count * DTYPE_SIZE.get(self.dtype, 0)
+        return self.count * self.itemsize
 
 
 class DataBuffer:

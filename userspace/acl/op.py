@@ -12,19 +12,22 @@ tests/conformance/test_acl_op_schema.py runs every one); there are no .om
 files to load. How acl's operands and attributes map onto an op follows
 from the op's kind:
 
-- elementwise (Add, Relu, ...): inputs of one shape and data type (no
-  broadcasting); the op's attribute is what its CANN name fixes (Less:
-  the comparison) or else CANN's attribute of that name (Axpy, y = x1 +
-  alpha * x2: alpha, a required float). A comparison writes 1 or 0 in its
-  inputs' data type: the device has no ACL_BOOL tensors;
+- elementwise (Add, Relu, ...): inputs of one data type whose shapes
+  broadcast as numpy's (CANN's rule), one task; the op's attribute is what
+  its CANN name fixes (Less: the comparison) or else CANN's attribute of
+  that name (Axpy, y = x1 + alpha * x2: alpha, a required float). A
+  comparison writes ACL_BOOL, or 1 and 0 in its inputs' data type;
 - matrix product (MatMul): 2-D x1 and x2, transpose_x1 and transpose_x2;
 - rows (SoftmaxV2, LogSoftmaxV2): over the last axis only (axes [-1]);
 - reduce (ReduceSum): the last axis or all of them, axes as a second input
   or an attribute, keep_dims;
-- cast (Cast): to its output's data type (dst_type).
+- cast (Cast): to its output's data type (dst_type);
+- the convolutions (Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter and
+  the D forms) and the views (Slice, Transpose and the D forms) map their
+  own operands and attributes: acl/_opconv.py and acl/_opviews.py say how.
 
-Each call becomes one task on ``stream`` (0: the default stream), so
-execute_v2 is asynchronous like pyACL's. Operands are device memory from
+Each call becomes one task on ``stream`` (0: the default stream; a Conv2D
+with a bias two), so execute_v2 is asynchronous like pyACL's. Operands are device memory from
 acl.rt.malloc or pinned host memory from acl.rt.malloc_host. An input whose
 tensor desc was made constant with acl.set_tensor_const and whose data
 buffer is empty (null pointer or size 0) or None is read from the
@@ -44,19 +47,19 @@ ACL_INT32, 2 for ACL_FLOAT16 and ACL_BF16) ACL_ERROR_INVALID_PARAM
 
 from __future__ import annotations
 
-import ctypes
 import os
-import struct
-from typing import NamedTuple, Sequence
 
-from davinci import opdesc, schema
-from davinci.errors import (DTypeError, InvalidArgumentError,
-                            MisalignedOperandError, ShapeError)
+from davinci import schema
 from davinci.schema import OpDef
 
 from . import _desc as D
 from . import _state as S
 from . import constants as C
+from ._opargs import DEVICE_DTYPES  # noqa: F401 (acl.op.DEVICE_DTYPES)
+from ._opargs import DT_NAME, Blocked, Tensor
+from ._opconv import NAMES as _CONV_NAMES
+from ._opkinds import KINDS
+from ._opviews import NAMES as _VIEW_NAMES
 from ._state import AclFail, api
 from .rt.memory import operand
 
@@ -130,44 +133,14 @@ def set_model_dir(model_dir):
                       % (model_dir,))
 
 
-# ---------------------------------------------------------------------------
-#: ACL data type -> the device's dtype of that type (davinci.ops.DTYPES)
-DEVICE_DTYPES = {C.ACL_FLOAT: "float32", C.ACL_FLOAT16: "float16",
-                 C.ACL_BF16: "bfloat16", C.ACL_INT32: "int32",
-                 C.ACL_INT64: "int64", C.ACL_BOOL: "bool", C.ACL_INT8: "int8",
-                 C.ACL_UINT8: "uint8"}
-_ACL_DTYPES = {name: dt for dt, name in DEVICE_DTYPES.items()}
-_DT_NAME = {getattr(C, n): n for n in (
-    "ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_INT32", "ACL_INT8",
-    "ACL_UINT8", "ACL_INT16", "ACL_UINT16", "ACL_UINT32", "ACL_INT64",
-    "ACL_UINT64", "ACL_DOUBLE", "ACL_BOOL")}
 #: every operator acl.op runs: the CANN names of the schema's compute ops
 _OP_TYPES = tuple(sorted(name for op in schema.COMPUTE_OPS
                          for name in op.acl))
-
-
-class _T:
-    """One operand: its description, device address, and for a constant
-    input read from its tensor desc (acl.set_tensor_const) those bytes."""
-
-    def __init__(self, desc, addr, what, host: "bytes | None" = None,
-                 described_only: bool = False):
-        self.desc = desc
-        self.addr = addr
-        self.what = what
-        self.host = host
-        #: update_params's operand: a description, no data (address 0)
-        self.described_only = described_only
-
-    @property
-    def shape(self):
-        return self.desc.shape
-
-    @property
-    def dtype(self):
-        return self.desc.dtype
-
-
+#: operators whose mapping is their own rather than their op kind's
+BY_NAME = {**_CONV_NAMES, **_VIEW_NAMES}
+#: update_params' stand-in for a parameter block's address: the task is
+#: checked, never submitted
+_CHECK_AT = 1 << 12
 _CONST_HINT = " (or make the input constant with acl.set_tensor_const)"
 
 
@@ -180,7 +153,7 @@ def _empty(bh) -> bool:
     return b is not None and (not b.ptr or not b.size)
 
 
-def _const_operand(d, dev: S.AclDevice, what: str) -> _T:
+def _const_operand(d, dev: S.AclDevice, what: str) -> Tensor:
     """A constant input (acl.set_tensor_const) given without data: its
     bytes, copied to the device of the stream."""
     if len(d.const) < d.nbytes:
@@ -188,9 +161,9 @@ def _const_operand(d, dev: S.AclDevice, what: str) -> _T:
                       "%s: the constant holds %d bytes, the %s tensor of shape "
                       "%s needs %d: give acl.set_tensor_const the whole "
                       "tensor" % (what, len(d.const),
-                                  _DT_NAME.get(d.dtype, d.dtype),
+                                  DT_NAME.get(d.dtype, d.dtype),
                                   list(d.shape), d.nbytes))
-    return _T(d, d.staged_address(dev.dev), what, d.const[:d.nbytes])
+    return Tensor(d, d.staged_address(dev.dev), what, d.const[:d.nbytes])
 
 
 def _operands(descs, bufs, what, dev: S.AclDevice):
@@ -217,285 +190,37 @@ def _operands(descs, bufs, what, dev: S.AclDevice):
             raise AclFail(C.ACL_ERROR_INVALID_PARAM,
                           "%s %d: data buffer has %d bytes, the %s tensor of "
                           "shape %s needs %d%s"
-                          % (what, i, b.size, _DT_NAME.get(d.dtype, d.dtype),
+                          % (what, i, b.size, DT_NAME.get(d.dtype, d.dtype),
                              list(d.shape), d.nbytes, _CONST_HINT
                              if what == "input" and not b.size else ""))
         addr = operand(b.ptr, max(d.nbytes, 1), "%s %d" % (what, i)) \
             if d.nbytes else b.ptr
-        out.append(_T(d, addr, "%s %d" % (what, i)))
+        out.append(Tensor(d, addr, "%s %d" % (what, i)))
     return out
-
-
-def _need(cond, code, msg):
-    if not cond:
-        raise AclFail(code, msg)
-
-
-def _acl_name(dtype) -> str:
-    return _DT_NAME.get(dtype, str(dtype))
-
-
-def _dtype_in(name, t, allowed: Sequence[str]):
-    """Operand ``t`` is of one of the device dtypes ``allowed``."""
-    _need(DEVICE_DTYPES.get(t.dtype) in allowed,
-          C.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-          "%s: %s has data type %s; %s takes %s" % (
-              name, t.what, _acl_name(t.dtype), name,
-              ", ".join(_acl_name(_ACL_DTYPES[a]) for a in allowed)))
-
-
-def _n(name, ins, outs, nin, nout):
-    _need(len(ins) in ((nin,) if isinstance(nin, int) else nin),
-          C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s takes %s input(s), got %d" % (name, nin, len(ins)))
-    _need(len(outs) == nout, C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-          "%s has %d output(s), got %d" % (name, nout, len(outs)))
-
-
-def _out_is(name, o, shape, dtype):
-    # CANN's comparisons write ACL_BOOL; this device writes 1 or 0 in the
-    # inputs' data type, so say so where a program expects bools
-    hint = " (the device has no ACL_BOOL tensors: it writes 1 or 0 in the " \
-        "inputs' data type)" if o.dtype == C.ACL_BOOL else ""
-    _need(o.dtype == dtype, C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-          "%s produces %s, the output is described as %s%s"
-          % (name, _acl_name(dtype), _acl_name(o.dtype), hint))
-    _need(tuple(o.shape) == tuple(shape), C.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-          "%s produces shape %s, the output is described as %s"
-          % (name, list(shape), list(o.shape)))
-
-
-#: an attribute's Python type -> what it must be, and its setter
-_ATTR_KINDS = {bool: "a bool (set_attr_bool)", int: "an int (set_attr_int)",
-               float: "a float (set_attr_float)",
-               str: "a string (set_attr_string)",
-               list: "a list of ints (set_attr_list_int)"}
-#: the attribute kind of each schema imm type
-_IMM_KINDS = {"float32": float, "byte": int, "enum": str}
-
-
-def _attr(attrs, name, default, kind):
-    v = attrs.get(name, default)
-    if kind is list:
-        ok = isinstance(v, list) and all(
-            isinstance(x, int) and not isinstance(x, bool) for x in v)
-    elif kind is bool:
-        ok = isinstance(v, bool)
-    else:
-        ok = isinstance(v, kind) and not isinstance(v, bool)
-    if not ok:
-        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-                      "attribute %s must be %s, not %r"
-                      % (name, _ATTR_KINDS[kind], v))
-    return v
-
-
-def attribute(op: OpDef, name: str, attrs: dict):
-    """The value of ``op``'s attribute (its descriptor's imm) for CANN name
-    ``name``: what the name fixes (Less: predicate LT), else CANN's
-    attribute of that name (Axpy's alpha), which is then required."""
-    if op.imm is None:
-        return None
-    fixed = op.acl[name]
-    if op.imm.name in fixed:
-        return fixed[op.imm.name]
-    kind = _IMM_KINDS[op.imm.type]
-    _need(op.imm.name in attrs, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-          "%s needs attribute %s, %s" % (name, op.imm.name,
-                                         _ATTR_KINDS[kind]))
-    return _attr(attrs, op.imm.name, None, kind)
-
-
-class Operand(NamedTuple):
-    """A device address and the caller's name of it, for messages."""
-    addr: int
-    what: str
-
-
-def describe(op: OpDef, name: str, acl_dtype: int, dst, srcs: Sequence,
-             **extents):
-    """The descriptor of ``op`` (CANN name ``name``) on ``acl_dtype``
-    inputs: ``dst`` and ``srcs`` (in the device's source order) have an
-    ``addr`` and a ``what``; ``extents`` as davinci.opdesc.describe takes
-    them. Its refusals become aclErrors."""
-    labels = {"dst": dst.what}
-    labels.update(("src%d" % i, t.what) for i, t in enumerate(srcs))
-    try:
-        return opdesc.describe(op, DEVICE_DTYPES[acl_dtype], dst=dst.addr,
-                               srcs=[t.addr for t in srcs], names=labels,
-                               label=name, **extents)
-    except MisalignedOperandError as exc:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, exc.message) from None
-    except DTypeError as exc:
-        raise AclFail(C.ACL_ERROR_UNSUPPORTED_DATA_TYPE, exc.message) \
-            from None
-    except ShapeError as exc:
-        raise AclFail(C.ACL_ERROR_OP_INPUT_NOT_MATCH, exc.message) from None
-    except InvalidArgumentError as exc:
-        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH, exc.message) from None
-
-
-def _rows(shape):
-    n = shape[-1] if shape else 1
-    m = 1
-    for d in shape[:-1]:
-        m *= d
-    return m, n
-
-
-def _read_axes(name, t):
-    """Axes from an int32/int64 input tensor (device or pinned memory)."""
-    _need(t.dtype in (C.ACL_INT32, C.ACL_INT64),
-          C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s axes input must be ACL_INT32 or ACL_INT64" % name)
-    fmt = "<%d%s" % (t.desc.count, "i" if t.dtype == C.ACL_INT32 else "q")
-    if t.host is not None:              # a constant: its own bytes
-        return list(struct.unpack(fmt, t.host))
-    if t.described_only:                # update_params: known at execution
-        return None
-    d = None
-    for dev in S.devices.values():
-        hit = dev.dev.find_buffer(t.addr)
-        if hit is not None:
-            d = hit
-            break
-    _need(d is not None, C.ACL_ERROR_INVALID_PARAM,
-          "%s axes input is not device or pinned memory" % name)
-    buf, off = d
-    raw = ctypes.string_at(buf.address + off, t.desc.nbytes)
-    return list(struct.unpack(fmt, raw))
-
-
-# -- one mapping of acl's operands and attributes per kind of op -------------
-def _elementwise(op: OpDef, name, ins, outs, attrs):
-    _n(name, ins, outs, opdesc.SOURCES[op.kind], 1)
-    x = ins[0]
-    _dtype_in(name, x, op.dtypes)
-    for t in ins[1:]:
-        _need(t.dtype == x.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "%s inputs have data types %s and %s: cast one first"
-              % (name, _acl_name(x.dtype), _acl_name(t.dtype)))
-        _need(tuple(t.shape) == tuple(x.shape),
-              C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-              "%s inputs have shapes %s and %s (no broadcasting here)"
-              % (name, list(x.shape), list(t.shape)))
-    _out_is(name, outs[0], x.shape, x.dtype)
-    return describe(op, name, x.dtype, outs[0],
-                    [ins[i] for i in op.acl_order(name)],
-                    count=x.desc.count, attr=attribute(op, name, attrs))
-
-
-def _matmul(op: OpDef, name, ins, outs, attrs):
-    _n(name, ins, outs, 2, 1)
-    a, b = ins
-    _dtype_in(name, a, op.dtypes)
-    _need(a.dtype == b.dtype, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s inputs must have one data type" % name)
-    _need(len(a.shape) == 2 and len(b.shape) == 2,
-          C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s takes 2-D inputs, got %s and %s"
-          % (name, list(a.shape), list(b.shape)))
-    ta = _attr(attrs, "transpose_x1", False, bool)
-    tb = _attr(attrs, "transpose_x2", False, bool)
-    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
-    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
-    _need(k == k2, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s inner dimensions differ: x1 gives k=%d, x2 gives k=%d"
-          % (name, k, k2))
-    _out_is(name, outs[0], (m, n), a.dtype)
-    return describe(op, name, a.dtype, outs[0],
-                    [ins[i] for i in op.acl_order(name)], mnk=(m, n, k),
-                    transpose=(ta, tb))
-
-
-def _over_rows(op: OpDef, name, ins, outs, attrs):
-    _n(name, ins, outs, 1, 1)
-    x = ins[0]
-    _dtype_in(name, x, op.dtypes)
-    _need(len(x.shape) >= 1, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
-          "%s needs at least one dimension" % name)
-    axes = _attr(attrs, "axes", [-1], list)
-    nd = len(x.shape)
-    _need(len(axes) == 1 and axes[0] in (-1, nd - 1),
-          C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-          "%s runs over the last axis only (axes [-1]), not %r"
-          % (name, axes))
-    _out_is(name, outs[0], x.shape, x.dtype)
-    return describe(op, name, x.dtype, outs[0], ins, rows=_rows(x.shape))
-
-
-def _reduce(op: OpDef, name, ins, outs, attrs):
-    _n(name, ins, outs, (1, 2), 1)
-    x = ins[0]
-    _dtype_in(name, x, op.dtypes)
-    nd = len(x.shape)
-    if len(ins) == 2:
-        axes = _read_axes(name, ins[1])
-        if axes is None:
-            return None             # checked when it runs
-    else:
-        axes = _attr(attrs, "axes", [], list)
-    keep = _attr(attrs, "keep_dims", False, bool)
-    norm = sorted(set(a + nd if a < 0 else a for a in axes)) or \
-        list(range(nd))
-    _need(all(0 <= a < nd for a in norm), C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-          "%s axes %r outside a %d-D input" % (name, axes, nd))
-    if norm == list(range(nd)):
-        m, n = 1, x.desc.count
-    elif norm == [nd - 1]:
-        m, n = _rows(x.shape)
-    else:
-        raise AclFail(C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-                      "%s over axes %r is not supported: reduce the last "
-                      "axis or all of them" % (name, axes))
-    if keep:
-        shape = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
-    else:
-        shape = tuple(d for i, d in enumerate(x.shape) if i not in norm)
-    o = outs[0]
-    # a sum of everything is described as [] or as [1]
-    if m == 1 and not keep and tuple(o.shape) == (1,):
-        shape = (1,)
-    _out_is(name, o, shape, x.dtype)
-    return describe(op, name, x.dtype, o, ins[:1], rows=(m, n))
-
-
-def _cast(op: OpDef, name, ins, outs, attrs):
-    _n(name, ins, outs, 1, 1)
-    x = ins[0]
-    o = outs[0]
-    _dtype_in(name, x, op.dtypes)
-    dst = attrs.get("dst_type", o.dtype)
-    _need(dst == o.dtype, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
-          "%s dst_type %r differs from the output's data type %r"
-          % (name, dst, o.dtype))
-    _dtype_in(name, o, op.dtypes)
-    _out_is(name, o, x.shape, o.dtype)
-    return describe(op, name, x.dtype, o, ins, count=x.desc.count,
-                    dst_dtype=DEVICE_DTYPES[o.dtype])
-
-
-#: how acl's operands and attributes map onto each kind of op
-_KINDS = {"binary": _elementwise, "unary": _elementwise, "matmul": _matmul,
-          "rows": _over_rows, "reduce": _reduce, "cast": _cast}
 
 
 def op_of(op_type) -> OpDef:
     """The schema's op behind CANN name ``op_type``; ACL_ERROR_OP_NOT_FOUND
     when it has none."""
     op = schema.by_acl(op_type) if isinstance(op_type, str) else None
-    if op is None or op.kind not in _KINDS:
+    if op is None or (op.kind not in KINDS and op_type not in BY_NAME):
         raise AclFail(C.ACL_ERROR_OP_NOT_FOUND,
                       "operator %r is not built in: use %s"
                       % (op_type, ", ".join(_OP_TYPES)))
     return op
 
 
-def _task(op_type, ins, outs, attrs):
-    """The descriptor of operator ``op_type`` on these operands (None when
-    update_params cannot know it before the data: ReduceSum's axes)."""
+def _steps(op_type, ins, outs, attrs) -> list:
+    """The tasks of operator ``op_type`` on these operands, in order: each
+    a descriptor or a :class:`Blocked` (none when update_params cannot
+    know them before the data: ReduceSum's axes)."""
     op = op_of(op_type)
-    return _KINDS[op.kind](op, op_type, ins, outs, attrs)
+    mapping = BY_NAME.get(op_type) or KINDS[op.kind]
+    steps = mapping(op, op_type, ins, outs, attrs)
+    if steps is None:
+        return []
+    return list(steps) if isinstance(steps, (list, tuple)) and \
+        not isinstance(steps, Blocked) else [steps]
 
 
 def _attrs_of(attr) -> dict:
@@ -516,7 +241,12 @@ def _launch(op_type, input_desc, inputs, output_desc, outputs, attrs,
     dev = s.ctx.device
     ins = _operands(input_desc, inputs, "input", dev)
     outs = _operands(output_desc, outputs, "output", dev)
-    s.stream.launch(_task(op_type, ins, outs, attrs))
+    for step in _steps(op_type, ins, outs, attrs):
+        if isinstance(step, Blocked):
+            s.stream.device.param_blocks.launch(s.stream, step.data,
+                                                step.task_at)
+        else:
+            s.stream.launch(step)
 
 
 @api()
@@ -576,7 +306,7 @@ def destroy_handle(handle):
     _handles.pop(handle, None)
 
 
-def _described(descs, what: str) -> list[_T]:
+def _described(descs, what: str) -> list[Tensor]:
     """Operands of descriptions alone (no data yet; a constant input
     brings its bytes)."""
     out = []
@@ -587,7 +317,7 @@ def _described(descs, what: str) -> list[_T]:
                           "%s %d: %r is not a tensor desc" % (what, i, dh))
         host = d.const[:d.nbytes] if d.const is not None and \
             len(d.const) >= d.nbytes and what == "input" else None
-        out.append(_T(d, 0, "%s %d" % (what, i), host, described_only=True))
+        out.append(Tensor(d, 0, "%s %d" % (what, i), host, described_only=True))
     return out
 
 
@@ -597,8 +327,10 @@ def update_params(op_type, input_desc, output_desc, attr):
     operator is checked against these descriptions and attributes as
     execute_v2 would check it (inputs, outputs, attribute types and values),
     so what would fail at execution fails here."""
-    _task(op_type, _described(input_desc, "input"),
-          _described(output_desc, "output"), _attrs_of(attr))
+    for step in _steps(op_type, _described(input_desc, "input"),
+                       _described(output_desc, "output"), _attrs_of(attr)):
+        if isinstance(step, Blocked):
+            step.task_at(_CHECK_AT)
 
 
 @api()

@@ -13,7 +13,7 @@ from davinci.device import NotificationType
 
 from .. import _state as S
 from .. import constants as C
-from .. import op as acl_op
+from .. import _opargs as acl_op
 from .._state import AclFail, api
 from .memory import operand
 
