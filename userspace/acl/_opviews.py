@@ -81,7 +81,8 @@ def _transpose(op: OpDef, name, ins, outs, attrs):
     shape = tuple(x.shape)
     nd = len(shape)
     norm = [p + nd if p < 0 else p for p in perm]
-    need(nd >= 1 and sorted(norm) == list(range(nd)), C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+    need(nd >= 1 and sorted(norm) == list(range(nd)),
+         C.ACL_ERROR_OP_INPUT_NOT_MATCH,
          "%s: perm %r is not an order of x's %d dimensions"
          % (name, perm, nd))
     strides = views.contiguous_strides(shape)

@@ -8,9 +8,11 @@
 
 The operators are the compute ops of the device's schema (davinci.schema,
 declared in kmod/core/ops.toml), each by its CANN names (``OpDef.acl``;
-tests/conformance/test_acl_op_schema.py runs every one); there are no .om
-files to load. How acl's operands and attributes map onto an op follows
-from the op's kind:
+tests/conformance/test_acl_op_schema.py runs every one), built in:
+set_model_dir and load read and check the single-op models ``davinci-atc
+--singleop`` compiles (acl/singleop.py), which execution does not need.
+How acl's operands and attributes map onto an op follows from the op's
+kind:
 
 - elementwise (Add, Relu, ...): inputs of one data type whose shapes
   broadcast as numpy's (CANN's rule), one task; the op's attribute is what
@@ -27,11 +29,12 @@ from the op's kind:
   own operands and attributes: acl/_opconv.py and acl/_opviews.py say how.
 
 Each call becomes one task on ``stream`` (0: the default stream; a Conv2D
-with a bias two), so execute_v2 is asynchronous like pyACL's. Operands are device memory from
-acl.rt.malloc or pinned host memory from acl.rt.malloc_host. An input whose
-tensor desc was made constant with acl.set_tensor_const and whose data
-buffer is empty (null pointer or size 0) or None is read from the
-constant's bytes, as pyACL does (ReduceSum's axes, most often).
+with a bias two), so execute_v2 is asynchronous like pyACL's. Operands are
+device memory from acl.rt.malloc or pinned host memory from
+acl.rt.malloc_host. An input whose tensor desc was made constant with
+acl.set_tensor_const and whose data buffer is empty (null pointer or size
+0) or None is read from the constant's bytes, as pyACL does (ReduceSum's
+axes, most often).
 
 Errors (aclError): unknown op_type ACL_ERROR_OP_NOT_FOUND (100024); wrong
 number, shape or dtype of inputs ACL_ERROR_OP_INPUT_NOT_MATCH (100021);
@@ -53,6 +56,7 @@ from davinci import schema
 from davinci.schema import OpDef
 
 from . import _desc as D
+from . import singleop
 from . import _state as S
 from . import constants as C
 from ._opargs import DEVICE_DTYPES  # noqa: F401 (acl.op.DEVICE_DTYPES)
@@ -123,14 +127,53 @@ set_attr_list_string = _setter("list_string", _list(str))
 set_attr_list_list_int = _setter("list_list_int", _list(_list(int)))
 
 
+#: single-op models read by set_model_dir and load: file or "memory" ->
+#: the operator each describes
+_models: "dict[str, singleop.OpSpec]" = {}
+
+
+def check_single_op(spec: "singleop.OpSpec") -> None:
+    """Refuse a single-op model's operator as update_params would (not
+    pyACL's: davinci-atc --singleop compiles with it)."""
+    def operands(specs, what):
+        return [Tensor(D.TensorDesc(t.dtype, t.shape, t.format), 0,
+                       "%s %d" % (what, i), t.const, described_only=True)
+                for i, t in enumerate(specs)]
+    attrs = {}
+    for name, kind, value in spec.attrs:
+        attrs[name] = float(value) if kind == "float" else \
+            [float(v) for v in value] if kind == "list_float" else value
+    steps = _steps(spec.op, operands(spec.inputs, "input"),
+                   operands(spec.outputs, "output"), attrs)
+    for step in steps:
+        if isinstance(step, Blocked):
+            step.task_at(_CHECK_AT)
+
+
+def _load_model(data: bytes, what: str) -> None:
+    spec = singleop.load(data, what)
+    try:
+        check_single_op(spec)
+    except AclFail as exc:
+        raise AclFail(exc.code, "%s: %s" % (what, exc.message)) from None
+    _models[what] = spec
+
+
 @api()
 def set_model_dir(model_dir):
-    """Operators are built into the device: any existing directory is
-    accepted (ACL_ERROR_INVALID_FILE when it does not exist)."""
+    """Read the single-op models of ``model_dir`` (``davinci-atc
+    --singleop`` writes them) and check each operator as update_params
+    would; the operators are built into the device, so execution does not
+    need them. ACL_ERROR_INVALID_FILE when the directory does not exist,
+    ACL_ERROR_PARSE_MODEL for a file that is not a whole single-op model,
+    the operator's own error for one the device cannot run."""
     if not isinstance(model_dir, str) or not os.path.isdir(model_dir):
         raise AclFail(C.ACL_ERROR_INVALID_FILE,
                       "operator model directory %r does not exist"
                       % (model_dir,))
+    for path in singleop.model_files(model_dir):
+        with open(path, "rb") as f:
+            _load_model(f.read(), path)
 
 
 #: every operator acl.op runs: the CANN names of the schema's compute ops
@@ -344,12 +387,18 @@ def cast(src_desc, src_buffer, dst_desc, dst_buffer, truncate, stream):
 
 @api()
 def load(model, model_size):
-    """ret: operators are built in, so only a davinci offline model is
-    taken (and has nothing to add); anything else is refused."""
+    """ret: read a single-op model from memory (a file ``davinci-atc
+    --singleop`` wrote) and check its operator as set_model_dir does; a
+    davinci offline model is taken too (its operators are built in).
+    Anything else is refused."""
     from .mdl import read_model
     from davinci import omfile
+    data = read_model(model, model_size)
+    if singleop.is_model(data):
+        _load_model(data, "memory at %#x" % model)
+        return
     try:
-        omfile.parse(read_model(model, model_size))
+        omfile.parse(data)
     except omfile.ModelFormatError as exc:
         raise AclFail(C.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
                       "acl.op.load: %s" % exc) from None

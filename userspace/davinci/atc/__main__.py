@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .builder import ConversionError
@@ -18,11 +19,16 @@ def _parser() -> argparse.ArgumentParser:
         prog="davinci-atc",
         description="Convert an ONNX model into a davinci offline model "
                     "(.om) that acl.mdl loads.")
-    p.add_argument("--model", required=True, help="the ONNX model file")
+    p.add_argument("--model", help="the ONNX model file")
+    p.add_argument("--singleop", default=None,
+                   help="ATC's single-op JSON: compile each operator into "
+                        "a model file in the --output directory, for "
+                        "acl.op.set_model_dir")
     p.add_argument("--framework", type=int, default=5,
                    help="5 (ONNX), the only source framework supported")
     p.add_argument("--output", required=True,
-                   help="output path; .om is appended")
+                   help="output path; .om is appended (--singleop: a "
+                        "directory)")
     p.add_argument("--soc_version", default="davinci",
                    help="recorded in the model (any value is accepted)")
     p.add_argument("--input_shape", default=None,
@@ -35,8 +41,38 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _singleop(json_path: str, out_dir: str) -> int:
+    """ATC's --singleop: one model file per operator, each checked as
+    acl.op checks the operator it describes."""
+    from acl import singleop
+    try:
+        with open(json_path, encoding="utf-8") as f:
+            models = singleop.compile_json(f.read())
+        os.makedirs(out_dir, exist_ok=True)
+        for name, data in models:
+            with open(os.path.join(out_dir, name), "wb") as f:
+                f.write(data)
+    except (singleop.SpecError, OSError) as exc:
+        print("davinci-atc: ATC run failed: %s: %s" % (json_path, exc),
+              file=sys.stderr)
+        return 1
+    for name, _ in models:
+        print("davinci-atc: wrote %s" % os.path.join(out_dir, name))
+    print("ATC run success, welcome to the next use.")
+    return 0
+
+
 def main(argv: "list[str] | None" = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.singleop is not None:
+        if args.model is not None:
+            parser.error("--singleop and --model are two kinds of run: "
+                         "give one")
+        return _singleop(args.singleop, args.output)
+    if args.model is None:
+        parser.error("--model (an ONNX file) or --singleop (a single-op "
+                     "JSON) is required")
     if args.framework != 5:
         print("davinci-atc: --framework=%d (%s) is not supported: export the "
               "model to ONNX and use --framework=5" % (
