@@ -646,6 +646,8 @@ enum dv_op_shape {
 	DV_SHAPE_CAST,		/* dst count of dst_dtype, src0 count */
 	DV_SHAPE_VIEW,		/* dst count, src0 the params' strided view */
 	DV_SHAPE_CONV,		/* dst, src0, src1: the params' convolution */
+	DV_SHAPE_POOL,		/* dst, src0: the params' pooling */
+	DV_SHAPE_POOL_INDEX,	/* and src1: its int64 indices */
 };
 
 /**

@@ -32,6 +32,8 @@ _Static_assert(sizeof(struct davinci_params_copy_view) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of COPY_VIEW's block");
 _Static_assert(sizeof(struct davinci_params_conv2d) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of CONV2D's block");
+_Static_assert(sizeof(struct davinci_params_maxpool2d) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of MAXPOOL2D's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -254,5 +256,46 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_conv2d,
 		.shape = DV_SHAPE_CONV,
 		.kernel = dv_opk_conv,
+	},
+	[DAVINCI_OP_MAXPOOL2D] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_DST_DTYPE,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.dst_dtypes = DV_DT(INT64),
+		.params_size = sizeof(struct davinci_params_maxpool2d),
+		.params_version = DAVINCI_PARAMS_MAXPOOL2D_VERSION,
+		.check_params = dv_op_check_maxpool2d,
+		.shape = DV_SHAPE_POOL,
+		.kernel = dv_opk_pool,
+	},
+	[DAVINCI_OP_MAXPOOL2D_BACKWARD] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_maxpool2d),
+		.params_version = DAVINCI_PARAMS_MAXPOOL2D_VERSION,
+		.check_params = dv_op_check_maxpool2d,
+		.shape = DV_SHAPE_POOL_INDEX,
+		.kernel = dv_opk_pool,
+	},
+	[DAVINCI_OP_AVGPOOL2D] = {
+		.uses = DV_U_DST | DV_U_SRC0,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_maxpool2d),
+		.params_version = DAVINCI_PARAMS_MAXPOOL2D_VERSION,
+		.check_params = dv_op_check_maxpool2d,
+		.shape = DV_SHAPE_POOL,
+		.kernel = dv_opk_pool,
+	},
+	[DAVINCI_OP_AVGPOOL2D_BACKWARD] = {
+		.uses = DV_U_DST | DV_U_SRC0,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_maxpool2d),
+		.params_version = DAVINCI_PARAMS_MAXPOOL2D_VERSION,
+		.check_params = dv_op_check_maxpool2d,
+		.shape = DV_SHAPE_POOL,
+		.kernel = dv_opk_pool,
 	},
 };

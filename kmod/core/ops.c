@@ -10,6 +10,7 @@
  */
 #include "dv_internal.h"
 #include "ops_conv.h"
+#include "ops_pool.h"
 
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
@@ -24,6 +25,7 @@
 #define DV_OP_MM_CHUNK_MIN_ROWS	32ULL
 #define DV_OP_MM_CHUNK_ROWS	8ULL
 #define DV_OP_ROW_CHUNK_ELEMS	65536ULL	/* softmax / reduce elements */
+#define DV_OP_POOL_CHUNK_TERMS	(1ULL << 20)	/* window taps of poolings */
 
 /**
  * dv_dtype_size() - bytes of one element
@@ -40,13 +42,14 @@ u64 dv_dtype_size(u8 dtype)
  * dv_op_dst_dtype() - the dtype of a compute task's dst
  * @task: the descriptor
  *
- * Return: @task->dst_dtype for CAST and for a CMP with a bool result,
- * else @task->dtype.
+ * Return: @task->dst_dtype for CAST, for a CMP with a bool result and
+ * for a MAXPOOL2D writing its indices, else @task->dtype.
  */
 u8 dv_op_dst_dtype(const struct davinci_task *task)
 {
 	if (task->opcode == DAVINCI_OP_CAST ||
-	    (task->opcode == DAVINCI_OP_CMP && task->dst_dtype))
+	    ((task->opcode == DAVINCI_OP_CMP ||
+	      task->opcode == DAVINCI_OP_MAXPOOL2D) && task->dst_dtype))
 		return task->dst_dtype;
 	return task->dtype;
 }
@@ -269,6 +272,20 @@ int dv_op_check_conv2d(const struct davinci_task *task, const void *params)
 	return dv_conv_geom(params, &conv);
 }
 
+/**
+ * dv_op_check_maxpool2d() - check a pooling's parameter block
+ * @task: a MAXPOOL2D, AVGPOOL2D or gradient task
+ * @params: the copy of its struct davinci_params_maxpool2d
+ *
+ * Return: 0 for a geometry dv_pooling_geom() takes for the op, or -EINVAL.
+ */
+int dv_op_check_maxpool2d(const struct davinci_task *task, const void *params)
+{
+	struct dv_pooling pool;
+
+	return dv_pooling_geom(task->opcode, params, &pool);
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {
@@ -363,8 +380,8 @@ static void dv_conv_elems(u16 opcode, const struct dv_conv *g, u64 *e)
  *
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
- * REDUCE_SUM, CAST, COPY_VIEW and the convolutions refuse any overlap of
- * dst with a source. A DAVINCI_TASK_F_STRIDED task's extents are its
+ * REDUCE_SUM, CAST, COPY_VIEW, the convolutions and the poolings refuse
+ * any overlap of dst with a source. A DAVINCI_TASK_F_STRIDED task's extents are its
  * operands' spans (dv_op_extent_strided()).
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
@@ -376,6 +393,7 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	u64 es = dv_dtype_size(task->dtype), dst_es;
 	u64 mn, mk, kn, e[3];
 	struct dv_conv conv;
+	struct dv_pooling pool;
 	bool exact_ok = false;
 
 	memset(ext, 0, sizeof(*ext));
@@ -435,6 +453,23 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		    !dv_mul_u64(e[2], es, &ext->src1))
 			return -EINVAL;
 		break;
+	case DV_SHAPE_POOL:
+	case DV_SHAPE_POOL_INDEX:
+		/* the forward ops write y from x, the gradients dx from dy */
+		if (!params || dv_pooling_geom(task->opcode, params, &pool))
+			return -EINVAL;
+		dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+		if (task->opcode == DAVINCI_OP_MAXPOOL2D ||
+		    task->opcode == DAVINCI_OP_AVGPOOL2D) {
+			ext->dst = pool.y * dst_es;
+			ext->src0 = pool.x * es;
+		} else {
+			ext->dst = pool.x * es;
+			ext->src0 = pool.y * es;
+		}
+		if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD)
+			ext->src1 = pool.y * sizeof(s64);
+		break;
 	case DV_SHAPE_CAST:
 		if (!dv_mul_u64(task->count, es, &ext->src0))
 			return -EINVAL;
@@ -487,6 +522,10 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 		bad |= DV_OP_MISALIGNED_SRC0;
 	if (task->src1 & (es - 1))
 		bad |= DV_OP_MISALIGNED_SRC1;
+	/* MAXPOOL2D_BACKWARD's src1 holds int64 indices */
+	if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD &&
+	    (task->src1 & (sizeof(s64) - 1)))
+		bad |= DV_OP_MISALIGNED_SRC1;
 	return bad;
 }
 
@@ -523,6 +562,31 @@ static u64 dv_conv_rows(u16 opcode, const void *params, u64 *seg, u64 *flop)
 	return rows;
 }
 
+/*
+ * A pooling's planes (its units) and terms per plane (*@terms, >= 1,
+ * saturating): outputs times window taps for the forward ops, inputs
+ * times the windows that can hold one for the gradients.
+ */
+static u64 dv_pooling_planes(u16 opcode, const void *params, u64 *terms)
+{
+	const struct davinci_params_maxpool2d *p = params;
+	struct dv_pooling g;
+	u64 outs, taps;
+
+	if (!params || dv_pooling_geom(opcode, params, &g))
+		return 0;
+	outs = (u64)g.oh * g.ow;
+	taps = (u64)p->r * p->s;
+	if (opcode != DAVINCI_OP_MAXPOOL2D && opcode != DAVINCI_OP_AVGPOOL2D) {
+		outs = (u64)p->h * p->w;
+		taps = ((u64)p->dilation_h * (p->r - 1) / p->stride_h + 1) *
+		       ((u64)p->dilation_w * (p->s - 1) / p->stride_w + 1);
+	}
+	if (!dv_mul_u64(outs, taps, terms))
+		*terms = U64_MAX;
+	return g.planes;
+}
+
 /**
  * dv_op_units() - work units of a compute task
  * @task: a validated task
@@ -530,7 +594,8 @@ static u64 dv_conv_rows(u16 opcode, const void *params, u64 *seg, u64 *flop)
  *
  * Return: elements for elementwise ops and CAST, rows of dst for the
  * MATMUL, ROWS and REDUCE shapes (MATMUL, SOFTMAX, LOG_SOFTMAX,
- * REDUCE_SUM), a convolution's GEMM rows (dv_conv_rows()).
+ * REDUCE_SUM), a convolution's GEMM rows (dv_conv_rows()), a pooling's
+ * planes (dv_pooling_planes()).
  */
 u64 dv_op_units(const struct davinci_task *task, const void *params)
 {
@@ -545,6 +610,9 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
 		return task->m;
 	case DV_SHAPE_CONV:
 		return dv_conv_rows(task->opcode, params, &seg, &flop);
+	case DV_SHAPE_POOL:
+	case DV_SHAPE_POOL_INDEX:
+		return dv_pooling_planes(task->opcode, params, &flop);
 	default:
 		return task->count;
 	}
@@ -559,7 +627,8 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
  * MFLOP, a multiple of 8 rows and at least 8; rows worth ~64K elements
  * for the ROWS and REDUCE shapes; a convolution's rows worth ~64 MFLOP,
  * but a group's rows (each chunk gathers its image once) when those are
- * worth at most 512 MFLOP. Always >= 1.
+ * worth at most 512 MFLOP; a pooling's planes worth ~1M window taps.
+ * Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 {
@@ -585,6 +654,12 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 		big = DV_OP_MM_CHUNK_MAX_FLOP / per_row;
 		if (rows < seg)
 			rows = big < seg ? big : seg;
+		return rows ? rows : 1;
+	case DV_SHAPE_POOL:
+	case DV_SHAPE_POOL_INDEX:
+		if (!dv_pooling_planes(task->opcode, params, &per_row))
+			return 1;
+		rows = DV_OP_POOL_CHUNK_TERMS / per_row;
 		return rows ? rows : 1;
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:

@@ -43,6 +43,7 @@ int dv_op_check_params(const struct davinci_task *task, const void *params);
 /* The checker of each op's own parameter block (dv_opcodes[].check_params). */
 int dv_op_check_copy_view(const struct davinci_task *task, const void *params);
 int dv_op_check_conv2d(const struct davinci_task *task, const void *params);
+int dv_op_check_maxpool2d(const struct davinci_task *task, const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);

@@ -40,5 +40,6 @@ DV_OP_KERNEL(cast);		/* CAST */
 DV_OP_KERNEL(copy_view);	/* COPY_VIEW; units are elements of dst */
 DV_OP_KERNEL(copy);		/* IDENTITY */
 DV_OP_KERNEL(conv);		/* CONV2D and its gradients; units are GEMM rows */
+DV_OP_KERNEL(pool);		/* the poolings and theirs; units are planes */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -668,6 +668,10 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 	/* a convolution's few bytes may still be many multiply-adds */
 	if (dv_opcodes[d->opcode].shape == DV_SHAPE_CONV)
 		return false;
+	/* so may a pooling's, with a large window */
+	if (dv_opcodes[d->opcode].shape == DV_SHAPE_POOL ||
+	    dv_opcodes[d->opcode].shape == DV_SHAPE_POOL_INDEX)
+		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:
 		return d->opcode != DAVINCI_OP_NOP || !d->count;

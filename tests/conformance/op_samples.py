@@ -33,6 +33,9 @@ class Sample:
     ulps: int = 0
     #: relative tolerance instead of ulps (summations in another order)
     rtol: float = 0.0
+    #: the dtype of each input whose dtype is fixed (None: the op's dtype
+    #: under test), as MAXPOOL2D_BACKWARD's int64 indices
+    input_dtypes: tuple = ()
 
 
 def _rand(*shapes, low=-4.0, high=4.0, integer_valued=False):
@@ -183,7 +186,169 @@ def _conv_samples(which):
     return out
 
 
+def _pool_windows(xs, geom):
+    """torch's windows of a pooling of an x of shape ``xs`` (n, c, h, w):
+    {(oh, ow): (rows, columns, count)}, the taps inside the input in
+    row-major order and the divisor count_include_pad gives, and y's
+    (oh, ow) extents."""
+    k, stride, pad, dil, ceil_mode = (geom[n] for n in (
+        "kernel", "stride", "padding", "dilation", "ceil_mode"))
+    extents = []
+    for d in (0, 1):
+        size = xs[2 + d]
+        o = (size + 2 * pad[d] - dil[d] * (k[d] - 1) - 1 +
+             (stride[d] - 1 if ceil_mode else 0)) // stride[d] + 1
+        if ceil_mode and (o - 1) * stride[d] >= size + pad[d]:
+            o -= 1
+        extents.append(o)
+    wins = {}
+    for oh in range(extents[0]):
+        for ow in range(extents[1]):
+            taps, padded = [], []
+            for d, o in enumerate((oh, ow)):
+                start = o * stride[d] - pad[d]
+                taps.append([start + t * dil[d] for t in range(k[d])
+                             if 0 <= start + t * dil[d] < xs[2 + d]])
+                padded.append(min(start + k[d], xs[2 + d] + pad[d]) - start)
+            wins[oh, ow] = (taps[0], taps[1], padded[0] * padded[1])
+    return wins, tuple(extents)
+
+
+def _pool_ref(which, xs, geom):
+    """numpy's pooling op ``which`` (max, argmax, max_dx, avg, avg_dx) of
+    an x of shape ``xs``, torch's rules: the first largest tap (or the last
+    NaN) of a max window, a mean over the taps inside the input."""
+    wins, (oh, ow) = _pool_windows(xs, geom)
+    n, c, h, w = xs
+
+    def argmax(x):
+        idx = np.zeros((n, c, oh, ow), np.int64)
+        for (i, j), (rows, cols, _) in wins.items():
+            best = np.full((n, c), -np.inf)
+            at = np.full((n, c), rows[0] * w + cols[0])
+            for r in rows:
+                for s in cols:
+                    v = x[:, :, r, s]
+                    take = (v > best) | np.isnan(v)
+                    best = np.where(take, v, best)
+                    at = np.where(take, r * w + s, at)
+            idx[:, :, i, j] = at
+        return idx
+
+    def divisor(win):
+        if geom.get("adaptive"):
+            return geom["kernel"][0] * geom["kernel"][1]
+        if geom.get("divisor"):
+            return geom["divisor"]
+        rows, cols, padded = win
+        return padded if geom.get("count_include_pad") else \
+            len(rows) * len(cols)
+
+    def max_y(attr, x):
+        idx = argmax(x)
+        return np.take_along_axis(x.reshape(n, c, -1).astype(np.float64),
+                                  idx.reshape(n, c, -1), 2).reshape(idx.shape)
+
+    def max_dx(attr, dy, idx):
+        dx = np.zeros((n, c, h * w))
+        for i in range(oh):
+            for j in range(ow):
+                for a in range(n):
+                    for b in range(c):
+                        dx[a, b, idx[a, b, i, j]] += dy[a, b, i, j]
+        return dx.reshape(xs)
+
+    def avg_y(attr, x):
+        y = np.zeros((n, c, oh, ow))
+        for (i, j), win in wins.items():
+            rows, cols, _ = win
+            y[:, :, i, j] = x[:, :, rows][:, :, :, cols].astype(
+                np.float64).sum((2, 3)) / divisor(win)
+        return y
+
+    def avg_dx(attr, dy):
+        dx = np.zeros(xs)
+        for (i, j), win in wins.items():
+            rows, cols, _ = win
+            dx[:, :, rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1] += \
+                dy[:, :, i:i + 1, j:j + 1] / divisor(win)
+        return dx
+
+    return {"max": max_y, "argmax": lambda attr, x: argmax(x),
+            "max_dx": max_dx, "avg": avg_y, "avg_dx": avg_dx}[which]
+
+
+#: (name, x shape, kernel, stride, padding, dilation, ceil_mode, average
+#: options); the max ops take the first four, the average ops all but
+#: dilation
+_POOLS = (
+    ("3x3 stride 2 pad 1", (2, 3, 9, 11), (3, 3), (2, 2), (1, 1), (1, 1),
+     False, dict(count_include_pad=True)),
+    ("2x3 ceil mode", (1, 4, 7, 8), (2, 3), (2, 2), (1, 1), (2, 3), True,
+     dict(count_include_pad=False)),
+    ("1-D divisor 5", (2, 3, 1, 13), (1, 4), (1, 3), (0, 2), (1, 2), True,
+     dict(count_include_pad=True, divisor=5)),
+    ("global", (2, 3, 5, 7), (5, 7), (5, 7), (0, 0), (1, 1), False,
+     dict(count_include_pad=False)),
+)
+
+
+def _pool_samples(which):
+    """Integer-valued inputs (ties for the max, exact sums); the means
+    divide once (1 ulp: float32's quotient rounded again to a half type)
+    and their gradients add rounded quotients (a relative tolerance)."""
+    out = []
+    for name, xs, k, stride, pad, dil, ceil_mode, avg in _POOLS:
+        geom = dict(kernel=k, stride=stride, padding=pad, dilation=dil,
+                    ceil_mode=ceil_mode, **avg)
+        kw = dict(kernel_size=k, stride=stride, padding=pad,
+                  ceil_mode=ceil_mode)
+        if which in ("max", "argmax", "max_dx"):
+            kw["dilation"] = dil
+        else:
+            geom["dilation"] = (1, 1)
+            kw.update(avg)
+        ys = _pool_windows(xs, geom)[1]
+        ys = xs[:2] + ys
+        if which in ("max", "argmax"):
+            out.append(Sample(
+                name + (" indices" if which == "argmax" else ""),
+                _rand(xs, integer_valued=True), _pool_ref(which, xs, geom),
+                kwargs=dict(kw, dtype="int64") if which == "argmax" else kw))
+        elif which == "max_dx":
+            def inputs(rng, dtype, xs=xs, ys=ys, geom=geom):
+                x = _rand(xs, integer_valued=True)(rng, "float32")[0]
+                return _rand(ys, integer_valued=True)(rng, dtype) + [
+                    _pool_ref("argmax", xs, geom)(None, x)]
+            out.append(Sample(name, inputs, _pool_ref(which, xs, geom),
+                              kwargs=dict(kw, shape=xs),
+                              input_dtypes=(None, "int64")))
+        elif which == "avg":
+            out.append(Sample(name, _rand(xs, integer_valued=True),
+                              _pool_ref(which, xs, geom), kwargs=kw, ulps=1))
+        else:
+            out.append(Sample(name, _rand(ys), _pool_ref(which, xs, geom),
+                              kwargs=dict(kw, shape=xs), rtol=1e-6))
+    xs = (2, 3, 12, 8)
+    geom = dict(kernel=(4, 4), stride=(4, 4), padding=(0, 0),
+                dilation=(1, 1), ceil_mode=False, adaptive=True)
+    kw = dict(kernel_size=(4, 4), stride=(4, 4), adaptive=True,
+              count_include_pad=False)
+    if which == "avg":
+        out.append(Sample("adaptive 12x8 to 3x2", _rand(xs),
+                          _pool_ref(which, xs, geom), kwargs=kw, rtol=1e-6))
+    elif which == "avg_dx":
+        out.append(Sample("adaptive 12x8 to 3x2", _rand((2, 3, 3, 2)),
+                          _pool_ref(which, xs, geom),
+                          kwargs=dict(kw, shape=xs), rtol=1e-6))
+    return out
+
+
 SAMPLES: dict[str, list[Sample]] = {
+    "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
+    "MAXPOOL2D_BACKWARD": _pool_samples("max_dx"),
+    "AVGPOOL2D": _pool_samples("avg"),
+    "AVGPOOL2D_BACKWARD": _pool_samples("avg_dx"),
     "CONV2D": _conv_samples("y"),
     "CONV2D_BACKWARD_INPUT": _conv_samples("dx"),
     "CONV2D_BACKWARD_WEIGHT": _conv_samples("dw"),
@@ -264,12 +429,19 @@ def _ulps_apart(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
     return np.abs(g - w)
 
 
+def input_dtypes(sample: Sample, dtype: str, count: int) -> list[str]:
+    """The dtype of each of ``count`` inputs of ``sample`` run in
+    ``dtype``."""
+    fixed = list(sample.input_dtypes) + [None] * count
+    return [d or dtype for d in fixed[:count]]
+
+
 def assert_matches(sample: Sample, raws, got_raw: np.ndarray, dtype: str,
                    out_dtype: str) -> None:
     """``got_raw`` (storage of ``out_dtype``) is ``sample``'s reference on
     the storage inputs ``raws`` of ``dtype``, within its tolerance."""
-    values = [r if dtype in R.INTEGERS else R.to_f32(r, dtype)
-              for r in raws]
+    values = [r if d in R.INTEGERS else R.to_f32(r, d)
+              for r, d in zip(raws, input_dtypes(sample, dtype, len(raws)))]
     want = np.asarray(sample.reference(sample.attr, *values))
     if out_dtype in R.INTEGERS:
         assert np.array_equal(got_raw, want.astype(R.STORAGE[out_dtype]))

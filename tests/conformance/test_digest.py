@@ -35,6 +35,8 @@ def _variants(op):
         return [{"transpose_b": True}, {"transpose_a": True}]
     if op.kind == "cast":
         return [{"dtype": d} for d in ALL]
+    if op.name == "MAXPOOL2D":  # its maxima and their indices
+        return [{}, {"dtype": "int64"}]
     if op.kind == "view":       # of a [64, 96] or a [16, 16] operand
         return [{"sizes": (16, 16), "strides": (1, 16)},
                 {"sizes": (4, 8, 16), "strides": (0, 32, 2)}]
@@ -66,6 +68,34 @@ def _conv_args(op, a, b):
     return [_prefix(t, shapes[n]) for t, n in zip((a, b), op.inputs)], kw
 
 
+#: the digest's poolings on a [64, 96] and on a [16, 16] operand: x's
+#: shape and the max ops' and the average ops' keywords
+_POOL = {6144: ((2, 3, 32, 32), dict(kernel_size=3, stride=2, padding=1,
+                                     dilation=(1, 2), ceil_mode=True),
+                dict(kernel_size=(3, 2), stride=(2, 1), padding=1,
+                     ceil_mode=True, count_include_pad=False)),
+         256: ((1, 4, 8, 8), dict(kernel_size=2, stride=1, ceil_mode=False),
+               dict(kernel_size=8, divisor=7))}
+
+
+def _pool_args(op, a, b, s, variant):
+    """The pooling op's inputs, views of a's and b's first elements (and
+    the max gradient's indices, of a's max pooling), and its keywords
+    with those of its ``variant``."""
+    xs, max_kw, avg_kw = _POOL[a.size]
+    kw = dict(max_kw if op.name.startswith("MAX") else avg_kw)
+    kw.update(variant)
+    x = _prefix(a, xs)
+    if op.name in ("MAXPOOL2D", "AVGPOOL2D"):
+        return [x], kw
+    ys = ops.pool2d_shapes(xs, op=op.python, **kw)[1]
+    kw.pop("dtype", None)
+    ins = [_prefix(b, ys)]
+    if op.name == "MAXPOOL2D_BACKWARD":
+        ins.append(ops.max_pool2d(x, stream=s, dtype="int64", **kw))
+    return ins, dict(kw, shape=xs)
+
+
 def every_op(a, b, s, dtype):
     """{label: output} of every schema op that takes ``dtype`` on ``a``
     (and ``b``), each attribute its samples use and each variant."""
@@ -79,6 +109,8 @@ def every_op(a, b, s, dtype):
                 tensors = [a, b] if len(op.inputs) == 2 else [a]
                 if op.kind == "conv":
                     tensors, kw = _conv_args(op, a, b)
+                if op.kind in ("pool", "pool_index"):
+                    tensors, kw = _pool_args(op, a, b, s, kw)
                 args = ([attr] if op.imm is not None else []) + tensors
                 label = "_".join([op.python] + [str(x) for x in [attr]
                                                 if x is not None] +

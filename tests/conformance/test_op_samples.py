@@ -7,7 +7,7 @@ import pytest
 import davinci
 from davinci import ops, schema
 
-from .op_samples import SAMPLES, assert_matches
+from .op_samples import SAMPLES, assert_matches, input_dtypes
 
 CASES = [(op, s, dtype) for op in schema.COMPUTE_OPS
          for s in SAMPLES.get(op.name, ()) for dtype in op.dtypes]
@@ -24,7 +24,8 @@ def test_every_op_has_samples(op):
     "%s-%s-%s" % (op.name, s.name, d) for op, s, d in CASES])
 def test_op_matches_numpy(dev, rng, op, sample, dtype):
     raws = sample.inputs(rng, dtype)
-    tensors = [davinci.DeviceTensor.from_numpy(dev, r, dtype) for r in raws]
+    tensors = [davinci.DeviceTensor.from_numpy(dev, r, d) for r, d in
+               zip(raws, input_dtypes(sample, dtype, len(raws)))]
     fn = getattr(ops, op.python)
     args = ([sample.attr] if op.imm is not None else []) + tensors
     got = fn(*args, **sample.kwargs)

@@ -37,6 +37,10 @@ __all__ = [
     "DAVINCI_OP_CONV2D",
     "DAVINCI_OP_CONV2D_BACKWARD_INPUT",
     "DAVINCI_OP_CONV2D_BACKWARD_WEIGHT",
+    "DAVINCI_OP_MAXPOOL2D",
+    "DAVINCI_OP_MAXPOOL2D_BACKWARD",
+    "DAVINCI_OP_AVGPOOL2D",
+    "DAVINCI_OP_AVGPOOL2D_BACKWARD",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -47,6 +51,7 @@ __all__ = [
     "DAVINCI_CMP_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
+    "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -79,7 +84,11 @@ DAVINCI_OP_IDENTITY = 26
 DAVINCI_OP_CONV2D = 27
 DAVINCI_OP_CONV2D_BACKWARD_INPUT = 28
 DAVINCI_OP_CONV2D_BACKWARD_WEIGHT = 29
-DAVINCI_OP_COUNT = 30
+DAVINCI_OP_MAXPOOL2D = 30
+DAVINCI_OP_MAXPOOL2D_BACKWARD = 31
+DAVINCI_OP_AVGPOOL2D = 32
+DAVINCI_OP_AVGPOOL2D_BACKWARD = 33
+DAVINCI_OP_COUNT = 34
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -89,6 +98,7 @@ DAVINCI_CMP_GE = 5
 DAVINCI_CMP_COUNT = 6
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
+DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -751,7 +761,304 @@ OPS = ({'acl': {},
              'version': 1},
   'params_of': 'CONV2D',
   'python': 'conv2d_backward_weight',
-  'uses': ('dst', 'src0', 'src1')})
+  'uses': ('dst', 'src0', 'src1')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'dst[n,c,oh,ow] = max of each window of src0 x[n,c,h,w]; int64 '
+         'argmax indices with @dst_dtype INT64',
+  'dst_dtypes': ('int64',),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['x'],
+  'kernel': 'pool',
+  'kind': 'pool',
+  'name': 'MAXPOOL2D',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'ONNX MaxPool needs it in an offline model, whose op '
+                    'record cannot hold a parameter block yet (omfile)'},
+  'opcode': 30,
+  'params': {'fields': [{'doc': 'images', 'name': 'n', 'type': 'u32'},
+                        {'doc': 'channels', 'name': 'c', 'type': 'u32'},
+                        {'doc': 'input height (1 for a 1-D pooling)',
+                         'name': 'h',
+                         'type': 'u32'},
+                        {'doc': 'input width', 'name': 'w', 'type': 'u32'},
+                        {'doc': 'window height (@h for a global pooling)',
+                         'name': 'r',
+                         'type': 'u32'},
+                        {'doc': 'window width', 'name': 's', 'type': 'u32'},
+                        {'doc': 'rows between two windows, >= 1',
+                         'name': 'stride_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two windows, >= 1',
+                         'name': 'stride_w',
+                         'type': 'u32'},
+                        {'doc': 'rows of padding above and below, at most r / '
+                                '2',
+                         'name': 'pad_h',
+                         'type': 'u32'},
+                        {'doc': 'columns of padding left and right, at most s '
+                                '/ 2',
+                         'name': 'pad_w',
+                         'type': 'u32'},
+                        {'doc': 'rows between two taps of a window, >= 1 (1 '
+                                'for the average ops; at most h unless r is '
+                                '1)',
+                         'name': 'dilation_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two taps, >= 1 (1 for the '
+                                'average ops; at most w unless s is 1)',
+                         'name': 'dilation_w',
+                         'type': 'u32'},
+                        {'doc': '0: oh = (h + 2 pad_h - dilation_h (r - 1) - '
+                                '1) / stride_h + 1; 1: that division rounded '
+                                'up, less one if the last window would start '
+                                "at or past h + pad_h (torch's rule); "
+                                'likewise ow; both >= 1',
+                         'name': 'ceil_mode',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides by the window clipped '
+                                'to the padded input, 0 by its elements '
+                                'inside the input; 0 for the max ops',
+                         'name': 'count_include_pad',
+                         'type': 'u32'},
+                        {'doc': 'average ops: the divisor of every window '
+                                "(torch's divisor_override), 0 for none; 0 "
+                                'for the max ops',
+                         'name': 'divisor',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides each sum by r and '
+                                "then by s (torch's adaptive_avg_pool2d), "
+                                'with no padding, count_include_pad 0 and '
+                                'divisor 0; 0 for the max ops',
+                         'name': 'adaptive',
+                         'type': 'u32'}],
+             'version': 1},
+  'python': 'max_pool2d',
+  'uses': ('dst', 'src0')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "dst dx[n,c,h,w] = MAXPOOL2D's input gradient from src0 "
+         'dy[n,c,oh,ow] and src1 its int64 indices',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['dy', 'indices'],
+  'kernel': 'pool',
+  'kind': 'pool_index',
+  'name': 'MAXPOOL2D_BACKWARD',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'not an inference op'},
+  'opcode': 31,
+  'params': {'fields': [{'doc': 'images', 'name': 'n', 'type': 'u32'},
+                        {'doc': 'channels', 'name': 'c', 'type': 'u32'},
+                        {'doc': 'input height (1 for a 1-D pooling)',
+                         'name': 'h',
+                         'type': 'u32'},
+                        {'doc': 'input width', 'name': 'w', 'type': 'u32'},
+                        {'doc': 'window height (@h for a global pooling)',
+                         'name': 'r',
+                         'type': 'u32'},
+                        {'doc': 'window width', 'name': 's', 'type': 'u32'},
+                        {'doc': 'rows between two windows, >= 1',
+                         'name': 'stride_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two windows, >= 1',
+                         'name': 'stride_w',
+                         'type': 'u32'},
+                        {'doc': 'rows of padding above and below, at most r / '
+                                '2',
+                         'name': 'pad_h',
+                         'type': 'u32'},
+                        {'doc': 'columns of padding left and right, at most s '
+                                '/ 2',
+                         'name': 'pad_w',
+                         'type': 'u32'},
+                        {'doc': 'rows between two taps of a window, >= 1 (1 '
+                                'for the average ops; at most h unless r is '
+                                '1)',
+                         'name': 'dilation_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two taps, >= 1 (1 for the '
+                                'average ops; at most w unless s is 1)',
+                         'name': 'dilation_w',
+                         'type': 'u32'},
+                        {'doc': '0: oh = (h + 2 pad_h - dilation_h (r - 1) - '
+                                '1) / stride_h + 1; 1: that division rounded '
+                                'up, less one if the last window would start '
+                                "at or past h + pad_h (torch's rule); "
+                                'likewise ow; both >= 1',
+                         'name': 'ceil_mode',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides by the window clipped '
+                                'to the padded input, 0 by its elements '
+                                'inside the input; 0 for the max ops',
+                         'name': 'count_include_pad',
+                         'type': 'u32'},
+                        {'doc': 'average ops: the divisor of every window '
+                                "(torch's divisor_override), 0 for none; 0 "
+                                'for the max ops',
+                         'name': 'divisor',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides each sum by r and '
+                                "then by s (torch's adaptive_avg_pool2d), "
+                                'with no padding, count_include_pad 0 and '
+                                'divisor 0; 0 for the max ops',
+                         'name': 'adaptive',
+                         'type': 'u32'}],
+             'version': 1},
+  'params_of': 'MAXPOOL2D',
+  'python': 'max_pool2d_backward',
+  'uses': ('dst', 'src0', 'src1')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'dst[n,c,oh,ow] = mean of each window of src0 x[n,c,h,w]',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['x'],
+  'kernel': 'pool',
+  'kind': 'pool',
+  'name': 'AVGPOOL2D',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'ONNX AveragePool and GlobalAveragePool need it in an '
+                    'offline model, whose op record cannot hold a parameter '
+                    'block yet (omfile)'},
+  'opcode': 32,
+  'params': {'fields': [{'doc': 'images', 'name': 'n', 'type': 'u32'},
+                        {'doc': 'channels', 'name': 'c', 'type': 'u32'},
+                        {'doc': 'input height (1 for a 1-D pooling)',
+                         'name': 'h',
+                         'type': 'u32'},
+                        {'doc': 'input width', 'name': 'w', 'type': 'u32'},
+                        {'doc': 'window height (@h for a global pooling)',
+                         'name': 'r',
+                         'type': 'u32'},
+                        {'doc': 'window width', 'name': 's', 'type': 'u32'},
+                        {'doc': 'rows between two windows, >= 1',
+                         'name': 'stride_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two windows, >= 1',
+                         'name': 'stride_w',
+                         'type': 'u32'},
+                        {'doc': 'rows of padding above and below, at most r / '
+                                '2',
+                         'name': 'pad_h',
+                         'type': 'u32'},
+                        {'doc': 'columns of padding left and right, at most s '
+                                '/ 2',
+                         'name': 'pad_w',
+                         'type': 'u32'},
+                        {'doc': 'rows between two taps of a window, >= 1 (1 '
+                                'for the average ops; at most h unless r is '
+                                '1)',
+                         'name': 'dilation_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two taps, >= 1 (1 for the '
+                                'average ops; at most w unless s is 1)',
+                         'name': 'dilation_w',
+                         'type': 'u32'},
+                        {'doc': '0: oh = (h + 2 pad_h - dilation_h (r - 1) - '
+                                '1) / stride_h + 1; 1: that division rounded '
+                                'up, less one if the last window would start '
+                                "at or past h + pad_h (torch's rule); "
+                                'likewise ow; both >= 1',
+                         'name': 'ceil_mode',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides by the window clipped '
+                                'to the padded input, 0 by its elements '
+                                'inside the input; 0 for the max ops',
+                         'name': 'count_include_pad',
+                         'type': 'u32'},
+                        {'doc': 'average ops: the divisor of every window '
+                                "(torch's divisor_override), 0 for none; 0 "
+                                'for the max ops',
+                         'name': 'divisor',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides each sum by r and '
+                                "then by s (torch's adaptive_avg_pool2d), "
+                                'with no padding, count_include_pad 0 and '
+                                'divisor 0; 0 for the max ops',
+                         'name': 'adaptive',
+                         'type': 'u32'}],
+             'version': 1},
+  'params_of': 'MAXPOOL2D',
+  'python': 'avg_pool2d',
+  'uses': ('dst', 'src0')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "dst dx[n,c,h,w] = AVGPOOL2D's input gradient from src0 "
+         'dy[n,c,oh,ow]',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['dy'],
+  'kernel': 'pool',
+  'kind': 'pool',
+  'name': 'AVGPOOL2D_BACKWARD',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'not an inference op'},
+  'opcode': 33,
+  'params': {'fields': [{'doc': 'images', 'name': 'n', 'type': 'u32'},
+                        {'doc': 'channels', 'name': 'c', 'type': 'u32'},
+                        {'doc': 'input height (1 for a 1-D pooling)',
+                         'name': 'h',
+                         'type': 'u32'},
+                        {'doc': 'input width', 'name': 'w', 'type': 'u32'},
+                        {'doc': 'window height (@h for a global pooling)',
+                         'name': 'r',
+                         'type': 'u32'},
+                        {'doc': 'window width', 'name': 's', 'type': 'u32'},
+                        {'doc': 'rows between two windows, >= 1',
+                         'name': 'stride_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two windows, >= 1',
+                         'name': 'stride_w',
+                         'type': 'u32'},
+                        {'doc': 'rows of padding above and below, at most r / '
+                                '2',
+                         'name': 'pad_h',
+                         'type': 'u32'},
+                        {'doc': 'columns of padding left and right, at most s '
+                                '/ 2',
+                         'name': 'pad_w',
+                         'type': 'u32'},
+                        {'doc': 'rows between two taps of a window, >= 1 (1 '
+                                'for the average ops; at most h unless r is '
+                                '1)',
+                         'name': 'dilation_h',
+                         'type': 'u32'},
+                        {'doc': 'columns between two taps, >= 1 (1 for the '
+                                'average ops; at most w unless s is 1)',
+                         'name': 'dilation_w',
+                         'type': 'u32'},
+                        {'doc': '0: oh = (h + 2 pad_h - dilation_h (r - 1) - '
+                                '1) / stride_h + 1; 1: that division rounded '
+                                'up, less one if the last window would start '
+                                "at or past h + pad_h (torch's rule); "
+                                'likewise ow; both >= 1',
+                         'name': 'ceil_mode',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides by the window clipped '
+                                'to the padded input, 0 by its elements '
+                                'inside the input; 0 for the max ops',
+                         'name': 'count_include_pad',
+                         'type': 'u32'},
+                        {'doc': 'average ops: the divisor of every window '
+                                "(torch's divisor_override), 0 for none; 0 "
+                                'for the max ops',
+                         'name': 'divisor',
+                         'type': 'u32'},
+                        {'doc': 'average ops: 1 divides each sum by r and '
+                                "then by s (torch's adaptive_avg_pool2d), "
+                                'with no padding, count_include_pad 0 and '
+                                'divisor 0; 0 for the max ops',
+                         'name': 'adaptive',
+                         'type': 'u32'}],
+             'version': 1},
+  'params_of': 'MAXPOOL2D',
+  'python': 'avg_pool2d_backward',
+  'uses': ('dst', 'src0')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -45,7 +45,7 @@ DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
-           "cast": 1, "view": 1, "conv": 2}
+           "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -260,7 +260,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         m, n = rows
         _dims(op, m=m, n=n)
         fields.update(m=m, n=n)
-    elif op.kind != "conv":         # a convolution's sizes: its block
+    elif op.kind not in ("conv", "pool", "pool_index"):  # sizes: the block
         if count < 0:
             raise ShapeError("%s: negative element count" % name)
         fields["count"] = int(count)
@@ -360,7 +360,7 @@ def check_alignment(task, op: str | None = None,
     compute task descriptor ``task`` is aligned to its element size, the
     rule the device enforces with ``DAVINCI_STATUS_MISALIGNED``: ``dst`` to
     that of ``dst_dtype`` for CAST and of ``dtype`` otherwise, ``src0`` and
-    ``src1`` to that of ``dtype``.
+    ``src1`` to that of ``dtype`` (int64 indices: 8 bytes).
 
     ``op`` names the op in the message (default: the opcode's name);
     ``names`` maps ``"dst"``, ``"src0"``, ``"src1"`` to the names the
@@ -376,6 +376,8 @@ def check_alignment(task, op: str | None = None,
         return                      # the driver refuses the dtype
     fields = [("dst", dst)] + [("src%d" % i, src)
                                for i in range(SOURCES[opdef.kind])]
+    if opdef.kind == "pool_index":
+        fields[2] = ("src1", "int64")   # MAXPOOL2D_BACKWARD's indices
     for field, dtype in fields:
         addr = int(getattr(task, field))
         align = ITEMSIZES[dtype]

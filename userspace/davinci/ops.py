@@ -43,7 +43,8 @@ from .stream import Stream
 OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
-           "check_alignment", "matmul_shape", "conv2d_shapes", "OP_FUNCTIONS",
+           "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
+           "adaptive_pool2d_kernel", "OP_FUNCTIONS",
            *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
@@ -623,6 +624,190 @@ def _conv(op: OpDef, a, b, shape, stride, padding, dilation, groups, out,
                 c.free()
 
 
+def _pool_pair(op: str, name: str, value, dims: int, low: int,
+               flat: int) -> tuple[int, int]:
+    """(height, width) of a pooling's kernel_size, stride, padding or
+    dilation: one int for both, or one per dimension (a 1-D pooling's
+    height is ``flat``)."""
+    if isinstance(value, (int, np.integer)):
+        v = (flat, int(value)) if dims == 1 else (int(value), int(value))
+    else:
+        v = tuple(int(n) for n in value)
+        if len(v) != dims:
+            raise ShapeError("%s: %s takes %d value(s) for a %d-D pooling, "
+                             "got %s" % (op, name, dims, dims, v))
+        if dims == 1:
+            v = (flat, v[0])
+    if min(v) < low or max(v) > 0xFFFFFFFF:
+        raise ShapeError("%s: %s %s must be %d or more" % (op, name, v, low))
+    return v
+
+
+def _pool_out(size: int, k: int, stride: int, pad: int, dil: int,
+              ceil_mode: bool) -> int:
+    """One output extent, as torch's pooling_output_shape."""
+    span = size + 2 * pad - dil * (k - 1) - 1 + (stride - 1 if ceil_mode
+                                                   else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1            # the last window starts inside the input
+    return out
+
+
+def pool2d_shapes(x_shape, kernel_size, stride=None, padding=0, dilation=1,
+                  ceil_mode: bool = False, count_include_pad: bool = False,
+                  divisor: "int | None" = None, adaptive: bool = False,
+                  op: str = "max_pool2d") -> tuple[dict, tuple]:
+    """The pooling parameter block's fields and y's shape for an x of
+    ``x_shape`` ([n, c, h, w], or [n, c, l] for 1-D) and a window of
+    ``kernel_size`` (``stride`` defaults to it); ShapeError naming what
+    does not fit. The max ops take ``dilation``, the average ops
+    ``count_include_pad``, ``divisor`` (torch's divisor_override) and
+    ``adaptive`` (each sum divided by the window's height, then its width,
+    as torch's adaptive_avg_pool2d)."""
+    is_max = op.startswith("max")
+    x_shape = tuple(int(d) for d in x_shape)
+    if len(x_shape) not in (3, 4) or min(x_shape) < 1:
+        raise ShapeError("%s: x is [n, c, h, w] (or [n, c, l] for a 1-D "
+                         "pooling) with every size >= 1, got %s"
+                         % (op, x_shape))
+    dims = len(x_shape) - 2
+    n, c, h, w = x_shape if dims == 2 else x_shape[:2] + (1,) + x_shape[2:]
+    r, s = _pool_pair(op, "kernel_size", kernel_size, dims, 1, 1)
+    sh, sw = _pool_pair(op, "stride", (r, s)[2 - dims:] if stride is None
+                        or (not isinstance(stride, (int, np.integer)) and
+                            len(stride) == 0) else stride, dims, 1, 1)
+    ph, pw = _pool_pair(op, "padding", padding, dims, 0, 0)
+    dh, dw = _pool_pair(op, "dilation", dilation, dims, 1, 1)
+    if ph > r // 2 or pw > s // 2:
+        raise ShapeError("%s: padding %s must be at most half the window %s"
+                         % (op, (ph, pw), (r, s)))
+    if not is_max and (dh, dw) != (1, 1):
+        raise ShapeError("%s takes no dilation, got %s" % (op, (dh, dw)))
+    if is_max and ((r > 1 and dh > h) or (s > 1 and dw > w)):
+        raise ShapeError("%s: dilation %s wider than x %s: a window could "
+                         "miss the input" % (op, (dh, dw), (h, w)))
+    if divisor is not None and not 1 <= int(divisor) <= 0xFFFFFFFF:
+        raise ShapeError("%s: divisor %s must be 1 or more" % (op, divisor))
+    if adaptive and (ph or pw or divisor or count_include_pad):
+        raise ShapeError("%s: an adaptive pooling takes no padding, "
+                         "divisor or count_include_pad" % op)
+    oh = _pool_out(h, r, sh, ph, dh, ceil_mode)
+    ow = _pool_out(w, s, sw, pw, dw, ceil_mode)
+    if oh < 1 or ow < 1:
+        raise ShapeError("%s: the window %s (dilation %s) is larger than x "
+                         "%s padded by %s" % (op, (r, s), (dh, dw),
+                                              x_shape, (ph, pw)))
+    fields = dict(n=n, c=c, h=h, w=w, r=r, s=s, stride_h=sh, stride_w=sw,
+                  pad_h=ph, pad_w=pw, dilation_h=dh, dilation_w=dw,
+                  ceil_mode=int(bool(ceil_mode)),
+                  count_include_pad=int(bool(count_include_pad)),
+                  divisor=int(divisor or 0), adaptive=int(bool(adaptive)))
+    return fields, (n, c, ow) if dims == 1 else (n, c, oh, ow)
+
+
+def _pool(op: OpDef, ins: list[DeviceTensor], x_shape, geometry: dict,
+          out, stream, dst_dtype: "str | None" = None) -> DeviceTensor:
+    """One of the pooling ops on ``ins`` (x, or dy and for the max
+    gradient its indices), x being of ``x_shape``: y's shape for the
+    forward ops, x's for the gradients."""
+    fields, y = pool2d_shapes(x_shape, op=op.python, **geometry)
+    forward = op.name in ("MAXPOOL2D", "AVGPOOL2D")
+    if not forward:
+        for t, n in zip(ins, op.inputs):
+            if t.shape != y:
+                raise ShapeError("%s: %s has shape %s; x %s pools to %s"
+                                 % (op.python, n, t.shape, tuple(x_shape),
+                                    y))
+    dtype = ins[0].dtype
+    res = _result(op, ins, out, y if forward else tuple(x_shape),
+                  dst_dtype or dtype)
+    if not res.is_contiguous():
+        raise ShapeError("%s writes dense tensors only: give a dense out"
+                         % op.python)
+    labels = {"dst": "out"}
+    labels.update(("src%d" % i, n) for i, n in enumerate(op.inputs))
+    copies = _dense_inputs(ins, stream)
+    try:
+        return _run_with_block(
+            opdesc.pack_params(op, **fields), lambda at: opdesc.describe(
+                op, dtype, dst=res.dev_addr, dst_dtype=dst_dtype,
+                srcs=[t.dev_addr for t in copies], params_at=at,
+                names=labels), res, stream, copies)
+    finally:
+        for c, t in zip(copies, ins):
+            if c is not t:
+                c.free()
+
+
+def _pool_fn(op: OpDef) -> Callable[..., DeviceTensor]:
+    """davinci.ops' function of a pooling op."""
+    if op.name == "MAXPOOL2D":
+        def fn(x, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, out=None, stream=None, dtype=None
+               ) -> DeviceTensor:
+            x = _tensor(x, "x")
+            _need_dtype(op.python, x, op.dtypes)
+            result = x.dtype if dtype is None else dtype_name(dtype)
+            if result not in (x.dtype,) + op.dst_dtypes:
+                raise DTypeError("%s writes x's %s (the maxima) or int64 "
+                                 "(their indices), not %s"
+                                 % (op.python, x.dtype, result))
+            return _pool(op, [x], x.shape, dict(
+                kernel_size=kernel_size, stride=stride, padding=padding,
+                dilation=dilation, ceil_mode=ceil_mode), out, stream,
+                None if result == x.dtype else result)
+    elif op.name == "MAXPOOL2D_BACKWARD":
+        def fn(dy, indices, shape, kernel_size, stride=None, padding=0,
+               dilation=1, ceil_mode=False, out=None, stream=None
+               ) -> DeviceTensor:
+            """dx of ``shape`` (x's) from dy and max_pool2d's indices."""
+            dy, idx = _tensor(dy, "dy"), _tensor(indices, "indices")
+            _same_device(dy, idx)
+            _need_dtype(op.python, dy, op.dtypes)
+            if idx.dtype != "int64":
+                raise DTypeError("%s: indices are int64 (max_pool2d(..., "
+                                 "dtype=\"int64\")), not %s"
+                                 % (op.python, idx.dtype))
+            return _pool(op, [dy, idx], shape, dict(
+                kernel_size=kernel_size, stride=stride, padding=padding,
+                dilation=dilation, ceil_mode=ceil_mode), out, stream)
+    elif op.name == "AVGPOOL2D":
+        def fn(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor=None, adaptive=False,
+               out=None, stream=None) -> DeviceTensor:
+            x = _tensor(x, "x")
+            _need_dtype(op.python, x, op.dtypes)
+            return _pool(op, [x], x.shape, dict(
+                kernel_size=kernel_size, stride=stride, padding=padding,
+                ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                divisor=divisor, adaptive=adaptive), out, stream)
+    else:
+        def fn(dy, shape, kernel_size, stride=None, padding=0,
+               ceil_mode=False, count_include_pad=True, divisor=None,
+               adaptive=False, out=None, stream=None) -> DeviceTensor:
+            """dx of ``shape`` (x's) from dy."""
+            dy = _tensor(dy, "dy")
+            _need_dtype(op.python, dy, op.dtypes)
+            return _pool(op, [dy], shape, dict(
+                kernel_size=kernel_size, stride=stride, padding=padding,
+                ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                divisor=divisor, adaptive=adaptive), out, stream)
+    return fn
+
+
+def adaptive_pool2d_kernel(x_shape, output_size) -> "tuple[int, int] | None":
+    """The window (= stride) of an adaptive pooling of an x of
+    ``x_shape`` to ``output_size`` when each output extent divides x's
+    (torch's adaptive windows are then that grid), else None."""
+    h, w = tuple(x_shape)[-2:]
+    oh, ow = (output_size, output_size) if isinstance(
+        output_size, (int, np.integer)) else tuple(output_size)
+    if oh < 1 or ow < 1 or h % oh or w % ow:
+        return None
+    return h // oh, w // ow
+
+
 def _rows(op: str, x: DeviceTensor) -> tuple[int, int]:
     if x.ndim < 1:
         raise ShapeError("%s needs at least one dimension" % op)
@@ -694,7 +879,9 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
             return _launch(op, ins, names, res, stream, rows=rows)
         raise AssertionError("op kind %s has no path" % op.kind)
 
-    if op.kind == "conv" and "dy" not in names:
+    if op.kind in ("pool", "pool_index"):
+        fn = _pool_fn(op)
+    elif op.kind == "conv" and "dy" not in names:
         def fn(x, w, stride=1, padding=0, dilation=1, groups=1, out=None,
                stream=None) -> DeviceTensor:
             return _conv(op, x, w, None, stride, padding, dilation, groups,

@@ -30,7 +30,7 @@ __all__ = ["OpDef", "Attr", "Params", "ParamField", "OPS", "COMPUTE_OPS", "FRONT
 FRONTENDS = ("acl", "atc", "torch")
 #: kinds whose operands are typed elements (the compute ops)
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
-                           "cast", "view", "conv"))
+                           "cast", "view", "conv", "pool", "pool_index"))
 
 
 @dataclass(frozen=True)

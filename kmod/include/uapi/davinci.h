@@ -824,7 +824,11 @@ enum davinci_opcode {
 	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s] */
 	DAVINCI_OP_CONV2D_BACKWARD_INPUT = 28,	/* dst dx[n,c,h,w] = CONV2D's input gradient from src0 dy[n,k,oh,ow] and src1 w */
 	DAVINCI_OP_CONV2D_BACKWARD_WEIGHT = 29,	/* dst dw[k,c/groups,r,s] = CONV2D's weight gradient from src0 x and src1 dy */
-	DAVINCI_OP_COUNT = 30,
+	DAVINCI_OP_MAXPOOL2D = 30,	/* dst[n,c,oh,ow] = max of each window of src0 x[n,c,h,w]; int64 argmax indices with @dst_dtype INT64 */
+	DAVINCI_OP_MAXPOOL2D_BACKWARD = 31,	/* dst dx[n,c,h,w] = MAXPOOL2D's input gradient from src0 dy[n,c,oh,ow] and src1 its int64 indices */
+	DAVINCI_OP_AVGPOOL2D = 32,	/* dst[n,c,oh,ow] = mean of each window of src0 x[n,c,h,w] */
+	DAVINCI_OP_AVGPOOL2D_BACKWARD = 33,	/* dst dx[n,c,h,w] = AVGPOOL2D's input gradient from src0 dy[n,c,oh,ow] */
+	DAVINCI_OP_COUNT = 34,
 };
 
 /*
@@ -895,6 +899,54 @@ struct davinci_params_conv2d {
 };
 
 #define DAVINCI_PARAMS_CONV2D_VERSION	1
+
+/**
+ * struct davinci_params_maxpool2d - DAVINCI_OP_MAXPOOL2D's parameter block
+ * @n: images
+ * @c: channels
+ * @h: input height (1 for a 1-D pooling)
+ * @w: input width
+ * @r: window height (@h for a global pooling)
+ * @s: window width
+ * @stride_h: rows between two windows, >= 1
+ * @stride_w: columns between two windows, >= 1
+ * @pad_h: rows of padding above and below, at most r / 2
+ * @pad_w: columns of padding left and right, at most s / 2
+ * @dilation_h: rows between two taps of a window, >= 1 (1 for the average
+ *	ops; at most h unless r is 1)
+ * @dilation_w: columns between two taps, >= 1 (1 for the average ops; at
+ *	most w unless s is 1)
+ * @ceil_mode: 0: oh = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h +
+ *	1; 1: that division rounded up, less one if the last window would start
+ *	at or past h + pad_h (torch's rule); likewise ow; both >= 1
+ * @count_include_pad: average ops: 1 divides by the window clipped to the
+ *	padded input, 0 by its elements inside the input; 0 for the max ops
+ * @divisor: average ops: the divisor of every window (torch's
+ *	divisor_override), 0 for none; 0 for the max ops
+ * @adaptive: average ops: 1 divides each sum by r and then by s (torch's
+ *	adaptive_avg_pool2d), with no padding, count_include_pad 0 and divisor 0;
+ *	0 for the max ops
+ */
+struct davinci_params_maxpool2d {
+	__u32 n;
+	__u32 c;
+	__u32 h;
+	__u32 w;
+	__u32 r;
+	__u32 s;
+	__u32 stride_h;
+	__u32 stride_w;
+	__u32 pad_h;
+	__u32 pad_w;
+	__u32 dilation_h;
+	__u32 dilation_w;
+	__u32 ceil_mode;
+	__u32 count_include_pad;
+	__u32 divisor;
+	__u32 adaptive;
+};
+
+#define DAVINCI_PARAMS_MAXPOOL2D_VERSION	1
 /* END GENERATED */
 
 /*
