@@ -280,8 +280,32 @@ SAMPLES = {
     ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1)))(
         _t(dt, 3, 4)),
     ("sum", 1): lambda dt: (lambda x: lambda: x.sum(0))(_t(dt, 3, 4)),
-    ("mean", 0): lambda dt: (lambda x: lambda: x.mean(-1))(_t(dt, 3, 4)),
+    ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1),
+                                                 y.mean((-1, -2), True)))(
+        _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
     ("mean", 1): lambda dt: (lambda x: lambda: x.mean(0))(_t(dt, 3, 4)),
+    ("max_pool2d_with_indices", 0): lambda dt: (
+        lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
+            _t(dt, 2, 3, 7, 6)),
+    ("max_pool2d_with_indices_backward", 0): lambda dt: (
+        lambda g, x, i: lambda: aten.max_pool2d_with_indices_backward(
+            g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, i))(
+            _t(dt, 2, 3, 4, 3), _t(dt, 2, 3, 7, 6),
+            F.max_pool2d(_t(dt, 2, 3, 7, 6), 3, 2, 1,
+                         return_indices=True)[1]),
+    ("avg_pool2d", 0): lambda dt: (
+        lambda x: lambda: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True))(
+            _t(dt, 2, 3, 7, 6)),
+    ("avg_pool2d_backward", 0): lambda dt: (
+        lambda g, x: lambda: aten.avg_pool2d_backward(
+            g, x, [3, 3], [2, 2], [1, 1], True, True, None))(
+            _t(dt, 2, 3, 4, 4), _t(dt, 2, 3, 7, 6)),
+    ("_adaptive_avg_pool2d", 0): lambda dt: (
+        lambda x: lambda: F.adaptive_avg_pool2d(x, (2, 3)))(
+            _t(dt, 2, 3, 8, 6)),
+    ("_adaptive_avg_pool2d_backward", 0): lambda dt: (
+        lambda g, x: lambda: aten._adaptive_avg_pool2d_backward(g, x))(
+            _t(dt, 2, 3, 2, 3), _t(dt, 2, 3, 8, 6)),
 }
 
 

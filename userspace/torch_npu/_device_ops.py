@@ -596,3 +596,20 @@ def copy_view(src: torch.Tensor, plan, dst: torch.Tensor) -> None:
 
 def view_served(index: int, plan) -> bool:
     return plan is not None and serves(index, "copy_view", plan[0])
+
+
+# -- pooling ------------------------------------------------------------------
+def pool(op: str, fields: dict, dst: torch.Tensor,
+         srcs: Sequence[torch.Tensor], dtype: torch.dtype,
+         dst_dtype: "str | None" = None) -> None:
+    """One pooling task of schema op ``op`` with the parameter block
+    ``fields`` (davinci.ops.pool2d_shapes') on contiguous tensors, on dst's
+    device and current stream; ``dst_dtype`` "int64": MAXPOOL2D's
+    indices."""
+    d = opdesc.op_of(op)
+    index = dst.get_device()
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream,
+        opdesc.pack_params(d, **fields), lambda at: opdesc.describe(
+            d, DTYPES[dtype], dst=addr(dst), srcs=[addr(s) for s in srcs],
+            params_at=at, dst_dtype=dst_dtype))

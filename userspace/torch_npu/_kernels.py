@@ -22,6 +22,9 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_map
 
+import davinci
+from davinci import ops as davinci_ops
+
 from . import _devices, _ext, memory, streams
 from . import _device_ops as D
 
@@ -931,7 +934,8 @@ def _softmax_backward(grad, output, dim, input_dtype):
 
 # -- reductions ---------------------------------------------------------------------
 def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
-    """sum over ``dims`` (all, the last, or the first of a 2-D tensor)."""
+    """sum over ``dims`` (all, trailing ones, or the first of a 2-D
+    tensor)."""
     nd = x.dim()
     if not D.on_device(x, ops=("reduce_sum", "matmul")) or nd == 0:
         return None
@@ -939,9 +943,12 @@ def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
     if dims == list(range(nd)):
         out = torch.empty((), dtype=x.dtype, device=x.device)
         D.row_sums(x.reshape(1, -1), out.reshape(1))
-    elif dims == [nd - 1]:
-        out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
-        D.row_sums(x, out)
+    elif dims == list(range(dims[0], nd)):
+        # trailing dims: rows of their product (a global average pooling's
+        # mean over h and w)
+        out = torch.empty(x.shape[:dims[0]], dtype=x.dtype, device=x.device)
+        D.row_sums(x.reshape(-1, math.prod(x.shape[dims[0]:])),
+                   out.reshape(-1))
     elif dims == [0] and nd == 2:
         # ones[1, m] @ x[m, n]
         m, n = x.shape
@@ -984,6 +991,140 @@ def _mean_dim(x, dim, keepdim=False, *, dtype=None):
             return out
     return on_cpu(aten.mean.dim, "dims, dtype or layout", x, dim, keepdim,
                   dtype=dtype)
+
+
+# -- pooling ----------------------------------------------------------------------
+def _pair(v) -> "tuple[int, int] | list":
+    """torch's int[2] argument: one value for both dimensions, or two;
+    an empty stride is the kernel's."""
+    v = [int(n) for n in v] if isinstance(v, (list, tuple)) else [int(v)]
+    return v if not v else (v[0], v[0]) if len(v) == 1 else tuple(v)
+
+
+def _pool_geometry(op: str, x: torch.Tensor, dims: "tuple | None" = None,
+                   **kw) -> "tuple[dict, tuple, tuple] | None":
+    """(block fields, [n, c, h, w] of x, y's shape) of pooling ``op`` on
+    x (torch's [c, h, w] is one image), or None when the device does not
+    run it: not npu floats the driver pools, not contiguous, or a
+    geometry davinci.ops refuses (CPU torch then says what is wrong)."""
+    schema_op = {"max_pool2d": ("max_pool2d", "max_pool2d_backward"),
+                 "avg_pool2d": ("avg_pool2d", "avg_pool2d_backward")}[op]
+    if x.dim() not in (3, 4) or not D.on_device(x, ops=schema_op,
+                                                floats=True):
+        return None
+    x4 = tuple(x.shape) if x.dim() == 4 else (1,) + tuple(x.shape)
+    kw = {k: _pair(v) if k in ("kernel_size", "stride", "padding",
+                               "dilation") else v for k, v in kw.items()}
+    try:
+        fields, y = davinci_ops.pool2d_shapes(x4, op=op, **kw)
+    except davinci.ShapeError:
+        return None
+    if dims is not None and tuple(dims) != y[-len(dims):]:
+        return None
+    return fields, x4, y if x.dim() == 4 else y[1:]
+
+
+def _max_pool2d_with_indices(x, kernel_size, stride=(), padding=0,
+                             dilation=1, ceil_mode=False):
+    g = _pool_geometry("max_pool2d", x, kernel_size=kernel_size,
+                       stride=stride, padding=padding, dilation=dilation,
+                       ceil_mode=ceil_mode)
+    if g is None:
+        return on_cpu(aten.max_pool2d_with_indices.default, "layout, dtype "
+                      "or geometry", x, kernel_size, stride, padding,
+                      dilation, ceil_mode)
+    fields, _, y = g
+    out = torch.empty(y, dtype=x.dtype, device=x.device)
+    idx = torch.empty(y, dtype=torch.int64, device=x.device)
+    D.pool("max_pool2d", fields, out, [x], x.dtype)
+    D.pool("max_pool2d", fields, idx, [x], x.dtype, dst_dtype="int64")
+    return out, idx
+
+
+def _max_pool2d_with_indices_backward(grad, x, kernel_size, stride, padding,
+                                      dilation, ceil_mode, indices):
+    g = _pool_geometry("max_pool2d", x, grad.shape[-2:],
+                       kernel_size=kernel_size, stride=stride,
+                       padding=padding, dilation=dilation,
+                       ceil_mode=ceil_mode)
+    if g is not None and grad.shape == indices.shape and \
+            D.on_device(grad, x) and indices.dtype == torch.int64 and \
+            D.on_device(indices) and indices.get_device() == x.get_device():
+        dx = torch.empty_like(x)
+        D.pool("max_pool2d_backward", g[0], dx, [grad, indices], x.dtype)
+        return dx
+    return on_cpu(aten.max_pool2d_with_indices_backward.default,
+                  "layout, dtype or geometry", grad, x, kernel_size, stride,
+                  padding, dilation, ceil_mode, indices)
+
+
+def _avg_kw(kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override) -> dict:
+    return dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                divisor=divisor_override)
+
+
+def _avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    kw = _avg_kw(kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override)
+    g = _pool_geometry("avg_pool2d", x, **kw)
+    if g is None:
+        return on_cpu(aten.avg_pool2d.default, "layout, dtype or geometry",
+                      x, kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, divisor_override)
+    out = torch.empty(g[2], dtype=x.dtype, device=x.device)
+    D.pool("avg_pool2d", g[0], out, [x], x.dtype)
+    return out
+
+
+def _avg_pool2d_backward(grad, x, kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override):
+    kw = _avg_kw(kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override)
+    g = _pool_geometry("avg_pool2d", x, grad.shape[-2:], **kw)
+    if g is not None and D.on_device(grad, x):
+        dx = torch.empty_like(x)
+        D.pool("avg_pool2d_backward", g[0], dx, [grad], x.dtype)
+        return dx
+    return on_cpu(aten.avg_pool2d_backward.default, "layout, dtype or "
+                  "geometry", grad, x, kernel_size, stride, padding,
+                  ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_geometry(x, output_size):
+    """_pool_geometry of torch's adaptive average pooling where each
+    output extent divides x's: windows of x / output, as strides."""
+    k = davinci_ops.adaptive_pool2d_kernel(x.shape, [int(n) for n in output_size]) \
+        if x.dim() in (3, 4) and len(output_size) == 2 else None
+    if k is None:
+        return None
+    return _pool_geometry("avg_pool2d", x, kernel_size=k, stride=k,
+                          count_include_pad=False, adaptive=True)
+
+
+def _adaptive_avg_pool2d(x, output_size):
+    g = _adaptive_geometry(x, output_size)
+    if g is None:
+        return on_cpu(aten._adaptive_avg_pool2d.default, "layout, dtype or "
+                      "an output size not dividing the input's", x,
+                      output_size)
+    out = torch.empty(g[2], dtype=x.dtype, device=x.device)
+    D.pool("avg_pool2d", g[0], out, [x], x.dtype)
+    return out
+
+
+def _adaptive_avg_pool2d_backward(grad, x):
+    g = _adaptive_geometry(x, grad.shape[-2:])
+    if g is not None and D.on_device(grad, x) and \
+            tuple(grad.shape) == tuple(g[2]):
+        dx = torch.empty_like(x)
+        D.pool("avg_pool2d_backward", g[0], dx, [grad], x.dtype)
+        return dx
+    return on_cpu(aten._adaptive_avg_pool2d_backward.default, "layout, "
+                  "dtype or an output size not dividing the input's", grad,
+                  x)
 
 
 # -- foreach (what torch.optim's foreach paths call) ---------------------------------

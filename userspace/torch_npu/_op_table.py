@@ -243,12 +243,41 @@ TABLE: tuple[Entry, ...] = (
            Path(("DIV", "AXPY", "MATMUL", "CAST", "CMP", "RELU_GRAD"),
                 "as nll_loss_forward", FLOATS)),
     _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
-           Path(("REDUCE_SUM",), "contiguous, all dims or the last"),
+           Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones"),
            Path(("MATMUL",), "contiguous 2-D, dim 0 (ones @ self)")),
     _entry("mean", {"mean.dim": K._mean_dim},
-           Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or the "
-                "last"),
+           Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or "
+                "trailing ones"),
            Path(("MATMUL", "AXPY", "DIV"), "contiguous 2-D, dim 0")),
+    _entry("max_pool2d_with_indices",
+           {"max_pool2d_with_indices": K._max_pool2d_with_indices},
+           Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "
+                "every window, stride, padding, dilation and ceil_mode CPU "
+                "torch takes but a dilation wider than the input: the "
+                "maxima and their int64 indices, a task each")),
+    _entry("max_pool2d_with_indices_backward",
+           {"max_pool2d_with_indices_backward":
+            K._max_pool2d_with_indices_backward},
+           Path(("MAXPOOL2D_BACKWARD",), "as max_pool2d_with_indices, a "
+                "contiguous grad and int64 indices")),
+    _entry("avg_pool2d", {"avg_pool2d": K._avg_pool2d},
+           Path(("AVGPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "
+                "every window, stride, padding, ceil_mode, "
+                "count_include_pad and divisor_override CPU torch takes")),
+    _entry("avg_pool2d_backward",
+           {"avg_pool2d_backward": K._avg_pool2d_backward},
+           Path(("AVGPOOL2D_BACKWARD",), "as avg_pool2d, a contiguous "
+                "grad")),
+    _entry("_adaptive_avg_pool2d",
+           {"_adaptive_avg_pool2d": K._adaptive_avg_pool2d},
+           Path(("AVGPOOL2D",), "contiguous, each output extent dividing "
+                "the input's (adaptive_avg_pool2d to 1 x 1 is a mean over "
+                "h and w: the mean row)")),
+    _entry("_adaptive_avg_pool2d_backward",
+           {"_adaptive_avg_pool2d_backward":
+            K._adaptive_avg_pool2d_backward},
+           Path(("AVGPOOL2D_BACKWARD",), "as _adaptive_avg_pool2d, a "
+                "contiguous grad")),
     # plumbing: no device op of its own
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Conjugate",
