@@ -38,8 +38,8 @@ def model_dir(tmp_path):
     return d
 
 
-def test_the_samples_model_directory_loads_and_its_add_runs(acl_dev, tensors,
-                                                           model_dir, rng):
+def test_the_samples_model_directory_loads_and_its_add_runs(
+        acl_dev, tensors, model_dir, rng):
     assert acl.op.set_model_dir(str(model_dir)) == 0
     a = rng.integers(-100, 100, (8, 16), dtype=np.int32)
     b = rng.integers(-100, 100, (8, 16), dtype=np.int32)

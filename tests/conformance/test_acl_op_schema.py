@@ -279,6 +279,54 @@ def _views(op, name, dtype, rng):
                    np.ascontiguousarray(want), dtype)
 
 
+def _pool_attrs(name, kw):
+    """CANN's attributes of a pooling sample, None when ``name`` cannot
+    say it (MaxPool and AvgPool: VALID padding, no ceil_mode; exclusive
+    means; no dilation, divisor or adaptive division anywhere)."""
+    if kw.get("dilation", (1, 1)) != (1, 1) or kw.get("divisor") or \
+            kw.get("adaptive"):
+        return None
+    (kh, kw_), (sh, sw), (ph, pw) = kw["kernel_size"], kw["stride"], \
+        kw["padding"]
+    attrs = [("set_attr_list_int", "ksize", [1, 1, kh, kw_]),
+             ("set_attr_list_int", "strides", [1, 1, sh, sw]),
+             ("set_attr_string", "data_format", "NCHW")]
+    if name in ("MaxPool", "AvgPool"):
+        if (ph, pw) != (0, 0) or kw["ceil_mode"] or \
+                kw.get("count_include_pad"):
+            return None
+        return attrs + [("set_attr_string", "padding", "VALID")]
+    attrs += [("set_attr_string", "padding_mode", "CALCULATED"),
+              ("set_attr_list_int", "pads", [ph, ph, pw, pw]),
+              ("set_attr_bool", "ceil_mode", kw["ceil_mode"])]
+    if name.startswith("AvgPool"):
+        attrs.append(("set_attr_bool", "exclusive",
+                      not kw.get("count_include_pad")))
+    return attrs
+
+
+def _pools(op, name, dtype, rng):
+    """The pooling samples of op_samples.py that CANN name ``name`` can
+    say; AvgPoolV2Grad's input shape as an int32 input."""
+    calls = []
+    for sample in SAMPLES[op.name]:
+        kw = sample.kwargs
+        attrs = _pool_attrs(name, kw)
+        if attrs is None or kw.get("dtype"):       # MAXPOOL2D's indices
+            continue
+        ins = sample.inputs(rng, dtype)
+        want = sample.reference(None, *(R.to_f32(x, dtype) for x in ins))
+        cann = [(x, ACL_DTYPES[dtype]) for x in ins]
+        if name == "AvgPoolV2Grad":
+            cann.insert(0, (np.array(kw["shape"], np.int32), acl.ACL_INT32))
+        rtol = sample.rtol or (
+            {"float32": 4e-7, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+            if sample.ulps else 0.0)
+        calls.append(Call(cann, attrs, _storage(want, dtype), dtype, rtol))
+    assert calls, "no sample of %s that %s can say" % (op.name, name)
+    return calls
+
+
 #: CANN names whose calls are their own rather than their op kind's
 NAMED_CALLS = {"Slice": _views, "SliceD": _views, "Transpose": _views,
                "TransposeD": _views}
@@ -290,6 +338,8 @@ def calls(op, name, dtype, rng):
         return list(NAMED_CALLS[name](op, name, dtype, rng))
     if op.kind == "conv":
         return list(_convs(op, name, dtype, rng))
+    if op.kind == "pool":
+        return _pools(op, name, dtype, rng)
     if op.kind in ("binary", "unary"):
         return [_elementwise(op, name, dtype, rng)]
     if op.kind == "matmul":

@@ -122,3 +122,46 @@ def test_a_transpose_takes_a_permutation_only(tensors):
                     np.float32, [("set_attr_list_int", "perm", [0, 0])])
     assert ret == acl.ACL_ERROR_OP_INPUT_NOT_MATCH
     assert "perm" in msg
+
+
+def test_same_padding_pools_as_tensorflows(tensors, rng):
+    """MaxPool with SAME padding: out = ceil(in / stride), the window's
+    taps outside the input ignored."""
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)),
+                    constant_values=-np.inf)
+    want = np.stack([np.stack([padded[:, :, i:i + 3, j:j + 3].max(
+        axis=(2, 3)) for j in range(6)], -1) for i in range(6)], -2)
+    ret, got = _run(tensors, "MaxPool", [(x, acl.ACL_FLOAT)], (1, 2, 6, 6),
+                    np.float32, [("set_attr_list_int", "ksize", [1, 1, 3, 3]),
+                                 ("set_attr_list_int", "strides",
+                                  [1, 1, 1, 1]),
+                                 ("set_attr_string", "padding", "SAME"),
+                                 ("set_attr_string", "data_format", "NCHW")])
+    assert ret == 0, got
+    np.testing.assert_array_equal(got, want)
+
+
+_POOL = [("set_attr_list_int", "ksize", [1, 1, 2, 2]),
+         ("set_attr_list_int", "strides", [1, 1, 1, 1])]
+
+
+@pytest.mark.parametrize("name,attrs,words", [
+    ("MaxPool", _POOL + [("set_attr_string", "padding", "VALID")], "NCHW"),
+    ("MaxPool", _POOL + [("set_attr_string", "padding", "SAME"),
+                         ("set_attr_string", "data_format", "NCHW")],
+     "split evenly"),
+    ("MaxPoolV3", _POOL + [("set_attr_list_int", "pads", [1, 0, 0, 0])],
+     "alike"),
+    ("AvgPoolV2", [("set_attr_list_int", "ksize", [1, 1, 2, 2])], "strides"),
+    ("AvgPool", _POOL + [("set_attr_string", "padding", "CALCULATED"),
+                         ("set_attr_string", "data_format", "NCHW")],
+     "SAME, VALID"),
+])
+def test_a_pooling_the_device_cannot_run_is_refused(tensors, name, attrs,
+                                                    words):
+    x = np.ones((1, 2, 5, 5), np.float32)
+    ret, msg = _run(tensors, name, [(x, acl.ACL_FLOAT)], (1, 2, 4, 4),
+                    np.float32, attrs)
+    assert ret == acl.ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert words in msg

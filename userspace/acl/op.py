@@ -25,8 +25,10 @@ kind:
   or an attribute, keep_dims;
 - cast (Cast): to its output's data type (dst_type);
 - the convolutions (Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter and
-  the D forms) and the views (Slice, Transpose and the D forms) map their
-  own operands and attributes: acl/_opconv.py and acl/_opviews.py say how.
+  the D forms), the poolings (MaxPool, MaxPoolV3, AvgPool, AvgPoolV2,
+  AvgPoolV2Grad) and the views (Slice, Transpose and the D forms) map their
+  own operands and attributes: acl/_opconv.py, _oppool.py and _opviews.py
+  say how.
 
 Each call becomes one task on ``stream`` (0: the default stream; a Conv2D
 with a bias two), so execute_v2 is asynchronous like pyACL's. Operands are
@@ -63,6 +65,7 @@ from ._opargs import DEVICE_DTYPES  # noqa: F401 (acl.op.DEVICE_DTYPES)
 from ._opargs import DT_NAME, Blocked, Tensor
 from ._opconv import NAMES as _CONV_NAMES
 from ._opkinds import KINDS
+from ._oppool import NAMES as _POOL_NAMES
 from ._opviews import NAMES as _VIEW_NAMES
 from ._state import AclFail, api
 from .rt.memory import operand
@@ -180,7 +183,7 @@ def set_model_dir(model_dir):
 _OP_TYPES = tuple(sorted(name for op in schema.COMPUTE_OPS
                          for name in op.acl))
 #: operators whose mapping is their own rather than their op kind's
-BY_NAME = {**_CONV_NAMES, **_VIEW_NAMES}
+BY_NAME = {**_CONV_NAMES, **_POOL_NAMES, **_VIEW_NAMES}
 #: update_params' stand-in for a parameter block's address: the task is
 #: checked, never submitted
 _CHECK_AT = 1 << 12
