@@ -277,10 +277,12 @@ SAMPLES = {
     ("nll_loss_forward", 0): lambda dt: (
         lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
     ("nll_loss_backward", 0): _nll_backward,
-    ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1)))(
-        _t(dt, 3, 4)),
+    ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1),
+                                               x.sum((1, 2))))(
+        _t(dt, 3, 4, 2)),
     ("sum", 1): lambda dt: (lambda x: lambda: x.sum(0))(_t(dt, 3, 4)),
-    ("mean", 0): lambda dt: (lambda x: lambda: x.mean(-1))(_t(dt, 3, 4)),
+    ("mean", 0): lambda dt: (lambda x: lambda: (x.mean(-1), x.mean(
+        (-1, -2), keepdim=True)))(_t(dt, 3, 4, 2)),
     ("mean", 1): lambda dt: (lambda x: lambda: x.mean(0))(_t(dt, 3, 4)),
 }
 

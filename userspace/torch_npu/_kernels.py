@@ -931,7 +931,8 @@ def _softmax_backward(grad, output, dim, input_dtype):
 
 # -- reductions ---------------------------------------------------------------------
 def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
-    """sum over ``dims`` (all, the last, or the first of a 2-D tensor)."""
+    """sum over ``dims`` (all, the trailing ones, or the first of a 2-D
+    tensor)."""
     nd = x.dim()
     if not D.on_device(x, ops=("reduce_sum", "matmul")) or nd == 0:
         return None
@@ -939,9 +940,12 @@ def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
     if dims == list(range(nd)):
         out = torch.empty((), dtype=x.dtype, device=x.device)
         D.row_sums(x.reshape(1, -1), out.reshape(1))
-    elif dims == [nd - 1]:
-        out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
-        D.row_sums(x, out)
+    elif dims == list(range(nd - len(dims), nd)):
+        # the trailing dims of a contiguous tensor are its rows' elements
+        # (a global average pool's mean over H and W)
+        kept = x.shape[:nd - len(dims)]
+        out = torch.empty(kept, dtype=x.dtype, device=x.device)
+        D.row_sums(x.reshape(out.numel(), -1), out.reshape(-1))
     elif dims == [0] and nd == 2:
         # ones[1, m] @ x[m, n]
         m, n = x.shape

@@ -243,11 +243,12 @@ TABLE: tuple[Entry, ...] = (
            Path(("DIV", "AXPY", "MATMUL", "CAST", "CMP", "RELU_GRAD"),
                 "as nll_loss_forward", FLOATS)),
     _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
-           Path(("REDUCE_SUM",), "contiguous, all dims or the last"),
+           Path(("REDUCE_SUM",), "contiguous, all dims or the trailing "
+                "ones"),
            Path(("MATMUL",), "contiguous 2-D, dim 0 (ones @ self)")),
     _entry("mean", {"mean.dim": K._mean_dim},
            Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or the "
-                "last"),
+                "trailing ones"),
            Path(("MATMUL", "AXPY", "DIV"), "contiguous 2-D, dim 0")),
     # plumbing: no device op of its own
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
