@@ -39,11 +39,15 @@ def test_overrideable_ops_have_npu_kernels(npu):
     dict(x=(2, 3, 9), w=(3, 1, 3), groups=3, padding=2),   # depthwise 1-D
 ])
 def test_convolution_and_its_backward_match_the_cpu(npu, case):
+    # float64: the device convolves float32, float16 and bfloat16
+    # (tests/torch/test_cnn.py), torch_npu's kernels hand the rest to the
+    # CPU
     case = dict(case)
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(case.pop("x"), generator=g, requires_grad=True)
-    w = torch.randn(case.pop("w"), generator=g, requires_grad=True)
-    b = torch.randn(w.shape[0], generator=g, requires_grad=True)
+    x, w = (torch.randn(case.pop(n), generator=g, dtype=torch.float64,
+                        requires_grad=True) for n in ("x", "w"))
+    b = torch.randn(w.shape[0], generator=g, dtype=torch.float64,
+                    requires_grad=True)
     conv = F.conv2d if x.dim() == 4 else F.conv1d
     want = conv(x, w, b, **case)
     want.square().sum().backward()
@@ -59,19 +63,20 @@ def test_convolution_and_its_backward_match_the_cpu(npu, case):
 
 def test_conv_transpose_matches_the_cpu(npu):
     g = torch.Generator().manual_seed(1)
-    x = torch.randn(1, 4, 5, 5, generator=g)
-    w = torch.randn(4, 2, 3, 3, generator=g)
+    x = torch.randn(1, 4, 5, 5, generator=g, dtype=torch.float64)
+    w = torch.randn(4, 2, 3, 3, generator=g, dtype=torch.float64)
     want = F.conv_transpose2d(x, w, stride=2, output_padding=1)
     got = F.conv_transpose2d(x.npu(), w.npu(), stride=2, output_padding=1)
     torch.testing.assert_close(got.cpu(), want)
 
 
 def _bn_model():
+    # float64, which the device lacks: every op on the CPU
     torch.manual_seed(0)
     return torch.nn.Sequential(
         torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
         torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3),
-        torch.nn.BatchNorm1d(3))
+        torch.nn.BatchNorm1d(3)).double()
 
 
 def test_batchnorm_training_updates_running_statistics(npu):
@@ -80,7 +85,7 @@ def test_batchnorm_training_updates_running_statistics(npu):
     opt_d = torch.optim.SGD(dev.parameters(), lr=0.1)
     g = torch.Generator().manual_seed(2)
     for _ in range(3):
-        x = torch.randn(8, 1, 8, 8, generator=g)
+        x = torch.randn(8, 1, 8, 8, generator=g, dtype=torch.float64)
         for model, opt, data in ((cpu, opt_c, x), (dev, opt_d, x.npu())):
             opt.zero_grad()
             model(data).square().mean().backward()
@@ -91,21 +96,23 @@ def test_batchnorm_training_updates_running_statistics(npu):
                                    msg=lambda m: "%s: %s" % (name, m))
     cpu.eval()
     dev.eval()
-    x = torch.randn(4, 1, 8, 8, generator=g)
+    x = torch.randn(4, 1, 8, 8, generator=g, dtype=torch.float64)
     torch.testing.assert_close(dev(x.npu()).cpu(), cpu(x), rtol=1e-4,
                                atol=1e-5)
 
 
 def test_an_op_that_updates_an_unannotated_argument_writes_it_back(npu):
     # native_batch_norm's schema says it reads running_mean; it writes it
-    mean, var = torch.zeros(3), torch.ones(3)
-    x = torch.randn(5, 3)
+    # (float64: on the CPU)
+    mean, var = (torch.zeros(3, dtype=torch.float64),
+                 torch.ones(3, dtype=torch.float64))
+    x = torch.randn(5, 3, dtype=torch.float64)
     dm, dv = mean.npu(), var.npu()
     torch.ops.aten.native_batch_norm(x, None, None, mean, var, True, 0.5,
                                      1e-5)
     torch.ops.aten.native_batch_norm(x.npu(), None, None, dm, dv, True,
                                      0.5, 1e-5)
-    assert not torch.equal(mean, torch.zeros(3))
+    assert not torch.equal(mean, torch.zeros(3, dtype=torch.float64))
     torch.testing.assert_close(dm.cpu(), mean)
     torch.testing.assert_close(dv.cpu(), var)
 

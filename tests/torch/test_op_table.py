@@ -209,6 +209,35 @@ def _nll_backward(dt):
                                           total)
 
 
+def _conv_backward(dt, n, transposed=False):
+    """convolution_backward_overrideable of n images, every gradient."""
+    x = _t(dt, n, 4, 6, 5)
+    w = _t(dt, 4, 2, 3, 3, seed=1)
+    dy = _t(dt, n, 4, *((11, 9) if transposed else (3, 5)), seed=2)
+    stride = [2, 2] if transposed else [2, 1]
+    return lambda: aten.convolution_backward_overrideable(
+        dy, x, w, stride, [1, 1], [1, 1], transposed, [0, 0], 2,
+        [True, True, True])
+
+
+def _batch_norm(dt, training):
+    x = _t(dt, 2, 3, 4, 4)
+    w, b = _t(dt, 3, seed=1), _t(dt, 3, seed=2)
+    rm, rv = _t(dt, 3, seed=3), _t(dt, 3, seed=4, positive=True)
+    return lambda: aten.native_batch_norm(x, w, b, rm, rv, training, 0.1,
+                                          1e-5)
+
+
+def _batch_norm_backward(dt, train):
+    x, dy = _t(dt, 2, 3, 4, 4), _t(dt, 2, 3, 4, 4, seed=5)
+    w = _t(dt, 3, seed=1)
+    rm, rv = _t(dt, 3, seed=3), _t(dt, 3, seed=4, positive=True)
+    mean, invstd = (_t(dt, 3, seed=6), _t(dt, 3, seed=7, positive=True)) \
+        if train else (None, None)
+    return lambda: aten.native_batch_norm_backward(
+        dy, x, w, rm, rv, mean, invstd, train, 1e-5, [True, True, True])
+
+
 #: for each (row, path): a function of the dtype building the operands and
 #: returning what runs the path
 SAMPLES = {
@@ -277,8 +306,9 @@ SAMPLES = {
     ("nll_loss_forward", 0): lambda dt: (
         lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
     ("nll_loss_backward", 0): _nll_backward,
-    ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1)))(
-        _t(dt, 3, 4)),
+    ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1),
+                                               x.sum((1, 2))))(
+        _t(dt, 3, 4, 2)),
     ("sum", 1): lambda dt: (lambda x: lambda: x.sum(0))(_t(dt, 3, 4)),
     ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1),
                                                  y.mean((-1, -2), True)))(
@@ -306,6 +336,36 @@ SAMPLES = {
     ("_adaptive_avg_pool2d_backward", 0): lambda dt: (
         lambda g, x: lambda: aten._adaptive_avg_pool2d_backward(g, x))(
             _t(dt, 2, 3, 2, 3), _t(dt, 2, 3, 8, 6)),
+    ("convolution_overrideable", 0): lambda dt: (
+        lambda x, w, x1, w1: lambda: (F.conv2d(x, w, padding=1),
+                                      F.conv1d(x1, w1, groups=2)))(
+            _t(dt, 2, 3, 5, 5), _t(dt, 4, 3, 3, 3, seed=1),
+            _t(dt, 1, 4, 7, seed=2), _t(dt, 2, 2, 3, seed=3)),
+    ("convolution_overrideable", 1): lambda dt: (
+        lambda x, w, b: lambda: F.conv2d(x, w, b, stride=2, dilation=2))(
+            _t(dt, 2, 3, 9, 9), _t(dt, 4, 3, 3, 3, seed=1),
+            _t(dt, 4, seed=2)),
+    ("convolution_overrideable", 2): lambda dt: (
+        lambda x, w, b: lambda: F.conv_transpose2d(
+            x, w, b, stride=2, output_padding=1))(
+            _t(dt, 2, 4, 5, 5), _t(dt, 4, 2, 3, 3, seed=1),
+            _t(dt, 2, seed=2)),
+    ("convolution_backward_overrideable", 0): lambda dt: _conv_backward(
+        dt, 1),
+    ("convolution_backward_overrideable", 1): lambda dt: _conv_backward(
+        dt, 2),
+    ("convolution_backward_overrideable", 2): lambda dt: _conv_backward(
+        dt, 2, transposed=True),
+    ("native_batch_norm", 0): lambda dt: _batch_norm(dt, True),
+    ("native_batch_norm", 1): lambda dt: _batch_norm(dt, True),
+    ("native_batch_norm", 2): lambda dt: _batch_norm(dt, False),
+    ("native_batch_norm", 3): lambda dt: _batch_norm(dt, False),
+    ("native_batch_norm_backward", 0): lambda dt: _batch_norm_backward(
+        dt, True),
+    ("native_batch_norm_backward", 1): lambda dt: _batch_norm_backward(
+        dt, True),
+    ("native_batch_norm_backward", 2): lambda dt: _batch_norm_backward(
+        dt, False),
 }
 
 

@@ -27,6 +27,7 @@ from davinci import schema
 from davinci.trace.spans import active_recorder
 
 from . import _ext, _tracing
+from . import _cnn as C
 from . import _device_ops as D
 from . import _kernels as K
 
@@ -278,6 +279,55 @@ TABLE: tuple[Entry, ...] = (
             K._adaptive_avg_pool2d_backward},
            Path(("AVGPOOL2D_BACKWARD",), "as _adaptive_avg_pool2d, a "
                 "contiguous grad")),
+    _entry("convolution_overrideable",
+           {"convolution_overrideable": C.convolution},
+           Path(("CONV2D",), "npu input and weight of one dtype, 1-D or 2-D "
+                "(torch views 1-D as a height of 1), any stride, padding, "
+                "dilation and groups (depthwise too; padding='same' as torch "
+                "resolves it), no bias"),
+           Path(("CONV2D", "ADD"), "as above with a bias: one broadcast ADD "
+                "(a strided task) onto the result"),
+           Path(("CONV2D_BACKWARD_INPUT", "ADD"), "transposed (its output "
+                "padding below the stride), a bias as above")),
+    _entry("convolution_backward_overrideable",
+           {"convolution_backward_overrideable": C.convolution_backward},
+           Path(("CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT",
+                 "REDUCE_SUM"), "the gradients output_mask asks for and no "
+                "other: input, weight, bias (REDUCE_SUM of dy's rows: one "
+                "image)"),
+           Path(("CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT",
+                 "COPY_VIEW", "REDUCE_SUM"), "as above, N images: dy copied "
+                "permuted to [C, N*H*W] for the bias's sums"),
+           Path(("CONV2D", "CONV2D_BACKWARD_WEIGHT", "COPY_VIEW",
+                 "REDUCE_SUM"), "transposed")),
+    _entry("native_batch_norm", {"native_batch_norm": C.batch_norm},
+           Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL", "ADD",
+                 "SQRT", "AXPY"), "training: [N, C, ...] npu input, "
+                "weight, bias and running statistics of C elements or none, "
+                "x copied permuted to [C, N*H*W], the mean and the centred "
+                "squares' REDUCE_SUMs, running_mean and running_var (the "
+                "unbiased variance) updated in place by AXPYs, y = x * alpha "
+                "+ beta as two broadcast tasks", (torch.float32,)),
+           Path(("COPY_VIEW", "CAST", "REDUCE_SUM", "DIV", "SUB", "MUL",
+                 "ADD", "SQRT", "AXPY"), "as above in float16/bfloat16 "
+                "(parameters of that dtype or float32): computed in float32, "
+                "rounded once", (torch.float16, torch.bfloat16)),
+           Path(("ADD", "SQRT", "DIV", "MUL", "SUB"), "eval: the running "
+                "statistics", (torch.float32,)),
+           Path(("CAST", "ADD", "SQRT", "DIV", "MUL", "SUB"), "eval in "
+                "float16/bfloat16", (torch.float16, torch.bfloat16))),
+    _entry("native_batch_norm_backward",
+           {"native_batch_norm_backward": C.batch_norm_backward},
+           Path(("COPY_VIEW", "REDUCE_SUM", "SUB", "MUL", "DIV"), "training "
+                "(the saved batch statistics): the gradients output_mask "
+                "asks for and no other, sums over [C, N*H*W] copies of x and "
+                "dy, grad_input as CPU torch's formula in broadcast tasks",
+                (torch.float32,)),
+           Path(("COPY_VIEW", "CAST", "REDUCE_SUM", "SUB", "MUL", "DIV"),
+                "training in float16/bfloat16, computed in float32",
+                (torch.float16, torch.bfloat16)),
+           Path(("COPY_VIEW", "REDUCE_SUM", "SUB", "MUL", "ADD", "SQRT",
+                 "DIV"), "eval (the running statistics)", (torch.float32,))),
     # plumbing: no device op of its own
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Conjugate",

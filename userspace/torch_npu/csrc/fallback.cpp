@@ -18,8 +18,8 @@
 //
 // Ops whose generic kernels raise for any backend but CUDA's and CPU's
 // (convolution_overrideable and its backward: at::convolution picks them for
-// a PrivateUse1 tensor) get kernels here that run at::convolution on the
-// CPU, so they reach the CPU as every other op does.
+// a PrivateUse1 tensor) have Python kernels (torch_npu/_cnn.py) that run
+// at::convolution on the CPU for what the device does not take.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -299,61 +299,6 @@ void cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 
 } // namespace torch_npu
 
-namespace torch_npu {
-
-namespace {
-
-std::optional<at::Tensor> cpu_or_none(const std::optional<at::Tensor> &t)
-{
-	if (!t || !t->defined())
-		return std::nullopt;
-	return t->cpu();
-}
-
-at::Tensor convolution_overrideable(const at::Tensor &input,
-				    const at::Tensor &weight,
-				    const std::optional<at::Tensor> &bias,
-				    c10::IntArrayRef stride,
-				    c10::IntArrayRef padding,
-				    c10::IntArrayRef dilation, bool transposed,
-				    c10::IntArrayRef output_padding,
-				    int64_t groups)
-{
-	warn_once("aten::convolution_overrideable");
-	at::Tensor out = at::convolution(input.cpu(), weight.cpu(),
-					 cpu_or_none(bias), stride, padding,
-					 dilation, transposed, output_padding,
-					 groups);
-	return out.to(input.device());
-}
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor>
-convolution_backward_overrideable(const at::Tensor &grad_output,
-				  const at::Tensor &input,
-				  const at::Tensor &weight,
-				  c10::IntArrayRef stride,
-				  c10::IntArrayRef padding,
-				  c10::IntArrayRef dilation, bool transposed,
-				  c10::IntArrayRef output_padding,
-				  int64_t groups, std::array<bool, 3> mask)
-{
-	warn_once("aten::convolution_backward_overrideable");
-	// the bias has one element per output channel: grad_output's dim 1
-	std::vector<int64_t> bias_sizes = {grad_output.size(1)};
-	auto [gi, gw, gb] = at::convolution_backward(
-		grad_output.cpu(), input.cpu(), weight.cpu(),
-		at::OptionalIntArrayRef(bias_sizes), stride, padding, dilation,
-		transposed, output_padding, groups, mask);
-	auto back = [&](const at::Tensor &t) {
-		return t.defined() ? t.to(input.device()) : t;
-	};
-	return {back(gi), back(gw), back(gb)};
-}
-
-} // namespace
-
-} // namespace torch_npu
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
 	// the CPU's own kernel, for the CPU's errors (its composite kernel
@@ -367,10 +312,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	for (const char *name : {"addr", "addr_", "addr.out"})
 		m.impl(name, torch::CppFunction::makeFromBoxedFunction<
 				     &torch_npu::cpu_fallback>());
-	m.impl("convolution_overrideable",
-	       torch_npu::convolution_overrideable);
-	m.impl("convolution_backward_overrideable",
-	       torch_npu::convolution_backward_overrideable);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
