@@ -238,6 +238,21 @@ def _batch_norm_backward(dt, train):
         dy, x, w, rm, rv, mean, invstd, train, 1e-5, [True, True, True])
 
 
+def _layer_norm(dt):
+    x = _t(dt, 2, 5, 6)
+    w, b = _t(dt, 6, seed=1), _t(dt, 6, seed=2)
+    return lambda: aten.native_layer_norm(x, [6], w, b, 1e-5)
+
+
+def _layer_norm_backward(dt):
+    x, dy = _t(dt, 2, 5, 6), _t(dt, 2, 5, 6, seed=3)
+    w, b = _t(dt, 6, seed=1), _t(dt, 6, seed=2)
+    mean, rstd = _t(dt, 2, 5, 1, seed=4), _t(dt, 2, 5, 1, seed=5,
+                                             positive=True)
+    return lambda: aten.native_layer_norm_backward(
+        dy, x, [6], mean, rstd, w, b, [True, True, True])
+
+
 #: for each (row, path): a function of the dtype building the operands and
 #: returning what runs the path
 SAMPLES = {
@@ -360,6 +375,16 @@ SAMPLES = {
     ("native_batch_norm", 1): lambda dt: _batch_norm(dt, True),
     ("native_batch_norm", 2): lambda dt: _batch_norm(dt, False),
     ("native_batch_norm", 3): lambda dt: _batch_norm(dt, False),
+    ("bmm", 0): lambda dt: (lambda a, b, bt: lambda: (
+        torch.bmm(a, b), torch.bmm(a, bt.transpose(1, 2))))(
+        _t(dt, 3, 4, 5), _t(dt, 3, 5, 2, seed=1), _t(dt, 3, 2, 5, seed=3)),
+    ("baddbmm", 0): lambda dt: (lambda c, a, b: lambda: (
+        torch.baddbmm(c, a, b), torch.baddbmm(c, a, b, beta=0)))(
+        _t(dt, 4, 2, seed=2), _t(dt, 3, 4, 5), _t(dt, 3, 5, 2, seed=1)),
+    ("native_layer_norm", 0): _layer_norm,
+    ("native_layer_norm", 1): _layer_norm,
+    ("native_layer_norm_backward", 0): _layer_norm_backward,
+    ("native_layer_norm_backward", 1): _layer_norm_backward,
     ("native_batch_norm_backward", 0): lambda dt: _batch_norm_backward(
         dt, True),
     ("native_batch_norm_backward", 1): lambda dt: _batch_norm_backward(

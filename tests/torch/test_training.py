@@ -4,6 +4,7 @@ CPU's loss curve from the same weights and reaches its accuracy."""
 
 import copy
 import json
+import os
 import subprocess
 import sys
 
@@ -59,6 +60,9 @@ def test_mlp_matches_cpu(npu, digits, make_opt):
         torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
 
 
+USERSPACE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "userspace")
+
 #: ATen ops a training step may still run on the CPU. Empty: the forward
 #: (linear, relu, log_softmax), CrossEntropyLoss (nll_loss), the backward
 #: and SGD/Adam's updates all have device kernels. (Outside the step, an
@@ -93,8 +97,11 @@ print(json.dumps(sorted(torch_npu.fallback_ops())))
 
 @pytest.mark.parametrize("opt", ["sgd-momentum", "adam"])
 def test_training_step_stays_on_the_device(npu, opt):
+    # this checkout's torch_npu, not the one installed in the venv
+    env = dict(os.environ, PYTHONPATH=USERSPACE + os.pathsep +
+               os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", STEP_CHILD, opt],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     ran_on_cpu = set(json.loads(r.stdout.strip().splitlines()[-1]))
     assert ran_on_cpu <= STEP_CPU_ALLOWED, (

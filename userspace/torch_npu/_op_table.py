@@ -30,6 +30,7 @@ from . import _ext, _tracing
 from . import _cnn as C
 from . import _device_ops as D
 from . import _kernels as K
+from . import _norms as N
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -328,6 +329,33 @@ TABLE: tuple[Entry, ...] = (
                 (torch.float16, torch.bfloat16)),
            Path(("COPY_VIEW", "REDUCE_SUM", "SUB", "MUL", "ADD", "SQRT",
                  "DIV"), "eval (the running statistics)", (torch.float32,))),
+    _entry("bmm", {"bmm": N.bmm},
+           Path(("MATMUL",), "3-D npu operands of one dtype, each batch a "
+                "contiguous matrix or the transpose of one: a MATMUL per "
+                "batch, no copy")),
+    _entry("baddbmm", {"baddbmm": N.baddbmm},
+           Path(("MATMUL", "ADD"), "as bmm, alpha 1 and beta 1 (the input "
+                "added by one broadcast ADD) or beta 0 (the input "
+                "ignored)")),
+    _entry("native_layer_norm", {"native_layer_norm": N.layer_norm},
+           Path(("REDUCE_SUM", "DIV", "SUB", "MUL", "ADD", "SQRT"),
+                "npu input, weight and bias of the normalized shape or "
+                "none: the means and centred squares of the contiguous "
+                "input's rows by REDUCE_SUM, the rest broadcast tasks",
+                (torch.float32,)),
+           Path(("CAST", "REDUCE_SUM", "DIV", "SUB", "MUL", "ADD", "SQRT"),
+                "as above in float16/bfloat16: computed in float32, "
+                "rounded once", (torch.float16, torch.bfloat16))),
+    _entry("native_layer_norm_backward",
+           {"native_layer_norm_backward": N.layer_norm_backward},
+           Path(("REDUCE_SUM", "DIV", "SUB", "MUL", "COPY_VIEW"),
+                "as native_layer_norm: the gradients output_mask asks for "
+                "and no other, CPU torch's formula in row sums and "
+                "broadcast tasks, the weight's and bias's sums over a "
+                "transposed copy", (torch.float32,)),
+           Path(("CAST", "REDUCE_SUM", "DIV", "SUB", "MUL", "COPY_VIEW"),
+                "as above in float16/bfloat16, computed in float32",
+                (torch.float16, torch.bfloat16))),
     # plumbing: no device op of its own
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Conjugate",
