@@ -287,9 +287,9 @@ def _leak_cases():
          r"Gemm node 'gm': an operand of shape \[2, 3\] does not broadcast "
          r"to \[2, 2\]"),
         ("an unnamed node without outputs",
-         [N("Relu", ["x"], ["r"], name="relu"), N("Concat", ["r"], [])],
-         [("x", [2])], [("r", [2])], [],
-         r"Concat node '#1': each Concat input must be known"),
+         [N("Relu", ["x"], ["r"], name="relu"), N("Gather", ["r", "i"], [])],
+         [("x", [2])], [("r", [2])], [("i", np.array([0], np.int64))],
+         r"Gather node '#1': Gather's data must be known"),
     ]
 
 

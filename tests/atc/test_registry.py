@@ -111,7 +111,40 @@ SAMPLES = {
         lambda: model([_n("Dropout", ["x"])], [("x", [2])], [("y", [2])])],
     ("", "Transpose", "1+"): [
         lambda: model([_n("Transpose", ["x"], perm=[1, 0])], [("x", [1, 3])],
-                      [("y", [3, 1])])],
+                      [("y", [3, 1])]),
+        # data moved in three dimensions: a strided IDENTITY
+        lambda: model([_n("Transpose", ["x"], perm=[2, 0, 1])],
+                      [("x", [2, 3, 4])], [("y", [4, 2, 3])])],
+    ("", "Conv", "1+"): [
+        lambda: model([_n("Conv", ["x", "w", "b"], pads=[1, 1, 1, 1])],
+                      [("x", [1, 2, 5, 5])], [("y", [1, 3, 5, 5])],
+                      [("w", np.ones((3, 2, 3, 3), np.float32)),
+                       ("b", np.ones(3, np.float32))])],
+    ("", "MaxPool", "1+"): [
+        lambda: model([_n("MaxPool", ["x"], kernel_shape=[2, 2],
+                          strides=[2, 2])], [("x", [1, 2, 4, 4])],
+                      [("y", [1, 2, 2, 2])])],
+    ("", "AveragePool", "1+"): [
+        lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 3, 3])])],
+    ("", "GlobalAveragePool", "1+"): [
+        lambda: model([_n("GlobalAveragePool", ["x"])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 1, 1])])],
+    ("", "GlobalMaxPool", "1+"): [
+        lambda: model([_n("GlobalMaxPool", ["x"])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 1, 1])])],
+    ("", "BatchNormalization", "1+"): [
+        lambda: model([_n("BatchNormalization", ["x", "s", "b", "m", "v"])],
+                      [("x", [1, 2, 3, 3])], [("y", [1, 2, 3, 3])],
+                      [(n, np.ones(2, np.float32)) for n in "sbmv"])],
+    ("", "Sum", "1+"): [
+        # c broadcast along the leading dimension: MEMCPYs
+        lambda: model([_n("Sum", ["a", "b", "c"])],
+                      [("a", [3, 4]), ("b", [3, 4]), ("c", [4])],
+                      [("y", [3, 4])])],
+    ("", "ConstantOfShape", "1+"): [
+        lambda: model([_n("ConstantOfShape", ["s"])], [], [("y", [2, 3])],
+                      [("s", np.array([2, 3], I64))])],
     ("", "Constant", "1+"): [_constant_only],
     ("", "Shape", "1+"): [
         lambda: model([_n("Shape", ["x"], ["s"]),
@@ -125,7 +158,11 @@ SAMPLES = {
     ("", "Concat", "1+"): [
         lambda: model([_n("Concat", ["a", "b"], axis=0)], [], [("y", [3])],
                       [("a", np.ones(1, np.float32)),
-                       ("b", np.zeros(2, np.float32))])],
+                       ("b", np.zeros(2, np.float32))]),
+        # computed tensors: a strided IDENTITY into each one's place
+        lambda: model([_n("Concat", ["a", "b"], axis=1)],
+                      [("a", [2, 1, 3]), ("b", [2, 2, 3])],
+                      [("y", [2, 3, 3])])],
 }
 
 

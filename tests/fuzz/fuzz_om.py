@@ -44,10 +44,31 @@ REFUSED = (_uapi.DAVINCI_STATUS_INVALID_TASK,
            _uapi.DAVINCI_STATUS_MISALIGNED)
 
 
+def _cnn() -> bytes:
+    """A CNN whose ops take parameter blocks (CONV2D, MAXPOOL2D, AVGPOOL2D)
+    and strided blocks (the bias ADD, a Concat's IDENTITYs)."""
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+
+    def n(op, ins, outs, **attrs):
+        return helper.make_node(op, ins, outs, name=outs[0], **attrs)
+    return atc.convert(model(
+        [n("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         n("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+         n("AveragePool", ["c"], ["q"], kernel_shape=[2, 2],
+           strides=[2, 2]),
+         n("Concat", ["p", "q"], ["y"], axis=1)],
+        [("x", [1, 2, 6, 6])], [("y", [1, 8, 3, 3])],
+        [("w", w), ("b", np.ones(4, np.float32))]))
+
+
 def seeds() -> list[bytes]:
     m, _ = mlp(n_in=16, hidden=8, n_out=4)
     return [atc.convert(m, input_shape="x:2,16"),
-            atc.convert(m, input_shape="x:-1,16", dynamic_batch_size="1,3")]
+            atc.convert(m, input_shape="x:-1,16", dynamic_batch_size="1,3"),
+            _cnn()]
 
 
 def _record_fields(data: bytes) -> list[tuple[int, str]]:
@@ -76,6 +97,9 @@ def _record_fields(data: bytes) -> list[tuple[int, str]]:
         if rec and off + size <= len(data):
             for r in range(min(count, size // rec[0])):
                 out += [(off + r * rec[0] + o, f) for o, f in rec[1]]
+        elif kind == F.SECT_PARAMS and off + size <= len(data):
+            # the parameter blocks' fields: u32s (u64 strides are pairs)
+            out += [(off + o, "<I") for o in range(0, size - 3, 4)]
     return out
 
 

@@ -91,10 +91,15 @@ class Model:
         self.weight_size = len(om.weights)
         self.work_size = ws
         self._weights = device.malloc(max(1, len(om.weights)))
-        self._work = None
+        self._work = self._params = None
         try:
             if om.weights:
                 self._weights.write(om.weights)
+            if om.params:
+                # the ops' parameter blocks, read by the device at each
+                # submission (a graph's at each launch) from here
+                self._params = device.malloc(len(om.params))
+                self._params.write(om.params)
             self._work = device.malloc(max(1, ws))
             self.plans = [self._plan(g) for g in range(om.gears)]
         except BaseException:
@@ -127,6 +132,10 @@ class Model:
                 o.opcode, o.dtype, o.dst_dtype
             tk["flags"], tk["imm"], tk["count"] = o.flags, o.imm, o.count
             tk["m"], tk["n"], tk["k"] = o.m, o.n, o.k
+            if o.params is not None:
+                tk["params"] = self._params.dev_addr + o.params
+                tk["params_size"] = len(om.block(o))
+                tk["params_version"] = F.block_version(o)
             for name in ("dst", "src0", "src1"):
                 tid = getattr(o, name)
                 if tid == F.NO_TENSOR:
@@ -358,7 +367,7 @@ class Model:
             raise failure
 
     def _live_buffers(self) -> list:
-        return [b for b in (self._weights, self._work)
+        return [b for b in (self._weights, self._work, self._params)
                 if b is not None and not b.freed]
 
     def _free_memory(self) -> None:

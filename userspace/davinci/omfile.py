@@ -12,7 +12,8 @@ layout; in short, all little-endian:
 * sections: META (UTF-8 JSON: inputs and outputs with names, dims, dtypes
   and formats, dynamic-batch gears, producer), WEIGHTS (raw bytes),
   TENSORS (24-byte records: where each operand lives), OPS (52-byte
-  records: one davinci task each, with tensor ids in place of addresses).
+  records: one davinci task each, with tensor ids in place of addresses),
+  PARAMS (format 1.1: the ops' parameter blocks, raw).
 
 :func:`parse` checks everything a hostile file could get wrong (magic,
 versions, sizes, offsets, counts, tensor ids, operand extents) and raises
@@ -22,6 +23,7 @@ read or write outside the model's own buffers and the caller's.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import struct
 from dataclasses import dataclass, field
@@ -38,16 +40,20 @@ MAGIC = b"DVNCOM\r\n"
 #: the first four bytes of Huawei ATC's own .om files ("IMOD")
 ASCEND_MAGIC = b"IMOD"
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1
 
 _HEADER = struct.Struct("<8sHHHHIIQ32x")      # 64 bytes
 _SECTION = struct.Struct("<IIQQ")             # 24 bytes
 _TENSOR = struct.Struct("<BBHIQQ")            # 24 bytes
 _OP = struct.Struct("<HHBBHIIIIIQIIII")       # 52 bytes
 
-SECT_META, SECT_WEIGHTS, SECT_TENSORS, SECT_OPS = 1, 2, 3, 4
+SECT_META, SECT_WEIGHTS, SECT_TENSORS, SECT_OPS, SECT_PARAMS = 1, 2, 3, 4, 5
 _SECTIONS = {SECT_META: "META", SECT_WEIGHTS: "WEIGHTS",
-             SECT_TENSORS: "TENSORS", SECT_OPS: "OPS"}
+             SECT_TENSORS: "TENSORS", SECT_OPS: "OPS", SECT_PARAMS: "PARAMS"}
+#: sections a file may leave out: PARAMS (a model of ops without blocks)
+_OPTIONAL_SECTIONS = (SECT_PARAMS,)
+#: alignment of a parameter block in PARAMS
+PARAMS_ALIGN = 8
 
 KIND_INPUT, KIND_OUTPUT, KIND_WEIGHT, KIND_WORK = 1, 2, 3, 4
 ANY_GEAR = 0xFFFF
@@ -70,7 +76,10 @@ FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
 _DEV_DTYPES = {opdesc.DTYPE_CODES[name]: size
                for name, size in opdesc.ITEMSIZES.items()}
 _FLAGS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
-          "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B}
+          "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
+          "STRIDED": _uapi.DAVINCI_TASK_F_STRIDED}
+#: bytes of a strided task's block
+STRIDED_SIZE = ctypes.sizeof(_uapi.davinci_params_strided)
 
 
 @dataclass(frozen=True)
@@ -109,12 +118,11 @@ def _rule(op: schema.OpDef) -> _OpRule:
                    in_place=op.kind in ("binary", "unary"))
 
 
-#: what a model may run: every compute op of the schema but those with a
-#: parameter block (an op record has no room for one yet), and its copies
-#: and fills (MEMCPY, MEMSET)
+#: what a model may run: every compute op of the schema (with its
+#: parameter block or a strided one in PARAMS), and its copies and fills
+#: (MEMCPY, MEMSET)
 _RULES = {op.opcode: _rule(op) for op in schema.OPS
-          if (op.compute and op.params is None) or
-          op.kind in ("copy", "fill")}
+          if op.compute or op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
 OPCODES = frozenset(_RULES)
@@ -165,6 +173,8 @@ class Op:
     m: int = 0
     n: int = 0
     k: int = 0
+    #: byte offset of its parameter block in PARAMS (None: it has none)
+    params: "int | None" = None
 
 
 @dataclass
@@ -177,6 +187,14 @@ class OfflineModel:
     ops: list[Op]
     info: dict = field(default_factory=dict)
     abi: tuple[int, int] = (_uapi.DAVINCI_ABI_MAJOR, _uapi.DAVINCI_ABI_MINOR)
+    #: the PARAMS section: the ops' parameter blocks
+    params: bytes = b""
+
+    def block(self, o: Op) -> "bytes | None":
+        """The bytes of ``o``'s parameter block (None: it has none)."""
+        if o.params is None:
+            return None
+        return self.params[o.params:o.params + _block_size(o)]
 
     @property
     def gears(self) -> int:
@@ -201,7 +219,8 @@ class OfflineModel:
 
 # ---------------------------------------------------------------------------
 def serialize(model: OfflineModel) -> bytes:
-    """The file bytes of ``model`` (format 1.0)."""
+    """The file bytes of ``model`` (format 1.1; a model of ops without
+    parameter blocks has no PARAMS section, as in format 1.0)."""
     meta = dict(model.info)
     meta.update({"inputs": [i.to_json() for i in model.inputs],
                  "outputs": [o.to_json() for o in model.outputs],
@@ -213,10 +232,13 @@ def serialize(model: OfflineModel) -> bytes:
             _TENSOR.pack(t.kind, t.dtype, t.gear, t.index, t.offset, t.size)
             for t in model.tensors)),
         (SECT_OPS, len(model.ops), b"".join(
-            _OP.pack(o.gear, o.opcode, o.dtype, o.dst_dtype, 0, o.flags,
-                     o.dst, o.src0, o.src1, o.imm, o.count, o.m, o.n, o.k, 0)
+            _OP.pack(o.gear, o.opcode, o.dtype, o.dst_dtype,
+                     int(o.params is not None), o.flags, o.dst, o.src0,
+                     o.src1, o.imm, o.count, o.m, o.n, o.k, o.params or 0)
             for o in model.ops)),
     ]
+    if model.params:
+        blobs.append((SECT_PARAMS, 0, bytes(model.params)))
     pos = _HEADER.size + _SECTION.size * len(blobs)
     table, body = [], []
     for kind, count, blob in blobs:
@@ -294,7 +316,8 @@ def _sections(data: bytes, nsect: int) -> dict[int, tuple[int, bytes]]:
     for (a0, a1, an), (b0, _, bn) in zip(spans, spans[1:]):
         _check(a1 <= b0, "sections %s and %s overlap" % (an, bn))
     for kind, name in _SECTIONS.items():
-        _check(kind in out, "no %s section" % name)
+        _check(kind in out or kind in _OPTIONAL_SECTIONS,
+               "no %s section" % name)
     for kind, rec in ((SECT_TENSORS, _TENSOR), (SECT_OPS, _OP)):
         count, blob = out[kind]
         _check(count * rec.size == len(blob),
@@ -389,26 +412,138 @@ def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
     return out
 
 
-def _extents(o: Op) -> list[tuple[int, int, int]]:
-    """(tensor id, bytes, alignment) each operand of ``o`` needs, dst
-    first, by its op's kind."""
+def _block_size(o: Op) -> int:
+    """Bytes of ``o``'s parameter block: a strided one, or its op's."""
+    if o.flags & _uapi.DAVINCI_TASK_F_STRIDED:
+        return STRIDED_SIZE
+    op = schema.by_opcode(o.opcode)
+    return op.params.size if op is not None and op.params else 0
+
+
+def block_version(o: Op) -> int:
+    """The layout version of ``o``'s parameter block (its op's, or the
+    strided block's)."""
+    if o.flags & _uapi.DAVINCI_TASK_F_STRIDED:
+        return _uapi.DAVINCI_PARAMS_STRIDED_VERSION
+    return schema.by_opcode(o.opcode).params.version
+
+
+def _fields(op: schema.OpDef, block: bytes) -> dict:
+    return dict(zip((f.name for f in op.params.fields),
+                    struct.unpack(op.params.format, block)))
+
+
+def _conv_elems(op: schema.OpDef, block: bytes) -> dict:
+    """Elements of x, w and y of a convolution block, checked as
+    davinci.ops builds blocks (which is as the device checks them)."""
+    from .ops import conv2d_shapes
+    f = _fields(op, block)
+    groups = f["groups"] or 1
+    try:
+        fields, y = conv2d_shapes(
+            (f["n"], f["c"], f["h"], f["w"]),
+            (f["k"], f["c"] // groups, f["r"], f["s"]),
+            (f["stride_h"], f["stride_w"]), (f["pad_h"], f["pad_w"]),
+            (f["dilation_h"], f["dilation_w"]), f["groups"])
+    except DavinciError as exc:
+        _fail("a convolution block the device refuses (%s)" % exc)
+    _check(fields == f, "a convolution block the device refuses")
+    return {"x": f["n"] * f["c"] * f["h"] * f["w"],
+            "w": f["k"] * (f["c"] // groups) * f["r"] * f["s"],
+            "dy": y[0] * y[1] * y[2] * y[3]}
+
+
+def _pool_elems(op: schema.OpDef, block: bytes) -> dict:
+    """Elements of x and y (and the indices, y's) of a pooling block,
+    checked as the device checks it (kmod/core/ops_pool.h)."""
+    from .ops import pool2d_shapes
+    f = _fields(op, block)
+    is_max = op.python.startswith("max")
+    _check(not is_max or not (f["count_include_pad"] or f["divisor"] or
+                              f["adaptive"]),
+           "a max pooling block with an average's fields")
+    try:
+        fields, y = pool2d_shapes(
+            (f["n"], f["c"], f["h"], f["w"]), (f["r"], f["s"]),
+            (f["stride_h"], f["stride_w"]), (f["pad_h"], f["pad_w"]),
+            (f["dilation_h"], f["dilation_w"]), ceil_mode=f["ceil_mode"],
+            count_include_pad=f["count_include_pad"],
+            divisor=f["divisor"] or None, adaptive=f["adaptive"],
+            op=op.python)
+    except DavinciError as exc:
+        _fail("a pooling block the device refuses (%s)" % exc)
+    _check(fields == f, "a pooling block the device refuses")
+    ny = y[0] * y[1] * y[2] * y[3]
+    return {"x": f["n"] * f["c"] * f["h"] * f["w"], "dy": ny, "y": ny,
+            "indices": ny}
+
+
+def _strided_extents(o: Op, rule: _OpRule, block: bytes, es: int,
+                     dst_es: int) -> list[tuple[int, int, int, bool]]:
+    """A strided op's operands: each one's span, checked as the device
+    checks the block (kmod/core/ops.c dv_op_check_strided()); a source may
+    share dst's memory only as dst's own view (same strides)."""
+    operands = 1 + opdesc.SOURCES[rule.op.kind]
+    try:
+        walk = opdesc.Strided.unpack(block, operands)
+    except DavinciError as exc:
+        _fail("a strided block the device refuses (%s)" % exc)
+    _check(walk.count == o.count, "a strided block of %d elements for a "
+           "count of %d" % (walk.count, o.count))
+    _check(walk.pack() == block, "a strided block not in the coalesced "
+           "form davinci-atc writes")
+    _check(walk.dst_distinct(), "a strided block whose dst repeats an "
+           "element")
+    ids = (o.dst, o.src0, o.src1)
+    out = []
+    for i in range(operands):
+        size = dst_es if i == 0 else es
+        same = i > 0 and rule.in_place and rule.op.kind != "cast" and \
+            es == dst_es and all(n < 2 or a == b for n, a, b in zip(
+                walk.sizes, walk.operands[i], walk.dst))
+        out.append((ids[i], walk.span(i) * size, size, same))
+    return out
+
+
+def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
+    """(tensor id, bytes, alignment, whether it may be dst's memory
+    exactly) each operand of ``o`` needs, dst first, by its op's kind and
+    parameter block."""
+    rule = _RULES[o.opcode]
+    op = rule.op
     es = _DEV_DTYPES.get(o.dtype, 0)
-    kind = _RULES[o.opcode].op.kind
+    kind = op.kind
     if kind in ("copy", "fill"):
-        ext = [(o.dst, o.count, 1)]
+        ext = [(o.dst, o.count, 1, True)]
         if kind == "copy":
-            ext.append((o.src0, o.count, 1))
+            ext.append((o.src0, o.count, 1, True))
+        return ext
+    dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) if o.dst_dtype or \
+        kind == "cast" else es
+    if o.flags & _uapi.DAVINCI_TASK_F_STRIDED:
+        return _strided_extents(o, rule, block, es, dst_es)
+    if kind in ("conv", "pool", "pool_index"):
+        elems = (_conv_elems if kind == "conv" else _pool_elems)(op, block)
+        wrote = {"CONV2D": "dy", "CONV2D_BACKWARD_INPUT": "x",
+                 "CONV2D_BACKWARD_WEIGHT": "w", "MAXPOOL2D": "y",
+                 "AVGPOOL2D": "y"}.get(op.name, "x")
+        ext = [(o.dst, elems[wrote] * dst_es, dst_es, False)]
+        for tid, name in zip((o.src0, o.src1), op.inputs):
+            size = 8 if name == "indices" else es
+            ext.append((tid, elems[name] * size, size, False))
         return ext
     if kind == "matmul":
-        return [(o.dst, o.m * o.n * es, es), (o.src0, o.m * o.k * es, es),
-                (o.src1, o.k * o.n * es, es)]
+        return [(o.dst, o.m * o.n * es, es, False),
+                (o.src0, o.m * o.k * es, es, False),
+                (o.src1, o.k * o.n * es, es, False)]
     if kind in ("rows", "reduce"):
         rows = o.m if kind == "reduce" else o.m * o.n
-        return [(o.dst, rows * es, es), (o.src0, o.m * o.n * es, es)]
-    dst_es = _DEV_DTYPES.get(o.dst_dtype, 0) if kind == "cast" else es
-    ext = [(o.dst, o.count * dst_es, dst_es), (o.src0, o.count * es, es)]
-    if "src1" in _RULES[o.opcode].uses:
-        ext.append((o.src1, o.count * es, es))
+        return [(o.dst, rows * es, es, False),
+                (o.src0, o.m * o.n * es, es, False)]
+    ext = [(o.dst, o.count * dst_es, dst_es, False),
+           (o.src0, o.count * es, es, rule.in_place)]
+    if "src1" in rule.uses:
+        ext.append((o.src1, o.count * es, es, rule.in_place))
     return ext
 
 
@@ -416,14 +551,11 @@ def _op_name(opcode: int) -> str:
     return _uapi.OP_NAMES.get(opcode, "opcode %d" % opcode)
 
 
-def _check_fields(o: Op, zero: int, what: str) -> _OpRule:
+def _check_fields(o: Op, zero: int, params: int, what: str) -> _OpRule:
     """Every field of ``o`` against its opcode's rule; ``zero`` is the OR
-    of the record's padding and reserved bytes."""
+    of the record's padding and reserved bytes, ``params`` the bytes of
+    the PARAMS section."""
     rule = _RULES.get(o.opcode)
-    op = schema.by_opcode(o.opcode)
-    _check(rule is not None or op is None or op.params is None,
-           "%s: %s takes a parameter block, which an offline model's op "
-           "record cannot hold yet" % (what, op and op.name))
     _check(rule is not None, "%s: opcode %d is not a davinci compute or "
            "copy task" % (what, o.opcode))
     name = _op_name(o.opcode)
@@ -431,12 +563,20 @@ def _check_fields(o: Op, zero: int, what: str) -> _OpRule:
            % (what, name))
     _check(o.dtype in rule.dtypes, "%s: dtype %d, which %s does not take"
            % (what, o.dtype, name))
-    _check(not o.flags & _uapi.DAVINCI_TASK_F_STRIDED,
-           "%s: %s has strided operands (DAVINCI_TASK_F_STRIDED), whose "
-           "block an offline model's op record cannot hold yet: write the "
-           "operands dense" % (what, name))
     _check(not o.flags & ~rule.flags, "%s: flags %#x, %s allows %#x"
            % (what, o.flags, name, rule.flags))
+    takes = bool(o.flags & _uapi.DAVINCI_TASK_F_STRIDED) or \
+        rule.op.params is not None
+    _check(takes == (o.params is not None), "%s: %s %s a parameter block, "
+           "and the record %s one" % (what, name, "takes" if takes else
+                                      "takes no", "names none" if takes
+                                      else "names"))
+    if o.params is not None:
+        _check(o.params % PARAMS_ALIGN == 0 and
+               o.params + _block_size(o) <= params,
+               "%s: its parameter block at %d (%d bytes) lies outside the "
+               "%d-byte PARAMS section or is not %d-aligned"
+               % (what, o.params, _block_size(o), params, PARAMS_ALIGN))
     for f in _OPTIONAL:
         v = getattr(o, f)
         if f in rule.uses:
@@ -468,33 +608,39 @@ def _check_overlap(o: Op, rule: _OpRule, ext, tensors: list[Tensor],
     dv_op_extent()); MEMCPY may overlap."""
     if rule.op.kind == "copy":
         return
-    dst_id, dst_bytes, _ = ext[0]
+    dst_id, dst_bytes, _, _ = ext[0]
     d = tensors[dst_id]
-    for tid, nbytes, _ in ext[1:]:
+    for tid, nbytes, _, same in ext[1:]:
         t = tensors[tid]
         if t.kind == KIND_WEIGHT or _space(t) != _space(d) or \
                 not nbytes or not dst_bytes or \
                 t.offset + nbytes <= d.offset or \
                 d.offset + dst_bytes <= t.offset:
             continue
-        _check(rule.in_place and t.offset == d.offset,
+        _check(same and t.offset == d.offset,
                "%s (%s) writes tensor %d over tensor %d, which it reads"
                % (what, _op_name(o.opcode), dst_id, tid))
 
 
-def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor]
-         ) -> list[Op]:
+def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor],
+         params: bytes) -> list[Op]:
     out = []
     for i in range(count):
         f = _OP.unpack_from(blob, i * _OP.size)
+        what = "op %d" % i
+        _check(f[4] in (0, 1) and (f[4] or not f[14]),
+               "%s: its parameter block field is %d at %d (0 or 1, and 0 "
+               "at 0 for none)" % (what, f[4], f[14]))
         o = Op(gear=f[0], opcode=f[1], dtype=f[2], dst_dtype=f[3],
                flags=f[5], dst=f[6], src0=f[7], src1=f[8], imm=f[9],
-               count=f[10], m=f[11], n=f[12], k=f[13])
-        what = "op %d" % i
+               count=f[10], m=f[11], n=f[12], k=f[13],
+               params=f[14] if f[4] else None)
         _check(o.gear < gears, "%s: gear %d of %d" % (what, o.gear, gears))
-        rule = _check_fields(o, f[4] | f[14], what)
-        ext = _extents(o)
-        for j, (tid, nbytes, align) in enumerate(ext):
+        rule = _check_fields(o, 0, len(params), what)
+        block = None if o.params is None else \
+            params[o.params:o.params + _block_size(o)]
+        ext = _extents(o, block)
+        for j, (tid, nbytes, align, _) in enumerate(ext):
             _check(tid < len(tensors), "%s: tensor %d of %d"
                    % (what, tid, len(tensors)))
             t = tensors[tid]
@@ -522,9 +668,10 @@ def parse(data: bytes) -> OfflineModel:
     weights = sect[SECT_WEIGHTS][1]
     tensors = _tensors(*sect[SECT_TENSORS], gears, len(inputs), len(outputs),
                        len(weights))
-    ops = _ops(*sect[SECT_OPS], gears, tensors)
+    params = sect.get(SECT_PARAMS, (0, b""))[1]
+    ops = _ops(*sect[SECT_OPS], gears, tensors, params)
     model = OfflineModel(inputs, outputs, batches, weights, tensors, ops,
-                         info, (amaj, amin))
+                         info, (amaj, amin), params)
     for kind, ios in ((KIND_INPUT, inputs), (KIND_OUTPUT, outputs)):
         for i, io in enumerate(ios):
             for g in range(gears):

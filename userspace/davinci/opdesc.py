@@ -158,6 +158,25 @@ class Strided:
                              "dense first" % (len(self.sizes),
                                               STRIDED_MAX_DIMS))
 
+    @classmethod
+    def unpack(cls, data: bytes, operands: int) -> "Strided":
+        """The walk a struct davinci_params_strided holds, for an op of
+        ``operands`` operands (dst and src0, and src1: 3); ShapeError for a
+        block the device refuses on its face (ndim outside 1..8, pad, or a
+        size or stride past ndim or of an unused operand not zero)."""
+        p = _uapi.davinci_params_strided.from_buffer_copy(data)
+        nd = p.ndim
+        if not 1 <= nd <= STRIDED_MAX_DIMS or p.pad or \
+                any(p.sizes[d] for d in range(nd, STRIDED_MAX_DIMS)) or \
+                any(p.strides[o][d] for o in range(3)
+                    for d in range(STRIDED_MAX_DIMS)
+                    if d >= nd or o >= operands):
+            raise ShapeError("a strided block the device refuses: ndim %d, "
+                             "pad %d, or entries past ndim" % (nd, p.pad))
+        rows = [tuple(p.strides[o][:nd]) for o in range(operands)]
+        return cls(tuple(p.sizes[:nd]), rows[0], rows[1],
+                   rows[2] if operands > 2 else None)
+
     def pack(self) -> bytes:
         """The struct davinci_params_strided of the coalesced walk
         (ShapeError when it needs more than 8 dimensions)."""

@@ -28,6 +28,8 @@ DEVICE_DTYPES = {name: code for name, code in opdesc.DTYPE_CODES.items()
                  if name in ("float32", "float16", "bfloat16", "int32")}
 ITEMSIZE = {name: opdesc.ITEMSIZES[name] for name in DEVICE_DTYPES}
 _ALIGN = 64
+#: a parameter block's stand-in address when a descriptor is only checked
+_BLOCK_CHECK_AT = 1 << 12
 
 #: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the
 #: device's types, and those of constants it folds at conversion time
@@ -140,12 +142,25 @@ class Value:
 
 
 class Weights:
-    """The WEIGHTS section: constant bytes, each stored once."""
+    """The WEIGHTS section: constant bytes, each stored once; and the
+    PARAMS section: the ops' parameter blocks, each stored once."""
 
     def __init__(self):
         self.blob = bytearray()
         self.tensors: list[F.Tensor] = []
         self._seen: dict[tuple[str, bytes], int] = {}
+        self.params = bytearray()
+        self._blocks: dict[bytes, int] = {}
+
+    def block(self, data: bytes) -> int:
+        """Offset in PARAMS of a parameter block holding ``data``."""
+        at = self._blocks.get(data)
+        if at is None:
+            self.params.extend(b"\0" * (-len(self.params) % F.PARAMS_ALIGN))
+            at = len(self.params)
+            self.params.extend(data)
+            self._blocks[data] = at
+        return at
 
     def add(self, arr: np.ndarray, dtype: str) -> int:
         """Index (in :attr:`tensors`) of the weight holding ``arr``
@@ -179,6 +194,8 @@ class GearBuilder:
         self._work = 0
         self._weight_refs: dict[int, int] = {}   # weight index -> local id
         self._sliced: set[int] = set()           # work tensors with slices
+        # a slice's tensor id -> (the work tensor it is part of, offset)
+        self._parent: dict[int, tuple[int, int]] = {}
 
     # -- storage ------------------------------------------------------------
     def _add(self, t: "F.Tensor | None") -> int:
@@ -237,8 +254,10 @@ class GearBuilder:
             raise ConversionError("internal: slice %d+%d of tensor %d"
                                   % (offset, nbytes, v.tid))
         self._sliced.add(v.tid)
+        root, base = self._parent.get(v.tid, (v.tid, 0))
         tid = self._add(F.Tensor(F.KIND_WORK, t.dtype, self.gear, 0,
                                  t.offset + offset, nbytes))
+        self._parent[tid] = (root, base + offset)
         return Value((nbytes // ITEMSIZE[v.dtype],), v.dtype, tid)
 
     def make_output(self, v: Value, index: int) -> None:
@@ -264,14 +283,18 @@ class GearBuilder:
              rows: "tuple[int, int] | None" = None,
              mnk: "tuple[int, int, int] | None" = None,
              transpose: tuple[bool, bool] = (False, False), attr=None,
+             params: "dict | None" = None,
+             strided: "opdesc.Strided | None" = None,
              where: str = "") -> Value:
         """Append schema op ``op`` (its name, "ADD") writing ``dst`` from
         ``srcs``: a compute op on ``srcs[0]``'s dtype (``dst``'s for a
         CAST's result) with the extents and attribute of
         :func:`davinci.opdesc.describe`, which checks them as the device
-        would; MEMCPY (``count`` bytes) or MEMSET (``attr``: the byte).
-        Raises ConversionError naming what the op refuses, after
-        ``where`` (the node it lowers)."""
+        would, and the fields of its parameter block (``params``) or the
+        walk of its strided operands (``strided``, whose spans the tensors
+        of ``dst`` and ``srcs`` hold); MEMCPY (``count`` bytes) or MEMSET
+        (``attr``: the byte). Raises ConversionError naming what the op
+        refuses, after ``where`` (the node it lowers)."""
         for v in (dst,) + srcs:
             if v.transposed is not None:
                 raise ConversionError(v.transposed.refusal(
@@ -281,13 +304,21 @@ class GearBuilder:
         except KeyError:
             raise ConversionError("internal: the schema has no op %r" % op
                                   ) from None
+        block = None
         try:
+            if params is not None:
+                block = opdesc.pack_params(opdef, **params)
+            elif strided is not None:
+                block = strided.pack()
+                count = strided.count
             if opdef.compute:
                 t = opdesc.describe(
                     opdef, srcs[0].dtype if srcs else dst.dtype, dst=0,
                     srcs=(0,) * len(srcs), count=count, rows=rows, mnk=mnk,
                     attr=attr, transpose=transpose,
-                    dst_dtype=dst.dtype if opdef.kind == "cast" else None)
+                    dst_dtype=dst.dtype if opdef.kind == "cast" else None,
+                    params_at=_BLOCK_CHECK_AT if block else 0,
+                    strided=strided)
                 fields = {f: int(getattr(t, f)) for f in
                           ("dtype", "dst_dtype", "flags", "imm", "count", "m",
                            "n", "k")}
@@ -300,7 +331,8 @@ class GearBuilder:
         tids = [v.tid for v in srcs] + [F.NO_TENSOR] * (2 - len(srcs))
         self.ops.append(F.Op(gear=self.gear, opcode=opdef.opcode,
                              dst=dst.tid, src0=tids[0], src1=tids[1],
-                             **fields))
+                             params=None if block is None
+                             else self.weights.block(block), **fields))
         return dst
 
     @staticmethod
@@ -329,9 +361,44 @@ class GearBuilder:
                 "count": int(count), "m": 0, "n": 0, "k": 0}
 
     # -- assembly -------------------------------------------------------------
+    def _pack_workspace(self) -> None:
+        """Place the work tensors so that two share bytes only when their
+        lives (first to last op using them, a slice living with the tensor
+        it is part of) do not meet: a first fit over the offsets freed by
+        tensors no later op reads. A model's workspace is then about its
+        largest set of tensors live at once, not their sum."""
+        life: dict[int, list[int]] = {}
+        for i, o in enumerate(self.ops):
+            for tid in (o.dst, o.src0, o.src1):
+                if tid == F.NO_TENSOR:
+                    continue
+                t = self.tensors[tid]
+                if t is None or t.kind != F.KIND_WORK:
+                    continue
+                root = self._parent.get(tid, (tid, 0))[0]
+                span = life.setdefault(root, [i, i])
+                span[0], span[1] = min(span[0], i), max(span[1], i)
+        placed: list[tuple[int, int, int]] = []     # (end op, offset, size)
+        for root in sorted(life, key=lambda r: life[r][0]):
+            start, end = life[root]
+            size = self.tensors[root].size
+            placed = [p for p in placed if p[0] >= start]
+            at = 0
+            for _, off, n in sorted(placed, key=lambda p: p[1]):
+                if at + size <= off:
+                    break
+                at = max(at, off + n)
+                at += -at % _ALIGN
+            placed.append((end, at, size))
+            self.tensors[root].offset = at
+        for tid, (root, rel) in self._parent.items():
+            self.tensors[tid].offset = self.tensors[root].offset + rel
+
     def finish(self, base: int) -> tuple[list[F.Tensor], list[F.Op]]:
         """This gear's tensors with ids from ``base`` on, and its ops with
-        global ids (weights are ids 0..len(weights)-1)."""
+        global ids (weights are ids 0..len(weights)-1); the workspace
+        packed by the tensors' lives."""
+        self._pack_workspace()
         remap: dict[int, int] = {}
         for w, local in self._weight_refs.items():
             remap[local] = w
@@ -345,6 +412,7 @@ class GearBuilder:
         def g(tid: int) -> int:
             return tid if tid == F.NO_TENSOR else remap[tid]
         ops = [F.Op(o.gear, o.opcode, o.dtype, o.dst_dtype, o.flags, g(o.dst),
-                    g(o.src0), g(o.src1), o.imm, o.count, o.m, o.n, o.k)
+                    g(o.src0), g(o.src1), o.imm, o.count, o.m, o.n, o.k,
+                    o.params)
                for o in self.ops]
         return mine, ops

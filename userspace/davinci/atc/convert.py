@@ -389,7 +389,7 @@ def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
         tensors.extend(t)
         ops.extend(o)
     return F.OfflineModel(ins, outs, batches, bytes(weights.blob), tensors,
-                          ops, info)
+                          ops, info, params=bytes(weights.params))
 
 
 def convert_file(model_path: str, output: str, **kw) -> str:

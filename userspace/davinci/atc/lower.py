@@ -9,13 +9,17 @@ attributes and its registration) and the node's input values, and returns
 its output values. Where ONNX asks for more than a davinci op does,
 handlers compose ops, and only in ways that are exact bit for bit (inf,
 NaN and -0 included): a computed operand repeated along leading or trailing
-dimensions is broadcast by MEMCPYs (a block copied and doubled; each element copied
-and doubled along its row), Gemm's alpha and beta become AXPY (alpha * y +
-(-0), beta * c + y) or are folded into constant weights, a Transpose is a
-view when it moves only size-1 dimensions and otherwise, in 2-D, the
-transpose flag of the MatMul or Gemm that reads it (anything else is
-refused: no davinci op transposes exactly). Values known at conversion time
-(initializers, Constant, Shape of a static tensor) are folded on the host.
+dimensions is broadcast by MEMCPYs (a block copied and doubled; each
+element copied and doubled along its row), Gemm's alpha and beta become
+AXPY (alpha * y + (-0), beta * c + y) or are folded into constant weights,
+a Transpose is a view when it moves only size-1 dimensions, in 2-D the
+transpose flag of the MatMul or Gemm that reads it, and otherwise a strided
+IDENTITY (bytes moved, not values computed). Values known at conversion
+time (initializers, Constant, ConstantOfShape, Shape of a static tensor)
+are folded on the host. The CNN ops (Conv, the poolings) take their
+geometry in a parameter block (the model's PARAMS section); a bias, a
+BatchNormalization's scale and shift and a Concat's pieces are strided
+tasks reading or writing views.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import schema
+from .. import opdesc, ops, schema, views
+from ..errors import DavinciError
 from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       Transposed, Value, host_values, onnx_type_name,
                       type_list, type_name)
@@ -574,10 +579,10 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
         return [x.with_shape(shape)]        # only size-1 dims move
     big = [i for i, d in enumerate(x.shape) if d != 1]
     if len(big) != 2:
-        L.fail("transpose %s of shape %s moves data in more than two "
-               "dimensions: davinci has no exact transposed copy, and "
-               "davinci-atc folds only 2-D transposes into a MatMul or Gemm"
-               % (perm, list(x.shape)))
+        # moved bytes, not values: IDENTITY of the permuted view is exact
+        src = _contiguous(x.shape)
+        return [strided_copy(L, x, shape, tuple(src[p] for p in perm),
+                             L.gb.work(shape, x.dtype))]
     r, c = x.shape[big[0]], x.shape[big[1]]
     return [Value(shape, x.dtype, x.tid,
                   transposed=Transposed(r, c, L.where))]
@@ -645,6 +650,240 @@ def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
     return [Value(r.shape, vals[0].dtype, const=r)]
 
 
+# ---------------------------------------------------------------------------
+# CNN ops: parameter blocks and strided tasks
+# ---------------------------------------------------------------------------
+def _contiguous(shape) -> tuple[int, ...]:
+    return views.contiguous_strides(tuple(shape))
+
+
+def strided_copy(L: Lowering, x: Value, sizes, src_strides, out: Value,
+                 dst_strides=None) -> Value:
+    """IDENTITY of the view of device tensor ``x`` with ``sizes`` and
+    ``src_strides`` into ``out`` (dense by default): one strided task."""
+    walk = opdesc.Strided(tuple(sizes), tuple(dst_strides or
+                                              _contiguous(sizes)),
+                          tuple(src_strides))
+    return L.emit("IDENTITY", out, L.device(x), strided=walk)
+
+
+def _spatial(L: Lowering, name: str, default, dims: int) -> tuple[int, ...]:
+    v = [int(a) for a in L.attr(name, [default] * dims)]
+    if len(v) != dims:
+        L.fail("%s %s: %d values for a %d-D input"
+               % (name, v, dims, dims + 2))
+    return tuple(v)
+
+
+def _pads(L: Lowering, x_hw, k, stride, dilation) -> tuple[int, ...]:
+    """The symmetric padding of each spatial dim from ``pads`` or
+    ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER resolved here); refused
+    where begin and end differ: the device pads both sides alike."""
+    dims = len(x_hw)
+    auto = L.attr("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else str(auto)
+    if auto == "VALID":
+        return (0,) * dims
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        total = [max((-(-n // s) - 1) * s + (kk - 1) * d + 1 - n, 0)
+                 for n, kk, s, d in zip(x_hw, k, stride, dilation)]
+        if any(t % 2 for t in total):
+            L.fail("auto_pad %s pads %s in all: an odd padding puts more on "
+                   "one side, and the device pads both sides alike" %
+                   (auto, total))
+        return tuple(t // 2 for t in total)
+    if auto != "NOTSET":
+        L.fail("auto_pad %r is none of NOTSET, VALID, SAME_UPPER, "
+               "SAME_LOWER" % auto)
+    pads = [int(p) for p in L.attr("pads", [0] * (2 * dims))]
+    if len(pads) != 2 * dims:
+        L.fail("pads %s: %d values for %d spatial dims"
+               % (pads, 2 * dims, dims))
+    if pads[:dims] != pads[dims:]:
+        L.fail("pads %s: the device pads both sides of a dimension alike "
+               "(begin = end)" % pads)
+    return tuple(pads[:dims])
+
+
+def _as_2d(dims: int, v: tuple[int, ...], flat: int) -> tuple[int, int]:
+    """A 1-D op's value seen as 2-D, its height ``flat``."""
+    return (flat,) + v if dims == 1 else v
+
+
+def _nchw(L: Lowering, x: Value, what: str) -> int:
+    if len(x.shape) not in (3, 4):
+        L.fail("%s is %s: davinci takes N x C x H x W (or N x C x L)"
+               % (what, list(x.shape)))
+    return len(x.shape) - 2
+
+
+def _bias_add(L: Lowering, y: Value, b: Value) -> Value:
+    """y += b along y's channels (dim 1), in place, one strided ADD."""
+    b = L.device(b, "B")
+    if b.shape != (y.shape[1],) or b.dtype != y.dtype:
+        L.fail("B is %s %s; it needs %d %s elements, one per output "
+               "channel" % (type_name(b.dtype), list(b.shape), y.shape[1],
+                            type_name(y.dtype)))
+    strides = _contiguous(y.shape)
+    bcast = tuple(1 if d == 1 else 0 for d in range(len(y.shape)))
+    walk = opdesc.Strided(y.shape, strides, strides, bcast)
+    return L.emit("ADD", y, y, b, strided=walk)
+
+
+def conv(L: Lowering, x: Value, w: Value, b: "Value | None" = None
+         ) -> list[Value]:
+    """Conv as CONV2D (1-D as a height of 1), its bias one broadcast ADD."""
+    dims = _nchw(L, x, "X")
+    L.need_types(x, "CONV2D", "X")
+    if w.dtype != x.dtype or len(w.shape) != len(x.shape):
+        L.fail("W is %s %s, X %s %s" % (type_name(w.dtype), list(w.shape),
+                                        type_name(x.dtype), list(x.shape)))
+    k = tuple(w.shape[2:])
+    stride = _spatial(L, "strides", 1, dims)
+    dilation = _spatial(L, "dilations", 1, dims)
+    pads = _pads(L, x.shape[2:], k, stride, dilation)
+    group = int(L.attr("group", 1))
+    x4 = x.shape[:2] + _as_2d(dims, x.shape[2:], 1)
+    w4 = w.shape[:2] + _as_2d(dims, k, 1)
+    try:
+        fields, y4 = ops.conv2d_shapes(
+            x4, w4, _as_2d(dims, stride, 1), _as_2d(dims, pads, 0),
+            _as_2d(dims, dilation, 1), group)
+    except DavinciError as exc:
+        L.fail(str(exc))
+    y = L.gb.work(y4, x.dtype)
+    L.emit("CONV2D", y, L.device(x, "X").with_shape(x4),
+           L.device(w, "W").with_shape(w4), params=fields)
+    if b is not None:
+        _bias_add(L, y, b)
+    return [y.with_shape(y4[:2] + y4[2 + (dims == 1):])]
+
+
+def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
+          ceil_mode: bool, count_include_pad: bool = False) -> list[Value]:
+    dims = len(x.shape) - 2
+    x4 = x.shape[:2] + _as_2d(dims, tuple(x.shape[2:]), 1)
+    try:
+        fields, y4 = ops.pool2d_shapes(
+            x4, _as_2d(dims, kernel, 1), _as_2d(dims, stride, 1),
+            _as_2d(dims, pads, 0), _as_2d(dims, dilation, 1),
+            ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+            op="max_pool2d" if op == "MAXPOOL2D" else "avg_pool2d")
+    except DavinciError as exc:
+        L.fail(str(exc))
+    y = L.gb.work(y4, x.dtype)
+    L.emit(op, y, L.device(x, "X").with_shape(x4), params=fields)
+    return [y.with_shape(y4[:2] + y4[2 + (dims == 1):])]
+
+
+def max_pool(L: Lowering, x: Value) -> list[Value]:
+    """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's)."""
+    if len(L.node.output) > 1 and L.node.output[1]:
+        L.fail("its Indices output is not converted (davinci's indices are "
+               "per plane, ONNX's flat over the tensor)")
+    if int(L.attr("storage_order", 0)):
+        L.fail("storage_order 1 (column-major indices) is not converted")
+    dims = _nchw(L, x, "X")
+    L.need_types(x, "MAXPOOL2D", "X")
+    k = _spatial(L, "kernel_shape", 1, dims)
+    stride = _spatial(L, "strides", 1, dims)
+    dilation = _spatial(L, "dilations", 1, dims)
+    return _pool(L, x, "MAXPOOL2D", k, stride,
+                 _pads(L, x.shape[2:], k, stride, dilation), dilation,
+                 bool(L.attr("ceil_mode", 0)))
+
+
+def average_pool(L: Lowering, x: Value) -> list[Value]:
+    dims = _nchw(L, x, "X")
+    L.need_types(x, "AVGPOOL2D", "X")
+    k = _spatial(L, "kernel_shape", 1, dims)
+    stride = _spatial(L, "strides", 1, dims)
+    if any(d != 1 for d in _spatial(L, "dilations", 1, dims)):
+        L.fail("dilations: davinci's average pooling takes none")
+    return _pool(L, x, "AVGPOOL2D", k, stride,
+                 _pads(L, x.shape[2:], k, stride, (1,) * dims), (1,) * dims,
+                 bool(L.attr("ceil_mode", 0)),
+                 bool(L.attr("count_include_pad", 0)))
+
+
+def global_pool(L: Lowering, x: Value) -> list[Value]:
+    """GlobalAveragePool and GlobalMaxPool: one window over H x W."""
+    dims = _nchw(L, x, "X")
+    op = L.rule.op
+    L.need_types(x, op, "X")
+    k = tuple(x.shape[2:])
+    return _pool(L, x, op, k, (1,) * dims, (0,) * dims, (1,) * dims, False)
+
+
+def batch_norm(L: Lowering, x: Value, scale: Value, b: Value, mean: Value,
+               var: Value) -> list[Value]:
+    """Inference BatchNormalization: y = x * a + c per channel, with
+    a = scale / sqrt(var + epsilon) and c = B - mean * a computed on the
+    host in float64 from the constants and rounded once to x's type, then
+    two broadcast tasks (MUL, ADD). The device's result differs from
+    onnxruntime's (x - mean) / sqrt(var + eps) * scale + B by rounding."""
+    if int(L.attr("training_mode", 0)) or len(
+            [o for o in L.node.output if o]) > 1:
+        L.fail("training mode (running statistics as outputs) is not "
+               "converted: export the model after model.eval()")
+    if len(x.shape) < 2:
+        L.fail("X is %s: it needs a channel dim" % list(x.shape))
+    L.need_types(x, "MUL", "X")
+    consts = [L.const_of(v, what).astype(np.float64).reshape(-1)
+              for v, what in ((scale, "scale"), (b, "B"),
+                              (mean, "input_mean"), (var, "input_var"))]
+    c = x.shape[1]
+    if any(a.size != c for a in consts):
+        L.fail("scale, B, mean and var need %d values each" % c)
+    eps = float(L.attr("epsilon", 1e-5))
+    a = consts[0] / np.sqrt(consts[3] + eps)
+    shift = consts[1] - consts[2] * a
+    strides = _contiguous(x.shape)
+    bcast = tuple(1 if d == 1 else 0 for d in range(len(x.shape)))
+    walk = opdesc.Strided(x.shape, strides, strides, bcast)
+    xd = L.device(x, "X")
+    y = L.gb.work(x.shape, x.dtype)
+    for op, v in (("MUL", a), ("ADD", shift)):
+        w = L.gb.weight(host_values(v, x.dtype), x.dtype)
+        L.emit(op, y, xd, w, strided=walk)
+        xd = y
+    return [y]
+
+
+def concat_device(L: Lowering, first: Value, *rest: Value) -> list[Value]:
+    """Concat of computed tensors: each input one strided IDENTITY into
+    its place in the output; of constants only, folded on the host."""
+    vals = (first,) + rest
+    if all(v.is_const for v in vals):
+        return concat(L, first, *rest)
+    if len({v.dtype for v in vals}) > 1:
+        L.fail("inputs are %s; ONNX needs one type (add a Cast)"
+               % type_list(sorted({v.dtype for v in vals}), "and"))
+    nd = len(first.shape)
+    if nd == 0:
+        L.fail("its inputs are scalars: Concat joins tensors of rank 1 or "
+               "more")
+    axis = _axis(L, int(L.attr("axis", 0)), nd)
+    rest_of = [v.shape[:axis] + v.shape[axis + 1:] for v in vals]
+    if any(len(v.shape) != nd or r != rest_of[0]
+           for v, r in zip(vals, rest_of)):
+        L.fail("input shapes %s differ beyond axis %d"
+               % ([list(v.shape) for v in vals], axis))
+    shape = list(first.shape)
+    shape[axis] = sum(v.shape[axis] for v in vals)
+    out = L.gb.work(shape, first.dtype)
+    strides = _contiguous(shape)
+    isz = ITEMSIZE[first.dtype]
+    at = 0
+    for v in vals:
+        if v.size:
+            span = 1 + sum((n - 1) * s for n, s in zip(v.shape, strides))
+            dst = L.gb.slice(out, at * strides[axis] * isz, span * isz)
+            strided_copy(L, v, v.shape, _contiguous(v.shape), dst, strides)
+        at += v.shape[axis]
+    return [out]
+
+
 def constant_value(tensor) -> Value:
     """An initializer's or a Constant's TensorProto (of a type in
     ONNX_DTYPES) as a host constant."""
@@ -652,6 +891,19 @@ def constant_value(tensor) -> Value:
     dtype = ONNX_DTYPES[tensor.data_type]
     arr = host_values(numpy_helper.to_array(tensor), dtype)
     return Value(tuple(arr.shape), dtype, const=arr)
+
+
+def constant_of_shape(L: Lowering, shape: Value) -> list[Value]:
+    """A tensor of ``shape`` filled with ``value`` (a one-element tensor,
+    float 0 by default), folded on the host."""
+    dims = L.ints_of(shape, "the shape")
+    t = L.attr("value")
+    v = Value((1,), "float32", const=np.zeros(1, np.float32)) if t is None \
+        else constant_value(t)
+    if v.size != 1:
+        L.fail("value has %d elements; ConstantOfShape takes one" % v.size)
+    arr = np.full(dims, v.const.reshape(-1)[0], dtype=v.const.dtype)
+    return [Value(tuple(dims), v.dtype, const=arr)]
 
 
 def constant(L: Lowering) -> list["Value | None"]:
@@ -699,12 +951,21 @@ RULES: tuple[Rule, ...] = (
     Rule("Unsqueeze", unsqueeze, takes_transposed=True),
     Rule("Identity", identity, takes_transposed=True),
     Rule("Dropout", dropout, takes_transposed=True),
-    Rule("Transpose", transpose),
+    Rule("Transpose", transpose, also=("IDENTITY",)),
+    # CNN ops: parameter blocks and strided tasks
+    Rule("Conv", conv, "CONV2D", ("ADD",)),
+    Rule("MaxPool", max_pool, "MAXPOOL2D"),
+    Rule("AveragePool", average_pool, "AVGPOOL2D"),
+    Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
+    Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
+    Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
+    Rule("Sum", variadic, "ADD", ("MEMCPY",)),
     # folded on the host
     Rule("Constant", constant),
+    Rule("ConstantOfShape", constant_of_shape),
     Rule("Shape", shape_of),
     Rule("Gather", gather),
-    Rule("Concat", concat),
+    Rule("Concat", concat_device, also=("IDENTITY",)),
 )
 
 

@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0
+"""CNNs through davinci-atc and the offline-model loader on every backend:
+Conv (strides, pads, dilations, groups, 1-D, auto_pad, a bias), the
+poolings, BatchNormalization, a Concat and a Transpose of computed tensors
+and Sum against onnx's reference implementation (onnx.reference), a small
+CNN of them all, and the light model-zoo CNNs of the onnx package
+(onnx/backend/test/data/light) against their expected outputs with the
+onnx backend tests' tolerance. The models' parameter blocks live in the
+.om file's PARAMS section (format 1.1); a damaged block is refused at
+load, never run."""
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from davinci import atc, omfile  # noqa: E402
+from davinci.model import Model  # noqa: E402
+
+from ._onnx_models import model  # noqa: E402
+
+LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test",
+                     "data", "light")
+#: the light models davinci-atc converts: the others need LRN (AlexNet,
+#: Inception v1, ZFNet-512), asymmetric pooling pads (Inception v2), or
+#: more than a device's 256 MiB of HBM for their weights (VGG-19)
+LIGHT_CONVERTED = ("squeezenet", "resnet50", "shufflenet", "densenet121")
+#: the onnx backend tests' tolerance
+RTOL, ATOL = 1e-3, 1e-7
+
+
+def _n(op, ins, outs=("y",), **attrs):
+    return helper.make_node(op, list(ins), list(outs), name=op.lower() + "0",
+                            **attrs)
+
+
+def _rand(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _check(dev, m, feeds, rtol=1e-5, atol=1e-5):
+    """The converted model's outputs against onnx.reference's."""
+    want = ReferenceEvaluator(m).run(None, feeds)
+    with Model(dev, atc.convert(m)) as mod:
+        got = mod.run([feeds[i.name] for i in m.graph.input
+                       if i.name in feeds])
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("x,w,attrs", [
+    ((2, 3, 9, 8), (4, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((1, 4, 11, 10), (6, 2, 3, 2), dict(strides=[2, 2], dilations=[2, 1],
+                                        group=2)),
+    ((1, 3, 7, 7), (3, 1, 3, 3), dict(group=3, auto_pad="SAME_UPPER")),
+    ((2, 3, 7, 7), (5, 3, 1, 1), dict(auto_pad="VALID")),
+    ((2, 3, 17), (4, 3, 5), dict(pads=[2, 2], strides=[2])),      # 1-D
+], ids=["3x3 pad", "strided dilated grouped", "depthwise same",
+        "1x1 valid", "1-D"])
+def test_conv_with_its_bias_matches_the_reference(dev, rng, x, w, attrs):
+    wt, b = _rand(rng, *w, scale=0.3), _rand(rng, w[0])
+    m = model([_n("Conv", ["x", "w", "b"], **attrs)], [("x", list(x))],
+              [("y", None)], [("w", wt), ("b", b)])
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _check(dev, m, {"x": _rand(rng, *x)})
+
+
+@pytest.mark.parametrize("op,attrs", [
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                     pads=[1, 1, 1, 1])),
+    ("MaxPool", dict(kernel_shape=[2, 2], ceil_mode=1, strides=[2, 2])),
+    ("MaxPool", dict(kernel_shape=[2, 2], dilations=[2, 2])),
+    ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=1)),
+    ("AveragePool", dict(kernel_shape=[3, 2], strides=[2, 1],
+                         pads=[1, 1, 1, 1])),
+    ("GlobalAveragePool", {}), ("GlobalMaxPool", {}),
+])
+def test_poolings_match_the_reference(dev, rng, op, attrs):
+    m = model([_n(op, ["x"], **attrs)], [("x", [2, 3, 9, 8])], [("y", None)])
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _check(dev, m, {"x": _rand(rng, 2, 3, 9, 8)}, rtol=1e-6, atol=1e-6)
+
+
+def test_batch_normalization_concat_transpose_and_sum(dev, rng):
+    """Opset 15 (BatchNormalization-14, training_mode 0): onnx.reference's
+    BatchNormalization-9 mixes the batch's statistics in (its momentum
+    default), which no inference runtime does."""
+    c = 4
+    stats = [("s", _rand(rng, c)), ("b", _rand(rng, c)), ("m", _rand(rng, c)),
+             ("v", np.abs(_rand(rng, c)) + 0.5)]
+    m = model([_n("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"],
+                  epsilon=1e-3),
+               _n("Concat", ["n", "x"], ["c"], axis=1),
+               _n("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
+               _n("Sum", ["t", "t", "k"], ["y"])],
+              [("x", [2, c, 3, 5])], [("y", [2, 3, 5, 2 * c])],
+              stats + [("k", _rand(rng, 2 * c))], opset=15)
+    _check(dev, m, {"x": _rand(rng, 2, c, 3, 5)})
+
+
+def _small_cnn(rng):
+    """Conv + BatchNormalization + Relu + MaxPool, two branches
+    concatenated, GlobalAveragePool, Flatten, Gemm, Softmax: what a
+    classifier exported by torch.onnx.export is made of."""
+    inits = [("w1", _rand(rng, 8, 3, 3, 3, scale=0.3)),
+             ("b1", _rand(rng, 8)),
+             ("s", _rand(rng, 8)), ("bb", _rand(rng, 8)),
+             ("mu", _rand(rng, 8)), ("var", np.abs(_rand(rng, 8)) + 0.5),
+             ("w2", _rand(rng, 4, 8, 1, 1, scale=0.3)),
+             ("w3", _rand(rng, 4, 8, 3, 3, scale=0.2)),
+             ("fc", _rand(rng, 10, 8, scale=0.3)), ("fb", _rand(rng, 10))]
+    nodes = [_n("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             _n("BatchNormalization", ["c1", "s", "bb", "mu", "var"],
+                ["n1"]),
+             _n("Relu", ["n1"], ["r1"]),
+             _n("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2],
+                strides=[2, 2]),
+             _n("Conv", ["p1", "w2"], ["a"]),
+             _n("Conv", ["p1", "w3"], ["b"], pads=[1, 1, 1, 1]),
+             _n("Concat", ["a", "b"], ["cat"], axis=1),
+             _n("GlobalAveragePool", ["cat"], ["g"]),
+             _n("Flatten", ["g"], ["f"]),
+             _n("Gemm", ["f", "fc", "fb"], ["z"], transB=1),
+             _n("Softmax", ["z"], ["prob"], axis=-1)]
+    return model(nodes, [("x", [2, 3, 12, 12])], [("prob", [2, 10])], inits,
+                 opset=15)
+
+
+def test_a_small_cnn_matches_the_reference(dev, rng):
+    _check(dev, _small_cnn(rng), {"x": _rand(rng, 2, 3, 12, 12)})
+
+
+def test_the_workspace_holds_only_what_is_live_at_once(rng):
+    """A chain of convolutions needs two activations live at a time, not
+    every one it makes: the converter places tensors whose lives do not
+    meet in the same bytes."""
+    nodes, inits = [], []
+    prev = "x"
+    for i in range(12):
+        inits.append(("w%d" % i, _rand(rng, 4, 4, 3, 3, scale=0.2)))
+        nodes.append(_n("Conv", [prev, "w%d" % i], ["c%d" % i],
+                        pads=[1, 1, 1, 1]))
+        prev = "c%d" % i
+    nodes.append(_n("Relu", [prev], ["y"]))
+    m = model(nodes, [("x", [1, 4, 16, 16])], [("y", [1, 4, 16, 16])], inits)
+    om = omfile.parse(atc.convert(m))
+    one = 4 * 16 * 16 * 4
+    assert om.workspace_size(0) <= 3 * one
+
+
+def _damaged(data: bytes, change) -> bytes:
+    om = omfile.parse(data)
+    params = bytearray(om.params)
+    change(om, params)
+    om.params = bytes(params)
+    return omfile.serialize(om)
+
+
+@pytest.mark.parametrize("what,change,words", [
+    ("groups not dividing the channels",
+     lambda om, p: p.__setitem__(slice(52, 56), (3).to_bytes(4, "little")),
+     "convolution block"),
+    ("a block past the section",
+     lambda om, p: setattr(om.ops[0], "params", len(p)), "PARAMS"),
+    ("no block",
+     lambda om, p: setattr(om.ops[0], "params", None), "parameter block"),
+])
+def test_a_damaged_parameter_block_is_refused_at_load(dev, rng, what,
+                                                      change, words):
+    m = model([_n("Conv", ["x", "w"], pads=[1, 1, 1, 1])],
+              [("x", [1, 4, 5, 5])], [("y", [1, 2, 5, 5])],
+              [("w", _rand(rng, 2, 4, 3, 3))])
+    data = _damaged(atc.convert(m), change)
+    with pytest.raises(omfile.ModelFormatError, match=words):
+        Model(dev, data)
+
+
+@pytest.mark.parametrize("name", LIGHT_CONVERTED)
+def test_light_model_matches_its_expected_output(dev, name):
+    """As the onnx backend tests run them: the input arange(n) / n, the
+    output against the file's with rtol 1e-3 and atol 1e-7."""
+    path = os.path.join(LIGHT, "light_%s.onnx" % name)
+    m = onnx.load(path)
+    inits = {i.name for i in m.graph.initializer}
+    inp = next(i for i in m.graph.input if i.name not in inits)
+    shape = [d.dim_value or 1 for d in inp.type.tensor_type.shape.dim]
+    n = int(np.prod(shape))
+    x = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    want = numpy_helper.to_array(onnx.load_tensor(
+        os.path.join(LIGHT, "light_%s_output_0.pb" % name)))
+    with Model(dev, atc.convert(path)) as mod:
+        got, = mod.run([x])
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_a_format_1_0_file_still_loads(dev, rng):
+    """Format 1.1 added PARAMS; a model without it is a 1.0 file, which
+    this reader loads as it always did."""
+    from ._onnx_models import mlp
+    m, ref = mlp()
+    data = bytearray(atc.convert(m, input_shape="x:2,64"))
+    assert not omfile.parse(bytes(data)).params
+    data[10:12] = (0).to_bytes(2, "little")         # format minor 0
+    x = _rand(rng, 2, 64)
+    with Model(dev, bytes(data)) as mod:
+        got, = mod.run([x])
+    np.testing.assert_allclose(got, ref(x), rtol=1e-5, atol=1e-6)
