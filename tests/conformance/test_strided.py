@@ -241,9 +241,9 @@ def test_the_device_refuses_a_block_or_an_overlap_touching_nothing(dev):
     block.free()
 
 
-def test_the_om_reader_refuses_strided_records():
-    """An op record has no room for the operands' block: a STRIDED one
-    is refused at load, saying so."""
+def test_the_om_reader_refuses_a_strided_record_without_its_block():
+    """A STRIDED op record names its block in PARAMS (format 1.1): one
+    that names none is refused at load, saying so."""
     m, _ = mlp(seed=14, n_in=16, hidden=8, n_out=4)
     om = omfile.parse(atc.convert(m, input_shape="x:2,16"))
     i = next(i for i, o in enumerate(om.ops)
@@ -252,7 +252,8 @@ def test_the_om_reader_refuses_strided_records():
     records[i] = dataclasses.replace(records[i],
                                      flags=_uapi.DAVINCI_TASK_F_STRIDED)
     bad = omfile.serialize(dataclasses.replace(om, ops=records))
-    with pytest.raises(omfile.ModelFormatError, match="strided operands"):
+    with pytest.raises(omfile.ModelFormatError,
+                       match="takes a parameter block"):
         omfile.parse(bad)
 
 
