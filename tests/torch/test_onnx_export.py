@@ -48,3 +48,35 @@ def test_exported_mlp_runs_as_an_offline_model(tmp_path, flatten):
         mod.unload()
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(one, want[:1], rtol=1e-5, atol=1e-6)
+
+
+def test_exported_resnet18_runs_as_an_offline_model(tmp_path):
+    """A ResNet-18 (the real widths, 64 x 64 input, eval mode) exported by
+    torch.onnx.export: Conv, BatchNormalization, Relu, MaxPool, Add,
+    GlobalAveragePool, Flatten and Gemm, converted and run through the
+    offline-model loader against torch on the CPU."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cnn_worker import ResNet18
+    torch.manual_seed(0)
+    net = ResNet18().eval()
+    with torch.no_grad():           # statistics other than the init's
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.normal_(1, 0.1)
+                m.bias.normal_(0, 0.1)
+    x = torch.randn(2, 3, 64, 64)
+    path = str(tmp_path / "resnet18.onnx")
+    torch.onnx.export(net, (x,), path, input_names=["image"],
+                      output_names=["logits"], dynamo=False)
+    data = atc.convert(path)
+    with torch.no_grad():
+        want = net(x).numpy()
+    with davinci.Device(0) as dev:
+        with Model(dev, data) as mod:
+            got, = mod.run([x.numpy()])
+    rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert rel <= 1e-4, rel
