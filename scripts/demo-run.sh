@@ -1,6 +1,9 @@
 #!/bin/bash
 # The demo's workload on the backend in DAVINCI_DEV_DIR: the seed's tour,
-# then the MLP. Called by scripts/demo.sh.
+# the MLP, then a CNN trained with torch_npu and classifying through
+# davinci-atc and acl.mdl (left out where DAVINCI_DEMO_NO_TORCH is set: the
+# QEMU guest, where importing torch takes minutes). Called by
+# scripts/demo.sh.
 #
 # usage: DAVINCI_DEV_DIR=DIR scripts/demo-run.sh PYTHON
 set -euo pipefail
@@ -21,3 +24,10 @@ echo "== model: two-layer MLP, trained on the host, inference on the NPU"
 t0=$(date +%s%N)
 "$py" "$samples/mlp_digits.py"
 echo "   ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+if [ -z "${DAVINCI_DEMO_NO_TORCH:-}" ]; then
+	echo "== model: a small ResNet trained on the NPU with torch_npu, then"
+	echo "   exported to ONNX, converted with davinci-atc, run by acl.mdl"
+	t0=$(date +%s%N)
+	(cd "$samples" && "$py" cnn_digits.py)
+	echo "   ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+fi

@@ -119,7 +119,7 @@ if [ -d "$here/tests/conformance" ]; then
 	step conformance env DAVINCI_DEV_DIR=/dev \
 		DAVINCI_DIGEST_FILE="$out/digest-kmod.txt" \
 		timeout $((1200 * slow)) "$py" -m pytest "${pytest_args[@]}" \
-		-k "not torch_digits and not mlp_digits and not seed_tour and not light_model" \
+		-k "not torch_digits and not cnn_digits and not mlp_digits and not seed_tour and not light_model" \
 		--durations=10 \
 		--junitxml="$out/conformance.xml" "$here/tests/conformance"
 else
@@ -147,7 +147,8 @@ step kmod-tests env DAVINCI_DEV_DIR=/dev timeout $((400 * slow)) \
 	"$here/tests/kmod"
 
 # The demo's workload on the kernel module.
-step demo env DAVINCI_DEV_DIR=/dev timeout $((300 * slow)) \
+step demo env DAVINCI_DEV_DIR=/dev DAVINCI_DEMO_NO_TORCH=1 \
+	timeout $((300 * slow)) \
 	"$here/scripts/demo-run.sh" "$py"
 
 # make bench-vm: the benchmark rows on the module (scripts/bench.py).
