@@ -500,6 +500,40 @@ def bench_model(dev, quick: bool) -> None:
     acl.finalize()
 
 
+def bench_resnet50(dev, quick: bool) -> None:
+    """The onnx package's light ResNet-50 (224 x 224, batch 1) converted by
+    davinci-atc and run through the offline-model loader, against
+    onnxruntime with as many threads as the device has AI cores."""
+    try:
+        import onnx
+        import onnxruntime as ort
+    except ImportError:
+        print("resnet50: onnx or onnxruntime is not installed, row skipped")
+        return
+    from davinci import atc
+    from davinci.model import Model
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test",
+                        "data", "light", "light_resnet50.onnx")
+    x = np.random.default_rng(3).standard_normal((1, 3, 224, 224),
+                                                 np.float32)
+    cores = dev.info.aicores
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = cores
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, opts,
+                                providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    repeat = 2 if quick else 5
+    with Model(dev, atc.convert(path)) as mod:
+        mod.run([x])
+        t_npu = best_of(lambda: mod.run([x]), repeat)
+    sess.run(None, {name: x})
+    t_ort = best_of(lambda: sess.run(None, {name: x}), repeat)
+    record("resnet50_mdl", "light ResNet-50 batch 1 through the .om loader "
+           "vs onnxruntime, %d threads" % cores, 1 / t_npu, "images/s",
+           t_ort / t_npu, 0.5)
+
+
 def sweep_aicores(quick: bool) -> None:
     """In-process only: N streams on N AI cores for N = 1..16, each in a
     child process with DAVINCI_INPROC_AICORES=N."""
@@ -527,7 +561,8 @@ GROUPS = {"latency": bench_latency,
           "copies": lambda dev, kind, quick: bench_copies(dev, quick),
           "matmul": lambda dev, kind, quick: bench_matmul(dev, quick),
           "conv": lambda dev, kind, quick: bench_conv(dev, quick),
-          "model": lambda dev, kind, quick: bench_model(dev, quick)}
+          "model": lambda dev, kind, quick: bench_model(dev, quick),
+          "resnet50": lambda dev, kind, quick: bench_resnet50(dev, quick)}
 
 
 def ab_table(folder: str) -> None:

@@ -54,7 +54,7 @@ def test_exported_resnet18_runs_as_an_offline_model(tmp_path):
     """A ResNet-18 (the real widths, 64 x 64 input, eval mode) exported by
     torch.onnx.export: Conv, BatchNormalization, Relu, MaxPool, Add,
     GlobalAveragePool, Flatten and Gemm, converted and run through the
-    offline-model loader against torch on the CPU."""
+    offline-model loader against torch on the CPU and onnxruntime."""
     import os
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -79,4 +79,9 @@ def test_exported_resnet18_runs_as_an_offline_model(tmp_path):
         with Model(dev, data) as mod:
             got, = mod.run([x.numpy()])
     rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert rel <= 1e-4, rel
+    ort = pytest.importorskip("onnxruntime")
+    ref, = ort.InferenceSession(path, providers=[
+        "CPUExecutionProvider"]).run(None, {"image": x.numpy()})
+    rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
     assert rel <= 1e-4, rel
