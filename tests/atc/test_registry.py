@@ -123,10 +123,17 @@ SAMPLES = {
     ("", "MaxPool", "1+"): [
         lambda: model([_n("MaxPool", ["x"], kernel_shape=[2, 2],
                           strides=[2, 2])], [("x", [1, 2, 4, 4])],
-                      [("y", [1, 2, 2, 2])])],
+                      [("y", [1, 2, 2, 2])]),
+        # asymmetric pads: a -inf border splatted (MEMCPY), x copied in
+        lambda: model([_n("MaxPool", ["x"], kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[0, 0, 1, 1])],
+                      [("x", [1, 2, 5, 5])], [("y", [1, 2, 2, 2])])],
     ("", "AveragePool", "1+"): [
         lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2])],
-                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 3, 3])])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 3, 3])]),
+        lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2],
+                          pads=[0, 0, 1, 1], count_include_pad=1)],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 4, 4])])],
     ("", "GlobalAveragePool", "1+"): [
         lambda: model([_n("GlobalAveragePool", ["x"])],
                       [("x", [1, 2, 4, 4])], [("y", [1, 2, 1, 1])])],

@@ -675,23 +675,21 @@ def _spatial(L: Lowering, name: str, default, dims: int) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _pads(L: Lowering, x_hw, k, stride, dilation) -> tuple[int, ...]:
-    """The symmetric padding of each spatial dim from ``pads`` or
-    ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER resolved here); refused
-    where begin and end differ: the device pads both sides alike."""
+def _pad_pairs(L: Lowering, x_hw, k, stride, dilation
+               ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(begins, ends): the padding of each spatial dim from ``pads`` or
+    ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER resolved here)."""
     dims = len(x_hw)
     auto = L.attr("auto_pad", b"NOTSET")
     auto = auto.decode() if isinstance(auto, bytes) else str(auto)
     if auto == "VALID":
-        return (0,) * dims
+        return (0,) * dims, (0,) * dims
     if auto in ("SAME_UPPER", "SAME_LOWER"):
         total = [max((-(-n // s) - 1) * s + (kk - 1) * d + 1 - n, 0)
                  for n, kk, s, d in zip(x_hw, k, stride, dilation)]
-        if any(t % 2 for t in total):
-            L.fail("auto_pad %s pads %s in all: an odd padding puts more on "
-                   "one side, and the device pads both sides alike" %
-                   (auto, total))
-        return tuple(t // 2 for t in total)
+        small = tuple(t // 2 for t in total)
+        big = tuple(t - t // 2 for t in total)
+        return (small, big) if auto == "SAME_UPPER" else (big, small)
     if auto != "NOTSET":
         L.fail("auto_pad %r is none of NOTSET, VALID, SAME_UPPER, "
                "SAME_LOWER" % auto)
@@ -699,10 +697,33 @@ def _pads(L: Lowering, x_hw, k, stride, dilation) -> tuple[int, ...]:
     if len(pads) != 2 * dims:
         L.fail("pads %s: %d values for %d spatial dims"
                % (pads, 2 * dims, dims))
-    if pads[:dims] != pads[dims:]:
+    return tuple(pads[:dims]), tuple(pads[dims:])
+
+
+def _pads(L: Lowering, x_hw, k, stride, dilation) -> tuple[int, ...]:
+    """The symmetric padding of each spatial dim; refused where begin and
+    end differ: the device pads both sides alike."""
+    begin, end = _pad_pairs(L, x_hw, k, stride, dilation)
+    if begin != end:
         L.fail("pads %s: the device pads both sides of a dimension alike "
-               "(begin = end)" % pads)
-    return tuple(pads[:dims])
+               "(begin = end)" % list(begin + end))
+    return begin
+
+
+def _padded(L: Lowering, x: Value, begin, end, fill: float) -> Value:
+    """``x`` (N, C, spatial...) inside a border of ``fill`` (``begin``
+    before and ``end`` after each spatial dim): the border splatted from
+    one weight, ``x`` one strided IDENTITY into the interior."""
+    shape = x.shape[:2] + tuple(n + b + e for n, b, e in
+                                zip(x.shape[2:], begin, end))
+    out = splat(L, fill, shape, x.dtype)
+    strides = _contiguous(shape)
+    at = sum(b * st for b, st in zip(begin, strides[2:]))
+    span = 1 + sum((n - 1) * st for n, st in zip(x.shape, strides))
+    isz = ITEMSIZE[x.dtype]
+    strided_copy(L, x, x.shape, _contiguous(x.shape),
+                 L.gb.slice(out, at * isz, span * isz), strides)
+    return out
 
 
 def _as_2d(dims: int, v: tuple[int, ...], flat: int) -> tuple[int, int]:
@@ -788,8 +809,14 @@ def max_pool(L: Lowering, x: Value) -> list[Value]:
     k = _spatial(L, "kernel_shape", 1, dims)
     stride = _spatial(L, "strides", 1, dims)
     dilation = _spatial(L, "dilations", 1, dims)
-    return _pool(L, x, "MAXPOOL2D", k, stride,
-                 _pads(L, x.shape[2:], k, stride, dilation), dilation,
+    begin, end = _pad_pairs(L, x.shape[2:], k, stride, dilation)
+    if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):
+        # the device pads both sides alike, by at most half the window:
+        # pad with -inf, which no max takes over a number (a NaN still
+        # wins), and pool unpadded
+        x = _padded(L, L.device(x, "X"), begin, end, -np.inf)
+        begin = (0,) * dims
+    return _pool(L, x, "MAXPOOL2D", k, stride, begin, dilation,
                  bool(L.attr("ceil_mode", 0)))
 
 
@@ -800,10 +827,19 @@ def average_pool(L: Lowering, x: Value) -> list[Value]:
     stride = _spatial(L, "strides", 1, dims)
     if any(d != 1 for d in _spatial(L, "dilations", 1, dims)):
         L.fail("dilations: davinci's average pooling takes none")
-    return _pool(L, x, "AVGPOOL2D", k, stride,
-                 _pads(L, x.shape[2:], k, stride, (1,) * dims), (1,) * dims,
-                 bool(L.attr("ceil_mode", 0)),
-                 bool(L.attr("count_include_pad", 0)))
+    include = bool(L.attr("count_include_pad", 0))
+    begin, end = _pad_pairs(L, x.shape[2:], k, stride, (1,) * dims)
+    if include and (begin != end or
+                    any(b > kk // 2 for b, kk in zip(begin, k))):
+        # counted pads are zeros of the input: pad with 0, pool unpadded
+        x = _padded(L, L.device(x, "X"), begin, end, 0.0)
+        begin = (0,) * dims
+    elif begin != end:
+        L.fail("pads %s: the device pads both sides of a dimension alike "
+               "(begin = end) unless count_include_pad is 1"
+               % list(begin + end))
+    return _pool(L, x, "AVGPOOL2D", k, stride, begin, (1,) * dims,
+                 bool(L.attr("ceil_mode", 0)), include)
 
 
 def global_pool(L: Lowering, x: Value) -> list[Value]:
@@ -954,8 +990,8 @@ RULES: tuple[Rule, ...] = (
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D", ("ADD",)),
-    Rule("MaxPool", max_pool, "MAXPOOL2D"),
-    Rule("AveragePool", average_pool, "AVGPOOL2D"),
+    Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY")),
+    Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY")),
     Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
     Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
     Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
