@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ONNX's own backend node tests (onnx.backend.test.loader's kind="node"
+cases, built in memory: the wheel ships no data/node folder) whose ops are
+all ones davinci-atc claims: each is converted and run through the
+offline-model loader with the case's tolerance, and none may be converted
+and wrong. A refusal is allowed (an element type the converter does not
+put on the device, an attribute it does not take); the counts, and
+onnxruntime's on the same cases, are printed (pytest -s)."""
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import numpy_helper  # noqa: E402
+from onnx.backend.test.loader import load_model_tests  # noqa: E402
+
+from davinci import atc  # noqa: E402
+from davinci.model import Model  # noqa: E402
+
+
+def _cases():
+    claimed = {n for n in atc.supported_ops() if ":" not in n}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tests = load_model_tests(kind="node")
+    out = []
+    for t in tests:
+        if t.model is None or not t.data_sets:
+            continue
+        if {n.op_type for n in t.model.graph.node} <= claimed:
+            out.append(t)
+    return out
+
+
+def _array(v) -> np.ndarray:
+    return numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) \
+        else np.asarray(v)
+
+
+def _close(got, want, t) -> bool:
+    return all(np.shape(g) == np.shape(w) and np.allclose(
+        np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=t.rtol,
+        atol=t.atol, equal_nan=True) for g, w in zip(got, want))
+
+
+def _onnxruntime(t, ins, outs) -> "bool | None":
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    try:
+        s = ort.InferenceSession(t.model.SerializeToString(),
+                                 providers=["CPUExecutionProvider"])
+        got = s.run(None, {i.name: a for i, a in zip(s.get_inputs(), ins)})
+    except Exception:       # noqa: BLE001 (onnxruntime's own refusals)
+        return False
+    return _close(got, outs, t)
+
+
+def test_no_node_test_is_converted_and_wrong(dev):
+    counts = collections.Counter()
+    wrong = []
+    for t in _cases():
+        ins = [_array(v) for v in t.data_sets[0][0]]
+        outs = [_array(v) for v in t.data_sets[0][1]]
+        ort_ok = _onnxruntime(t, ins, outs)
+        if ort_ok is not None:
+            counts["onnxruntime passes"] += ort_ok
+        try:
+            data = atc.convert(t.model)
+        except atc.ConversionError:
+            counts["davinci refuses"] += 1
+            continue
+        with Model(dev, data) as mod:
+            got = mod.run(ins)
+        if _close(got, outs, t):
+            counts["davinci passes"] += 1
+        else:
+            wrong.append(t.name)
+    counts["cases"] = len(_cases())
+    print("ONNX node tests of davinci-atc's ops: %s" % dict(counts))
+    assert not wrong, "converted and wrong: %s" % wrong
+    assert counts["davinci passes"] > 0
