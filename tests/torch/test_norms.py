@@ -40,12 +40,16 @@ def _on_device(trace, fn, ops):
     return box[0]
 
 
-@pytest.mark.parametrize("transposed", [False, True])
-def test_bmm_is_a_matmul_per_batch(npu, trace, transposed):
+@pytest.mark.parametrize("layout", ["dense", "transposed", "heads"])
+def test_bmm_is_a_matmul_per_batch(npu, trace, layout):
+    """Each batch a MATMUL; an attention head's strided view ("heads":
+    batches that are not matrices) copied dense on the device first."""
     g = torch.Generator().manual_seed(0)
     a = torch.randn(4, 7, 5, generator=g)
-    b = torch.randn(4, 3, 5, generator=g).transpose(1, 2) if transposed \
-        else torch.randn(4, 5, 3, generator=g)
+    b = torch.randn(4, 3, 5, generator=g).transpose(1, 2) \
+        if layout == "transposed" else torch.randn(4, 5, 3, generator=g)
+    if layout == "heads":       # each batch a (7, 5) of row stride 20
+        a = torch.randn(7, 4, 5, generator=g).transpose(0, 1)
     an, bn = a.npu(), b.npu()
     got = _on_device(trace, lambda: torch.bmm(an, bn), {"MATMUL"})
     assert _rel(got, torch.bmm(a, b)) <= FORWARD_TOL
@@ -90,8 +94,8 @@ def test_layer_norm_forward_and_backward(npu, trace, shape, normalized,
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_layer_norm_in_half_types_is_computed_in_float32(npu, trace,
-                                                        dtype):
+def test_layer_norm_in_half_types_is_computed_in_float32(
+        npu, trace, dtype):
     torch.manual_seed(1)
     x = torch.randn(6, 40)
     w, b = torch.randn(40), torch.randn(40)

@@ -378,6 +378,8 @@ SAMPLES = {
     ("bmm", 0): lambda dt: (lambda a, b, bt: lambda: (
         torch.bmm(a, b), torch.bmm(a, bt.transpose(1, 2))))(
         _t(dt, 3, 4, 5), _t(dt, 3, 5, 2, seed=1), _t(dt, 3, 2, 5, seed=3)),
+    ("bmm", 1): lambda dt: (lambda a, b: lambda: torch.bmm(a, b))(
+        _t(dt, 7, 3, 5).transpose(0, 1), _t(dt, 3, 5, 2, seed=1)),
     ("baddbmm", 0): lambda dt: (lambda c, a, b: lambda: (
         torch.baddbmm(c, a, b), torch.baddbmm(c, a, b, beta=0)))(
         _t(dt, 4, 2, seed=2), _t(dt, 3, 4, 5), _t(dt, 3, 5, 2, seed=1)),

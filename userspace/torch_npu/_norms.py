@@ -2,16 +2,17 @@
 """Batched matrix products and layer norm on the npu device.
 
 ``bmm`` (and ``baddbmm``'s beta 0 or 1 and alpha 1) is one MATMUL task per
-batch: the device's MATMUL is 2-D, and each batch's operands are
-contiguous (or transposed contiguous) matrices inside the batched tensor,
-so nothing is copied. ``nn.LayerNorm`` reaches ``native_layer_norm`` and
-``native_layer_norm_backward``; the device has no fused layer norm op, so
-they are compositions of the ops it has, as batch norm's are
-(torch_npu._cnn): the normalized dims are the rows' elements of the
-contiguous input, their means and variances REDUCE_SUMs, the rest
-broadcast elementwise tasks in float32 (a float16/bfloat16 input cast on
-the device and its result rounded once). Nothing of the tensors' data is
-touched on the host.
+batch: the device's MATMUL is 2-D, and where each batch's operands are
+contiguous (or transposed contiguous) matrices inside the batched tensor
+nothing is copied; an operand whose batches are not (an attention head's
+strided view) is copied dense on the device first. ``nn.LayerNorm``
+reaches ``native_layer_norm`` and ``native_layer_norm_backward``; the
+device has no fused layer norm op, so they are compositions of the ops it
+has, as batch norm's are (torch_npu._cnn): the normalized dims are the
+rows' elements of the contiguous input, their means and variances
+REDUCE_SUMs, the rest broadcast elementwise tasks in float32 (a
+float16/bfloat16 input cast on the device and its result rounded once).
+Nothing of the tensors' data is touched on the host.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ aten = torch.ops.aten
 F32 = torch.float32
 
 
-# -- batched matrix products ----------------------------------------------------
+# -- batched matrix products ---------------------------------------------
 def _batches(a: torch.Tensor, b: torch.Tensor) -> "list | None":
     """Each batch's (DeviceTensor, transposed) operands of 3-D npu ``a``
     and ``b`` of one dtype and device, or None where a batch is not a
@@ -47,7 +48,18 @@ def _batches(a: torch.Tensor, b: torch.Tensor) -> "list | None":
     return pairs
 
 
+def _matrices(t: torch.Tensor) -> torch.Tensor:
+    """3-D npu ``t`` whose every batch is a MATMUL operand: itself, or a
+    dense copy made on the device (an attention head's strided view)."""
+    if t.dim() == 3 and t.numel() and \
+            any(D.matmul_operand(t[i]) is None for i in range(t.shape[0])):
+        return t.contiguous()
+    return t
+
+
 def bmm(a, b):
+    if K._is_npu(a) and K._is_npu(b):
+        a, b = _matrices(a), _matrices(b)
     pairs = _batches(a, b)
     if pairs is None:
         return K.on_cpu(aten.bmm.default, "operand layout or dtype", a, b)
@@ -61,6 +73,8 @@ def bmm(a, b):
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
     """bias * beta + a @ b for beta 0 (the bias ignored, as torch) or 1
     and alpha 1: the products, then one broadcast ADD."""
+    if K._is_npu(a) and K._is_npu(b):
+        a, b = _matrices(a), _matrices(b)
     if alpha == 1 and beta in (0, 1) and _batches(a, b) is not None:
         out = bmm(a, b)
         if beta == 0:
@@ -72,7 +86,7 @@ def baddbmm(bias, a, b, *, beta=1, alpha=1):
                     b, beta=beta, alpha=alpha)
 
 
-# -- layer norm -----------------------------------------------------------------
+# -- layer norm ----------------------------------------------------------
 def _ln_rows(x, normalized_shape, *params) -> "tuple[int, int] | None":
     """(rows, their elements) of layer norm over ``normalized_shape`` of npu
     ``x`` with ``params`` (weight, bias: None or of that shape, x's

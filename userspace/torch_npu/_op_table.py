@@ -332,7 +332,10 @@ TABLE: tuple[Entry, ...] = (
     _entry("bmm", {"bmm": N.bmm},
            Path(("MATMUL",), "3-D npu operands of one dtype, each batch a "
                 "contiguous matrix or the transpose of one: a MATMUL per "
-                "batch, no copy")),
+                "batch, no copy"),
+           Path(("COPY_VIEW", "MATMUL"), "as above, an operand whose "
+                "batches are not such matrices (an attention head's "
+                "strided view) copied dense first")),
     _entry("baddbmm", {"baddbmm": N.baddbmm},
            Path(("MATMUL", "ADD"), "as bmm, alpha 1 and beta 1 (the input "
                 "added by one broadcast ADD) or beta 0 (the input "
