@@ -324,11 +324,14 @@ SAMPLES = {
     ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1),
                                                x.sum((1, 2))))(
         _t(dt, 3, 4, 2)),
-    ("sum", 1): lambda dt: (lambda x: lambda: x.sum(0))(_t(dt, 3, 4)),
+    ("sum", 1): lambda dt: (lambda x, y: lambda: (x.sum(0), y.sum((0, 1))))(
+        _t(dt, 3, 4), _t(dt, 2, 3, 4)),
     ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1),
                                                  y.mean((-1, -2), True)))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
-    ("mean", 1): lambda dt: (lambda x: lambda: x.mean(0))(_t(dt, 3, 4)),
+    ("mean", 1): lambda dt: (lambda x, y: lambda: (x.mean(0),
+                                                   y.mean((0, 1))))(
+        _t(dt, 3, 4), _t(dt, 2, 3, 4)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

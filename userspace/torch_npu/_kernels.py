@@ -934,8 +934,7 @@ def _softmax_backward(grad, output, dim, input_dtype):
 
 # -- reductions ---------------------------------------------------------------------
 def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
-    """sum over ``dims`` (all, trailing ones, or the first of a 2-D
-    tensor)."""
+    """sum over ``dims`` (all, trailing ones, or leading ones)."""
     nd = x.dim()
     if not D.on_device(x, ops=("reduce_sum", "matmul")) or nd == 0:
         return None
@@ -949,11 +948,15 @@ def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
         out = torch.empty(x.shape[:dims[0]], dtype=x.dtype, device=x.device)
         D.row_sums(x.reshape(-1, math.prod(x.shape[dims[0]:])),
                    out.reshape(-1))
-    elif dims == [0] and nd == 2:
-        # ones[1, m] @ x[m, n]
-        m, n = x.shape
-        out = torch.empty((n,), dtype=x.dtype, device=x.device)
-        D.matmul_dt(D.const(x, 1, (1, m)), D.dev(x), D.dev(out, (1, n)), x)
+    elif dims == list(range(len(dims))):
+        # leading dims (a linear layer's bias gradient over batch and
+        # sequence): ones[1, m] @ x[m, n]
+        m = math.prod(x.shape[:len(dims)])
+        n = x.numel() // m
+        out = torch.empty(x.shape[len(dims):], dtype=x.dtype,
+                          device=x.device)
+        D.matmul_dt(D.const(x, 1, (1, m)), D.dev(x, (m, n)),
+                    D.dev(out, (1, n)), x)
     else:
         return None
     if keepdim:

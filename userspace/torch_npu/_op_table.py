@@ -246,11 +246,11 @@ TABLE: tuple[Entry, ...] = (
                 "as nll_loss_forward", FLOATS)),
     _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
            Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones"),
-           Path(("MATMUL",), "contiguous 2-D, dim 0 (ones @ self)")),
+           Path(("MATMUL",), "contiguous, leading dims (ones @ self)")),
     _entry("mean", {"mean.dim": K._mean_dim},
            Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or "
                 "trailing ones"),
-           Path(("MATMUL", "AXPY", "DIV"), "contiguous 2-D, dim 0")),
+           Path(("MATMUL", "AXPY", "DIV"), "contiguous, leading dims")),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
            Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "
