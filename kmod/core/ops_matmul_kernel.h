@@ -24,8 +24,9 @@
  * once per MR rows), as many panels as fit the scratch memory, and reused
  * by every row block of [begin, end). float32 A is read in place (either
  * layout); float16/bfloat16 A is widened into MR x k on the scratch.
- * When k exceeds what the scratch holds, the accumulators of one block
- * are carried across pieces of k instead.
+ * When k exceeds what the scratch holds, the accumulators of a group of
+ * row blocks are carried across pieces of k instead (mmk_pieces()), each
+ * piece's B panel packed once for the group.
  */
 #ifdef MMK_TARGET
 #define MMK_PRAGMA_STR(...) _Pragma(#__VA_ARGS__)
@@ -188,54 +189,98 @@ static size_t mmk_rows_a(const struct dv_mm *mm, const size_t *row,
 	return 1;
 }
 
+/*
+ * The rows of the block at @i0 (a short one, before @end, repeats its
+ * first row, whose results are not stored); returns how many are real.
+ */
+static size_t mmk_block_rows(size_t *row, size_t i0, size_t end)
+{
+	size_t rows = end - i0 < MMK_MR ? end - i0 : MMK_MR;
+	size_t r;
+
+	for (r = 0; r < MMK_MR; r++)
+		row[r] = i0 + (r < rows ? r : 0);
+	return rows;
+}
+
+/* row blocks whose accumulators a piece of k carries (see MMK_FN) */
+#define MMK_GROUP 16
+
+/*
+ * k larger than the scratch holds: for each panel of NR columns and each
+ * group of MMK_GROUP row blocks, every piece of k packs its B panel once
+ * and runs every block of the group, whose accumulators wait on the
+ * scratch for the next piece. Each accumulator still sees p in order.
+ */
+static void mmk_pieces(const struct dv_mm *mm, u64 begin, u64 end,
+		       float *scratch, size_t total)
+{
+	size_t kc = (total - 32 * MMK_MR - MMK_GROUP * MMK_MR * MMK_NR) /
+		    (MMK_MR + MMK_NR);
+	float *ap = scratch, *bp = scratch + MMK_MR * MMK_A_STRIDE(kc);
+	float *acc = bp + kc * MMK_NR;
+	const float *a[MMK_MR];
+	size_t row[MMK_MR];
+	size_t jc, g0, g1, i0, k0, as;
+
+	for (jc = 0; jc < mm->n; jc += MMK_NR) {
+		size_t cols = mm->n - jc < MMK_NR ? mm->n - jc : MMK_NR;
+
+		for (g0 = begin; g0 < end; g0 = g1) {
+			g1 = end - g0 < MMK_GROUP * MMK_MR ?
+			     end : g0 + MMK_GROUP * MMK_MR;
+			memset(acc, 0, MMK_GROUP * MMK_MR * MMK_NR *
+			       sizeof(float));
+			for (k0 = 0; k0 < mm->k; k0 += kc) {
+				size_t kp = mm->k - k0 < kc ? mm->k - k0 : kc;
+
+				mmk_pack_b(mm, k0, kp, jc, cols, bp);
+				for (i0 = g0; i0 < g1; i0 += MMK_MR) {
+					mmk_block_rows(row, i0, g1);
+					as = mmk_rows_a(mm, row, k0, kp, ap, a);
+					mmk_block(a, as, bp, MMK_NR, kp, acc +
+						  (i0 - g0) * MMK_NR);
+				}
+			}
+			for (i0 = g0; i0 < g1; i0 += MMK_MR)
+				mmk_store(mm, row, mmk_block_rows(row, i0, g1),
+					  jc, cols, acc + (i0 - g0) * MMK_NR);
+		}
+	}
+}
+
 void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 {
 	size_t total = OS_FPU_SCRATCH_SIZE / sizeof(float);
-	size_t kcmax = (total - 32 * MMK_MR) / (MMK_MR + MMK_NR);
-	bool whole = mm->k <= kcmax;	/* panels of all of k fit */
-	size_t kc = whole ? mm->k : kcmax;
-	float *ap = scratch, *bp = scratch + MMK_MR * MMK_A_STRIDE(kc);
-	size_t nc = whole ? (size_t)(scratch + total - bp) / (kc * MMK_NR) *
-			    MMK_NR : MMK_NR;
+	size_t kc = (total - 32 * MMK_MR) / (MMK_MR + MMK_NR);
+	float *ap = scratch, *bp;
+	size_t nc;
 	float acc[MMK_MR * MMK_NR];
 	const float *a[MMK_MR];
 	size_t row[MMK_MR];
-	size_t jc, jr, i0, k0, r, as = 1;
+	size_t jc, jr, i0, as = 1;
 
+	if (mm->k > kc) {	/* panels of all of k do not fit */
+		mmk_pieces(mm, begin, end, scratch, total);
+		return;
+	}
+	kc = mm->k;
+	bp = scratch + MMK_MR * MMK_A_STRIDE(kc);
+	nc = (size_t)(scratch + total - bp) / (kc * MMK_NR) * MMK_NR;
 	for (jc = 0; jc < mm->n; jc += nc) {
 		size_t ncur = mm->n - jc < nc ? mm->n - jc : nc;
 
-		if (whole)
-			mmk_pack_b(mm, 0, kc, jc, ncur, bp);
+		mmk_pack_b(mm, 0, kc, jc, ncur, bp);
 		for (i0 = begin; i0 < end; i0 += MMK_MR) {
-			size_t rows = end - i0 < MMK_MR ? end - i0 : MMK_MR;
+			size_t rows = mmk_block_rows(row, i0, end);
 
-			/* a short block repeats its first row, not stored */
-			for (r = 0; r < MMK_MR; r++)
-				row[r] = i0 + (r < rows ? r : 0);
-			if (whole)
-				as = mmk_rows_a(mm, row, 0, kc, ap, a);
+			as = mmk_rows_a(mm, row, 0, kc, ap, a);
 			for (jr = 0; jr < ncur; jr += MMK_NR) {
 				size_t cols = ncur - jr < MMK_NR ?
 					      ncur - jr : MMK_NR;
 
 				memset(acc, 0, sizeof(acc));
-				if (whole) {
-					mmk_block(a, as, bp + jr * kc, MMK_NR,
-						  kc, acc);
-				} else {
-					for (k0 = 0; k0 < mm->k; k0 += kc) {
-						size_t kp = mm->k - k0 < kc ?
-							    mm->k - k0 : kc;
-
-						mmk_pack_b(mm, k0, kp, jc + jr,
-							   cols, bp);
-						as = mmk_rows_a(mm, row, k0, kp,
-								ap, a);
-						mmk_block(a, as, bp, MMK_NR,
-							  kp, acc);
-					}
-				}
+				mmk_block(a, as, bp + jr * kc, MMK_NR, kc, acc);
 				mmk_store(mm, row, rows, jc + jr, cols, acc);
 			}
 		}
@@ -245,6 +290,7 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 #undef mmk_v
 #undef mmk_vi
 #undef MMK_NR
+#undef MMK_GROUP
 
 #ifdef MMK_TARGET
 #ifdef __clang__
