@@ -4,8 +4,6 @@ an op it cannot convert. (Models it makes run in tests/conformance on
 every backend.)"""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -14,6 +12,7 @@ onnx = pytest.importorskip("onnx")
 from davinci import atc, omfile  # noqa: E402
 
 from tests.conformance._onnx_models import mlp  # noqa: E402
+from tests.atc._cli import atc as _atc  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -37,16 +36,6 @@ def test_unsupported_op_names_the_op_and_node(tmp_path):
     assert p.returncode == 1
     assert "LpNormalization" in p.stderr and "my_norm" in p.stderr
     assert not (tmp_path / "bad.om").exists()
-
-
-def _atc(*args):
-    env = dict(os.environ)
-    us = os.path.join(REPO, "userspace")
-    env["PYTHONPATH"] = us + (os.pathsep + env["PYTHONPATH"]
-                              if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "davinci.atc", *args],
-                          env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_davinci_atc_command_line(tmp_path):

@@ -8,26 +8,14 @@ tests/conformance/test_acl_op_models.py.)"""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from acl import singleop
+from tests.atc._cli import atc as _atc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = os.path.join(HERE, "singleop_sample.json")
-
-
-def _atc(*args):
-    env = dict(os.environ)
-    us = os.path.join(REPO, "userspace")
-    env["PYTHONPATH"] = us + (os.pathsep + env["PYTHONPATH"]
-                              if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "davinci.atc", *args],
-                          env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_each_operator_becomes_a_model_file_named_as_atc_names_it(tmp_path):
