@@ -199,32 +199,51 @@ def test_dispatcher_leaves_a_wanted_cpu():
     assert after["kicks"] > before["kicks"], (before, after)
 
 
+def _module_param(name):
+    with open("/sys/module/davinci/parameters/" + name) as f:
+        return int(f.read())
+
+
 def test_dispatcher_idle_time_follows_the_host():
-    """A host that submits a tiny task every millisecond, five times the
-    dispatcher's first idle time (poll_idle_us 200), makes that idle time
-    grow until most tasks find it polling and need no doorbell; once the
-    host stops, sleeps that no doorbell ends (it looks at the rings every
-    20 ms all the same) bring it back down."""
-    with open("/sys/module/davinci/parameters/poll_idle_us") as f:
-        first = (int(f.read()) or 200) * 1000
+    """A host that submits a tiny task a millisecond after the last one
+    ended, five times the dispatcher's first idle time (poll_idle_us 200),
+    makes that idle time grow until most tasks find it polling and need no
+    doorbell; once the host stops, sleeps that no doorbell ends (it looks
+    at the rings every 20 ms all the same) bring it back down.
+
+    Only rounds whose gap the host measured to be well inside the longest
+    idle time (poll_idle_max_us) are judged: a slow guest sometimes
+    oversleeps, and the dispatcher is right to ring for those."""
+    first_us = _module_param("poll_idle_us") or 200
+    longest_ns = (_module_param("poll_idle_max_us") or 16 * first_us) * 1000
     before = dispatcher_stats(0)
-    rounds = 200
+    rounds, judged, rung = 300, 0, 0
     with davinci.Device(0) as d:
         s = d.stream(polled=True)
         nop = make_task(_uapi.DAVINCI_OP_NOP)
-        rung = d.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
+        counts = d.transport.ioctl_counts
         for _ in range(rounds):
-            time.sleep(0.001)
+            ended = time.monotonic_ns()
+            while time.monotonic_ns() - ended < 1_000_000:
+                pass  # a sleep's wake-up slack can be milliseconds in a guest
+            gap = time.monotonic_ns() - ended
+            bells = counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0)
             s.launch(nop)
             s.synchronize()
-        rung = d.transport.ioctl_counts.get(_uapi.DAVINCI_IOCTL_DOORBELL,
-                                            0) - rung
+            bells = counts.get(_uapi.DAVINCI_IOCTL_DOORBELL, 0) - bells
+            if gap < longest_ns // 2:
+                judged += 1
+                rung += bells
         after = dispatcher_stats(0)
+        if judged < rounds // 4:
+            pytest.skip("the host kept within half the dispatcher's idle "
+                        "time in only %d of %d rounds" % (judged, rounds))
         assert after["grows"] > before["grows"], (before, after)
-        assert rung < rounds * 3 // 4, (rung, before, after)
+        assert rung < judged * 3 // 4, (rung, judged, before, after)
         # (with no polled stream it sleeps until one comes: keep s)
-        assert wait_for(lambda: dispatcher_stats(0)["idle_ns"] == first,
-                        timeout=10), dispatcher_stats(0)
+        assert wait_for(
+            lambda: dispatcher_stats(0)["idle_ns"] == first_us * 1000,
+            timeout=10), dispatcher_stats(0)
 
 
 def test_dispatcher_counters_match_the_manager(mgr):
