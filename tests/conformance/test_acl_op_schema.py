@@ -133,9 +133,11 @@ def _elementwise(op, name, dtype, rng):
         R.from_f32(want.astype(np.float32), dtype)
     attrs = []
     if op.imm is not None and op.imm.name not in fixed:
+        # an enum is CANN's string attribute (GeluV2's approximate "none")
         setter = {"float32": "set_attr_float", "byte": "set_attr_int",
-                  "enum": "set_attr_int"}[op.imm.type]
-        attrs = [(setter, op.imm.name, sample.attr)]
+                  "enum": "set_attr_string"}[op.imm.type]
+        value = sample.attr.lower() if op.imm.type == "enum" else sample.attr
+        attrs = [(setter, op.imm.name, value)]
     cann = [None] * len(ins)
     for source, index in enumerate(op.acl_order(name)):
         cann[index] = ins[source]
