@@ -15,7 +15,9 @@ from the op's kind:
 - elementwise (Add, Relu, ...): inputs of one shape and data type (no
   broadcasting); the op's attribute is what its CANN name fixes (Less:
   the comparison) or else CANN's attribute of that name (Axpy, y = x1 +
-  alpha * x2: alpha, a required float). A comparison writes 1 or 0 in its
+  alpha * x2: alpha, a required float); an attribute the device computes
+  at its default only (Log's base, scale and shift; Swish's scale) is
+  refused at any other value. A comparison writes 1 or 0 in its
   inputs' data type: the device has no ACL_BOOL tensors;
 - matrix product (MatMul): 2-D x1 and x2, transpose_x1 and transpose_x2;
 - rows (SoftmaxV2, LogSoftmaxV2): over the last axis only (axes [-1]);
@@ -367,8 +369,25 @@ def _read_axes(name, t):
 
 
 # -- one mapping of acl's operands and attributes per kind of op -------------
+#: CANN attributes the device computes at their default only (CANN's Log
+#: is log_base(scale x + shift), base -1 meaning e; Swish is
+#: x sigmoid(scale x)): another value is refused, not ignored
+_DEFAULT_ONLY = {"Log": {"base": -1.0, "scale": 1.0, "shift": 0.0},
+                 "Swish": {"scale": 1.0}}
+
+
+def _defaults_only(name, attrs):
+    for attr, default in _DEFAULT_ONLY.get(name, {}).items():
+        v = attrs.get(attr, default)
+        _need(isinstance(v, (int, float)) and not isinstance(v, bool) and
+              float(v) == default, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+              "%s attribute %s is %r; davinci computes %s with %s %r only"
+              % (name, attr, v, name, attr, default))
+
+
 def _elementwise(op: OpDef, name, ins, outs, attrs):
     _n(name, ins, outs, opdesc.SOURCES[op.kind], 1)
+    _defaults_only(name, attrs)
     x = ins[0]
     _dtype_in(name, x, op.dtypes)
     for t in ins[1:]:
