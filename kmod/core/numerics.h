@@ -44,6 +44,7 @@ static inline u32 dv_sel(u32 c, u32 a, u32 b)
 }
 
 #define DV_F32_CANON_NAN 0x7fc00000u
+#define DV_F32_INF	__builtin_inff()
 
 /*
  * Arithmetic results that are NaN become the canonical quiet NaN
@@ -232,35 +233,13 @@ static inline void dv_narrow(u8 dtype, void *dst, size_t off,
 }
 
 /*
- * exp(x) in float32, no libm. x = k*ln2 + r, |r| <= ln2/2, with ln2 split
- * in a short high part (exact k*ln2_hi) and a low part; exp(r) by a
- * degree-7 polynomial (Cephes expf coefficients) in Horner form; the
- * result scaled by 2^k as two exact power-of-two factors so that results
- * in the subnormal range are rounded once. Overflow gives +inf, underflow
- * 0 or subnormals, exp(NaN) = NaN, exp(+inf) = +inf, exp(-inf) = 0.
- * Branch free (integer clamp and selects) so that gcc -O2 vectorises loops
- * over it even with -ftrapping-math.
+ * exp(r) for |r| <= ln2/2 (a little beyond is fine): the degree-7 Cephes
+ * expf polynomial in Horner form.
  */
-static inline float dv_expf_inline(float x)
+static inline float dv_exp_poly(float r)
 {
-	const float log2e = 1.44269504088896341f;
-	const float ln2_hi = 0.693359375f;
-	const float ln2_lo = -2.12194440e-4f;
-	const float magic = 12582912.0f;	/* 1.5 * 2^23 */
-	u32 xb = dv_f2u(x), ax = xb & 0x7fffffffu;
-	/* |x| limit: 89.0f for x >= 0, 104.0f for x < 0 */
-	u32 lim = 0x42b20000u + (xb >> 31) * (0x42d00000u - 0x42b20000u);
-	u32 k, k1, k2, nan_mask;
-	float t, kf, r, r2, p;
+	float r2 = r * r, p;
 
-	/* clamp on the bits; NaN is clamped too and restored at the end */
-	x = dv_u2f((ax < lim ? ax : lim) | (xb & 0x80000000u));
-	t = x * log2e + magic;	/* round(x * log2e) in the low bits */
-	kf = t - magic;
-	k = dv_f2u(t) - dv_f2u(magic);	/* two's complement int */
-	r = x - kf * ln2_hi;
-	r = r - kf * ln2_lo;
-	r2 = r * r;
 	p = 1.9875691500e-4f;
 	p = p * r + 1.3981999507e-3f;
 	p = p * r + 8.3334519073e-3f;
@@ -268,16 +247,75 @@ static inline float dv_expf_inline(float x)
 	p = p * r + 1.6666665459e-1f;
 	p = p * r + 5.0000001201e-1f;
 	p = p * r2 + r;
-	p = p + 1.0f;
-	/* 2^k = 2^k1 * 2^k2, each a normal float for k in [-150, 128] */
-	k1 = (u32)((s32)k >> 1);
-	k2 = k - k1;
+	return p + 1.0f;
+}
+
+/*
+ * p * 2^k (k two's complement, in [-252, 254]) as two exact power-of-two
+ * factors 2^(k>>1) 2^(k - (k>>1)), each a normal float, so that a result
+ * in the subnormal range is rounded once.
+ */
+static inline float dv_scale2k(float p, u32 k)
+{
+	u32 k1 = (u32)((s32)k >> 1), k2 = k - k1;
+
 	p = p * dv_u2f(((k1 + 127u) & 0xffu) << 23);
-	p = p * dv_u2f(((k2 + 127u) & 0xffu) << 23);
+	return p * dv_u2f(((k2 + 127u) & 0xffu) << 23);
+}
+
+#define DV_LOG2E	1.44269504088896341f
+#define DV_LN2_HI	0.693359375f		/* 9 bits: k * DV_LN2_HI is exact */
+#define DV_LN2_LO	-2.12194440e-4f
+#define DV_EXP_MAGIC	12582912.0f		/* 1.5 * 2^23 */
+
+/*
+ * exp(x) in float32, no libm. x = k*ln2 + r, |r| <= ln2/2, with ln2 split
+ * in a short high part (exact k*ln2_hi) and a low part; exp(r) by
+ * dv_exp_poly(); the result scaled by 2^k with dv_scale2k(). Overflow
+ * gives +inf, underflow 0 or subnormals, exp(NaN) = NaN, exp(+inf) = +inf,
+ * exp(-inf) = 0. Branch free (integer clamp and selects) so that gcc -O2
+ * vectorises loops over it even with -ftrapping-math.
+ */
+static inline float dv_expf_inline(float x)
+{
+	u32 xb = dv_f2u(x), ax = xb & 0x7fffffffu;
+	/* |x| limit: 89.0f for x >= 0, 104.0f for x < 0 */
+	u32 lim = 0x42b20000u + (xb >> 31) * (0x42d00000u - 0x42b20000u);
+	u32 k, nan_mask;
+	float t, kf, r, p;
+
+	/* clamp on the bits; NaN is clamped too and restored at the end */
+	x = dv_u2f((ax < lim ? ax : lim) | (xb & 0x80000000u));
+	t = x * DV_LOG2E + DV_EXP_MAGIC;	/* round(x * log2e) in the low bits */
+	kf = t - DV_EXP_MAGIC;
+	k = dv_f2u(t) - dv_f2u(DV_EXP_MAGIC);	/* two's complement int */
+	r = x - kf * DV_LN2_HI;
+	r = r - kf * DV_LN2_LO;
+	p = dv_scale2k(dv_exp_poly(r), k);
 	/* NaN in, quiet NaN out (payload kept) */
 	nan_mask = 0u - (u32)(ax > 0x7f800000u);
 	return dv_u2f(((xb | 0x400000u) & nan_mask) |
 		      (dv_f2u(p) & ~nan_mask));
+}
+
+/*
+ * exp(hi + lo) = p * 2^*k, returning p (in [0.7, 1.42]) and k for
+ * -120 <= hi + lo <= 88, finite (the callers clamp): an argument carried
+ * in two floats, lo a correction below hi's last bits or a small term
+ * (|lo| < 2). hi - k * ln2_hi is exact for |hi| >= 1 (both are multiples
+ * of hi's ulp and their difference is below 1), so lo is not lost in
+ * hi's rounding; dv_scale2k(p, *k) is the result.
+ */
+static inline float dv_exp_hl(float hi, float lo, u32 *k)
+{
+	float t = (hi + lo) * DV_LOG2E + DV_EXP_MAGIC;
+	float kf = t - DV_EXP_MAGIC, r;
+
+	*k = dv_f2u(t) - dv_f2u(DV_EXP_MAGIC);
+	r = hi - kf * DV_LN2_HI;
+	r = r + lo;
+	r = r - kf * DV_LN2_LO;
+	return dv_exp_poly(r);
 }
 
 /*
@@ -331,6 +369,412 @@ static inline float dv_logf_inline(float x)
 	y = y + -0.5f * z;
 	z = m + y;
 	return z + 0.693359375f * fe;
+}
+
+/*
+ * The activations and their pieces. Each is computed in float32 on the
+ * magnitude of its argument with its sign applied last (the odd functions
+ * are exactly odd, -0 stays -0); results that would underflow go through
+ * dv_scale2k() so that they are rounded once. The polynomials were fitted
+ * for this file (weighted least squares on Chebyshev nodes against
+ * mpmath, coefficients rounded to float32). NUMERICS.md gives each
+ * function's measured accuracy.
+ */
+
+/* @v with the sign bit @sign (0 or 0x80000000) set. */
+static inline float dv_with_sign(float v, u32 sign)
+{
+	return dv_u2f(dv_f2u(v) | sign);
+}
+
+/*
+ * tanh(x): for |x| < 0.625, x + x z P(z), z = x^2, P of degree 5; else
+ * (e - 1) / (e + 1), e = exp(2|x|) (e - 1 is exact), |x| clamped to 9.5,
+ * where tanh is 1.0f already. tanh(+-inf) = +-1, NaN stays NaN.
+ */
+static inline float dv_tanhf(float x)
+{
+	u32 sign = dv_f2u(x) & 0x80000000u;
+	float a = dv_u2f(dv_f2u(x) ^ sign), z, p, e;
+
+	if (!(a >= 0.625f)) {		/* NaN too */
+		z = a * a;
+		p = 2.142958809e-03f;
+		p = p * z - 8.177394979e-03f;
+		p = p * z + 2.170070074e-02f;
+		p = p * z - 5.394676328e-02f;
+		p = p * z + 1.333320588e-01f;
+		p = p * z - 3.333333135e-01f;
+		return dv_with_sign(a + a * (z * p), sign);
+	}
+	a = a < 9.5f ? a : 9.5f;
+	e = dv_expf_inline(a + a);
+	return dv_with_sign((e - 1.0f) / (e + 1.0f), sign);
+}
+
+/*
+ * sigmoid(x) = 1 / (1 + exp(-x)) as n / (1 + e), e = exp(-|x|) <= 1 and
+ * n = 1 for x >= 0, e for x < 0: exp never overflows and a result that
+ * underflows is exp's. Branch free.
+ */
+static inline float dv_sigmoidf(float x)
+{
+	u32 xb = dv_f2u(x);
+	float e = dv_expf_inline(dv_u2f(xb | 0x80000000u));
+
+	return dv_u2f(dv_sel(xb >> 31, dv_f2u(e), 0x3f800000u)) / (1.0f + e);
+}
+
+/*
+ * exp(-a) = *p 2^*k, a = min(|x|, 120) (NaN too): the parts of sigmoid's
+ * e for the products with x, which use *a (x e^x is 0 from -120 on, and
+ * a clamped x keeps the products finite).
+ */
+static inline float dv_exp_neg_abs(float x, float *a, u32 *k)
+{
+	u32 ax = dv_f2u(x) & 0x7fffffffu;
+
+	ax = ax < 0x42f00000u ? ax : 0x42f00000u;	/* 120.0f */
+	*a = dv_u2f(ax);
+	return dv_exp_hl(-*a, 0.0f, k);
+}
+
+/*
+ * silu(x) = x sigmoid(x): x / (1 + e) for x >= 0, (x p) 2^k / (1 + e) for
+ * x < 0 (e = p 2^k = exp(x)), so that a subnormal result is rounded once.
+ * silu(+inf) = +inf; silu(-inf) is NaN, the -inf * 0 of the formula (as
+ * torch's and ONNX's references).
+ */
+static inline float dv_siluf(float x)
+{
+	u32 k;
+	float a, p = dv_exp_neg_abs(x, &a, &k), e = dv_scale2k(p, k);
+
+	if (x != x || x == -DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	if (x >= 0.0f)
+		return x / (1.0f + e);
+	return dv_scale2k((-a * p) / (1.0f + e), k);
+}
+
+/*
+ * exp(-y^2 / 2) = *p 2^*k for 0 <= y <= 15 with y^2 / 2 carried
+ * exactly: y = yh + yl with yh the top 12 bits of y, so yh^2 / 2 is exact
+ * and the rest, yl (yh + y) / 2, is below 2^-11 y^2.
+ */
+static inline float dv_exp_half_square(float y, u32 *k)
+{
+	float yh = dv_u2f(dv_f2u(y) & 0xfffff000u), yl = y - yh;
+
+	return dv_exp_hl(-(yh * yh) * 0.5f, -(yl * (yh + y)) * 0.5f, k);
+}
+
+/*
+ * The normal distribution's upper tail Q(y) = erfc(y / sqrt(2)) / 2 for
+ * y >= 1: y Q(y) = exp(-y^2 / 2) S(1/y), S smooth (1/sqrt(2 pi) times
+ * the Mills ratio times y), a polynomial of degree 8 in w = 1/y on each of
+ * [1, 2.5) and [2.5, 14.5], for 1 <= y <= 15 (the callers clamp y to
+ * 15, where every product with exp(-y^2 / 2) rounds to 0). Returns S;
+ * exp(-y^2 / 2) = *p 2^*k (dv_exp_half_square).
+ */
+static inline float dv_normal_tail(float y, float *p, u32 *k)
+{
+	float w, t, s;
+
+	*p = dv_exp_half_square(y, k);
+	w = 1.0f / y;
+	if (y < 2.5f) {
+		t = w * 3.333333254e+00f - 2.333333254e+00f;
+		s = -2.805406893e-07f;
+		s = s * t + 7.879179975e-06f;
+		s = s * t - 4.365169661e-05f;
+		s = s * t + 1.606209698e-04f;
+		s = s * t - 4.391839320e-04f;
+		s = s * t + 4.814336426e-04f;
+		s = s * t + 4.489562009e-03f;
+		s = s * t - 4.652494937e-02f;
+		s = s * t + 3.034468591e-01f;
+	} else {
+		t = w * 6.041666508e+00f - 1.416666627e+00f;
+		s = -7.801818356e-07f;
+		s = s * t - 5.882420282e-06f;
+		s = s * t + 3.328424282e-05f;
+		s = s * t - 5.090689592e-05f;
+		s = s * t - 2.163562312e-04f;
+		s = s * t + 1.781426603e-03f;
+		s = s * t - 4.509229213e-03f;
+		s = s * t - 2.359610982e-02f;
+		s = s * t + 3.798928857e-01f;
+	}
+	return s;
+}
+
+/*
+ * erf(x): for |x| < 0.75, x + x g(x^2), g of degree 6; else
+ * 1 - erfc(|x|), erfc(a) = 2 Q(a sqrt(2)) from dv_normal_tail() (a
+ * rounded a sqrt(2) moves erfc by less than half an ulp of erf there).
+ * erf(+-inf) = +-1, NaN stays NaN.
+ */
+static inline float dv_erff(float x)
+{
+	u32 sign = dv_f2u(x) & 0x80000000u, k;
+	float a = dv_u2f(dv_f2u(x) ^ sign), z, g, y, p, s;
+
+	if (!(a >= 0.75f)) {		/* NaN too */
+		z = a * a;
+		g = 9.461260925e-05f;
+		g = g * z - 8.355366299e-04f;
+		g = g * z + 5.216689780e-03f;
+		g = g * z - 2.686474286e-02f;
+		g = g * z + 1.128377840e-01f;
+		g = g * z - 3.761263788e-01f;
+		g = g * z + 1.283791661e-01f;
+		return dv_with_sign(a + a * g, sign);
+	}
+	y = a * 1.41421354f;
+	y = y < 15.0f ? y : 15.0f;
+	s = dv_normal_tail(y, &p, &k);
+	return dv_with_sign(1.0f - dv_scale2k(p * s, k) / y * 2.0f, sign);
+}
+
+/*
+ * GELU, erf form: x Phi(x). For |x| < 1, h + h erf(x / sqrt(2)), h = x/2
+ * (a zero h is the result: gelu(-0) = -0);
+ * else, with T = |x| Q(|x|) from dv_normal_tail() (no cancellation, and a
+ * subnormal T rounded once): x - T for x >= 1, -T for x <= -1.
+ * gelu(+inf) = +inf; gelu(-inf) is NaN, the -inf * 0 of the formula (as
+ * torch's and ONNX's references).
+ */
+static inline float dv_gelu_erff(float x)
+{
+	float a = dv_u2f(dv_f2u(x) & 0x7fffffffu), h, p, s, t;
+	u32 k;
+
+	if (!(a >= 1.0f)) {		/* NaN too */
+		h = 0.5f * x;
+		if (h == 0.0f)
+			return h;	/* h + h erf: +0 for -0 */
+		return h + h * dv_erff(x * 0.707106769f);
+	}
+	if (x == -DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	a = a < 15.0f ? a : 15.0f;
+	s = dv_normal_tail(a, &p, &k);
+	t = dv_scale2k(p * s, k);
+	return x > 0.0f ? x - t : -t;
+}
+
+/*
+ * GELU's gradient, erf form: Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) /
+ * sqrt(2 pi). For |x| < 1 as written (Phi from dv_erff(), phi from
+ * dv_exp_half_square()); else from dv_normal_tail()'s S and
+ * exp(-x^2 / 2) = p 2^k: 1 + (p (x / sqrt(2 pi) - S / x)) 2^k for x >= 1,
+ * (p (S / y - y / sqrt(2 pi))) 2^k for x = -y <= -1. +-inf give NaN (the
+ * formula's inf * 0, as torch's).
+ */
+static inline float dv_gelu_erf_gradf(float x)
+{
+	const float rsqrt_2pi = 0.398942292f;
+	float a = dv_u2f(dv_f2u(x) & 0x7fffffffu), p, s, phi;
+	u32 k;
+
+	if (a == DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	if (!(a >= 1.0f)) {		/* NaN too */
+		p = dv_exp_half_square(a, &k);
+		phi = dv_scale2k(p, k) * rsqrt_2pi;
+		return (0.5f + 0.5f * dv_erff(x * 0.707106769f)) + x * phi;
+	}
+	a = a < 15.0f ? a : 15.0f;
+	s = dv_normal_tail(a, &p, &k);
+	if (x > 0.0f)
+		return 1.0f + dv_scale2k(p * (a * rsqrt_2pi - s / a), k);
+	return dv_scale2k(p * (s / a - a * rsqrt_2pi), k);
+}
+
+/*
+ * GELU's tanh form: x (1 + tanh(u)) / 2 = x sigmoid(v), v = 2u =
+ * 2 sqrt(2/pi) (x + 0.044715 x^3). v is computed in float64 (v's float32
+ * rounding would cost |v| 2^-24 of relative error, hundreds of ulps in
+ * the left tail) and carried into exp(-|v|) = *p 2^*k as two floats;
+ * *dv is dv/dx. x is clamped to [-20, 20] (*xc), where exp(-|v|) is far
+ * below float32's, and |v| to 120, where it is 0 already.
+ */
+static inline void dv_gelu_tanh_arg(float x, float *xc, float *p, u32 *k,
+				    float *dv)
+{
+	const double c1 = 1.5957691216057308;		/* 2 sqrt(2/pi) */
+	const double c3 = 1.5957691216057308 * 0.044715;
+	double xd, x2, v;
+
+	*xc = x > -20.0f ? (x < 20.0f ? x : 20.0f) : -20.0f;
+	xd = *xc;
+	x2 = xd * xd;
+	v = xd * (c1 + c3 * x2);
+	float hi, lo;
+
+	v = v < 0.0 ? v : -v;			/* -|v|; NaN stays */
+	v = v > -120.0 ? v : -120.0;
+	hi = (float)v;
+	lo = (float)(v - (double)hi);
+	*p = dv_exp_hl(hi, lo, k);
+	*dv = (float)(c1 + 3.0 * c3 * x2);
+}
+
+/* gelu, tanh form: x / (1 + e) for x >= 0, (x p) 2^k / (1 + e) below. */
+static inline float dv_gelu_tanhf(float x)
+{
+	float xc, p, dv, e;
+	u32 k;
+
+	if (x != x || x == -DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	dv_gelu_tanh_arg(x, &xc, &p, &k, &dv);
+	e = dv_scale2k(p, k);
+	if (x >= 0.0f)
+		return x / (1.0f + e);
+	return dv_scale2k((xc * p) / (1.0f + e), k);
+}
+
+/*
+ * Its gradient: s (1 + x (1 - s) dv/dx), s = sigmoid(v); s and 1 - s are
+ * each n / (1 + e) without a subtraction, the tiny s of the left tail
+ * kept as p 2^k to the end. +-inf give NaN (as torch's formula).
+ */
+static inline float dv_gelu_tanh_gradf(float x)
+{
+	float xc, p, dv, e, d;
+	u32 k;
+
+	if (x != x || x == DV_F32_INF || x == -DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	dv_gelu_tanh_arg(x, &xc, &p, &k, &dv);
+	e = dv_scale2k(p, k);
+	d = 1.0f + e;
+	if (x >= 0.0f)
+		return (1.0f / d) * (1.0f + xc * (e / d) * dv);
+	return dv_scale2k((p / d) * (1.0f + xc * (1.0f / d) * dv), k);
+}
+
+/* SiLU's gradient: s (1 + x (1 - s)), s = sigmoid(x), as GELU's. */
+static inline float dv_silu_gradf(float x)
+{
+	u32 k;
+	float a, p = dv_exp_neg_abs(x, &a, &k), e = dv_scale2k(p, k);
+	float d = 1.0f + e;
+
+	if (x != x || x == DV_F32_INF || x == -DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	if (x >= 0.0f)
+		return (1.0f / d) * (1.0f + a * (e / d));
+	return dv_scale2k((p / d) * (1.0f - a * (1.0f / d)), k);
+}
+
+/*
+ * log(a) in float64 for a positive finite float32 a (subnormals scaled
+ * by 2^23 first): a = 2^e m, m in [sqrt(1/2), sqrt(2)], s = (m-1)/(m+1),
+ * log(m) = 2 atanh(s) = 2s (1 + s^2/3 + ... + s^16/17) (|s| <= 0.1716:
+ * the next term is below 2^-52 of the sum), e ln2 added. Relative error
+ * about 2^-50: what pow needs for y log(a) to stay within 2^-24 / 4 of
+ * its exact value up to |y log(a)| = 104.
+ */
+static inline double dv_log_f64(float a)
+{
+	u32 b = dv_f2u(a);
+	s32 e = 0;
+	double m, s, s2, q;
+
+	if (b < 0x00800000u) {
+		b = dv_f2u(a * 8388608.0f);
+		e = -23;
+	}
+	e += (s32)(b >> 23) - 127;
+	m = dv_u2f((b & 0x007fffffu) | 0x3f800000u);
+	if (m > 1.4142135623730951) {
+		m = m * 0.5;
+		e += 1;
+	}
+	s = (m - 1.0) / (m + 1.0);
+	s2 = s * s;
+	q = 1.0 / 17.0;
+	q = q * s2 + 1.0 / 15.0;
+	q = q * s2 + 1.0 / 13.0;
+	q = q * s2 + 1.0 / 11.0;
+	q = q * s2 + 1.0 / 9.0;
+	q = q * s2 + 1.0 / 7.0;
+	q = q * s2 + 1.0 / 5.0;
+	q = q * s2 + 1.0 / 3.0;
+	q = q * s2 * s + s;
+	return (double)e * 0.69314718055994531 + (q + q);
+}
+
+/* 0: @y is not an integer; 1: an odd integer; 2: an even one (or inf). */
+static inline int dv_int_kind(float y)
+{
+	float a = dv_u2f(dv_f2u(y) & 0x7fffffffu);
+	s32 i;
+
+	if (!(a < 16777216.0f))		/* >= 2^24 (inf too): even */
+		return a == a ? 2 : 0;
+	i = (s32)a;
+	if ((float)i != a)
+		return 0;
+	return (i & 1) ? 1 : 2;
+}
+
+/*
+ * pow(x, y) with C99's (and torch's) special cases: pow(x, +-0) = 1 and
+ * pow(1, y) = 1 even for NaN; pow(-1, +-inf) = 1; a negative finite x
+ * with a finite non-integer y is NaN; otherwise the sign is x's for an
+ * odd integer y (so pow(-0, -1) = -inf); y = 1, 2 and -1 give x, x * x
+ * and 1 / x (correctly rounded, as torch's pow for those exponents);
+ * else the magnitude exp(y log|x|), with log|x| from dv_log_f64() and
+ * y log|x| rounded to float64, carried into dv_exp_hl() as two floats:
+ * about as accurate as exp alone. 0, inf and the under- and overflows follow from
+ * y log|x| = -+inf or beyond [-104, 89].
+ */
+static inline float dv_powf(float x, float y)
+{
+	u32 sign = dv_f2u(x) & 0x80000000u, k;
+	float a = dv_u2f(dv_f2u(x) ^ sign), hi, lo, r;
+	int kind;
+	double t;
+
+	if (y == 0.0f || x == 1.0f)
+		return 1.0f;
+	if (x != x || y != y)
+		return dv_u2f(DV_F32_CANON_NAN);
+	/* exact where one IEEE operation is the correctly rounded power */
+	if (y == 1.0f)
+		return x;
+	if (y == 2.0f)
+		return x * x;
+	if (y == -1.0f)
+		return 1.0f / x;
+	kind = dv_int_kind(y);
+	if (a == 1.0f)				/* -1 ** y: y is +-inf or an integer */
+		return kind == 1 ? -1.0f : (kind == 2 ? 1.0f :
+					   dv_u2f(DV_F32_CANON_NAN));
+	if (sign && kind == 0 && a != 0.0f && a != DV_F32_INF)
+		return dv_u2f(DV_F32_CANON_NAN);
+	if (a == 0.0f)
+		r = y < 0.0f ? DV_F32_INF : 0.0f;
+	else if (a == DV_F32_INF)
+		r = y < 0.0f ? 0.0f : DV_F32_INF;
+	else {
+		t = (double)y * dv_log_f64(a);
+		if (t > 89.0)
+			r = DV_F32_INF;
+		else if (t < -110.0)
+			r = 0.0f;
+		else {
+			hi = (float)t;
+			lo = (float)(t - (double)hi);
+			r = dv_exp_hl(hi, lo, &k);
+			r = dv_scale2k(r, k);
+		}
+	}
+	return kind == 1 ? dv_with_sign(r, sign) : r;
 }
 
 /*

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ops_elementwise.c - ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS
- * LEAKY_RELU; the integer types for ADD .. RELU and ABS.
+ * LEAKY_RELU, the activations and transcendentals TANH SIGMOID ERF LOG
+ * GELU SILU RECIPROCAL POW NEG and the gradients TANH_GRAD SIGMOID_GRAD
+ * GELU_GRAD SILU_GRAD; the integer types for ADD .. RELU, ABS and NEG.
  *
  * Float code: the kernel builds this file with the FPU enabled. Every op
  * is computed in float32 (or wrapping int32) and rounded once to the
@@ -79,6 +81,30 @@ DEF_F32(f32_abs, x < 0.0f ? -x : (x == 0.0f ? 0.0f : x))
 /* torch's leaky_relu: x where x >= 0 (-0 and NaN kept), else alpha * x */
 DEF_F32(f32_leaky_relu, (x >= 0.0f || x != x) ? x : alpha * x)
 
+DEF_F32(f32_tanh, dv_tanhf(x))
+DEF_F32(f32_sigmoid, dv_sigmoidf(x))
+DEF_F32(f32_erf, dv_erff(x))
+DEF_F32(f32_log, dv_logf_inline(x))
+DEF_F32(f32_gelu, dv_gelu_erff(x))
+DEF_F32(f32_gelu_tanh, dv_gelu_tanhf(x))
+DEF_F32(f32_silu, dv_siluf(x))
+/* correctly rounded, as torch's reciprocal */
+DEF_F32(f32_reciprocal, 1.0f / x)
+DEF_F32(f32_pow, dv_powf(x, y))
+DEF_F32(f32_neg, -x)
+/*
+ * tanh's gradient dy (1 - y^2) with 1 - y^2 rounded once, as torch's
+ * tanh_backward computes it with a fused multiply-add (y^2 is exact in
+ * float64, and for |y| <= 1 so is 1 - y^2 or its one rounding lands on
+ * no float32 tie: tests/ops checks every y); sigmoid's dy (1 - y) y in
+ * torch's order of operations.
+ */
+DEF_F32(f32_tanh_grad, x * (float)(1.0 - (double)y * (double)y))
+DEF_F32(f32_sigmoid_grad, x * (1.0f - y) * y)
+DEF_F32(f32_gelu_grad, x * dv_gelu_erf_gradf(y))
+DEF_F32(f32_gelu_tanh_grad, x * dv_gelu_tanh_gradf(y))
+DEF_F32(f32_silu_grad, x * dv_silu_gradf(y))
+
 /* int32: wrapping arithmetic through u32, no signed overflow */
 DEF_S32(s32_add, (s32)((u32)x + (u32)y))
 DEF_S32(s32_sub, (s32)((u32)x - (u32)y))
@@ -90,6 +116,7 @@ DEF_S32(s32_min, x <= y ? x : y)
 DEF_S32(s32_relu, x > 0 ? x : 0)
 /* INT32_MIN wraps to itself, as numpy's and torch's abs */
 DEF_S32(s32_abs, x < 0 ? (s32)(0u - (u32)x) : x)
+DEF_S32(s32_neg, (s32)(0u - (u32)x))
 
 /*
  * int64, int8 and uint8: int32's semantics (wrapping through the unsigned
@@ -140,6 +167,9 @@ static void name(u16 opcode, T *d, const T *a, const T *b, size_t n)	\
 	case DAVINCI_OP_ABS:						\
 		EW_INT_LOOP(ABS_EXPR);					\
 		break;							\
+	case DAVINCI_OP_NEG:						\
+		EW_INT_LOOP((T)(0 - (U)x));				\
+		break;							\
 	default:							\
 		break;							\
 	}								\
@@ -167,11 +197,30 @@ static const struct {
 	[DAVINCI_OP_SQRT] = { f32_sqrt, NULL },
 	[DAVINCI_OP_ABS] = { f32_abs, s32_abs },
 	[DAVINCI_OP_LEAKY_RELU] = { f32_leaky_relu, NULL },
+	[DAVINCI_OP_TANH] = { f32_tanh, NULL },
+	[DAVINCI_OP_SIGMOID] = { f32_sigmoid, NULL },
+	[DAVINCI_OP_ERF] = { f32_erf, NULL },
+	[DAVINCI_OP_LOG] = { f32_log, NULL },
+	[DAVINCI_OP_GELU] = { f32_gelu, NULL },
+	[DAVINCI_OP_SILU] = { f32_silu, NULL },
+	[DAVINCI_OP_RECIPROCAL] = { f32_reciprocal, NULL },
+	[DAVINCI_OP_POW] = { f32_pow, NULL },
+	[DAVINCI_OP_NEG] = { f32_neg, s32_neg },
+	[DAVINCI_OP_TANH_GRAD] = { f32_tanh_grad, NULL },
+	[DAVINCI_OP_SIGMOID_GRAD] = { f32_sigmoid_grad, NULL },
+	[DAVINCI_OP_GELU_GRAD] = { f32_gelu_grad, NULL },
+	[DAVINCI_OP_SILU_GRAD] = { f32_silu_grad, NULL },
 };
 
-static ew_f32_fn ew_f32_pick(u16 opcode)
+/* The float kernel of @t: by opcode, and GELU's form by its imm. */
+static ew_f32_fn ew_f32_pick(const struct davinci_task *t)
 {
-	return opcode < DAVINCI_OP_COUNT ? ew_fns[opcode].f32 : NULL;
+	if (t->opcode == DAVINCI_OP_GELU && t->imm == DAVINCI_GELU_TANH)
+		return f32_gelu_tanh;
+	if (t->opcode == DAVINCI_OP_GELU_GRAD &&
+	    t->imm == DAVINCI_GELU_GRAD_TANH)
+		return f32_gelu_tanh_grad;
+	return t->opcode < DAVINCI_OP_COUNT ? ew_fns[t->opcode].f32 : NULL;
 }
 
 static ew_s32_fn ew_s32_pick(u16 opcode)
@@ -238,7 +287,7 @@ DV_OP_KERNEL(elementwise)
 
 	switch (t->dtype) {
 	case DAVINCI_DTYPE_FLOAT32: {
-		ew_f32_fn fn = ew_f32_pick(t->opcode);
+		ew_f32_fn fn = ew_f32_pick(t);
 
 		if (fn)
 			ew_f32(fn, (float *)dst + begin,
@@ -248,7 +297,7 @@ DV_OP_KERNEL(elementwise)
 	}
 	case DAVINCI_DTYPE_FLOAT16:
 	case DAVINCI_DTYPE_BFLOAT16: {
-		ew_f32_fn fn = ew_f32_pick(t->opcode);
+		ew_f32_fn fn = ew_f32_pick(t);
 
 		if (fn)
 			ew_half(fn, t->dtype, (u16 *)dst + begin, (const u16 *)src0 + begin,

@@ -29,7 +29,11 @@
 			   const void *src0, const void *src1,		\
 			   u64 begin, u64 end)
 
-/* ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS LEAKY_RELU */
+/*
+ * ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS LEAKY_RELU TANH SIGMOID
+ * ERF LOG GELU SILU RECIPROCAL POW NEG TANH_GRAD SIGMOID_GRAD GELU_GRAD
+ * SILU_GRAD
+ */
 DV_OP_KERNEL(elementwise);
 DV_OP_KERNEL(matmul);		/* MATMUL; units are rows of dst */
 DV_OP_KERNEL(softmax);		/* SOFTMAX, LOG_SOFTMAX; units are rows */

@@ -69,8 +69,8 @@ def test_descriptors_refuse_dtypes_the_op_lacks(op):
         extents["dst_dtype"] = "float32"
     if op.params is not None:
         extents["params_at"] = 0x3000
-    attr = {"enum": "EQ", "float32": 1.0, "byte": 0}[op.imm.type] \
-        if op.imm else None
+    attr = (op.imm.values[0] if op.imm.type == "enum" else
+            {"float32": 1.0, "byte": 0}[op.imm.type]) if op.imm else None
     for dtype in opdesc.DTYPE_CODES:
         call = dict(dst=0x2000, srcs=srcs, attr=attr, **extents)
         if dtype in op.dtypes:

@@ -68,7 +68,15 @@ SAMPLES = {
     **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul", "Div",
                                               "Max", "Min")},
     **{("", op, "1+"): _unary(op) for op in ("Relu", "Exp", "Sqrt", "Abs",
-                                             "LeakyRelu")},
+                                             "LeakyRelu", "Tanh", "Sigmoid",
+                                             "Erf", "Log", "Reciprocal",
+                                             "Neg")},
+    ("", "Gelu", "20+"): [
+        lambda: model([_n("Gelu", ["x"], approximate=form)], [("x", [2, 3])],
+                      [("y", [2, 3])], opset=20)
+        for form in ("none", "tanh")],
+    # an exponent broadcast along the leading dimension: MEMCPYs
+    ("", "Pow", "1+"): _binary("Pow"),
     **{("", op, rng): _rows(op, opset) for op in ("Softmax", "LogSoftmax")
        for rng, opset in (("1-12", 11), ("13+", 13))},
     ("", "MatMul", "1+"): [

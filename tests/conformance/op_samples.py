@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import math
+
 import numpy as np
 
 from . import _ref as R
@@ -344,6 +346,63 @@ def _pool_samples(which):
     return out
 
 
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _f64(x):
+    return np.asarray(x, np.float64)
+
+
+def _sigmoid(x):
+    """float64 sigmoid without overflow."""
+    e = np.exp(-np.abs(_f64(x)))
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
+def _gelu(form):
+    def ref(attr, x):
+        x = _f64(x)
+        if form == "TANH":
+            return x * _sigmoid(2 * np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
+        return 0.5 * x * _erfc(-x / np.sqrt(2.0))
+    return ref
+
+
+def _gelu_grad(form):
+    def ref(attr, dy, x):
+        x = _f64(x)
+        if form == "TANH":
+            v = 2 * np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)
+            dv = 2 * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x * x)
+            g = _sigmoid(v) * (1 + x * _sigmoid(-v) * dv)
+        else:
+            g = (0.5 * _erfc(-x / np.sqrt(2.0))
+                 + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi))
+        return dy * g
+    return ref
+
+
+def _pow(attr, a, b):
+    with np.errstate(all="ignore"):
+        return np.power(_f64(a), _f64(b))
+
+
+def _signed_bases(rng, dtype):
+    """Bases of either sign with integer exponents, and the special
+    values of C99's pow."""
+    specials = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan,
+                         0.5, -2.0], np.float32)
+    a = np.concatenate([R.to_f32(R.random(rng, (200,), dtype), dtype),
+                        np.repeat(specials, len(specials))])
+    b = np.concatenate([R.to_f32(R.random(rng, (200,), dtype,
+                                          integer_valued=True), dtype),
+                        np.tile(np.array([0.0, -0.0, 1.0, -1.0, 2.0, 0.5,
+                                          np.inf, -np.inf, np.nan],
+                                         np.float32), len(specials))])
+    return [R.from_f32(a, dtype), R.from_f32(b, dtype)]
+
+
 SAMPLES: dict[str, list[Sample]] = {
     "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
     "MAXPOOL2D_BACKWARD": _pool_samples("max_dx"),
@@ -405,6 +464,41 @@ SAMPLES: dict[str, list[Sample]] = {
             ("contiguous", (42,), (1,)),
         )],
     "IDENTITY": [Sample("3x333", _rand((3, 333)), lambda attr, x: x)],
+    "TANH": [Sample("4096", _rand((4096,), low=-10, high=10),
+                    lambda attr, x: np.tanh(_f64(x)), ulps=2)],
+    "SIGMOID": [Sample("4096", _rand((4096,), low=-30, high=30),
+                       lambda attr, x: _sigmoid(x), ulps=2)],
+    "ERF": [Sample("4096", _rand((4096,), low=-5, high=5),
+                   lambda attr, x: _erf(_f64(x)), ulps=2)],
+    "LOG": [Sample("4096", _rand((4096,), low=1e-3, high=1e3),
+                   lambda attr, x: np.log(_f64(x)), ulps=1)],
+    "GELU": [Sample(form.lower(), _rand((4096,), low=-12, high=12),
+                    _gelu(form), attr=form, ulps=3)
+             for form in ("NONE", "TANH")],
+    "SILU": [Sample("4096", _rand((4096,), low=-30, high=30),
+                    lambda attr, x: x * _sigmoid(x), ulps=3)],
+    "RECIPROCAL": [Sample("4096", _nonzero((4096,)),
+                          lambda attr, x: 1 / _f64(x))],
+    "POW": [Sample("positive bases", _rand((4096,), (4096,), low=0.05,
+                                           high=6), _pow, ulps=1),
+            Sample("signs and special values", _signed_bases, _pow,
+                   ulps=1)],
+    "NEG": [Sample("3x333", _rand((3, 333)), lambda attr, x: -x)],
+    # torch's formulas of y, bit for bit (1 - y^2 rounded once)
+    "TANH_GRAD": [Sample("dy, y", _rand((999,), (999,), low=-1, high=1),
+                         lambda attr, dy, y: dy * (1 - _f64(y) ** 2).astype(
+                             np.float32))],
+    "SIGMOID_GRAD": [Sample("dy, y", _rand((999,), (999,), low=0, high=1),
+                            lambda attr, dy, y:
+                            dy * (np.float32(1) - y) * y)],
+    # near a root of the gradient only an absolute bound holds
+    "GELU_GRAD": [Sample(form.lower(), _rand((999,), (999,), low=-12,
+                                             high=12),
+                         _gelu_grad(form), attr=form, rtol=1e-6)
+                  for form in ("NONE", "TANH")],
+    "SILU_GRAD": [Sample("dy, x", _rand((999,), (999,), low=-30, high=30),
+                         lambda attr, dy, x: _f64(dy) * _sigmoid(x) * (
+                             1 + x * _sigmoid(-x)), rtol=1e-6)],
     "CMP": [Sample(p, _rand((300,), (300,), integer_valued=True),
                    _cmp(fn), attr=p)
             for p, fn in (("EQ", np.equal), ("NE", np.not_equal),

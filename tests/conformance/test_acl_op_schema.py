@@ -133,9 +133,11 @@ def _elementwise(op, name, dtype, rng):
         R.from_f32(want.astype(np.float32), dtype)
     attrs = []
     if op.imm is not None and op.imm.name not in fixed:
+        # an enum is CANN's string attribute (GeluV2's approximate "none")
         setter = {"float32": "set_attr_float", "byte": "set_attr_int",
-                  "enum": "set_attr_int"}[op.imm.type]
-        attrs = [(setter, op.imm.name, sample.attr)]
+                  "enum": "set_attr_string"}[op.imm.type]
+        value = sample.attr.lower() if op.imm.type == "enum" else sample.attr
+        attrs = [(setter, op.imm.name, value)]
     cann = [None] * len(ins)
     for source, index in enumerate(op.acl_order(name)):
         cann[index] = ins[source]
@@ -401,6 +403,35 @@ def test_an_unknown_op_type_names_every_op_of_the_schema(tensors):
         for op in schema.COMPUTE_OPS:
             for name in op.acl:
                 assert name in msg
+
+
+@pytest.mark.parametrize("name,attr,value", [("Log", "base", 2.0),
+                                             ("Log", "scale", 3.0),
+                                             ("Log", "shift", 1.0),
+                                             ("Swish", "scale", 2.0)])
+def test_a_cann_attribute_the_device_lacks_is_refused_not_ignored(
+        tensors, name, attr, value):
+    """CANN's Log(base, scale, shift) and Swish(scale) run at their
+    defaults (base e, scale 1, shift 0) only; the defaults set explicitly
+    are taken."""
+    a = tensors.put(np.full(8, 2.0, np.float32), acl.ACL_FLOAT)
+    out = tensors.put(np.zeros(8, np.float32), acl.ACL_FLOAT, False)
+
+    def run(attr):
+        return acl.op.execute_v2(name, [a[0]], [a[1]], [out[0]], [out[1]],
+                                 attr, 0)
+    other = acl.op.create_attr()
+    assert acl.op.set_attr_float(other, attr, value) == 0
+    assert run(other) == acl.ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert attr in acl.get_recent_err_msg()
+    default = acl.op.create_attr()
+    assert acl.op.set_attr_float(default, attr, 1.0 if attr == "scale" else
+                                 {"base": -1.0, "shift": 0.0}[attr]) == 0
+    assert run(default) == 0
+    assert acl.rt.synchronize_stream(0) == 0
+    want = np.log(2.0) if name == "Log" else 2.0 / (1.0 + np.exp(-2.0))
+    np.testing.assert_allclose(tensors.get(out, np.zeros(8, np.float32)),
+                               want, rtol=1e-6)
 
 
 def test_attributes_a_cann_name_needs(tensors):

@@ -74,7 +74,9 @@ def _task(op, dtype, out, srcs, strided, block, sample=None):
 def test_the_elementwise_ops_cast_and_identity_take_strided_operands():
     assert {op.name for op in STRIDED_OPS} == {
         "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "RELU", "EXP", "AXPY",
-        "CAST", "RELU_GRAD", "SQRT", "CMP", "ABS", "LEAKY_RELU", "IDENTITY"}
+        "CAST", "RELU_GRAD", "SQRT", "CMP", "ABS", "LEAKY_RELU", "IDENTITY",
+        "TANH", "SIGMOID", "ERF", "LOG", "GELU", "SILU", "RECIPROCAL", "POW",
+        "NEG", "TANH_GRAD", "SIGMOID_GRAD", "GELU_GRAD", "SILU_GRAD"}
     assert all(op.params is None and op.kind in ("binary", "unary", "cast")
                for op in STRIDED_OPS)
 

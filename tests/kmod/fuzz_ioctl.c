@@ -416,11 +416,21 @@ static void random_task(struct dfile *f, struct davinci_task *t)
 	case DAVINCI_OP_SQRT:
 	case DAVINCI_OP_ABS:
 	case DAVINCI_OP_LEAKY_RELU:
+	case DAVINCI_OP_TANH:
+	case DAVINCI_OP_SIGMOID:
+	case DAVINCI_OP_ERF:
+	case DAVINCI_OP_LOG:
+	case DAVINCI_OP_GELU:
+	case DAVINCI_OP_SILU:
+	case DAVINCI_OP_RECIPROCAL:
+	case DAVINCI_OP_NEG:
 		t->dst = task_addr(f);
 		t->src0 = task_addr(f);
 		t->count = elems();
 		if (t->opcode == DAVINCI_OP_LEAKY_RELU)
 			t->imm = rnd64();
+		if (t->opcode == DAVINCI_OP_GELU)
+			t->imm = rnd(DAVINCI_GELU_COUNT);
 		break;
 	case DAVINCI_OP_COPY_VIEW:
 		/* a parameter block wherever the fuzzer's memory is */
@@ -438,6 +448,8 @@ static void random_task(struct dfile *f, struct davinci_task *t)
 		t->count = elems();
 		if (t->opcode == DAVINCI_OP_AXPY)
 			t->imm = rnd64();
+		if (t->opcode == DAVINCI_OP_GELU_GRAD)
+			t->imm = rnd(DAVINCI_GELU_GRAD_COUNT);
 	}
 	if (!chance(10))
 		return;

@@ -186,7 +186,7 @@ def _unary_views(fn, positive=False):
         y = _t(dt, 3, 7, seed=1, positive=positive)
         name = getattr(fn, "__name__", "")
         inplace = getattr(torch, name + "_", None) if x.is_floating_point() \
-            or name in ("relu", "abs") else None
+            or name in ("relu", "abs", "neg") else None
         return lambda: (fn(x), fn(x.t()),
                         inplace(y[:, ::2]) if inplace else None,
                         getattr(aten, name).out(x, out=torch.empty(
@@ -290,7 +290,30 @@ SAMPLES = {
     ("sqrt", 1): _unary_views(torch.sqrt, positive=True)[0],
     ("abs", 0): _unary_views(torch.abs)[0],
     ("leaky_relu", 0): _unary(lambda x: F.leaky_relu(x, 0.2))[0],
-    ("neg", 0): _unary(torch.neg)[0],
+    ("neg", 0): _unary_views(torch.neg)[0],
+    **{(n, i): _unary_views(getattr(torch, n), positive=n == "log")[0]
+       for n in ("tanh", "sigmoid", "erf", "log", "reciprocal")
+       for i in (0, 1)},
+    ("silu", 0): _unary_views(F.silu)[0],
+    ("gelu", 0): lambda dt: (lambda x, y: lambda: (
+        F.gelu(x), F.gelu(x.t(), approximate="tanh"), F.gelu(y[:, ::2]),
+        aten.gelu_(y[:, 1::2], approximate="tanh"),
+        aten.gelu.out(x, out=torch.empty_like(x))))(
+            _t(dt, 3, 7), _t(dt, 3, 7, seed=1)),
+    ("pow", 0): lambda dt: (lambda a, b: lambda: (
+        torch.pow(a, b), torch.pow(a.t(), b[:, :1].t()), a ** 1.7,
+        2.5 ** b, a.pow_(b[0]), torch.pow(a, b, out=torch.empty_like(a))))(
+            _t(dt, 3, 4, positive=True), _t(dt, 3, 4, seed=1)),
+    ("pow", 1): lambda dt: (lambda a: lambda: a ** 0.5)(
+        _t(dt, 3, 4, positive=True)),
+    ("pow", 2): lambda dt: (lambda a: lambda: (a ** 3, a.t() ** -2))(
+        _t(dt, 3, 4, positive=True)),
+    **{(n, 0): (lambda n: lambda dt: (lambda g, x: lambda: (
+        getattr(aten, n)(g, x), getattr(aten, n)(g.t(), x.t()),
+        getattr(aten, n).grad_input(g, x, grad_input=torch.empty_like(g))))(
+            _t(dt, 4, 5, seed=1), _t(dt, 4, 5, seed=2)))(n)
+       for n in ("tanh_backward", "sigmoid_backward", "gelu_backward",
+                 "silu_backward")},
     ("threshold_backward", 0): lambda dt: (
         lambda g, x: lambda: aten.threshold_backward(g, x, 0))(
             _t(dt, 12, seed=1), _t(dt, 12, seed=2)),

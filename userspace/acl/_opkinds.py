@@ -26,11 +26,28 @@ def _result_dtype(op: OpDef, name, x, o) -> int:
     return x.dtype
 
 
+#: CANN attributes the device computes at their default only (CANN's Log
+#: is log_base(scale x + shift), base -1 meaning e; Swish is
+#: x sigmoid(scale x)): another value is refused, not ignored
+_DEFAULT_ONLY = {"Log": {"base": -1.0, "scale": 1.0, "shift": 0.0},
+                 "Swish": {"scale": 1.0}}
+
+
+def _defaults_only(name, attrs):
+    for attr, default in _DEFAULT_ONLY.get(name, {}).items():
+        v = attrs.get(attr, default)
+        need(isinstance(v, (int, float)) and not isinstance(v, bool) and
+             float(v) == default, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+             "%s attribute %s is %r; davinci computes %s with %s %r only"
+             % (name, attr, v, name, attr, default))
+
+
 def _elementwise(op: OpDef, name, ins, outs, attrs):
     """Inputs of one data type whose shapes broadcast as numpy's (CANN's
     rule): one shape runs as a dense task, anything else as one strided
     task that reads each input where the broadcast puts it."""
     arity(name, ins, outs, opdesc.SOURCES[op.kind], 1)
+    _defaults_only(name, attrs)
     x, o = ins[0], outs[0]
     dtype_in(name, x, op.dtypes)
     for t in ins[1:]:

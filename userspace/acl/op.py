@@ -17,7 +17,9 @@ kind:
 - elementwise (Add, Relu, ...): inputs of one data type whose shapes
   broadcast as numpy's (CANN's rule), one task; the op's attribute is what
   its CANN name fixes (Less: the comparison) or else CANN's attribute of
-  that name (Axpy, y = x1 + alpha * x2: alpha, a required float). A
+  that name (Axpy, y = x1 + alpha * x2: alpha, a required float); an
+  attribute the device computes at its default only (Log's base, scale
+  and shift; Swish's scale) is refused at any other value. A
   comparison writes ACL_BOOL, or 1 and 0 in its inputs' data type;
 - matrix product (MatMul): 2-D x1 and x2, transpose_x1 and transpose_x2;
 - rows (SoftmaxV2, LogSoftmaxV2): over the last axis only (axes [-1]);

@@ -558,15 +558,16 @@ def _make_minmax(name: str) -> dict[str, object]:
     return {name: run, name + ".out": out_fn}
 
 
-def _make_unary(name: str, dev_op: str) -> dict[str, object]:
+def _make_unary(name: str, dev_op: str, ints_to_float: bool
+                ) -> dict[str, object]:
     """``name``, ``name_`` and ``name.out`` as davinci op ``dev_op``, on
-    any npu view (an integer tensor's float result, as torch's sqrt and
-    exp give, cast on the device first)."""
+    any npu view (``ints_to_float``: an integer tensor's float result, as
+    torch's sqrt, exp and tanh give, cast on the device first)."""
     op = getattr(aten, name)
 
     def compute_of(x) -> torch.dtype:
-        if dev_op in ("exp", "sqrt") and not (x.dtype.is_floating_point or
-                                             x.dtype.is_complex):
+        if ints_to_float and not (x.dtype.is_floating_point or
+                                  x.dtype.is_complex):
             return torch.get_default_dtype()
         return x.dtype
 
@@ -595,6 +596,147 @@ def _make_unary(name: str, dev_op: str) -> dict[str, object]:
                          "it", x))
         return out
     return {name: functional, name + "_": inplace, name + ".out": out_fn}
+
+
+def _make_gelu() -> dict[str, object]:
+    """gelu, gelu_ and gelu.out, approximate "none" or "tanh" (GELU's
+    imm), on any npu view of a float dtype."""
+    def run(x, approximate, out):
+        if approximate not in ("none", "tanh") or \
+                not x.dtype.is_floating_point:
+            return None
+        return _ew("gelu", x.dtype, [x], out, x.dtype, attr=approximate)
+    reason = "dtype, layout or approximate"
+
+    def functional(x, *, approximate="none"):
+        res = run(x, approximate, None)
+        if res is not None:
+            return res
+        return on_cpu(aten.gelu.default, reason, x, approximate=approximate)
+
+    def inplace(x, *, approximate="none"):
+        if run(x, approximate, x) is None:
+            x.copy_(on_cpu(aten.gelu_.default, reason, x,
+                           approximate=approximate))
+        return x
+
+    def out_fn(x, *, approximate="none", out):
+        _resize_out(out, x.shape, x)
+        if run(x, approximate, out) is None:
+            out.copy_(on_cpu(aten.gelu.default, reason, x,
+                             approximate=approximate))
+        return out
+    return {"gelu": functional, "gelu_": inplace, "gelu.out": out_fn}
+
+
+def _make_backward(name: str, dev_op: str, has_approximate: bool = False
+                   ) -> dict[str, object]:
+    """ATen's ``name`` (tanh_backward, sigmoid_backward: of the forward's
+    result; gelu_backward, silu_backward: of its input) and its
+    .grad_input overload as the davinci gradient op ``dev_op``: npu
+    tensors of one float dtype, broadcast against each other, any views."""
+    op = getattr(aten, name)
+    reason = "dtypes or layout"
+
+    def run(grad, x, out, attr):
+        if grad.dtype != x.dtype or not grad.dtype.is_floating_point or \
+                (has_approximate and attr not in ("none", "tanh")):
+            return None
+        return _ew(dev_op, grad.dtype, [grad, x], out, grad.dtype,
+                   attr=attr)
+
+    if has_approximate:
+        def functional(grad, x, *, approximate="none"):
+            res = run(grad, x, None, approximate)
+            if res is not None:
+                return res
+            return on_cpu(op.default, reason, grad, x,
+                          approximate=approximate)
+
+        def out_fn(grad, x, *, approximate="none", grad_input):
+            _resize_out(grad_input, _result_shape(grad, x), grad, x)
+            if run(grad, x, grad_input, approximate) is None:
+                grad_input.copy_(on_cpu(op.default, reason, grad, x,
+                                        approximate=approximate))
+            return grad_input
+    else:
+        def functional(grad, x):
+            res = run(grad, x, None, None)
+            return res if res is not None else \
+                on_cpu(op.default, reason, grad, x)
+
+        def out_fn(grad, x, *, grad_input):
+            _resize_out(grad_input, _result_shape(grad, x), grad, x)
+            if run(grad, x, grad_input, None) is None:
+                grad_input.copy_(on_cpu(op.default, reason, grad, x))
+            return grad_input
+    return {name: functional, name + ".grad_input": out_fn}
+
+
+def _pow_on_device(base, exponent, out):
+    """base ** exponent on the device (npu tensors broadcast against each
+    other, or a Python number either side), promoted as torch does, in a
+    float dtype; None where not. A number exponent CPU torch computes
+    otherwise (0.5: sqrt; 3 and -2 in float32: (x * x) * x and
+    1 / (x * x)) runs as those ops, so the bits are CPU torch's; 1, 2 and
+    -1 are POW's own exact cases."""
+    for t in (base, exponent):
+        if isinstance(t, torch.Tensor) and not _is_npu(t) and t.dim():
+            return None
+    if _scalar(base) is None and not isinstance(base, torch.Tensor) or \
+            _scalar(exponent) is None and \
+            not isinstance(exponent, torch.Tensor):
+        return None
+    dt = torch.result_type(base, exponent)
+    if dt not in D.FLOATS:
+        return None                     # integer powers: the CPU's
+    e = _scalar(exponent) if isinstance(base, torch.Tensor) and \
+        _is_npu(base) else None
+    if e == 0.5:
+        return _ew("sqrt", dt, [base], out, dt)
+    if dt == torch.float32 and e in (3, -2):
+        square = _ew("mul", dt, [base, base], None, dt)
+        if square is None:
+            return None
+        if e == 3:
+            return _ew("mul", dt, [square, base], out, dt)
+        return _ew("reciprocal", dt, [square], out, dt)
+    return _ew("pow", dt, [base, exponent], out, dt)
+
+
+def _make_pow() -> dict[str, object]:
+    """pow's overloads: tensor ** tensor, tensor ** number and
+    number ** tensor, in place and out=."""
+    reason = "dtypes (an integer power), layout or a CPU operand"
+
+    def functional(x, exponent):
+        res = _pow_on_device(x, exponent, None)
+        if res is not None:
+            return res
+        op = aten.pow.Scalar if not isinstance(x, torch.Tensor) else (
+            aten.pow.Tensor_Tensor if isinstance(exponent, torch.Tensor)
+            else aten.pow.Tensor_Scalar)
+        return on_cpu(op, reason, x, exponent)
+
+    def inplace(x, exponent):
+        if torch.result_type(x, exponent) != x.dtype or \
+                _pow_on_device(x, exponent, x) is None:
+            x.copy_(on_cpu(aten.pow_.Tensor if isinstance(
+                exponent, torch.Tensor) else aten.pow_.Scalar, reason, x,
+                exponent))
+        return x
+
+    def out_fn(x, exponent, *, out):
+        shape = _result_shape(x, exponent) if isinstance(x, torch.Tensor) \
+            else exponent.shape
+        _resize_out(out, shape, x, exponent)
+        if _pow_on_device(x, exponent, out) is None:
+            out.copy_(functional(x, exponent))
+        return out
+    return {"pow.Tensor_Tensor": functional, "pow.Tensor_Scalar": functional,
+            "pow.Scalar": functional, "pow_.Tensor": inplace,
+            "pow_.Scalar": inplace, "pow.Tensor_Tensor_out": out_fn,
+            "pow.Tensor_Scalar_out": out_fn, "pow.Scalar_out": out_fn}
 
 
 #: LEAKY_RELU runs a negative_slope from 0 to float32's largest: CPU
@@ -688,14 +830,6 @@ def _threshold_backward(grad, x, threshold):
     return on_cpu(aten.threshold_backward.default,
                   "threshold, operands or a driver without RELU_GRAD",
                   grad, x, threshold)
-
-
-def _neg(x):
-    if D.on_device(x, ops=("axpy",)):
-        out = torch.empty_like(x)
-        D.scale(x, -1.0, out)
-        return out
-    return on_cpu(aten.neg.default, "dtype or layout", x)
 
 
 def _fill(x, value):

@@ -131,13 +131,18 @@ def _binary(name: str, op: str, has_alpha: bool, *scalar: Path,
                   *scalar)
 
 
-def _unary(name: str, op: str) -> Entry:
+def _unary(name: str, op: str, ints_to_float: "bool | None" = None
+           ) -> Entry:
+    """``ints_to_float``: an integer tensor gives a float result (default:
+    where the op takes no integer dtype; False where torch refuses one)."""
     d = schema.by_name(op)
+    if ints_to_float is None:
+        ints_to_float = "int32" not in d.dtypes
     paths = [Path((op,), "any npu view, in place or into an out= too")]
-    if "int32" not in d.dtypes:
+    if ints_to_float:
         paths.append(Path(("CAST", op), "an integer tensor: a float32 "
                           "result, cast on the device first", INTEGERS))
-    return _entry(name, K._make_unary(name, d.python), *paths)
+    return _entry(name, K._make_unary(name, d.python, ints_to_float), *paths)
 
 
 #: npu to npu copies (host copies move the tensors' memory)
@@ -193,8 +198,33 @@ TABLE: tuple[Entry, ...] = (
            Path(("LEAKY_RELU",), "contiguous, negative_slope a number from "
                 "0 to float32's largest (CPU torch's result for a negative "
                 "one is -0 at +0)")),
-    _entry("neg", {"neg": K._neg},
-           Path(("AXPY",), "contiguous (-1 * self + -0)")),
+    _unary("neg", "NEG"),
+    _unary("tanh", "TANH"),
+    _unary("sigmoid", "SIGMOID"),
+    _unary("erf", "ERF"),
+    _unary("log", "LOG"),
+    _unary("reciprocal", "RECIPROCAL"),
+    _unary("silu", "SILU", ints_to_float=False),
+    _entry("gelu", K._make_gelu(),
+           Path(("GELU",), "any npu view, in place or into an out= too, "
+                "approximate \"none\" or \"tanh\"")),
+    _entry("pow", K._make_pow(),
+           Path(("POW",), _VIEWS + ", or a Python number either side; "
+                "promoted as torch does (an integer power runs on the "
+                "CPU)"),
+           Path(("SQRT",), "a tensor ** 0.5 (CPU torch's sqrt)"),
+           Path(("MUL", "RECIPROCAL"), "a float32 tensor ** 3 or ** -2 "
+                "(CPU torch's (x * x) * x and 1 / (x * x))",
+                (torch.float32,))),
+    *(_entry(name, K._make_backward(name, schema.by_name(op).python,
+                                    has_approximate=name ==
+                                    "gelu_backward"),
+             Path((op,), "npu tensors of one dtype broadcast against each "
+                  "other, any views, into a new tensor or a grad_input="))
+      for name, op in (("tanh_backward", "TANH_GRAD"),
+                       ("sigmoid_backward", "SIGMOID_GRAD"),
+                       ("gelu_backward", "GELU_GRAD"),
+                       ("silu_backward", "SILU_GRAD"))),
     _entry("threshold_backward", {"threshold_backward": K._threshold_backward},
            Path(("RELU_GRAD",), "contiguous, one shape, threshold 0 (relu's "
                 "backward)")),

@@ -828,7 +828,20 @@ enum davinci_opcode {
 	DAVINCI_OP_MAXPOOL2D_BACKWARD = 31,	/* dst dx[n,c,h,w] = MAXPOOL2D's input gradient from src0 dy[n,c,oh,ow] and src1 its int64 indices */
 	DAVINCI_OP_AVGPOOL2D = 32,	/* dst[n,c,oh,ow] = mean of each window of src0 x[n,c,h,w] */
 	DAVINCI_OP_AVGPOOL2D_BACKWARD = 33,	/* dst dx[n,c,h,w] = AVGPOOL2D's input gradient from src0 dy[n,c,oh,ow] */
-	DAVINCI_OP_COUNT = 34,
+	DAVINCI_OP_TANH = 34,	/* dst = tanh(src0), float types only */
+	DAVINCI_OP_SIGMOID = 35,	/* dst = 1 / (1 + exp(-src0)), float types only */
+	DAVINCI_OP_ERF = 36,	/* dst = erf(src0), float types only */
+	DAVINCI_OP_LOG = 37,	/* dst = log(src0) (natural), float types only */
+	DAVINCI_OP_GELU = 38,	/* dst = src0 * Phi(src0) (Phi: the normal CDF), or its tanh form */
+	DAVINCI_OP_SILU = 39,	/* dst = src0 / (1 + exp(-src0)), float types only */
+	DAVINCI_OP_RECIPROCAL = 40,	/* dst = 1 / src0, float types only */
+	DAVINCI_OP_POW = 41,	/* dst = src0 ** src1 (C99 pow's special cases), float types only */
+	DAVINCI_OP_NEG = 42,	/* dst = -src0, @count (integers wrap) */
+	DAVINCI_OP_TANH_GRAD = 43,	/* dst = src0 * (1 - src1 * src1): tanh's gradient dy from its result y */
+	DAVINCI_OP_SIGMOID_GRAD = 44,	/* dst = src0 * (1 - src1) * src1: sigmoid's gradient dy from its result y */
+	DAVINCI_OP_GELU_GRAD = 45,	/* dst = src0 * GELU'(src1): GELU's gradient dy at its input x, @imm as GELU's */
+	DAVINCI_OP_SILU_GRAD = 46,	/* dst = src0 * s * (1 + src1 * (1 - s)), s = sigmoid(src1): SiLU's gradient */
+	DAVINCI_OP_COUNT = 47,
 };
 
 /*
@@ -844,6 +857,21 @@ enum davinci_opcode {
 #define DAVINCI_CMP_GT	4	/* src0 > src1 */
 #define DAVINCI_CMP_GE	5	/* src0 >= src1 */
 #define DAVINCI_CMP_COUNT	6
+
+/*
+ * DAVINCI_OP_GELU's approximate (struct davinci_task.imm). Which GELU: torch's
+ * approximate= argument.
+ */
+#define DAVINCI_GELU_NONE	0	/* x Phi(x) = x (1 + erf(x / sqrt(2))) / 2 */
+#define DAVINCI_GELU_TANH	1	/* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+#define DAVINCI_GELU_COUNT	2
+
+/*
+ * DAVINCI_OP_GELU_GRAD's approximate (struct davinci_task.imm). As GELU's.
+ */
+#define DAVINCI_GELU_GRAD_NONE	0	/* the gradient of x Phi(x) */
+#define DAVINCI_GELU_GRAD_TANH	1	/* the gradient of GELU's tanh form */
+#define DAVINCI_GELU_GRAD_COUNT	2
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block

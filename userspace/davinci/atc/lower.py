@@ -268,7 +268,7 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 #: how each binary device op is folded when both operands are constants
 _FOLD = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": _div,
-         "MAX": np.maximum, "MIN": np.minimum}
+         "MAX": np.maximum, "MIN": np.minimum, "POW": np.power}
 
 
 def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
@@ -306,6 +306,38 @@ def unary(L: Lowering, x: Value) -> list[Value]:
     L.need_types(x, L.rule.op)
     out = L.gb.work(x.shape, x.dtype)
     return [L.emit(L.rule.op, out, x, count=x.size)]
+
+
+def power(L: Lowering, x: Value, y: Value) -> list[Value]:
+    """X ** Y, broadcast, in X's float type. A Y of another type (opset 12
+    lets it differ) is taken when it is a constant whose values X's type
+    holds exactly (converted on the host); a computed one would need a
+    rounding CAST (an odd integer exponent beyond 2^24 turning even)."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; davinci's POW runs on %s (an integer power is "
+               "not converted)" % (type_name(x.dtype), type_list(_FLOATS)))
+    if y.dtype != x.dtype:
+        exact = y.is_const and y.dtype != "bool" and np.array_equal(
+            host_values(y.const, x.dtype).astype(np.float64),
+            y.const.astype(np.float64))
+        if not exact:
+            L.fail("X is %s and Y %s; davinci takes an exponent of another "
+                   "type only as a constant %s holds exactly (add a Cast)"
+                   % (type_name(x.dtype), type_name(y.dtype),
+                      type_name(x.dtype)))
+        y = Value(y.shape, x.dtype, const=host_values(y.const, x.dtype))
+    return binary(L, x, y)
+
+
+def gelu(L: Lowering, x: Value) -> list[Value]:
+    """x Phi(x), or its tanh form (approximate "tanh")."""
+    form = L.attr("approximate", "none")
+    if form not in ("none", "tanh"):
+        L.fail("approximate is %r; Gelu takes \"none\" or \"tanh\"" % form)
+    x = L.device(x)
+    L.need_types(x, L.rule.op)
+    out = L.gb.work(x.shape, x.dtype)
+    return [L.emit(L.rule.op, out, x, count=x.size, attr=form)]
 
 
 def leaky_relu(L: Lowering, x: Value) -> list[Value]:
@@ -968,6 +1000,14 @@ RULES: tuple[Rule, ...] = (
     Rule("Sqrt", unary, "SQRT"),
     Rule("Abs", unary, "ABS"),
     Rule("LeakyRelu", leaky_relu, "LEAKY_RELU"),
+    Rule("Tanh", unary, "TANH"),
+    Rule("Sigmoid", unary, "SIGMOID"),
+    Rule("Erf", unary, "ERF"),
+    Rule("Log", unary, "LOG"),
+    Rule("Reciprocal", unary, "RECIPROCAL"),
+    Rule("Neg", unary, "NEG"),
+    Rule("Gelu", gelu, "GELU", since=20),
+    Rule("Pow", power, "POW", ("MEMCPY",)),
     # a Transpose's result becomes their transpose flag
     Rule("MatMul", matmul, "MATMUL", takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
