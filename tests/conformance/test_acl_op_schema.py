@@ -134,7 +134,8 @@ def _elementwise(op, name, dtype, rng):
     attrs = []
     if op.imm is not None and op.imm.name not in fixed:
         setter = {"float32": "set_attr_float", "byte": "set_attr_int",
-                  "enum": "set_attr_int"}[op.imm.type]
+                  "enum": "set_attr_int", "int32": "set_attr_int"}[
+                      op.imm.type]
         attrs = [(setter, op.imm.name, sample.attr)]
     cann = [None] * len(ins)
     for source, index in enumerate(op.acl_order(name)):
@@ -213,7 +214,7 @@ def _casts(op, name, dtype, rng):
 
 def calls(op, name, dtype, rng):
     """The calls that exercise CANN name ``name`` of ``op`` on ``dtype``."""
-    if op.kind in ("binary", "unary"):
+    if op.kind in ("binary", "unary", "triangle"):
         return [_elementwise(op, name, dtype, rng)]
     if op.kind == "matmul":
         return [_matmul(op, name, dtype, rng)]

@@ -62,6 +62,9 @@ _PROBE_PARAMS = {
     "COPY_VIEW": dict(ndim=1, sizes=[8], strides=[1]),
     "CONV2D": dict(n=1, c=1, h=2, w=4, k=1, r=1, s=1, stride_h=1, stride_w=1,
                    pad_h=0, pad_w=0, dilation_h=1, dilation_w=1, groups=1),
+    "FILL": dict(value=0),
+    "ARANGE": dict(start=0, step=0),
+    "RANDOM_UNIFORM": dict(seed=0, offset=0),
 }
 
 

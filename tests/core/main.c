@@ -46,6 +46,9 @@ int th_failures, th_passed, th_failed;
 	X(conv_block_checks) \
 	X(conv_refused_block_touches_nothing) \
 	X(conv_runs_and_chunks) \
+	X(fill_block_checks) \
+	X(index_out_of_range_touches_nothing) \
+	X(index_add_order_and_chunks) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

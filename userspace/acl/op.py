@@ -271,7 +271,7 @@ _ATTR_KINDS = {bool: "a bool (set_attr_bool)", int: "an int (set_attr_int)",
                str: "a string (set_attr_string)",
                list: "a list of ints (set_attr_list_int)"}
 #: the attribute kind of each schema imm type
-_IMM_KINDS = {"float32": float, "byte": int, "enum": str}
+_IMM_KINDS = {"float32": float, "byte": int, "enum": str, "int32": int}
 
 
 def _attr(attrs, name, default, kind):
@@ -475,9 +475,27 @@ def _cast(op: OpDef, name, ins, outs, attrs):
                     dst_dtype=DEVICE_DTYPES[o.dtype])
 
 
+def _triangle(op: OpDef, name, ins, outs, attrs):
+    """Tril, Triu: the last two axes of x (a 1-D x is one row), CANN's
+    diagonal attribute (default 0)."""
+    _n(name, ins, outs, 1, 1)
+    x = ins[0]
+    _dtype_in(name, x, op.dtypes)
+    _need(len(x.shape) >= 1, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+          "%s needs at least one dimension" % name)
+    diagonal = _attr(attrs, "diagonal", 0, int)
+    _need(-(1 << 31) <= diagonal < 1 << 31, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+          "%s diagonal %d does not fit int32" % (name, diagonal))
+    _out_is(name, outs[0], x.shape, x.dtype)
+    m, n = _rows(x.shape)
+    return describe(op, name, x.dtype, outs[0], ins, attr=diagonal,
+                    mnk=(m, n, x.shape[-2] if len(x.shape) > 1 else 1))
+
+
 #: how acl's operands and attributes map onto each kind of op
 _KINDS = {"binary": _elementwise, "unary": _elementwise, "matmul": _matmul,
-          "rows": _over_rows, "reduce": _reduce, "cast": _cast}
+          "rows": _over_rows, "reduce": _reduce, "cast": _cast,
+          "triangle": _triangle}
 
 
 def op_of(op_type) -> OpDef:

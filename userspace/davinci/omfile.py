@@ -109,11 +109,16 @@ def _rule(op: schema.OpDef) -> _OpRule:
                    in_place=op.kind in ("binary", "unary"))
 
 
+#: the compute kinds whose operand extents _extents() knows
+_RECORD_KINDS = ("binary", "unary", "matmul", "rows", "reduce", "cast")
 #: what a model may run: every compute op of the schema but those with a
-#: parameter block (an op record has no room for one yet), and its copies
+#: parameter block (an op record has no room for one yet), those of other
+#: kinds or with an operand of a dtype of its own (SELECT's bool mask,
+#: ARGMAX's int64 result: no converter emits them yet), and its copies
 #: and fills (MEMCPY, MEMSET)
 _RULES = {op.opcode: _rule(op) for op in schema.OPS
-          if (op.compute and op.params is None) or
+          if (op.compute and op.params is None and
+              op.kind in _RECORD_KINDS and not op.operand_dtypes) or
           op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
