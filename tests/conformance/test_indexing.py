@@ -12,7 +12,6 @@ what the device refuses."""
 import numpy as np
 import pytest
 
-import davinci
 from davinci import ops, opdesc
 from davinci.errors import TaskFailedError
 
