@@ -648,7 +648,13 @@ enum dv_op_shape {
 	DV_SHAPE_CONV,		/* dst, src0, src1: the params' convolution */
 	DV_SHAPE_POOL,		/* dst, src0: the params' pooling */
 	DV_SHAPE_POOL_INDEX,	/* and src1: its int64 indices */
+	DV_SHAPE_INDEX,		/* dst, src0: rows picked by src1's indices */
+	DV_SHAPE_GENERATE,	/* dst: count elements, no source */
+	DV_SHAPE_TRIANGLE,	/* dst and src0: m x n, matrices of k rows */
 };
+
+/* An operand dtype an op fixes (struct dv_opcode_info): 0 is none. */
+#define DV_OPD(x)	(DAVINCI_DTYPE_##x + 1)
 
 /**
  * struct dv_opcode_info - what an opcode uses and allows
@@ -662,6 +668,9 @@ enum dv_op_shape {
  * @params_version: the block's layout version it takes
  * @check_params: for an op with a parameter block, its checker
  *	(dv_op_check_<op>(), ops.h), which dv_op_check_params() calls
+ * @dst_fixed: DV_OPD() of the dtype its dst always has (ARGMAX's int64),
+ *	0 for one that follows the task's dtypes
+ * @src1_fixed: likewise for src1 (SELECT's bool condition)
  * @shape: its operand extents
  * @kernel: for a compute op, its kernel (ops_kernels.h), which dv_op_run()
  *	calls with units [@begin, @end) and an FPU section open; else NULL
@@ -676,6 +685,8 @@ struct dv_opcode_info {
 	u32 params_size;
 	u32 params_version;
 	int (*check_params)(const struct davinci_task *t, const void *params);
+	u8 dst_fixed;
+	u8 src1_fixed;
 	enum dv_op_shape shape;
 	void (*kernel)(const struct davinci_task *t, const void *params,
 		       void *dst, const void *src0, const void *src1, u64 begin,

@@ -47,11 +47,34 @@ u64 dv_dtype_size(u8 dtype)
  */
 u8 dv_op_dst_dtype(const struct davinci_task *task)
 {
+	if (task->opcode < DAVINCI_OP_COUNT &&
+	    dv_opcodes[task->opcode].dst_fixed)
+		return dv_opcodes[task->opcode].dst_fixed - 1;
 	if (task->opcode == DAVINCI_OP_CAST ||
 	    ((task->opcode == DAVINCI_OP_CMP ||
 	      task->opcode == DAVINCI_OP_MAXPOOL2D) && task->dst_dtype))
 		return task->dst_dtype;
 	return task->dtype;
+}
+
+/**
+ * dv_op_src1_dtype() - the dtype of a compute task's src1
+ * @task: the descriptor
+ *
+ * Return: an indexed op's index dtype (its imm), the dtype the op fixes
+ * for src1 (SELECT's and MASK_SCALE's bool), else @task->dtype.
+ */
+u8 dv_op_src1_dtype(const struct davinci_task *task)
+{
+	const struct dv_opcode_info *op;
+
+	if (task->opcode >= DAVINCI_OP_COUNT)
+		return task->dtype;
+	op = &dv_opcodes[task->opcode];
+	if (op->shape == DV_SHAPE_INDEX)
+		return task->imm == DAVINCI_INDEX_SELECT_INT32 ?
+		       DAVINCI_DTYPE_INT32 : DAVINCI_DTYPE_INT64;
+	return op->src1_fixed ? op->src1_fixed - 1 : task->dtype;
 }
 
 /**
@@ -286,6 +309,55 @@ int dv_op_check_maxpool2d(const struct davinci_task *task, const void *params)
 	return dv_pooling_geom(task->opcode, params, &pool);
 }
 
+/**
+ * dv_op_check_fill() - check FILL's parameter block
+ * @task: a FILL task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_fill
+ *
+ * The value's bytes above the dtype's size are zero, and a bool is 0 or 1.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int dv_op_check_fill(const struct davinci_task *task, const void *params)
+{
+	const struct davinci_params_fill *p = params;
+	u64 es = dv_dtype_size(task->dtype);
+
+	if (task->dtype == DAVINCI_DTYPE_BOOL)
+		return p->value <= 1 ? 0 : -EINVAL;
+	return es >= 8 || !(p->value >> (8 * es)) ? 0 : -EINVAL;
+}
+
+/**
+ * dv_op_check_arange() - check ARANGE's parameter block
+ * @task: an ARANGE task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_arange
+ *
+ * Return: 0: every start and step is one (an int64 or a float64's bits).
+ */
+int dv_op_check_arange(const struct davinci_task *task, const void *params)
+{
+	(void)task;
+	(void)params;
+	return 0;
+}
+
+/**
+ * dv_op_check_random_uniform() - check the Philox block of RANDOM_UNIFORM
+ *	and BERNOULLI
+ * @task: the task, which passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_random_uniform
+ *
+ * Return: 0: every seed and offset is one (the counter wraps in u64).
+ */
+int dv_op_check_random_uniform(const struct davinci_task *task,
+			       const void *params)
+{
+	(void)task;
+	(void)params;
+	return 0;
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {
@@ -332,22 +404,23 @@ static int dv_op_extent_strided(const struct davinci_task *task,
 {
 	u64 addr[3] = { task->dst, task->src0, task->src1 };
 	u64 *bytes[3] = { &ext->dst, &ext->src0, &ext->src1 };
-	u64 es = dv_dtype_size(task->dtype);
-	u64 dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+	u64 es[3] = { dv_dtype_size(dv_op_dst_dtype(task)),
+		      dv_dtype_size(task->dtype),
+		      dv_dtype_size(dv_op_src1_dtype(task)) };
 	u32 used, o;
 	u64 span;
 
-	if (!s || !es || !dst_es)
+	if (!s || !es[0] || !es[1] || !es[2])
 		return -EINVAL;
 	used = dv_strided_operands(task);
 	for (o = 0; o < used; o++)
 		if (!dv_strided_span(s, o, &span) ||
-		    !dv_mul_u64(span, o ? es : dst_es, bytes[o]) ||
+		    !dv_mul_u64(span, es[o], bytes[o]) ||
 		    dv_range_wraps(addr[o], *bytes[o]))
 			return -EINVAL;
 	for (o = 1; o < used; o++)
 		if (dv_ranges_overlap(task->dst, ext->dst, addr[o], *bytes[o]) &&
-		    !(es == dst_es && dv_strided_in_place(task, s, o)))
+		    !(es[o] == es[0] && dv_strided_in_place(task, s, o)))
 			return -EINVAL;
 	return 0;
 }
@@ -371,6 +444,30 @@ static void dv_conv_elems(u16 opcode, const struct dv_conv *g, u64 *e)
 	}
 }
 
+/*
+ * Extents of an indexed op (DOC: indexed ops): @m batches, each of
+ * @count indices (src1) into a table of @n rows of @k elements.
+ * INDEX_SELECT writes dst[m][count][k] from the table src0[m][n][k];
+ * INDEX_ADD adds src0[m][count][k] into the table dst[m][n][k].
+ */
+static int dv_op_extent_index(const struct davinci_task *task, u64 es,
+			      struct dv_op_extent *ext)
+{
+	u64 picked, table, idx;
+
+	if (!dv_mul_u64((u64)task->m * task->k, task->count, &picked) ||
+	    !dv_mul_u64(picked, es, &picked) ||
+	    !dv_mul_u64((u64)task->m * task->n, task->k, &table) ||
+	    !dv_mul_u64(table, es, &table) ||
+	    !dv_mul_u64(task->m, task->count, &idx) ||
+	    !dv_mul_u64(idx, dv_dtype_size(dv_op_src1_dtype(task)), &idx))
+		return -EINVAL;
+	ext->src1 = idx;
+	ext->dst = task->opcode == DAVINCI_OP_INDEX_ADD ? table : picked;
+	ext->src0 = task->opcode == DAVINCI_OP_INDEX_ADD ? picked : table;
+	return 0;
+}
+
 /**
  * dv_op_extent() - bytes a compute task touches at each operand
  * @task: a task that passed dv_op_validate()
@@ -390,11 +487,11 @@ static void dv_conv_elems(u16 opcode, const struct dv_conv *g, u64 *e)
 int dv_op_extent(const struct davinci_task *task, const void *params,
 		 struct dv_op_extent *ext)
 {
-	u64 es = dv_dtype_size(task->dtype), dst_es;
+	u64 es = dv_dtype_size(task->dtype), dst_es, src1_es;
 	u64 mn, mk, kn, e[3];
 	struct dv_conv conv;
 	struct dv_pooling pool;
-	bool exact_ok = false;
+	bool exact_ok = false, exact1_ok = false;
 
 	memset(ext, 0, sizeof(*ext));
 	if (!es || task->opcode >= DAVINCI_OP_COUNT)
@@ -403,13 +500,18 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_op_extent_strided(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
-		/* CMP's bool result: in place only with one element size */
+		/*
+		 * CMP's bool result, SELECT's bool src1: in place only with
+		 * one element size
+		 */
 		dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+		src1_es = dv_dtype_size(dv_op_src1_dtype(task));
 		if (!dv_mul_u64(task->count, es, &ext->src0) ||
-		    !dv_mul_u64(task->count, dst_es, &ext->dst))
+		    !dv_mul_u64(task->count, dst_es, &ext->dst) ||
+		    !dv_mul_u64(task->count, src1_es, &ext->src1))
 			return -EINVAL;
-		ext->src1 = ext->src0;
 		exact_ok = dst_es == es;
+		exact1_ok = dst_es == src1_es;
 		break;
 	case DV_SHAPE_UNARY:
 		if (!dv_mul_u64(task->count, es, &ext->dst))
@@ -436,8 +538,28 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		mn = (u64)task->m * task->n;
 		if (!dv_mul_u64(mn, es, &ext->src0))
 			return -EINVAL;
-		/* no columns: each row sums to 0 */
-		ext->dst = (u64)task->m * es;
+		/* no columns: each row sums to 0, but has no arg max */
+		if (dv_opcodes[task->opcode].dst_fixed && task->m && !task->n)
+			return -EINVAL;
+		ext->dst = (u64)task->m *
+			   dv_dtype_size(dv_op_dst_dtype(task));
+		break;
+	case DV_SHAPE_INDEX:
+		if (dv_op_extent_index(task, es, ext))
+			return -EINVAL;
+		break;
+	case DV_SHAPE_GENERATE:
+		if (!dv_mul_u64(task->count, es, &ext->dst))
+			return -EINVAL;
+		break;
+	case DV_SHAPE_TRIANGLE:
+		/* matrices of k >= 1 rows each */
+		mn = (u64)task->m * task->n;
+		if (!task->k || task->m % task->k ||
+		    !dv_mul_u64(mn, es, &ext->dst))
+			return -EINVAL;
+		ext->src0 = ext->dst;
+		exact_ok = true;
 		break;
 	case DV_SHAPE_VIEW:
 		if (!params || !dv_mul_u64(task->count, es, &ext->dst) ||
@@ -489,7 +611,7 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	    !(exact_ok && task->dst == task->src0))
 		return -EINVAL;
 	if (dv_ranges_overlap(task->dst, ext->dst, task->src1, ext->src1) &&
-	    !(exact_ok && task->dst == task->src1))
+	    !(exact1_ok && task->dst == task->src1))
 		return -EINVAL;
 	return 0;
 }
@@ -512,15 +634,16 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 {
 	u64 es = dv_dtype_size(task->dtype);
 	u64 dst_es = dv_dtype_size(dv_op_dst_dtype(task));
+	u64 src1_es = dv_dtype_size(dv_op_src1_dtype(task));
 	u32 bad = 0;
 
-	if (!es || !dst_es)
+	if (!es || !dst_es || !src1_es)
 		return 0;	/* dv_op_extent() refuses the dtype */
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;
 	if (task->src0 & (es - 1))
 		bad |= DV_OP_MISALIGNED_SRC0;
-	if (task->src1 & (es - 1))
+	if (task->src1 & (src1_es - 1))
 		bad |= DV_OP_MISALIGNED_SRC1;
 	/* MAXPOOL2D_BACKWARD's src1 holds int64 indices */
 	if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD &&
@@ -607,12 +730,18 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
 	case DV_SHAPE_MATMUL:
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
+	case DV_SHAPE_TRIANGLE:
 		return task->m;
 	case DV_SHAPE_CONV:
 		return dv_conv_rows(task->opcode, params, &seg, &flop);
 	case DV_SHAPE_POOL:
 	case DV_SHAPE_POOL_INDEX:
 		return dv_pooling_planes(task->opcode, params, &flop);
+	case DV_SHAPE_INDEX:
+		/* INDEX_ADD: columns of the table, each its batch's indices */
+		if (task->opcode == DAVINCI_OP_INDEX_ADD)
+			return (u64)task->m * task->k;
+		return (u64)task->m * task->count;	/* rows of dst */
 	default:
 		return task->count;
 	}
@@ -663,12 +792,66 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 		return rows ? rows : 1;
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
+	case DV_SHAPE_TRIANGLE:
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
+		return rows ? rows : 1;
+	case DV_SHAPE_INDEX:
+		/* a unit moves k elements (a row), or count (a column) */
+		per_row = task->opcode == DAVINCI_OP_INDEX_ADD ? task->count :
+			  task->k;
+		rows = DV_OP_ROW_CHUNK_ELEMS / (per_row ? per_row : 1);
 		return rows ? rows : 1;
 	default:
 		return DV_OP_EW_CHUNK;
 	}
+}
+
+/**
+ * dv_op_reads_data() - the task's operands' contents must pass
+ *	dv_op_check_data() before it runs
+ * @task: a validated task
+ *
+ * Return: true for the indexed ops (DOC: indexed ops).
+ */
+bool dv_op_reads_data(const struct davinci_task *task)
+{
+	return dv_op_is_compute(task->opcode) &&
+	       dv_opcodes[task->opcode].shape == DV_SHAPE_INDEX;
+}
+
+/**
+ * dv_op_check_data() - check the data an op addresses memory with
+ * @task: a task that passed dv_op_extent(), for which dv_op_reads_data()
+ * @src1: host address of its src1 (the indices)
+ *
+ * Integer code, no FPU. Every one of the @m x @count indices lies in
+ * [0, @n): the rows of the table each batch indexes.
+ *
+ * Return: 0, or -EINVAL for an index out of range.
+ */
+int dv_op_check_data(const struct davinci_task *task, const void *src1)
+{
+	u64 i, total = (u64)task->m * task->count;
+	u64 n = task->n;
+
+	if (!dv_op_reads_data(task))
+		return 0;
+	if (dv_op_src1_dtype(task) == DAVINCI_DTYPE_INT32) {
+		const s32 *idx = src1;
+
+		for (i = 0; i < total; i++)
+			if (idx[i] < 0 || (u64)idx[i] >= n)
+				return -EINVAL;
+		return 0;
+	}
+	for (i = 0; i < total; i++) {
+		const s64 *idx = src1;
+
+		if (idx[i] < 0 || (u64)idx[i] >= n)
+			return -EINVAL;
+	}
+	return 0;
 }
 
 /**

@@ -44,15 +44,34 @@ int dv_op_check_params(const struct davinci_task *task, const void *params);
 int dv_op_check_copy_view(const struct davinci_task *task, const void *params);
 int dv_op_check_conv2d(const struct davinci_task *task, const void *params);
 int dv_op_check_maxpool2d(const struct davinci_task *task, const void *params);
+int dv_op_check_fill(const struct davinci_task *task, const void *params);
+int dv_op_check_arange(const struct davinci_task *task, const void *params);
+int dv_op_check_random_uniform(const struct davinci_task *task,
+			       const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
 
 /*
- * The dtype of @task's dst: @dst_dtype for CAST and for CMP's bool
- * result, else @dtype.
+ * The dtype of @task's dst: the one its op fixes (ARGMAX's int64),
+ * @dst_dtype for CAST and for CMP's bool result, else @dtype.
  */
 u8 dv_op_dst_dtype(const struct davinci_task *task);
+
+/*
+ * The dtype of @task's src1: an indexed op's index dtype, the one its op
+ * fixes (SELECT's bool), else @dtype.
+ */
+u8 dv_op_src1_dtype(const struct davinci_task *task);
+
+/*
+ * Ops whose operands' contents address memory (the indexed ops) check
+ * them as the task starts, before a chunk runs: dv_op_check_data() is 0,
+ * or -EINVAL (an index out of range) and the task fails with
+ * DAVINCI_STATUS_INVALID_TASK, touching nothing. Integer code only.
+ */
+bool dv_op_reads_data(const struct davinci_task *task);
+int dv_op_check_data(const struct davinci_task *task, const void *src1);
 
 /* @n elements of @es bytes between two strided runs (ops_view.c). */
 void dv_elem_copy(u8 *dst, u64 dst_stride, const u8 *src, u64 src_stride,

@@ -45,5 +45,11 @@ DV_OP_KERNEL(copy_view);	/* COPY_VIEW; units are elements of dst */
 DV_OP_KERNEL(copy);		/* IDENTITY */
 DV_OP_KERNEL(conv);		/* CONV2D and its gradients; units are GEMM rows */
 DV_OP_KERNEL(pool);		/* the poolings and theirs; units are planes */
+DV_OP_KERNEL(index);		/* INDEX_SELECT (rows), INDEX_ADD (columns) */
+DV_OP_KERNEL(select);		/* SELECT, MASK_SCALE */
+DV_OP_KERNEL(argreduce);	/* ARGMAX, ARGMIN; units are rows */
+DV_OP_KERNEL(cumsum);		/* CUMSUM; units are rows */
+DV_OP_KERNEL(generate);		/* FILL ARANGE RANDOM_UNIFORM BERNOULLI */
+DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -7,7 +7,7 @@
  * along the innermost dimension goes to the op's dense kernel: directly
  * when every operand the op uses is contiguous along it, else through
  * small blocks on the stack (sources gathered, the kernel run into a
- * block, dst scattered). The dense kernel computes each element from its
+ * block, dst scattered; SELECT, which reads dst, gathers it too). The dense kernel computes each element from its
  * own operands alone, so the bytes are those of the dense op on the same
  * values, however the walk is chunked.
  *
@@ -77,6 +77,9 @@ static void strided_run(const struct davinci_task *t,
 		dst = blk[0];
 		if (r->stride[0] == 1)
 			dst = r->dst + i * r->es[0];
+		else if (t->opcode == DAVINCI_OP_SELECT)	/* reads dst */
+			dv_elem_copy((u8 *)blk[0], 1, r->dst + i * r->stride[0] *
+				     r->es[0], r->stride[0], len, r->es[0]);
 		kernel(t, NULL, dst, src[0], src[r->sources - 1], 0, len);
 		if (r->stride[0] != 1)
 			dv_elem_copy(r->dst + i * r->stride[0] * r->es[0],
@@ -112,7 +115,7 @@ void dv_op_run_strided(const struct davinci_task *task,
 
 	r.es[0] = dv_dtype_size(dv_op_dst_dtype(task));
 	r.es[1] = dv_dtype_size(task->dtype);
-	r.es[2] = r.es[1];
+	r.es[2] = dv_dtype_size(dv_op_src1_dtype(task));
 	for (d = (int)last; d >= 0; d--) {
 		idx[d] = rem % s->sizes[d];
 		rem /= s->sizes[d];

@@ -476,6 +476,25 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 	return st;
 }
 
+/*
+ * The contents an indexed op addresses memory with (dv_op_check_data()),
+ * checked as it starts, without dev->lock (a scan of its indices), before
+ * a chunk runs or is shared out: DAVINCI_STATUS_INVALID_TASK when one is
+ * out of range. dev->lock is held on entry and on return.
+ */
+static u32 dv_task_check_data(struct dv_device *dev, struct dv_task *t)
+{
+	int bad;
+
+	os_mutex_assert_held(dev->lock);
+	if (t->hang || !dv_op_reads_data(&t->desc))
+		return DAVINCI_STATUS_OK;
+	os_mutex_unlock(dev->lock);
+	bad = dv_op_check_data(&t->desc, dv_task_ptr(t, 2));
+	os_mutex_lock(dev->lock);
+	return bad ? DAVINCI_STATUS_INVALID_TASK : DAVINCI_STATUS_OK;
+}
+
 /**
  * dv_task_run() - run a task that touches memory or time
  * @dev: the device (dev->lock held; released while the task runs)
@@ -507,7 +526,10 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	}
 	dv_trace_task_start(s, t);
 	t->running = true;
-	if (dv_task_shareable(t))
+	st = dv_task_check_data(dev, t);
+	if (st)
+		os_mutex_unlock(dev->lock);
+	else if (dv_task_shareable(t))
 		st = dv_exec_shared(dev, t);
 	else
 		st = dv_exec_alone(dev, t);

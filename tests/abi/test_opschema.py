@@ -64,13 +64,16 @@ def test_every_compute_op_is_a_davinci_ops_function(op):
 def test_descriptors_refuse_dtypes_the_op_lacks(op):
     srcs = (0x1000,) * opdesc.SOURCES[op.kind]
     extents = {"matmul": {"mnk": (2, 2, 2)}, "rows": {"rows": (2, 2)},
-               "reduce": {"rows": (2, 2)}}.get(op.kind, {"count": 4})
+               "reduce": {"rows": (2, 2)}, "triangle": {"mnk": (2, 2, 1)},
+               "index": {"mnk": (1, 2, 2), "count": 2}
+               }.get(op.kind, {"count": 4})
     if op.kind == "cast":
         extents["dst_dtype"] = "float32"
     if op.params is not None:
         extents["params_at"] = 0x3000
-    attr = (op.imm.values[0] if op.imm.type == "enum" else
-            {"float32": 1.0, "byte": 0}[op.imm.type]) if op.imm else None
+    attr = {"float32": 1.0, "byte": 0, "int32": 0}.get(
+        op.imm.type, op.imm.values[0] if op.imm.values else None) \
+        if op.imm else None
     for dtype in opdesc.DTYPE_CODES:
         call = dict(dst=0x2000, srcs=srcs, attr=attr, **extents)
         if dtype in op.dtypes:

@@ -78,3 +78,43 @@ def relu(a, dtype):
 def axpy(alpha, x, y, dtype):
     r = np.float32(alpha) * to_f32(x, dtype) + to_f32(y, dtype)
     return from_f32(r, dtype)
+
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+_M32 = 0xFFFFFFFF
+
+
+def philox4x32_10(counter, key):
+    """Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+    1, 2, 3", SC'11) of four 32-bit counter words and two key words."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for _ in range(10):
+        p0 = _PHILOX_M[0] * c0
+        p1 = _PHILOX_M[1] * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & _M32,
+                          (p0 >> 32) ^ c3 ^ k1, p0 & _M32)
+        k0 = (k0 + _PHILOX_W[0]) & _M32
+        k1 = (k1 + _PHILOX_W[1]) & _M32
+    return c0, c1, c2, c3
+
+
+def philox_words(seed: int, offset: int, n: int) -> np.ndarray:
+    """The device's words: element i takes word i % 4 of the block of
+    counter (offset + i // 4) (low word, high word, 0, 0) and key seed
+    (low word, high word)."""
+    key = (seed & _M32, (seed >> 32) & _M32)
+    out = []
+    for block in range((n + 3) // 4):
+        ctr = (offset + block) & ((1 << 64) - 1)
+        out.extend(philox4x32_10((ctr & _M32, ctr >> 32, 0, 0), key))
+    return np.array(out[:n], dtype=np.uint64)
+
+
+def uniform(words: np.ndarray, dtype: str) -> np.ndarray:
+    """RANDOM_UNIFORM's values of Philox words, as float32 (each exact in
+    ``dtype``)."""
+    bits = {"float32": 24, "float16": 11, "bfloat16": 8}[dtype]
+    return ((words >> (32 - bits)).astype(np.float64) /
+            (1 << bits)).astype(np.float32)

@@ -35,9 +35,17 @@ class Sample:
     ulps: int = 0
     #: relative tolerance instead of ulps (summations in another order)
     rtol: float = 0.0
-    #: the dtype of each input whose dtype is fixed (None: the op's dtype
-    #: under test), as MAXPOOL2D_BACKWARD's int64 indices
+    #: each input's dtype where it is not the op's (None: the op's)
     input_dtypes: tuple = ()
+    #: the result's dtype where it is not the op's (ARGMAX's int64)
+    out_dtype: "str | None" = None
+    #: the dtypes the sample runs in (empty: every one the op takes)
+    only: tuple = ()
+
+    def dtypes_of(self, dtype: str, n: int) -> list[str]:
+        """The dtype of each of ``n`` inputs of the sample in ``dtype``."""
+        fixed = list(self.input_dtypes) + [None] * n
+        return [d or dtype for d in fixed[:n]]
 
 
 def _rand(*shapes, low=-4.0, high=4.0, integer_valued=False):
@@ -403,6 +411,62 @@ def _signed_bases(rng, dtype):
     return [R.from_f32(a, dtype), R.from_f32(b, dtype)]
 
 
+
+def _with(*makers):
+    """Inputs from several makers, each ``make(rng, dtype)`` -> one
+    storage array, in order."""
+    def make(rng, dtype):
+        return [m(rng, dtype) for m in makers]
+    return make
+
+
+def _values(shape, **kw):
+    return lambda rng, dtype: R.random(rng, shape, dtype, **kw)
+
+
+def _indices(shape, n, dtype="int64"):
+    """Indices in [0, n), duplicates included."""
+    return lambda rng, _: rng.integers(0, n, shape).astype(dtype)
+
+
+def _bools(shape):
+    return lambda rng, _: rng.integers(0, 2, shape).astype(np.bool_)
+
+
+def _zeros(shape):
+    return lambda rng, dtype: np.zeros(shape, R.STORAGE[dtype])
+
+
+def _index_add_ref(attr, x, src, idx, axis=0):
+    r = np.array(x, copy=True)
+    with np.errstate(over="ignore"):
+        np.add.at(r, (slice(None),) * axis + (idx,), src)
+    return r
+
+
+def _cumsum_ref(attr, x):
+    if x.dtype.kind in "iub":
+        with np.errstate(over="ignore"):
+            return np.cumsum(x, axis=-1, dtype=x.dtype)
+    return np.cumsum(x.astype(np.float64), axis=-1)
+
+
+def _uniform(dtype, seed, offset):
+    return lambda attr, out: R.uniform(
+        R.philox_words(seed, offset, out.size), dtype).reshape(out.shape)
+
+
+def _bernoulli(attr, out, seed=7, offset=3):
+    u = R.uniform(R.philox_words(seed, offset, out.size), "float32")
+    return (u < np.float32(attr)).astype(out.dtype).reshape(out.shape)
+
+
+def _tri(fn):
+    return lambda attr, x: fn(x, attr)
+
+
+_FLOAT_NAMES = ("float32", "float16", "bfloat16")
+
 SAMPLES: dict[str, list[Sample]] = {
     "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
     "MAXPOOL2D_BACKWARD": _pool_samples("max_dx"),
@@ -507,6 +571,95 @@ SAMPLES: dict[str, list[Sample]] = {
         Sample("LT to bool", _rand((300,), (300,), integer_valued=True),
                _cmp(np.less, np.bool_), attr="LT",
                kwargs={"dtype": "bool"})],
+    "INDEX_SELECT": [
+        Sample("rows", _with(_values((10, 7)), _indices((13,), 10)),
+               lambda attr, x, i: np.take(x, i, axis=0),
+               input_dtypes=(None, "int64")),
+        Sample("int32 axis 1", _with(_values((3, 9, 4)),
+                                     _indices((2, 3), 9, "int32")),
+               lambda attr, x, i: np.take(x, i, axis=1),
+               input_dtypes=(None, "int32"), kwargs={"axis": 1}),
+    ],
+    "INDEX_ADD": [
+        # integers: every sum exact in every dtype
+        Sample("duplicates", _with(_values((6, 5), integer_valued=True),
+                                   _values((11, 5), integer_valued=True),
+                                   _indices((11,), 6)),
+               _index_add_ref, input_dtypes=(None, None, "int64")),
+        Sample("axis 1 int32", _with(_values((2, 4, 3), integer_valued=True),
+                                     _values((2, 9, 3), integer_valued=True),
+                                     _indices((9,), 4, "int32")),
+               lambda attr, x, s, i: _index_add_ref(attr, x, s, i, 1),
+               input_dtypes=(None, None, "int32"), kwargs={"axis": 1}),
+        # float32 adds rounded in index order, as np.add.at's
+        Sample("float32 order", _with(_values((3, 64)), _values((40, 64)),
+                                      _indices((40,), 3)),
+               _index_add_ref, input_dtypes=(None, None, "int64"),
+               only=("float32",)),
+    ],
+    "SELECT": [
+        Sample("1000", _with(_bools((1000,)), _values((1000,)),
+                             _values((1000,))),
+               lambda attr, c, x, y: np.where(c, x, y),
+               input_dtypes=("bool",)),
+        Sample("broadcast", _with(_bools((4, 1)), _values((4, 5)),
+                                  _values((5,))),
+               lambda attr, c, x, y: np.where(c, x, y),
+               input_dtypes=("bool",)),
+    ],
+    "MASK_SCALE": [
+        Sample("scale 1/0.9", _with(_values((999,)), _bools((999,))),
+               lambda attr, x, m: (x * m.astype(np.float32)) *
+               np.float32(attr), attr=float(np.float32(1 / 0.9)),
+               input_dtypes=(None, "bool")),
+    ],
+    "ARGMAX": [Sample("7x33 ties", _rand((7, 33), integer_valued=True),
+                      lambda attr, x: np.argmax(x, axis=-1),
+                      out_dtype="int64")],
+    "ARGMIN": [Sample("7x33 ties", _rand((7, 33), integer_valued=True),
+                      lambda attr, x: np.argmin(x, axis=-1),
+                      out_dtype="int64")],
+    "CUMSUM": [
+        Sample("5x70", _rand((5, 70), integer_valued=True), _cumsum_ref),
+        # float32 sums in float64, each prefix rounded once
+        Sample("float32 5x300", _rand((5, 300)), _cumsum_ref,
+               only=("float32",)),
+    ],
+    "FILL": [
+        Sample("3", _with(_zeros((37,))), lambda attr, o: np.full(
+            o.shape, 3).astype(o.dtype), kwargs={"value": 3}),
+        Sample("-1.5", _with(_zeros((37,))), lambda attr, o: np.full(
+            o.shape, -1.5, np.float32), kwargs={"value": -1.5},
+               only=_FLOAT_NAMES),
+    ],
+    "ARANGE": [
+        Sample("-7 step 3", _with(_zeros((40,))), lambda attr, o: (
+            -7 + 3 * np.arange(o.size)).astype(o.dtype),
+               kwargs={"start": -7, "step": 3}),
+        # float32 in float64, float16 and bfloat16 in float32
+        Sample("0.5 step 0.1", _with(_zeros((300,))), lambda attr, o: (
+            np.float64(0.5) + np.float64(0.1) * np.arange(o.size)),
+               kwargs={"start": 0.5, "step": 0.1}, only=("float32",)),
+        Sample("0.5 step 0.1 in float32", _with(_zeros((300,))),
+               lambda attr, o: np.float32(0.5) + np.float32(0.1) *
+               np.arange(o.size, dtype=np.float32),
+               kwargs={"start": 0.5, "step": 0.1},
+               only=("float16", "bfloat16")),
+    ],
+    "RANDOM_UNIFORM": [
+        Sample("seed 1234 " + dt, _with(_zeros((1001,))),
+               _uniform(dt, 1234, 5), kwargs={"seed": 1234, "offset": 5},
+               only=(dt,)) for dt in _FLOAT_NAMES] + [
+        Sample("64-bit seed and offset", _with(_zeros((9,))), _uniform(
+            "float32", 0x123456789ABCDEF, 0xFFFFFFFFFFFFFFFF),
+               kwargs={"seed": 0x123456789ABCDEF,
+                       "offset": 0xFFFFFFFFFFFFFFFF}, only=("float32",))],
+    "BERNOULLI": [Sample("p 0.3", _with(_zeros((1000,))), _bernoulli,
+                         attr=0.3, kwargs={"seed": 7, "offset": 3})],
+    "TRIL": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.tril),
+                    attr=d) for d in (0, 2, -3)],
+    "TRIU": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.triu),
+                    attr=d) for d in (0, 1, -2)],
 }
 
 
@@ -523,19 +676,13 @@ def _ulps_apart(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
     return np.abs(g - w)
 
 
-def input_dtypes(sample: Sample, dtype: str, count: int) -> list[str]:
-    """The dtype of each of ``count`` inputs of ``sample`` run in
-    ``dtype``."""
-    fixed = list(sample.input_dtypes) + [None] * count
-    return [d or dtype for d in fixed[:count]]
-
-
 def assert_matches(sample: Sample, raws, got_raw: np.ndarray, dtype: str,
                    out_dtype: str) -> None:
     """``got_raw`` (storage of ``out_dtype``) is ``sample``'s reference on
-    the storage inputs ``raws`` of ``dtype``, within its tolerance."""
+    the storage inputs ``raws`` of ``dtype`` (or of the sample's input
+    dtypes), within its tolerance."""
     values = [r if d in R.INTEGERS else R.to_f32(r, d)
-              for r, d in zip(raws, input_dtypes(sample, dtype, len(raws)))]
+              for r, d in zip(raws, sample.dtypes_of(dtype, len(raws)))]
     want = np.asarray(sample.reference(sample.attr, *values))
     if out_dtype in R.INTEGERS:
         assert np.array_equal(got_raw, want.astype(R.STORAGE[out_dtype]))

@@ -135,7 +135,8 @@ def _elementwise(op, name, dtype, rng):
     if op.imm is not None and op.imm.name not in fixed:
         # an enum is CANN's string attribute (GeluV2's approximate "none")
         setter = {"float32": "set_attr_float", "byte": "set_attr_int",
-                  "enum": "set_attr_string"}[op.imm.type]
+                  "enum": "set_attr_string", "int32": "set_attr_int"}[
+                      op.imm.type]
         value = sample.attr.lower() if op.imm.type == "enum" else sample.attr
         attrs = [(setter, op.imm.name, value)]
     cann = [None] * len(ins)
@@ -342,7 +343,7 @@ def calls(op, name, dtype, rng):
         return list(_convs(op, name, dtype, rng))
     if op.kind == "pool":
         return _pools(op, name, dtype, rng)
-    if op.kind in ("binary", "unary"):
+    if op.kind in ("binary", "unary", "triangle"):
         return [_elementwise(op, name, dtype, rng)]
     if op.kind == "matmul":
         return [_matmul(op, name, dtype, rng)]

@@ -66,6 +66,9 @@ _PROBE_PARAMS = {
                       pad_h=0, pad_w=0, dilation_h=1, dilation_w=1,
                       ceil_mode=0, count_include_pad=0, divisor=0,
                       adaptive=0),
+    "FILL": dict(value=0),
+    "ARANGE": dict(start=0, step=0),
+    "RANDOM_UNIFORM": dict(seed=0, offset=0),
 }
 
 

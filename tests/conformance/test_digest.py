@@ -96,6 +96,29 @@ def _pool_args(op, a, b, s, variant):
     return ins, dict(kw, shape=xs)
 
 
+def _pattern(dev, n: int, rows: int, mul: int, add: int):
+    """int64 indices (i * mul + add) % rows, i < n."""
+    return dev.tensor((np.arange(n, dtype=np.int64) * mul + add) % rows)
+
+
+def _own_args(op, a, b, s):
+    """The inputs and keywords of an op whose operands are not a and b
+    alone, made from them (None for the others): indices of a pattern,
+    bool masks comparing a and b, a new tensor for a generated one."""
+    dev = a.device
+    rows = a.shape[0]
+    if op.name == "INDEX_SELECT":
+        return [a, _pattern(dev, 2 * rows + 3, rows, 7, 2)], {}
+    if op.name == "INDEX_ADD":
+        return [a, b, _pattern(dev, rows, rows, 5, 3)], {}
+    if op.name in ("SELECT", "MASK_SCALE"):
+        mask = ops.compare("lt", a, b, dtype="bool", stream=s)
+        return ([mask, a, b] if op.name == "SELECT" else [a, mask]), {}
+    if op.kind == "generate":
+        return [dev.empty(a.shape, a.dtype)], dict(SAMPLES[op.name][0].kwargs)
+    return None
+
+
 def every_op(a, b, s, dtype):
     """{label: output} of every schema op that takes ``dtype`` on ``a``
     (and ``b``), each attribute its samples use and each variant."""
@@ -111,7 +134,10 @@ def every_op(a, b, s, dtype):
                     tensors, kw = _conv_args(op, a, b)
                 if op.kind in ("pool", "pool_index"):
                     tensors, kw = _pool_args(op, a, b, s, kw)
-                args = ([attr] if op.imm is not None else []) + tensors
+                own = _own_args(op, a, b, s)
+                if own is not None:
+                    tensors, kw = own
+                args = ([attr] if op.takes_attr else []) + tensors
                 label = "_".join([op.python] + [str(x) for x in [attr]
                                                 if x is not None] +
                                  ["%s=%s" % i for i in sorted(kw.items())])

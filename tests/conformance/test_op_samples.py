@@ -7,10 +7,11 @@ import pytest
 import davinci
 from davinci import ops, schema
 
-from .op_samples import SAMPLES, assert_matches, input_dtypes
+from .op_samples import SAMPLES, assert_matches
 
 CASES = [(op, s, dtype) for op in schema.COMPUTE_OPS
-         for s in SAMPLES.get(op.name, ()) for dtype in op.dtypes]
+         for s in SAMPLES.get(op.name, ()) for dtype in op.dtypes
+         if not s.only or dtype in s.only]
 
 
 @pytest.mark.parametrize("op", schema.COMPUTE_OPS, ids=lambda o: o.name)
@@ -25,10 +26,10 @@ def test_every_op_has_samples(op):
 def test_op_matches_numpy(dev, rng, op, sample, dtype):
     raws = sample.inputs(rng, dtype)
     tensors = [davinci.DeviceTensor.from_numpy(dev, r, d) for r, d in
-               zip(raws, input_dtypes(sample, dtype, len(raws)))]
+               zip(raws, sample.dtypes_of(dtype, len(raws)))]
     fn = getattr(ops, op.python)
-    args = ([sample.attr] if op.imm is not None else []) + tensors
+    args = ([sample.attr] if op.takes_attr else []) + tensors
     got = fn(*args, **sample.kwargs)
-    out_dtype = sample.kwargs.get("dtype", dtype)
+    out_dtype = sample.out_dtype or sample.kwargs.get("dtype", dtype)
     got_raw = got.numpy(raw=True)
     assert_matches(sample, raws, got_raw, dtype, out_dtype)

@@ -253,6 +253,97 @@ def _layer_norm_backward(dt):
         dy, x, [6], mean, rstd, w, b, [True, True, True])
 
 
+def _idx(*values):
+    return torch.tensor(values).npu()
+
+
+def _indexing_samples():
+    """The paths of the indexing, selection, arg-reduction and random
+    rows."""
+    def bools(*shape):
+        return _t(torch.bool, *shape, seed=5)
+    out = {
+        ("embedding", 0): lambda dt: (lambda w, i: lambda: F.embedding(
+            i, w))(_t(dt, 10, 4), _idx([1, 9], [0, 0])),
+        ("embedding_dense_backward", 0): lambda dt: (
+            lambda g, i: lambda: aten.embedding_dense_backward(
+                g, i, 10, 3, False))(_t(dt, 2, 2, 4), _idx([1, 3], [3, 0])),
+        ("index_select", 0): lambda dt: (
+            lambda x, i: lambda: torch.index_select(x, 0, i))(
+                _t(dt, 6, 3), _idx(5, 0, 5)),
+        ("index_select", 1): lambda dt: (
+            lambda x, i: lambda: torch.index_select(x, 1, i))(
+                _t(dt, 2, 6, 3), _idx(5, 0, 5)),
+        ("gather", 0): lambda dt: (lambda x, i: lambda: torch.gather(x, 1, i))(
+            _t(dt, 3, 5), _idx([0, 4], [1, 1], [3, 2])),
+        ("scatter_add", 0): lambda dt: (lambda x, i, v: lambda: x.scatter_add_(
+            1, i, v))(_t(dt, 3, 5), _idx([0, 4], [1, 1], [3, 2]),
+                      _t(dt, 3, 2, seed=1)),
+        ("scatter_add", 1): lambda dt: (
+            lambda x, i, v: lambda: torch.scatter_add(x, 1, i, v))(
+                _t(dt, 3, 5), _idx([0, 4], [1, 1], [3, 2]),
+                _t(dt, 3, 2, seed=1)),
+        ("index_add", 0): lambda dt: (lambda x, i, v: lambda: x.index_add_(
+            0, i, v))(_t(dt, 5, 3), _idx(0, 4, 0), _t(dt, 3, 3, seed=1)),
+        ("index_add", 1): lambda dt: (lambda x, i, v: lambda: torch.index_add(
+            x, 0, i, v))(_t(dt, 5, 3), _idx(0, 4, 0), _t(dt, 3, 3, seed=1)),
+        ("index_add", 2): lambda dt: (lambda x, i, v: lambda: x.index_add_(
+            1, i, v))(_t(dt, 3, 5, 2), _idx(0, 4, 0), _t(dt, 3, 3, 2, seed=1)),
+        ("index_add", 3): lambda dt: (lambda x, i, v: lambda: x.index_add_(
+            0, i, v))(_t(dt, 5, 3), _idx(0, 4, 0), _t(dt, 3, 3, seed=1)),
+        ("scatter_add", 2): lambda dt: (lambda x, i, v: lambda: x.scatter_add_(
+            1, i, v))(_t(dt, 3, 5), _idx([0, 4], [1, 1], [3, 2]),
+                      _t(dt, 3, 2, seed=1)),
+        ("where", 0): lambda dt: (lambda c, a, b: lambda: (
+            torch.where(c, a, b), torch.where(c.t(), a.t(), b[0])))(
+                bools(4, 5), _t(dt, 4, 5, seed=1), _t(dt, 5, seed=2)),
+        ("where", 1): lambda dt: (lambda c, a, b: lambda: torch.where(
+            c, a, b))(bools(4, 5), _t(torch.int64, 4, 5, seed=1),
+                      _t(dt, 5, seed=2)),
+        ("masked_fill", 0): lambda dt: (lambda x, m: lambda: (
+            x.masked_fill_(m, 2), x.t().masked_fill_(m.t(), 1),
+            x.masked_fill_(m[0], torch.tensor(1))))(_t(dt, 4, 5),
+                                                     bools(4, 5)),
+        ("masked_fill", 1): lambda dt: (lambda x, m: lambda: x.masked_fill(
+            m, 2))(_t(dt, 4, 5), bools(4, 5)),
+        ("arange", 0): lambda dt: lambda: (
+            torch.arange(0, 12, 2, dtype=dt, device="npu"),
+            torch.arange(5, dtype=dt, device="npu")),
+        ("native_dropout", 0): lambda dt: (
+            lambda x: lambda: aten.native_dropout(x, 0.3, True))(_t(dt, 40)),
+        ("native_dropout_backward", 0): lambda dt: (
+            lambda g, m: lambda: aten.native_dropout_backward(g, m, 1.25))(
+                _t(dt, 4, 5), bools(4, 5)),
+        ("uniform_", 0): lambda dt: (lambda x: lambda: x.uniform_())(
+            _t(dt, 30)),
+        ("uniform_", 1): lambda dt: (lambda x: lambda: x.uniform_(-2, 3))(
+            _t(dt, 30)),
+        ("bernoulli_", 0): lambda dt: (lambda x: lambda: x.bernoulli_(0.3))(
+            _t(dt, 30)),
+        ("cumsum", 0): lambda dt: (lambda x: lambda: x.cumsum(-1))(
+            _t(dt, 3, 5)),
+        ("cumsum", 1): lambda dt: (lambda x: lambda: x.cumsum(1))(
+            _t(dt, 3, 5)),
+        ("cumsum", 2): lambda dt: (lambda x: lambda: x.cumsum(0))(
+            _t(dt, 3, 5)),
+    }
+    for name in ("argmax", "argmin"):
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(), getattr(x, n)(-1)))(_t(dt, 4, 5)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
+            x, n)(0))(_t(dt, 4, 5)))(name)
+    for name in ("max", "min"):
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
+            x, n)(-1))(_t(dt, 4, 5)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
+            x, n)(0, keepdim=True))(_t(dt, 4, 5)))(name)
+    for name in ("tril", "triu"):
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(torch, n)(x, 1), getattr(x, n + "_")(-1)))(
+                _t(dt, 2, 4, 5)))(name)
+    return out
+
+
 #: for each (row, path): a function of the dtype building the operands and
 #: returning what runs the path
 SAMPLES = {
@@ -419,6 +510,8 @@ SAMPLES = {
         dt, True),
     ("native_batch_norm_backward", 2): lambda dt: _batch_norm_backward(
         dt, False),
+    ("fill_", 2): lambda dt: (lambda x: lambda: x.fill_(3))(_t(dt, 8)),
+    **_indexing_samples(),
 }
 
 

@@ -94,7 +94,7 @@ ATTR_KINDS = {bool: "a bool (set_attr_bool)", int: "an int (set_attr_int)",
               str: "a string (set_attr_string)",
               list: "a list of ints (set_attr_list_int)"}
 #: the attribute kind of each schema imm type
-IMM_KINDS = {"float32": float, "byte": int, "enum": str}
+IMM_KINDS = {"float32": float, "byte": int, "enum": str, "int32": int}
 
 
 def attr_value(attrs, name, default, kind):

@@ -167,6 +167,24 @@ def _cast(op: OpDef, name, ins, outs, attrs):
                     dst_dtype=DEVICE_DTYPES[o.dtype])
 
 
+def _triangle(op: OpDef, name, ins, outs, attrs):
+    """Tril, Triu: the last two axes of x (a 1-D x is one row), CANN's
+    diagonal attribute (default 0)."""
+    arity(name, ins, outs, 1, 1)
+    x = ins[0]
+    dtype_in(name, x, op.dtypes)
+    need(len(x.shape) >= 1, C.ACL_ERROR_OP_INPUT_NOT_MATCH,
+         "%s needs at least one dimension" % name)
+    diagonal = attr_value(attrs, "diagonal", 0, int)
+    need(-(1 << 31) <= diagonal < 1 << 31, C.ACL_ERROR_OP_ATTR_NOT_MATCH,
+         "%s diagonal %d does not fit int32" % (name, diagonal))
+    out_is(name, outs[0], x.shape, x.dtype)
+    m, n = rows_of(x.shape)
+    return describe(op, name, x.dtype, outs[0], ins, attr=diagonal,
+                    mnk=(m, n, x.shape[-2] if len(x.shape) > 1 else 1))
+
+
 #: how acl's operands and attributes map onto each kind of op
 KINDS = {"binary": _elementwise, "unary": _elementwise, "matmul": _matmul,
-         "rows": _over_rows, "reduce": _reduce, "cast": _cast}
+         "rows": _over_rows, "reduce": _reduce, "cast": _cast,
+         "triangle": _triangle}

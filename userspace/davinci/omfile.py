@@ -118,11 +118,16 @@ def _rule(op: schema.OpDef) -> _OpRule:
                    in_place=op.kind in ("binary", "unary"))
 
 
+#: compute kinds no converter emits yet, whose operand extents _extents()
+#: does not know (the indexed, generating and triangle ops)
+_NOT_IN_MODELS = ("index", "generate", "triangle")
 #: what a model may run: every compute op of the schema (with its
-#: parameter block or a strided one in PARAMS), and its copies and fills
-#: (MEMCPY, MEMSET)
+#: parameter block or a strided one in PARAMS) but those kinds and ops with
+#: an operand of a dtype of its own (SELECT's bool mask, ARGMAX's int64
+#: result), and its copies and fills (MEMCPY, MEMSET)
 _RULES = {op.opcode: _rule(op) for op in schema.OPS
-          if op.compute or op.kind in ("copy", "fill")}
+          if (op.compute and op.kind not in _NOT_IN_MODELS and
+              not op.operand_dtypes) or op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
 OPCODES = frozenset(_RULES)

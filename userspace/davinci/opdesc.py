@@ -45,7 +45,8 @@ DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
-           "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2}
+           "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2,
+           "index": 2, "generate": 0, "triangle": 1}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -232,8 +233,10 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
-    elements (binary, unary, cast), ``rows`` = (m, n) (rows, reduce) or
-    ``mnk`` (matmul, with ``transpose`` = (a, b)); ``attr`` is the value of
+    elements (binary, unary, cast, generate), ``rows`` = (m, n) (rows,
+    reduce) or ``mnk`` (matmul, with ``transpose`` = (a, b); an indexed
+    op's batches, table rows and row elements, with ``count`` indices per
+    batch; a triangle op's rows, columns and rows per matrix); ``attr`` is the value of
     the op's attribute (CMP's predicate, AXPY's alpha); ``dst_dtype`` the
     result dtype of a cast. ``params_at`` is the device address of the
     op's parameter block (:func:`pack_params`), for an op that takes one,
@@ -273,6 +276,16 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         fields["flags"] = flags
     elif any(transpose):
         raise InvalidArgumentError("%s takes no transposed operand" % name)
+    elif op.kind in ("index", "triangle"):
+        if mnk is None:
+            raise InvalidArgumentError("%s needs (m, n, k)" % name)
+        m, n, k = mnk
+        _dims(op, m=m, n=n, k=k)
+        fields.update(m=m, n=n, k=k)
+        if op.kind == "index":
+            if count < 0:
+                raise ShapeError("%s: negative index count" % name)
+            fields["count"] = int(count)
     elif op.kind in ("rows", "reduce"):
         if rows is None:
             raise InvalidArgumentError("%s needs (rows, columns)" % name)
@@ -342,7 +355,9 @@ def _strided(op: OpDef, name: str, strided: Strided, fields: dict,
                                    "of Strided.pack())" % name)
     c = strided.coalesced()
     c.check_dims()
-    sizes = (ITEMSIZES[dst_dtype],) + (ITEMSIZES[dtype],) * SOURCES[op.kind]
+    sizes = (ITEMSIZES[dst_dtype],) + tuple(
+        ITEMSIZES[op.operand_dtype("src%d" % i, dtype)]
+        for i in range(SOURCES[op.kind]))
     for o, es in enumerate(sizes):
         if c.span(o) * es > _U64:
             raise ShapeError("%s: operand %d of the strided walk spans past "
@@ -391,10 +406,14 @@ def check_alignment(task, op: str | None = None,
     src = DTYPE_NAMES.get(int(task.dtype))
     dst = DTYPE_NAMES.get(int(task.dst_dtype)) \
         if opdef.kind == "cast" or task.dst_dtype else src
-    if src is None or dst is None:
+    if src is None or dst is None or (
+            opdef.kind == "index" and
+            not 0 <= int(task.imm) < len(opdef.imm.values)):
         return                      # the driver refuses the dtype
-    fields = [("dst", dst)] + [("src%d" % i, src)
-                               for i in range(SOURCES[opdef.kind])]
+    dst = opdef.operand_dtype("dst", dst)
+    fields = [("dst", dst)] + [
+        ("src%d" % i, opdef.operand_dtype("src%d" % i, src, int(task.imm)))
+        for i in range(SOURCES[opdef.kind])]
     if opdef.kind == "pool_index":
         fields[2] = ("src1", "int64")   # MAXPOOL2D_BACKWARD's indices
     for field, dtype in fields:

@@ -875,8 +875,14 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
             rows = _rows(op.python, x)
             shape = x.shape if op.kind == "rows" else \
                 (x.shape[:-1] if x.ndim > 1 else (1,))
-            res = _result(op, ins, out, shape, x.dtype)
+            res = _result(op, ins, out, shape,
+                          op.operand_dtype("dst", x.dtype))
             return _launch(op, ins, names, res, stream, rows=rows)
+        if op.kind == "triangle":
+            m, n = _rows(op.python, x)
+            res = _result(op, ins, out, x.shape, x.dtype)
+            return _launch(op, ins, names, res, stream, attr=attr,
+                           mnk=(m, n, x.shape[-2] if x.ndim > 1 else 1))
         raise AssertionError("op kind %s has no path" % op.kind)
 
     if op.kind in ("pool", "pool_index"):
@@ -931,8 +937,236 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
     return fn
 
 
+# -- the indexed, selecting and generating ops ---------------------------------
+def _axis(op: OpDef, x: DeviceTensor, axis: int) -> int:
+    if x.ndim < 1 or not -x.ndim <= axis < x.ndim:
+        raise ShapeError("%s: axis %d of a %d-D tensor" % (op.python, axis,
+                                                          x.ndim))
+    return axis % x.ndim
+
+
+def _index_operand(op: OpDef, index, batches: int, stream
+                   ) -> tuple[DeviceTensor, list[DeviceTensor]]:
+    """The dense int64/int32 indices of every batch: ``index`` itself, or
+    its copy repeated for each of ``batches`` (one IDENTITY of a
+    broadcast), and the copies made (to free once queued)."""
+    index = _tensor(index, "index")
+    if index.dtype not in ("int64", "int32"):
+        raise DTypeError("%s: index is %s; the device indexes with int64 "
+                         "or int32" % (op.python, index.dtype))
+    flat = index.contiguous(stream)
+    made = [flat] if flat is not index else []
+    if batches > 1 and flat.size:
+        rep = identity(flat.reshape(1, flat.size).expand(batches, flat.size),
+                       stream=stream)
+        made.append(rep)
+        flat = rep
+    return flat, made
+
+
+def _indexed(op: OpDef, res: DeviceTensor, table: DeviceTensor,
+             src: DeviceTensor, idx: DeviceTensor, geom, stream, made
+             ) -> DeviceTensor:
+    """One INDEX_SELECT or INDEX_ADD task: ``geom`` = (m, n, k, count)."""
+    m, n, k, count = geom
+    try:
+        if m * count * max(k, 1) == 0 or k == 0:
+            return res
+        task = opdesc.describe(
+            op, res.dtype, dst=res.dev_addr, srcs=[src.dev_addr, idx.dev_addr],
+            count=count, mnk=(m, n, k), attr=idx.dtype,
+            names={"dst": "out", "src0": "x" if src is table else "src",
+                   "src1": "index"})
+        return _run(task, res, stream, [table, src, idx])
+    finally:
+        for t in made:
+            t.free()
+
+
+def _make_index_select(op: OpDef):
+    def index_select(x, index, axis: int = 0, out=None,
+                     stream=None) -> DeviceTensor:
+        """numpy's take(x, index, axis): the slices of x along ``axis`` at
+        ``index`` (int64 or int32, any shape). An index outside [0,
+        x.shape[axis]) fails the task (TaskFailedError, nothing written)."""
+        x = _tensor(x, "x")
+        _same_device(x, _tensor(index, "index"))
+        _need_dtype(op.python, x, op.dtypes)
+        axis = _axis(op, x, axis)
+        m = int(np.prod(x.shape[:axis], dtype=np.int64))
+        k = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+        shape = x.shape[:axis] + index.shape + x.shape[axis + 1:]
+        res = _out(op.python, out, x.device, shape, x.dtype)
+        if not res.is_contiguous() or res.buffer is x.buffer:
+            raise InvalidArgumentError("%s writes a dense out of its own"
+                                       % op.python)
+        dense = x.contiguous(stream)
+        idx, made = _index_operand(op, index, m, stream)
+        if dense is not x:
+            made.append(dense)
+        return _indexed(op, res, dense, dense, idx,
+                        (m, x.shape[axis], k, index.size), stream, made)
+    return index_select
+
+
+def _make_index_add(op: OpDef):
+    def index_add(x, src, index, axis: int = 0, out=None,
+                  stream=None) -> DeviceTensor:
+        """x with src's slices along ``axis`` added at ``index``, in index
+        order (torch's index_add): into a copy of x, or into ``out=x`` in
+        place. An index outside [0, x.shape[axis]) fails the task."""
+        x, src = _operands(op, (x, src), ("x", "src"))
+        _same_device(x, _tensor(index, "index"))
+        _need_dtype(op.python, x, op.dtypes)
+        axis = _axis(op, x, axis)
+        index = _tensor(index, "index")
+        want = x.shape[:axis] + (index.size,) + x.shape[axis + 1:]
+        if src.shape != want:
+            raise ShapeError("%s: src has shape %s; x %s and %d indices "
+                             "along axis %d need %s" % (
+                                 op.python, src.shape, x.shape, index.size,
+                                 axis, want))
+        m = int(np.prod(x.shape[:axis], dtype=np.int64))
+        k = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+        if out is x:
+            res = x
+            if not res.is_contiguous():
+                raise ShapeError("%s adds into a dense x only" % op.python)
+        else:
+            res = _out(op.python, out, x.device, x.shape, x.dtype)
+            if not res.is_contiguous():
+                raise ShapeError("%s writes a dense out" % op.python)
+            identity(x, out=res, stream=stream)
+        dense = src.contiguous(stream)
+        idx, made = _index_operand(op, index, m, stream)
+        if dense is not src:
+            made.append(dense)
+        return _indexed(op, res, res, dense, idx,
+                        (m, x.shape[axis], k, index.size), stream, made)
+    return index_add
+
+
+def _make_select(op: OpDef):
+    def select(cond, x, y, out=None, stream=None) -> DeviceTensor:
+        """numpy's where(cond, x, y), broadcast: y copied into out (unless
+        ``out`` is y: in place), then x where cond (bool) in one task."""
+        cond = _tensor(cond, "cond")
+        x, y = _operands(op, (x, y), ("x", "y"))
+        _same_device(cond, x, y)
+        _need_dtype(op.python, x, op.dtypes)
+        if cond.dtype != "bool":
+            raise DTypeError("%s: cond is %s, not bool (compare(..., "
+                             "dtype='bool') makes one)" % (op.python,
+                                                           cond.dtype))
+        shape = views.broadcast_shapes(cond.shape, x.shape, y.shape)
+        if out is not y:
+            out = identity(y.broadcast_to(shape), out=out, stream=stream)
+        elif out.shape != shape:
+            raise ShapeError("%s in place: y %s is not the broadcast shape "
+                             "%s" % (op.python, y.shape, shape))
+        return _elementwise(op, [x, cond], ("x", "cond"), out, stream,
+                            x.dtype, None)
+    return select
+
+
+def _make_mask_scale(op: OpDef):
+    def mask_scale(scale, x, mask, out=None, stream=None) -> DeviceTensor:
+        """(x * mask) * scale for a bool ``mask`` broadcast to x (dropout
+        and its backward)."""
+        mask = _tensor(mask, "mask")
+        x = _tensor(x, "x")
+        _same_device(x, mask)
+        _need_dtype(op.python, x, op.dtypes)
+        if mask.dtype != "bool":
+            raise DTypeError("%s: mask is %s, not bool" % (op.python,
+                                                          mask.dtype))
+        return _elementwise(op, [x, mask], ("x", "mask"), out, stream,
+                            x.dtype, scale)
+    return mask_scale
+
+
+def _element_bits(dtype: str, value) -> int:
+    """The bits of ``value`` as one element of ``dtype`` (numpy's
+    conversion; bfloat16 rounded to nearest even)."""
+    if dtype == "bfloat16":
+        return int(float32_to_bfloat16(np.float32(value)).reshape(-1)[0])
+    if dtype == "bool":
+        return int(bool(value))
+    storage = DTYPES[dtype][1]
+    if storage.kind in "iu" and int(value) != value:
+        raise InvalidArgumentError("%s holds integers, not %r"
+                                   % (dtype, value))
+    raw = np.array(value).astype(storage).reshape(1)
+    return int.from_bytes(raw.tobytes(), "little")
+
+
+def _generated(op: OpDef, out, stream, attr=None, **fields
+               ) -> DeviceTensor:
+    out = _tensor(out, "out")
+    _need_dtype(op.python, out, op.dtypes)
+    if not out.is_contiguous():
+        raise ShapeError("%s writes a dense out" % op.python)
+    if not out.size:
+        return out
+    return _run_with_block(opdesc.pack_params(op, **fields), lambda at:
+                           opdesc.describe(op, out.dtype, dst=out.dev_addr,
+                                           count=out.size, params_at=at,
+                                           attr=attr, names={"dst": "out"}),
+                           out, stream, [])
+
+
+def _f64_bits(x) -> int:
+    return int(np.array(float(x), dtype=np.float64).view(np.uint64))
+
+
+def _make_generator(op: OpDef):
+    if op.name == "FILL":
+        def fill(out, value, stream=None) -> DeviceTensor:
+            """Every element of ``out`` := value (as numpy converts it)."""
+            o = _tensor(out, "out")
+            return _generated(op, o, stream,
+                              value=_element_bits(o.dtype, value))
+        return fill
+    if op.name == "ARANGE":
+        def arange(out, start=0, step=1, stream=None) -> DeviceTensor:
+            """out[i] := start + i * step (NUMERICS.md's arithmetic)."""
+            o = _tensor(out, "out")
+            if o.dtype in ("float32", "float16", "bfloat16"):
+                bits = (_f64_bits(start), _f64_bits(step))
+            elif int(start) != start or int(step) != step:
+                raise InvalidArgumentError("arange of %s takes integer start "
+                                           "and step" % o.dtype)
+            else:
+                bits = (int(start) & (1 << 64) - 1, int(step) & (1 << 64) - 1)
+            return _generated(op, o, stream, start=bits[0], step=bits[1])
+        return arange
+
+    def random(*args, seed: int = 0, offset: int = 0, stream=None
+               ) -> DeviceTensor:
+        p, out = (args if op.imm is not None else (None,) + args)
+        return _generated(op, out, stream, attr=p, seed=int(seed) & _U64,
+                          offset=int(offset) & _U64)
+    random.__doc__ = ("out[i] := Philox4x32-10's value of (seed, offset, i)"
+                      " (NUMERICS.md); bernoulli(p, out, ...) takes p first")
+    return random
+
+
+_U64 = (1 << 64) - 1
+#: davinci.ops' functions of the ops whose operands no kind describes alone
+_SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
+            "SELECT": _make_select, "MASK_SCALE": _make_mask_scale,
+            "FILL": _make_generator, "ARANGE": _make_generator,
+            "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator}
+
+
 def _export(op: OpDef) -> None:
-    globals()[op.python] = _make(op)
+    make = _SPECIAL.get(op.name, _make)
+    fn = make(op)
+    fn.__name__ = fn.__qualname__ = op.python
+    if make is not _make:
+        fn.__doc__ = "DAVINCI_OP_%s: %s.\n\n%s" % (op.name, op.doc,
+                                                    fn.__doc__ or "")
+    globals()[op.python] = fn
 
 
 for _op in schema.COMPUTE_OPS:

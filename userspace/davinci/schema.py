@@ -30,13 +30,15 @@ __all__ = ["OpDef", "Attr", "Params", "ParamField", "OPS", "COMPUTE_OPS", "FRONT
 FRONTENDS = ("acl", "atc", "torch")
 #: kinds whose operands are typed elements (the compute ops)
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
-                           "cast", "view", "conv", "pool", "pool_index"))
+                           "cast", "view", "conv", "pool", "pool_index",
+                           "index", "generate", "triangle"))
 
 
 @dataclass(frozen=True)
 class Attr:
     """The attribute a descriptor's ``imm`` carries: ``float32`` (its
-    bits), ``byte`` (0..255) or ``enum`` (an index into ``values``)."""
+    bits), ``byte`` (0..255), ``int32`` (two's complement) or ``enum``
+    (an index into ``values``)."""
     name: str
     type: str
     values: tuple[str, ...] = ()
@@ -57,6 +59,11 @@ class Attr:
             if not 0 <= int(value) <= 0xFF:
                 raise ValueError("%s %r is not a byte" % (self.name, value))
             return int(value)
+        if self.type == "int32":
+            if not -(1 << 31) <= int(value) < 1 << 31:
+                raise ValueError("%s %r does not fit int32" % (self.name,
+                                                              value))
+            return int(value) & 0xFFFFFFFF
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 
@@ -156,11 +163,22 @@ class OpDef:
     not_in: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({}))
     params: Params | None = None    # its parameter block, if it takes one
+    #: operands whose dtype the op fixes, whatever its dtype ("dst",
+    #: "src1" -> a dtype name: ARGMAX's int64 dst, SELECT's bool src1)
+    operand_dtypes: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     @property
     def compute(self) -> bool:
         """An AI-core op on typed elements (not a copy, fill or event)."""
         return self.kind in COMPUTE_KINDS
+
+    @property
+    def takes_attr(self) -> bool:
+        """davinci.ops' function takes the op's attribute first: it has
+        one, and not an indexed op's index dtype, which its index tensor
+        names."""
+        return self.imm is not None and self.kind != "index"
 
     @property
     def floats_only(self) -> bool:
@@ -172,6 +190,15 @@ class OpDef:
         ``alpha * src0 + src1``, since CANN's is ``x1 + alpha * x2``."""
         return self.acl_inputs.get(name) or \
             tuple(range(sum(u.startswith("src") for u in self.uses)))
+
+    def operand_dtype(self, operand: str, dtype: str, imm: int = 0) -> str:
+        """The dtype of ``operand`` ("dst", "src0", "src1") of a task of
+        this op on ``dtype`` operands: the one the op fixes, an indexed
+        op's index dtype (its ``imm``: the enum's value), else ``dtype``
+        (CAST's and CMP's dst aside: their dst_dtype)."""
+        if self.kind == "index" and operand == "src1":
+            return self.imm.values[imm].lower()
+        return self.operand_dtypes.get(operand, dtype)
 
     def why_not_in(self, frontend: str) -> str | None:
         """The schema's reason ``frontend`` does not offer this op."""
@@ -191,9 +218,11 @@ def _opdef(row: dict) -> OpDef:
         dst_dtypes=tuple(row.get("dst_dtypes", ())),
         kernel=row.get("kernel"), imm=attr, event=bool(row.get("event")),
         python=row.get("python"),
-        inputs=tuple(row.get("inputs") or
+        inputs=tuple(row["inputs"] if "inputs" in row else
                      (("a", "b") if row["kind"] in ("binary", "matmul")
                       else ("x",) if row["kind"] in COMPUTE_KINDS else ())),
+        operand_dtypes=MappingProxyType(dict(row.get("operand_dtypes",
+                                                     {}))),
         acl=MappingProxyType({k: MappingProxyType(dict(v))
                               for k, v in row["acl"].items()}),
         acl_inputs=MappingProxyType({k: tuple(v) for k, v in

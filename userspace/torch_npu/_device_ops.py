@@ -613,3 +613,64 @@ def pool(op: str, fields: dict, dst: torch.Tensor,
         opdesc.pack_params(d, **fields), lambda at: opdesc.describe(
             d, DTYPES[dtype], dst=addr(dst), srcs=[addr(s) for s in srcs],
             params_at=at, dst_dtype=dst_dtype))
+
+
+# -- indexed ops, generated tensors, the random generator ---------------------
+INDEX_DTYPES = (torch.int64, torch.int32)
+
+
+def index_rows(op: str, dst: torch.Tensor, src: torch.Tensor,
+               index: torch.Tensor, geom: tuple[int, int, int, int]) -> None:
+    """INDEX_SELECT (dst := rows of the table src) or INDEX_ADD (rows of
+    src added into the table dst, in index order) over ``geom`` = (m
+    batches, n table rows, k elements a row, count indices a batch):
+    dense npu tensors, ``index`` int64 or int32."""
+    m, n, k, count = geom
+    if not m * k * count:
+        return
+    _run(dst, op, DTYPES[dst.dtype], dst=addr(dst),
+         srcs=(addr(src), addr(index)), count=count, mnk=(m, n, k),
+         attr=DTYPES[index.dtype])
+
+
+def generate(op: str, out: torch.Tensor, attr=None, **fields) -> None:
+    """Dense ``out`` := FILL, ARANGE, RANDOM_UNIFORM or BERNOULLI of its
+    parameter block ``fields``."""
+    if not out.numel():
+        return
+    d = opdesc.op_of(op)
+    index = out.get_device()
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream,
+        opdesc.pack_params(d, **fields),
+        lambda at: opdesc.describe(d, DTYPES[out.dtype], dst=addr(out),
+                                   count=out.numel(), params_at=at,
+                                   attr=attr))
+
+
+#: draws from the device's generator so far (tests tell a random result,
+#: which no CPU generator reproduces, from a deterministic one)
+draws = 0
+
+
+def philox_key() -> int:
+    """A Philox key for one draw, taken from torch's CPU generator (63
+    bits): torch.manual_seed and torch.npu.manual_seed seed it, and its
+    saved state (torch.npu.get_rng_state) replays the device's draws."""
+    global draws
+    draws += 1
+    return int(torch.empty((), dtype=torch.int64).random_())
+
+
+def rows(op: str, x: torch.Tensor, out: torch.Tensor, attr=None,
+         k: int = 0) -> None:
+    """A row op over dense ``x`` viewed as [m, n] (n its last dim):
+    ARGMAX/ARGMIN (out int64 [m]), CUMSUM, TRIL/TRIU (``k`` rows a
+    matrix, ``attr`` the diagonal)."""
+    m, n = _rows_of(x)
+    if k:
+        _run(x, op, DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+             mnk=(m, n, k), attr=attr)
+    else:
+        _run(x, op, DTYPES[x.dtype], dst=addr(out), srcs=(addr(x),),
+             rows=(m, n))

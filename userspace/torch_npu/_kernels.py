@@ -837,6 +837,12 @@ def _fill(x, value):
         if x.numel():
             D.fill(x, float(value))
         return x
+    if D.on_device(x, ops=("fill",)):
+        try:
+            if _fill_operand(x, value) is not None:
+                return x
+        except (RuntimeError, OverflowError, TypeError):
+            pass                        # a number the dtype cannot hold
     warn_cpu("aten::fill_.Scalar", "dtype or layout")
     sync_for_host(x)
     host(x).fill_(value)
@@ -1344,3 +1350,561 @@ def _record_stream(t: torch.Tensor, s: torch.Stream) -> None:
     what it had queued then (memory.py). PyTorch hands ``s`` over as a
     plain torch.Stream (device type, index, id)."""
     memory.record_stream(t, streams.from_torch_stream(s))
+
+
+# -- indexing, selection, arg-reductions, random ops ------------------------------
+def _serves(t: torch.Tensor, *ops: str) -> bool:
+    """npu tensor ``t`` of a device dtype every schema op of ``ops`` takes
+    and the driver serves, not empty."""
+    return _is_npu(t) and t.numel() > 0 and t.dtype in D.DTYPES and \
+        all(D.serves(t.get_device(), op, D.DTYPES[t.dtype]) for op in ops)
+
+
+def _indices_ok(x: torch.Tensor, index) -> bool:
+    return isinstance(index, torch.Tensor) and _is_npu(index) and \
+        index.device == x.device and index.dtype in D.INDEX_DTYPES
+
+
+def _prod(shape) -> int:
+    return math.prod(int(s) for s in shape)
+
+
+def _dim_ok(x: torch.Tensor, dim) -> bool:
+    """``dim`` names a dimension of x (a 0-dim tensor has dims 0 and -1,
+    as torch wraps them): anything else is left to the CPU, which raises
+    torch's IndexError."""
+    n = max(x.dim(), 1)
+    return isinstance(dim, int) and -n <= dim < n
+
+
+def _batched_index(index: torch.Tensor, batches: int) -> torch.Tensor:
+    """The dense indices of every batch: ``index`` flat, repeated for each
+    of ``batches`` by one copy of its broadcast (COPY_VIEW)."""
+    flat = index.reshape(-1).contiguous()
+    if batches == 1:
+        return flat
+    return flat.expand(batches, flat.numel()).contiguous()
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+               sparse=False):
+    if weight.dim() == 2 and _serves(weight, "index_select") and \
+            _indices_ok(weight, indices):
+        w = weight.contiguous()
+        out = torch.empty(tuple(indices.shape) + (w.shape[1],),
+                          dtype=w.dtype, device=w.device)
+        D.index_rows("index_select", out, w, indices.contiguous(),
+                     (1, w.shape[0], w.shape[1], indices.numel()))
+        return out
+    return on_cpu(aten.embedding.default, "weight, indices or dtype",
+                  weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _embedding_dense_backward(grad, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    # zeros, then each lookup's gradient row added in index order (CPU
+    # torch's serial loop); the padding row, which CPU torch skips, zeroed
+    # again afterwards: only its own lookups reached it
+    if not scale_grad_by_freq and grad.dim() >= 1 and \
+            _serves(grad, "index_add") and _indices_ok(grad, indices) and \
+            grad.numel() == indices.numel() * grad.shape[-1]:
+        d = grad.shape[-1]
+        gw = torch.zeros((num_weights, d), dtype=grad.dtype,
+                         device=grad.device)
+        D.index_rows("index_add", gw, grad.contiguous(), indices.contiguous(),
+                     (1, num_weights, d, indices.numel()))
+        if 0 <= padding_idx < num_weights:
+            gw[padding_idx].zero_()
+        return gw
+    return on_cpu(aten.embedding_dense_backward.default, "scale_grad_by_freq "
+                  "or dtype", grad, indices, num_weights, padding_idx,
+                  scale_grad_by_freq)
+
+
+def _index_select(x, dim, index):
+    if x.dim() and index.dim() <= 1 and _serves(x, "index_select") and \
+            _indices_ok(x, index) and _dim_ok(x, dim):
+        dim %= x.dim()
+        m = _prod(x.shape[:dim])
+        out = torch.empty(x.shape[:dim] + (index.numel(),) +
+                          x.shape[dim + 1:], dtype=x.dtype, device=x.device)
+        D.index_rows("index_select", out, x.contiguous(),
+                     _batched_index(index, m),
+                     (m, x.shape[dim], _prod(x.shape[dim + 1:]),
+                      index.numel()))
+        return out
+    return on_cpu(aten.index_select.default, "index or dtype", x, dim, index)
+
+
+def _along_last(x, dim, index) -> bool:
+    """gather's and scatter_add's device case: the last dim, ``index``
+    npu int64/int32 of x's other sizes."""
+    return x.dim() >= 1 and _dim_ok(x, dim) and \
+        dim % x.dim() == x.dim() - 1 and \
+        _indices_ok(x, index) and index.dim() == x.dim() and \
+        index.shape[:-1] == x.shape[:-1]
+
+
+def _gather(x, dim, index, *, sparse_grad=False):
+    # out[..., j] = x[..., index[..., j]]: one INDEX_SELECT of rows of 1
+    if not sparse_grad and _serves(x, "index_select") and \
+            _along_last(x, dim, index):
+        out = torch.empty(index.shape, dtype=x.dtype, device=x.device)
+        if out.numel():
+            D.index_rows("index_select", out, x.contiguous(),
+                         index.contiguous(),
+                         (_prod(x.shape[:-1]), x.shape[-1], 1,
+                          index.shape[-1]))
+        return out
+    return on_cpu(aten.gather.default, "not the last dim, or dtype", x, dim,
+                  index, sparse_grad=sparse_grad)
+
+
+def _accumulated(x: torch.Tensor, src: torch.Tensor, index: torch.Tensor,
+                 geom, in_float32: bool) -> None:
+    """INDEX_ADD of src into x in index order; ``in_float32`` (a float16
+    or bfloat16 x): in float32 copies (CAST), rounded once at the end, as
+    CPU torch's scatter_add and its index_add_ along the first or last
+    dim accumulate (their opmath buffers)."""
+    if not in_float32:
+        D.index_rows("index_add", x, src.contiguous(), index, geom)
+        return
+    xf, sf = x.float(), src.float()
+    D.index_rows("index_add", xf, sf.contiguous(), index, geom)
+    x.copy_(xf)
+
+
+def _scatter_add_into(x, dim, index, src) -> bool:
+    """x[..., index[..., j]] += src[..., j], in j's order, in place."""
+    if not (_serves(x, "index_add") and _along_last(x, dim, index) and
+            isinstance(src, torch.Tensor) and src.dtype == x.dtype and
+            src.device == x.device and src.shape == index.shape and
+            x.is_contiguous()):
+        return False
+    if index.numel():
+        _accumulated(x, src, index.contiguous(),
+                     (_prod(x.shape[:-1]), x.shape[-1], 1, index.shape[-1]),
+                     x.dtype in (torch.float16, torch.bfloat16))
+    return True
+
+
+def _scatter_add(x, dim, index, src):
+    if _serves(x, "index_add") and x.is_contiguous():
+        out = x.clone()
+        if _scatter_add_into(out, dim, index, src):
+            return out
+    return on_cpu(aten.scatter_add.default, "not the last dim, or dtype", x,
+                  dim, index, src)
+
+
+def _scatter_add_(x, dim, index, src):
+    if not _scatter_add_into(x, dim, index, src):
+        x.copy_(on_cpu(aten.scatter_add.default, "not the last dim, or "
+                       "dtype", x, dim, index, src))
+    return x
+
+
+def _index_add_into(x, dim, index, source, alpha) -> bool:
+    """x.index_add_(dim, index, source) on the device, in index order."""
+    if not (alpha == 1 and x.dim() and _dim_ok(x, dim) and
+            _serves(x, "index_add") and
+            x.is_contiguous() and _indices_ok(x, index) and
+            index.dim() <= 1 and isinstance(source, torch.Tensor) and
+            source.dtype == x.dtype and source.device == x.device):
+        return False
+    dim %= x.dim()
+    if source.shape != x.shape[:dim] + (index.numel(),) + x.shape[dim + 1:]:
+        return False                    # the CPU says why
+    m = _prod(x.shape[:dim])
+    # CPU torch rounds each add but along the first and last dims of a
+    # tensor of 2 or more (a scatter_add there)
+    in_float32 = x.dtype in (torch.float16, torch.bfloat16) and \
+        x.dim() > 1 and dim in (0, x.dim() - 1)
+    _accumulated(x, source, _batched_index(index, m),
+                 (m, x.shape[dim], _prod(x.shape[dim + 1:]), index.numel()),
+                 in_float32)
+    return True
+
+
+def _index_add_(x, dim, index, source, *, alpha=1):
+    if not _index_add_into(x, dim, index, source, alpha):
+        x.copy_(on_cpu(aten.index_add.default, "alpha, layout or dtype", x,
+                       dim, index, source, alpha=alpha))
+    return x
+
+
+def _index_add(x, dim, index, source, *, alpha=1):
+    if _serves(x, "index_add"):
+        out = x.clone()
+        if _index_add_into(out, dim, index, source, alpha):
+            return out
+    return on_cpu(aten.index_add.default, "alpha, layout or dtype", x, dim,
+                  index, source, alpha=alpha)
+
+
+def _value_operand(x: torch.Tensor, value):
+    """The operand of a value of x's dtype: a number or a 0-dim tensor on
+    the CPU (a 0-dim constant), or a 0-dim npu tensor of x's dtype; None
+    where neither."""
+    if x.dtype not in D.DTYPES:
+        return None
+    s = _scalar(value)
+    if s is None and isinstance(value, torch.Tensor) and \
+            value.dtype == torch.bool and value.dim() == 0 and \
+            not _is_npu(value):
+        s = bool(value.item())
+    if s is not None:
+        try:
+            return D.scalars.get(x.get_device(), x.dtype, s)
+        except (RuntimeError, OverflowError, TypeError):
+            return None
+    if isinstance(value, torch.Tensor) and _is_npu(value) and \
+            value.dim() == 0 and value.dtype == x.dtype and \
+            value.device == x.device:
+        return D.operand(value)
+    return None
+
+
+def _select_into(out: torch.Tensor, cond: torch.Tensor, value) -> bool:
+    """out := cond ? value : out (SELECT, in place), cond bool broadcast to
+    out; value an operand (:func:`_value_operand`) or an npu tensor."""
+    return _with_mask("select", out, value, cond)
+
+
+def _with_mask(op: str, out: torch.Tensor, value, cond: torch.Tensor,
+               attr=None) -> bool:
+    """out := op(value, cond) for an op of a bool src1 (SELECT,
+    MASK_SCALE): ``value`` (an operand or an npu tensor of out's dtype)
+    and ``cond`` broadcast to out, any views, one task; False (nothing
+    launched) where the device cannot."""
+    if not (_is_npu(out) and _is_npu(cond) and cond.dtype == torch.bool and
+            cond.device == out.device and out.dtype in D.DTYPES):
+        return False
+    index = out.get_device()
+    if not D.serves(index, op, D.DTYPES[out.dtype]):
+        return False
+    src = value if isinstance(value, D.Operand) else D.operand(value)
+    if src.dtype != out.dtype:
+        return False
+    dst, c = D.operand(out), D.operand(cond)
+    try:
+        torch.broadcast_shapes(cond.shape, out.shape)
+        if tuple(torch.broadcast_shapes(cond.shape, src.shape,
+                                        out.shape)) != tuple(out.shape):
+            return False
+    except RuntimeError:
+        return False
+    if D.clashes(dst, c, in_place=False) or D.clashes(dst, src):
+        return False
+    strided = None
+    if not all(o.dense(dst.shape) for o in (dst, src, c)):
+        if not D.takes_strided(index, op):
+            return False
+        strided = D.walk(dst.shape, dst, [src, c])
+        if strided is None:
+            return False
+    if out.numel():
+        D.elementwise(index, op, out.dtype, dst, [src, c], attr=attr,
+                      strided=strided)
+    return True
+
+
+def _mask_scale(x: torch.Tensor, mask: torch.Tensor, scale: float):
+    """(x * mask) * float32(scale) into a new tensor; None where the
+    device cannot."""
+    if not (_is_npu(x) and x.dtype in D.FLOATS):
+        return None
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if _with_mask("mask_scale", out, x, mask, _as_float32(scale)):
+        return out
+    return None
+
+
+def _masked_fill_(x, mask, value):
+    v = _value_operand(x, value) if _is_npu(x) else None
+    if v is None or not _select_into(x, mask, v):
+        x.copy_(on_cpu(aten.masked_fill.Tensor if isinstance(
+            value, torch.Tensor) else aten.masked_fill.Scalar,
+            "value, mask or dtype", x, mask, value))
+    return x
+
+
+def _masked_fill(x, mask, value):
+    v = _value_operand(x, value) if _is_npu(x) else None
+    if v is not None and x.is_contiguous():
+        out = x.clone()
+        try:
+            shape = torch.broadcast_shapes(x.shape, mask.shape)
+        except RuntimeError:
+            shape = None
+        if shape == x.shape and _select_into(out, mask, v):
+            return out
+    return on_cpu(aten.masked_fill.Tensor if isinstance(
+        value, torch.Tensor) else aten.masked_fill.Scalar,
+        "value, mask or dtype", x, mask, value)
+
+
+def _where(cond, x, other):
+    # out := other broadcast (IDENTITY, or CAST to the promoted dtype),
+    # then x where cond (SELECT): torch's where
+    def npu_or_0dim(t):
+        return isinstance(t, torch.Tensor) and (_is_npu(t) or t.dim() == 0)
+    if _is_npu(cond) and cond.dtype == torch.bool and npu_or_0dim(x) and \
+            npu_or_0dim(other) and (_is_npu(x) or _is_npu(other)):
+        dt = torch.result_type(x, other)
+        try:
+            shape = torch.broadcast_shapes(cond.shape, x.shape, other.shape)
+        except RuntimeError:
+            shape = None
+        if shape is not None and dt in D.DTYPES and all(
+                t.device == cond.device for t in (x, other) if _is_npu(t)):
+            out = torch.empty(shape, dtype=dt, device=cond.device)
+            if not out.numel():
+                return out
+            filled = _broadcast_into(out, other) if _is_npu(other) else \
+                _fill_operand(out, other.to(dt).item())
+            a = x
+            if _is_npu(x) and x.dtype != dt:
+                a = torch.empty(x.shape, dtype=dt, device=x.device)
+                a = _ew("cast", x.dtype, [x], a, dt, natural=dt)
+            value = _value_operand(out, x.item()) if not _is_npu(x) else a
+            if filled is not None and value is not None and \
+                    _select_into(out, cond, value):
+                return out
+    return on_cpu(aten.where.self, "operands or dtypes", cond, x, other)
+
+
+def _broadcast_into(out: torch.Tensor, src: torch.Tensor):
+    """out := src broadcast to it, converted to its dtype: one IDENTITY or
+    CAST (strided where a view or a broadcast needs it); None where the
+    device cannot."""
+    index = out.get_device()
+    op = "identity" if src.dtype == out.dtype else "cast"
+    if src.dtype not in D.DTYPES or \
+            not D.serves(index, op, D.DTYPES[src.dtype]):
+        return None
+    dst, s = D.operand(out), D.operand(src)
+    if D.clashes(dst, s, in_place=False):
+        return None
+    strided = None
+    if not s.dense(dst.shape) or not dst.dense(dst.shape):
+        strided = D.walk(dst.shape, dst, [s]) \
+            if D.takes_strided(index, op) else None
+        if strided is None:
+            return None
+    D.elementwise(index, op, src.dtype, dst, [s], strided=strided)
+    return out
+
+
+def _fill_operand(out: torch.Tensor, value):
+    """out := value (a number of its dtype) by FILL; None where not."""
+    if not D.serves(out.get_device(), "fill", D.DTYPES[out.dtype]):
+        return None
+    bits = torch.full((), value, dtype=out.dtype).view(1).view(torch.uint8)
+    D.generate("fill", out, value=int.from_bytes(bits.numpy().tobytes(),
+                                                 "little"))
+    return out
+
+
+def _arg_rows(x: torch.Tensor, dim):
+    """x's values with ``dim`` last, dense, as [m, n]; None for an empty
+    tensor or one whose dtype the device does not reduce."""
+    if not (_serves(x, "argmax", "argmin") and x.dtype != torch.bool) or \
+            (dim is not None and not _dim_ok(x, dim)):
+        return None
+    if dim is None:
+        return x.contiguous().reshape(1, -1)
+    d = dim % max(x.dim(), 1)
+    moved = x if x.dim() == 0 or d == x.dim() - 1 else x.movedim(d, -1)
+    moved = moved.contiguous()
+    return moved.reshape(-1, moved.shape[-1] if moved.dim() else 1)
+
+
+def _reduced_shape(x: torch.Tensor, dim, keepdim: bool):
+    if dim is None:
+        return (1,) * x.dim() if keepdim else ()
+    d = dim % max(x.dim(), 1)
+    if x.dim() == 0:
+        return ()
+    shape = list(x.shape)
+    if keepdim:
+        shape[d] = 1
+    else:
+        del shape[d]
+    return tuple(shape)
+
+
+def _make_argreduce(name: str):
+    op = getattr(aten, name)
+
+    def run(x, dim=None, keepdim=False):
+        rows = _arg_rows(x, dim)
+        if rows is None:
+            return on_cpu(op.default, "an empty tensor or its dtype", x, dim,
+                          keepdim)
+        out = torch.empty(rows.shape[0], dtype=torch.int64, device=x.device)
+        D.rows(name, rows, out)
+        return out.reshape(_reduced_shape(x, dim, keepdim))
+    return {name: run}
+
+
+def _make_minmax_dim(name: str):
+    # (values, indices): ARGMAX, then the values at the indices (an
+    # INDEX_SELECT of rows of one element): the first NaN, the first tie
+    arg = "argmax" if name == "max" else "argmin"
+    op = getattr(aten, name)
+
+    def run(x, dim, keepdim=False):
+        rows = _arg_rows(x, dim)
+        if rows is None or not _serves(x, "index_select"):
+            return on_cpu(op.dim, "an empty tensor or its dtype", x, dim,
+                          keepdim)
+        m, n = rows.shape
+        idx = torch.empty(m, dtype=torch.int64, device=x.device)
+        D.rows(arg, rows, idx)
+        values = torch.empty(m, dtype=x.dtype, device=x.device)
+        D.index_rows("index_select", values, rows, idx, (m, n, 1, 1))
+        shape = _reduced_shape(x, dim, keepdim)
+        return values.reshape(shape), idx.reshape(shape)
+    return {name + ".dim": run}
+
+
+def _arange_size(start, end, step, dtype: torch.dtype) -> int:
+    """arange's length as CPU torch computes it (int64 arithmetic for
+    int64, float64 for the others)."""
+    if dtype == torch.int64:
+        a, b, s = int(start), int(end), int(step)
+        sgn = (s > 0) - (s < 0)
+        num = b - a + s - sgn
+        q = abs(num) // abs(s)
+        return q if (num >= 0) == (s > 0) else -q
+    return math.ceil((float(end) - float(start)) / float(step))
+
+
+def _arange_ok(start, end, step, dtype: torch.dtype) -> bool:
+    """Bounds CPU torch takes: finite, a nonzero step (after the integer
+    dtypes' truncation to int64) whose sign leads from start to end
+    (anything else the CPU refuses, with its message)."""
+    if not all(isinstance(v, numbers.Number) and math.isfinite(v)
+               for v in (start, end, step)):
+        return False
+    if not dtype.is_floating_point:
+        start, end, step = int(start), int(end), int(step)
+    if step == 0:
+        return False
+    return (end >= start) if step > 0 else (end <= start)
+
+
+def _arange_out(start, end, step=1, *, out):
+    dt = out.dtype
+    if _is_npu(out) and dt in D.DTYPES and dt != torch.bool and \
+            D.serves(out.get_device(), "arange", D.DTYPES[dt]) and \
+            _arange_ok(start, end, step, dt):
+        size = _arange_size(start, end, step, dt)
+        if out.shape != (size,):
+            out.resize_((size,))
+        if dt.is_floating_point:
+            bits = [int(np.array(float(v)).view(np.uint64))
+                    for v in (start, step)]
+        else:
+            bits = [int(v) & (1 << 64) - 1 for v in (start, step)]
+        D.generate("arange", out, start=bits[0], step=bits[1])
+        return out
+    res = on_cpu(aten.arange.start_out, "dtype or operands", start, end,
+                 step, out=torch.empty(0, dtype=dt))
+    out.resize_(res.shape)
+    out.copy_(res)
+    return out
+
+
+def _make_triangle(name: str):
+    op = getattr(aten, name)
+
+    def ok(x) -> bool:
+        return x.dim() >= 2 and _serves(x, name)
+
+    def functional(x, diagonal=0):
+        if ok(x):
+            src = x.contiguous()
+            out = torch.empty_like(src)
+            D.rows(name, src, out, attr=int(diagonal), k=x.shape[-2])
+            return out
+        return on_cpu(op.default, "dims or dtype", x, diagonal)
+
+    def inplace(x, diagonal=0):
+        if ok(x) and x.is_contiguous():
+            D.rows(name, x, x, attr=int(diagonal), k=x.shape[-2])
+            return x
+        x.copy_(on_cpu(op.default, "dims, layout or dtype", x, diagonal))
+        return x
+    return {name: functional, name + "_": inplace}
+
+
+def _cumsum(x, dim, *, dtype=None):
+    # torch's result: int64 for integer and bool inputs unless dtype says
+    dt = dtype or (x.dtype if x.dtype.is_floating_point else torch.int64)
+    if _is_npu(x) and x.numel() and dt in D.DTYPES and dt != torch.bool \
+            and x.dtype in D.DTYPES and _dim_ok(x, dim) and \
+            D.serves(x.get_device(), "cumsum", D.DTYPES[dt]):
+        d = dim % max(x.dim(), 1)
+        src = x if x.dtype == dt else x.to(dt)
+        last = x.dim() == 0 or d == x.dim() - 1
+        moved = (src if last else src.movedim(d, -1)).contiguous()
+        out = torch.empty_like(moved)
+        D.rows("cumsum", moved, out)
+        return out if last else out.movedim(-1, d).contiguous()
+    return on_cpu(aten.cumsum.default, "dtype", x, dim, dtype=dtype)
+
+
+def _native_dropout(x, p, train):
+    # mask = bernoulli(1 - p) from a Philox key of the CPU generator;
+    # out = (x * mask) * float32(1 / (1 - p)), as CPU torch's mul/mul_
+    if train is not False and x.dtype in D.FLOATS and \
+            _serves(x, "bernoulli", "mask_scale") and 0 <= p <= 1:
+        keep = 1.0 - p
+        scale = 0.0 if keep == 0 else 1.0 / keep
+        mask = torch.empty(x.shape, dtype=torch.bool, device=x.device)
+        D.generate("bernoulli", mask, attr=_as_float32(keep),
+                   seed=D.philox_key(), offset=0)
+        out = _mask_scale(x, mask, scale)
+        if out is not None:
+            return out, mask
+    return on_cpu(aten.native_dropout.default, "dtype, train or p", x, p,
+                  train)
+
+
+def _native_dropout_backward(grad, mask, scale):
+    out = _mask_scale(grad, mask, scale)
+    if out is not None:
+        return out
+    return on_cpu(aten.native_dropout_backward.default, "dtype or mask",
+                  grad, mask, scale)
+
+
+def _uniform_(x, from_=0.0, to=1.0, *, generator=None):
+    # (a range CPU torch refuses is the CPU's to refuse)
+    if generator is None and x.dtype in D.FLOATS and x.is_contiguous() and \
+            math.isfinite(to - from_) and from_ <= to and \
+            _serves(x, "random_uniform", "axpy"):
+        D.generate("random_uniform", x, seed=D.philox_key(), offset=0)
+        if (from_, to) != (0.0, 1.0):
+            # from + (to - from) * u
+            D.axpy_dt(to - from_, D.dev(x, (x.numel(),)),
+                      D.const(x, from_, (x.numel(),)), x)
+        return x
+    warn_cpu("aten::uniform_", "a generator, dtype or layout")
+    sync_for_host(x)
+    host(x).uniform_(from_, to, generator=generator)
+    return x
+
+
+def _bernoulli_(x, p=0.5, *, generator=None):
+    if generator is None and x.is_contiguous() and 0 <= p <= 1 and \
+            _serves(x, "bernoulli"):
+        D.generate("bernoulli", x, attr=_as_float32(p), seed=D.philox_key(),
+                   offset=0)
+        return x
+    warn_cpu("aten::bernoulli_.float", "a generator, dtype or layout")
+    sync_for_host(x)
+    host(x).bernoulli_(p, generator=generator)
+    return x

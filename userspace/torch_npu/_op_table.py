@@ -162,6 +162,13 @@ _COPIES = (
          "another dtype: one strided task"),
 )
 
+_HALF = (torch.float16, torch.bfloat16)
+#: the device dtypes INDEX_ADD adds in directly, as CPU torch does
+_NOT_HALF = tuple(dt for dt in DEVICE_DTYPES if dt not in _HALF and
+                  dt != torch.bool)
+_HALF_SUMS = ("float16 and bfloat16: summed in float32 copies and rounded "
+              "once, as CPU torch's opmath buffer")
+
 #: every ATen op torch_npu registers, copies first
 TABLE: tuple[Entry, ...] = (
     _entry("_copy_from", {"_copy_from": K._copy_from}, *_COPIES,
@@ -238,7 +245,9 @@ TABLE: tuple[Entry, ...] = (
       for name in ("eq", "ne", "lt", "le", "gt", "ge")),
     _entry("fill_", {"fill_.Scalar": K._fill},
            Path(("AXPY",), "contiguous, any number (number * 1 + 0)"),
-           Path(("MEMSET",), "contiguous, the number 0", DEVICE_DTYPES)),
+           Path(("MEMSET",), "contiguous, the number 0", DEVICE_DTYPES),
+           Path(("FILL",), "contiguous integer and bool tensors, any number "
+                "of their dtype", INTEGERS + (torch.bool,))),
     _entry("zero_", {"zero_": K._zero},
            Path(("MEMSET",), "contiguous", DEVICE_DTYPES)),
     _entry("addcmul_", {"addcmul_": K._addcmul_},
@@ -389,6 +398,103 @@ TABLE: tuple[Entry, ...] = (
            Path(("CAST", "REDUCE_SUM", "DIV", "SUB", "MUL", "COPY_VIEW"),
                 "as above in float16/bfloat16, computed in float32",
                 (torch.float16, torch.bfloat16))),
+    # indexing, selection, arg-reductions, random ops
+    _entry("embedding", {"embedding": K._embedding},
+           Path(("INDEX_SELECT",), "a 2-D weight (a view copied dense "
+                "first), int64 or int32 indices of any shape")),
+    _entry("embedding_dense_backward",
+           {"embedding_dense_backward": K._embedding_dense_backward},
+           Path(("MEMSET", "INDEX_ADD"), "int64 or int32 indices, no "
+                "scale_grad_by_freq: zeros, each lookup's gradient row "
+                "added in index order (CPU torch's order), the padding row "
+                "zeroed again", FLOATS)),
+    _entry("index_select", {"index_select": K._index_select},
+           Path(("INDEX_SELECT",), "dim 0, a 1-D or 0-dim int64 or int32 "
+                "index"),
+           Path(("COPY_VIEW", "INDEX_SELECT"), "another dim: the index "
+                "repeated for each leading batch (a COPY_VIEW of its "
+                "broadcast)")),
+    _entry("gather", {"gather": K._gather},
+           Path(("INDEX_SELECT",), "the last dim, an int64 or int32 index "
+                "of the input's other sizes")),
+    _entry("scatter_add", {"scatter_add": K._scatter_add,
+                           "scatter_add_": K._scatter_add_},
+           Path(("INDEX_ADD",), "in place into a contiguous tensor, the "
+                "last dim, index and src of one shape (gather's backward), "
+                "in the index's order", _NOT_HALF),
+           Path(("MEMCPY", "INDEX_ADD"), "out of place: a copy first",
+                _NOT_HALF),
+           Path(("CAST", "INDEX_ADD"), _HALF_SUMS, _HALF)),
+    _entry("index_add", {"index_add": K._index_add,
+                         "index_add_": K._index_add_},
+           Path(("INDEX_ADD",), "in place into a contiguous tensor, dim 0, "
+                "alpha 1, a 1-D int64 or int32 index, in its order",
+                _NOT_HALF),
+           Path(("MEMCPY", "INDEX_ADD"), "out of place: a copy first",
+                _NOT_HALF),
+           Path(("COPY_VIEW", "INDEX_ADD"), "another dim: the index "
+                "repeated for each leading batch (float16 and bfloat16 "
+                "rounding each add, but along the last dim)"),
+           Path(("CAST", "INDEX_ADD"), _HALF_SUMS + " (along the first "
+                "and last dims)", _HALF)),
+    _entry("where", {"where.self": K._where},
+           Path(("IDENTITY", "SELECT"), "a bool condition and two tensors "
+                "of one dtype broadcast against each other (views, 0-dim "
+                "ones): other copied into the result, then self where the "
+                "condition holds"),
+           Path(("CAST", "IDENTITY", "SELECT"), _PROMOTED, FLOATS)),
+    _entry("masked_fill", {"masked_fill_.Scalar": K._masked_fill_,
+                           "masked_fill_.Tensor": K._masked_fill_,
+                           "masked_fill.Scalar": K._masked_fill,
+                           "masked_fill.Tensor": K._masked_fill},
+           Path(("SELECT",), "in place, any view: a number or a 0-dim "
+                "tensor, a bool mask broadcast to self"),
+           Path(("MEMCPY", "SELECT"), "out of place: a copy of a contiguous "
+                "self first")),
+    *(_entry(name, K._make_argreduce(name),
+             Path((op,), "dim None or the last: the first of equal values, "
+                  "the first NaN"),
+             Path(("COPY_VIEW", op), "another dim, moved last by a copy"))
+      for name, op in (("argmax", "ARGMAX"), ("argmin", "ARGMIN"))),
+    *(_entry(name, K._make_minmax_dim(name),
+             Path((op, "INDEX_SELECT"), "dim the last: the indices, then "
+                  "the values at them"),
+             Path(("COPY_VIEW", op, "INDEX_SELECT"), "another dim, moved "
+                  "last by a copy"))
+      for name, op in (("max", "ARGMAX"), ("min", "ARGMIN"))),
+    _entry("arange", {"arange.start_out": K._arange_out},
+           Path(("ARANGE",), "numbers start, end and step, CPU torch's "
+                "length and its serial loop's arithmetic (int64 in int64, "
+                "float32 in float64, float16 and bfloat16 in float32)")),
+    *(_entry(name, K._make_triangle(name),
+             Path((name.upper(),), "2-D or more (a view copied dense "
+                  "first); in place on a contiguous tensor"))
+      for name in ("tril", "triu")),
+    _entry("cumsum", {"cumsum": K._cumsum},
+           Path(("CUMSUM",), "the last dim, in CPU torch's accumulator "
+                "types (float32 in float64)", FLOATS + (torch.int64,)),
+           Path(("CAST", "CUMSUM"), "an integer or bool tensor: int64 first, "
+                "as CPU torch", (torch.int32, torch.int8, torch.uint8,
+                                 torch.bool)),
+           Path(("COPY_VIEW", "CUMSUM"), "another dim: moved last and back",
+                FLOATS + (torch.int64,))),
+    _entry("native_dropout", {"native_dropout": K._native_dropout},
+           Path(("BERNOULLI", "MASK_SCALE"), "training: the mask drawn by "
+                "Philox4x32-10 with a key from torch's CPU generator "
+                "(torch.manual_seed, torch.npu.manual_seed), then (x * mask) "
+                "* float32(1 / (1 - p)) as CPU torch", FLOATS)),
+    _entry("native_dropout_backward",
+           {"native_dropout_backward": K._native_dropout_backward},
+           Path(("MASK_SCALE",), "a bool mask, any views: (grad * mask) * "
+                "float32(scale), CPU torch's bits", FLOATS)),
+    _entry("uniform_", {"uniform_": K._uniform_},
+           Path(("RANDOM_UNIFORM",), "contiguous, [0, 1), no generator: a "
+                "Philox key from torch's CPU generator"),
+           Path(("RANDOM_UNIFORM", "AXPY"), "another range: from + (to - "
+                "from) * u")),
+    _entry("bernoulli_", {"bernoulli_.float": K._bernoulli_},
+           Path(("BERNOULLI",), "contiguous, a number p, no generator",
+                DEVICE_DTYPES)),
     # plumbing: no device op of its own
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Conjugate",

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """``torch.npu.random``: the generator npu random ops draw from.
 
-Random ops on npu tensors run on the CPU (the fallback in
-torch_npu._kernels), so every npu device draws from one generator, the
-CPU's: these functions (Ascend's and torch.cuda's names) seed it and save
-and restore its state, which transformers' and accelerate's checkpoints
-do.
+Every npu device draws from one generator, the CPU's: the device's own
+random ops (dropout, uniform_, bernoulli_: Philox4x32-10, NUMERICS.md)
+take each draw's key from it, the others run on the CPU (the fallback in
+torch_npu._kernels). These functions (Ascend's and torch.cuda's names)
+seed it and save and restore its state, which transformers' and
+accelerate's checkpoints do.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@
 Names follow Ascend torch_npu (and torch.cuda): device selection, streams
 and events, synchronisation, the caching allocator's statistics, device
 properties, and mixed precision (``torch.npu.amp``, the autocast state).
-Random ops on npu tensors run on the CPU (see the fallback in
-torch_npu._kernels) and draw from the CPU generator: ``manual_seed`` and
-the rng state functions (``torch.npu.random``) are that generator's.
+Random ops on npu tensors draw from the CPU generator: dropout, uniform_
+and bernoulli_ on the device (Philox4x32-10 keyed from it), the others on
+the CPU (the fallback in torch_npu._kernels); ``manual_seed`` and the rng
+state functions (``torch.npu.random``) are that generator's.
 """
 
 from __future__ import annotations

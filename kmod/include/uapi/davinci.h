@@ -841,7 +841,20 @@ enum davinci_opcode {
 	DAVINCI_OP_SIGMOID_GRAD = 44,	/* dst = src0 * (1 - src1) * src1: sigmoid's gradient dy from its result y */
 	DAVINCI_OP_GELU_GRAD = 45,	/* dst = src0 * GELU'(src1): GELU's gradient dy at its input x, @imm as GELU's */
 	DAVINCI_OP_SILU_GRAD = 46,	/* dst = src0 * s * (1 + src1 * (1 - s)), s = sigmoid(src1): SiLU's gradient */
-	DAVINCI_OP_COUNT = 47,
+	DAVINCI_OP_INDEX_SELECT = 47,	/* dst[b,i,:] = src0[b,src1[b,i],:]: @m batches of @count indices into @n rows of @k */
+	DAVINCI_OP_INDEX_ADD = 48,	/* dst[b,src1[b,i],:] += src0[b,i,:], i in order: @m batches of @count indices into @n rows of @k */
+	DAVINCI_OP_SELECT = 49,	/* dst = src1 ? src0 : dst, src1 bool, @count elements */
+	DAVINCI_OP_MASK_SCALE = 50,	/* dst = (src0 * src1) * scale, src1 bool, scale: @imm */
+	DAVINCI_OP_ARGMAX = 51,	/* dst[m] (int64) = index of the first largest element of each row of src0[m,n] (a NaN is largest) */
+	DAVINCI_OP_ARGMIN = 52,	/* dst[m] (int64) = index of the first smallest element of each row of src0[m,n] (a NaN is smallest) */
+	DAVINCI_OP_CUMSUM = 53,	/* dst[m,n] = running sums of each row of src0, in order */
+	DAVINCI_OP_FILL = 54,	/* dst[@count] = the element its parameter block holds */
+	DAVINCI_OP_ARANGE = 55,	/* dst[i] = start + i * step, @count elements */
+	DAVINCI_OP_RANDOM_UNIFORM = 56,	/* dst[i] = Philox4x32-10 uniform in [0, 1) of (seed, offset, i) */
+	DAVINCI_OP_BERNOULLI = 57,	/* dst[i] = RANDOM_UNIFORM's value of (seed, offset, i) < p ? 1 : 0, p: @imm */
+	DAVINCI_OP_TRIL = 58,	/* dst[m,n] = src0 where j - i <= @imm (row i of each matrix of @k rows), else 0 */
+	DAVINCI_OP_TRIU = 59,	/* dst[m,n] = src0 where j - i >= @imm (row i of each matrix of @k rows), else 0 */
+	DAVINCI_OP_COUNT = 60,
 };
 
 /*
@@ -872,6 +885,22 @@ enum davinci_opcode {
 #define DAVINCI_GELU_GRAD_NONE	0	/* the gradient of x Phi(x) */
 #define DAVINCI_GELU_GRAD_TANH	1	/* the gradient of GELU's tanh form */
 #define DAVINCI_GELU_GRAD_COUNT	2
+
+/*
+ * DAVINCI_OP_INDEX_SELECT's index_dtype (struct davinci_task.imm). The dtype of the
+ * indices src1 holds. An index outside [0, @n) fails the task with
+ * DAVINCI_STATUS_INVALID_TASK before it writes anything (DOC: indexed ops).
+ */
+#define DAVINCI_INDEX_SELECT_INT64	0	/* int64 indices */
+#define DAVINCI_INDEX_SELECT_INT32	1	/* int32 indices */
+#define DAVINCI_INDEX_SELECT_COUNT	2
+
+/*
+ * DAVINCI_OP_INDEX_ADD's index_dtype (struct davinci_task.imm).
+ */
+#define DAVINCI_INDEX_ADD_INT64	0	/* int64 indices */
+#define DAVINCI_INDEX_ADD_INT32	1	/* int32 indices */
+#define DAVINCI_INDEX_ADD_COUNT	2
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
@@ -975,6 +1004,44 @@ struct davinci_params_maxpool2d {
 };
 
 #define DAVINCI_PARAMS_MAXPOOL2D_VERSION	1
+
+/**
+ * struct davinci_params_fill - DAVINCI_OP_FILL's parameter block
+ * @value: the element's bits, in the low bytes of the dtype's size (little
+ *	endian); the bytes above zero
+ */
+struct davinci_params_fill {
+	__u64 value;
+};
+
+#define DAVINCI_PARAMS_FILL_VERSION	1
+
+/**
+ * struct davinci_params_arange - DAVINCI_OP_ARANGE's parameter block
+ * @start: the first value: an int64 for the integer dtypes, a float64's
+ *	bits for the float ones
+ * @step: the difference of neighbours, as @start (DOC: ARANGE's arithmetic
+ *	in NUMERICS.md)
+ */
+struct davinci_params_arange {
+	__u64 start;
+	__u64 step;
+};
+
+#define DAVINCI_PARAMS_ARANGE_VERSION	1
+
+/**
+ * struct davinci_params_random_uniform - DAVINCI_OP_RANDOM_UNIFORM's parameter block
+ * @seed: the Philox key: low word k0, high word k1
+ * @offset: the counter of dst[0]: element i takes word i % 4 of the block
+ *	at counter @offset + i / 4 (NUMERICS.md)
+ */
+struct davinci_params_random_uniform {
+	__u64 seed;
+	__u64 offset;
+};
+
+#define DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1100,6 +1167,21 @@ struct davinci_task {
  * block takes zero in all three fields (EINVAL otherwise).
  */
 #define DAVINCI_PARAMS_MAX	512	/* bytes of the largest block */
+
+/**
+ * DOC: indexed ops
+ *
+ * DAVINCI_OP_INDEX_SELECT and DAVINCI_OP_INDEX_ADD address memory with the
+ * contents of src1: @m batches of @count indices (int64 or int32, by @imm)
+ * into a table of @n rows of @k elements per batch. Their extents follow
+ * from the descriptor (dst @m x @count x @k elements and src0 @m x @n x @k
+ * for INDEX_SELECT, the other way round for INDEX_ADD, src1 @m x @count
+ * indices); the indices themselves are read when the task starts, and one
+ * outside [0, @n) fails the task with DAVINCI_STATUS_INVALID_TASK before
+ * it writes anything (the stream enters its error state, as for any
+ * failed task). INDEX_ADD adds in index order: duplicate indices give the
+ * same bytes on every backend. ABI 1.7.
+ */
 
 /**
  * DOC: strided operands
