@@ -47,6 +47,8 @@ def lib() -> ctypes.CDLL:
         lb.dvc_jpegd_decode.argtypes = [vp, sz, ctypes.c_uint32, vp, sz, vp,
                                         sz, ctypes.POINTER(Info)]
         lb.dvc_jpegd_decode.restype = ctypes.c_int
+        lb.dvc_jpegd_decode_planes.argtypes = lb.dvc_jpegd_decode.argtypes
+        lb.dvc_jpegd_decode_planes.restype = ctypes.c_int
         _lib = lb
     return _lib
 
@@ -108,6 +110,82 @@ def decode(data: bytes, max_dim: int = 0, out_size: int | None = None,
     if ret:
         raise JpegdError(-ret, "dv_jpegd_decode")
     return Picture(info, out)
+
+
+def chroma_shape(info: Info) -> tuple[int, int]:
+    """Rows and columns of a file's Cb and Cr planes as decoded."""
+    half_w = info.subsampling in (S422, S420)
+    half_h = info.subsampling in (S420, S440)
+    return ((info.height + 1) // 2 if half_h else info.height,
+            (info.width + 1) // 2 if half_w else info.width)
+
+
+def decode_planes(data: bytes) -> tuple[Info, list[np.ndarray]]:
+    """dv_jpegd_decode_planes: the components at their own sampling."""
+    info = parse(data)
+    out = np.zeros(info.width * info.height * info.components, np.uint8)
+    scratch = np.zeros(info.scratch_size, np.uint8)
+    ret = lib().dvc_jpegd_decode_planes(data, len(data), 0, out.ctypes.data,
+                                        out.size, scratch.ctypes.data,
+                                        scratch.size, None)
+    if ret:
+        raise JpegdError(-ret, "dv_jpegd_decode_planes")
+    n = info.width * info.height
+    planes = [out[:n].reshape(info.height, info.width)]
+    if info.components == 3:
+        ch, cw = chroma_shape(info)
+        for k in range(2):
+            planes.append(out[n + k * ch * cw:n + (k + 1) * ch * cw]
+                          .reshape(ch, cw))
+    return info, planes
+
+
+def _pairs(a: np.ndarray, axis: int) -> np.ndarray:
+    """Rounded mean of samples 2i and 2i + 1 along @axis, the last one
+    repeated past the end (jpegd.h's rule)."""
+    i0 = np.arange(0, a.shape[axis], 2)
+    i1 = np.minimum(i0 + 1, a.shape[axis] - 1)
+    return (np.take(a, i0, axis).astype(np.int32) + np.take(a, i1, axis)
+            + 1) >> 1
+
+
+def _quads(a: np.ndarray) -> np.ndarray:
+    r0 = np.arange(0, a.shape[0], 2)
+    r1 = np.minimum(r0 + 1, a.shape[0] - 1)
+    c0 = np.arange(0, a.shape[1], 2)
+    c1 = np.minimum(c0 + 1, a.shape[1] - 1)
+    a = a.astype(np.int32)
+    return (a[r0][:, c0] + a[r0][:, c1] + a[r1][:, c0] + a[r1][:, c1]
+            + 2) >> 2
+
+
+def to_420(plane: np.ndarray, subsampling: int) -> np.ndarray:
+    """A decoded chroma plane at 4:2:0 by jpegd.h's rule."""
+    if subsampling == S420:
+        return plane.astype(np.int32)
+    if subsampling == S422:
+        return _pairs(plane, 0)
+    if subsampling == S440:
+        return _pairs(plane, 1)
+    return _quads(plane)
+
+
+def h2v1_fancy(plane: np.ndarray) -> np.ndarray:
+    """libjpeg-turbo's h2v1 "fancy" upsampling (jdsample.c: 3/4 of the
+    nearer sample and 1/4 of the further one, rounding biased 1 and 2 in
+    turn; plain doubling for planes 2 columns wide or less), which its
+    4:2:2 decode gives."""
+    p = plane.astype(np.int32)
+    if p.shape[1] <= 2:
+        return np.repeat(p, 2, axis=1)
+    left = np.concatenate([p[:, :1], p[:, :-1]], axis=1)
+    right = np.concatenate([p[:, 1:], p[:, -1:]], axis=1)
+    out = np.empty((p.shape[0], 2 * p.shape[1]), np.int32)
+    out[:, 0::2] = (3 * p + left + 1) >> 2
+    out[:, 1::2] = (3 * p + right + 2) >> 2
+    out[:, 0] = p[:, 0]
+    out[:, -1] = p[:, -1]
+    return out
 
 
 def pillow_ycbcr(data: bytes, half: bool = False) -> np.ndarray:
