@@ -46,6 +46,10 @@ int th_failures, th_passed, th_failed;
 	X(conv_block_checks) \
 	X(conv_refused_block_touches_nothing) \
 	X(conv_runs_and_chunks) \
+	X(jpegd_samples) \
+	X(jpegd_truncated) \
+	X(jpegd_corrupt_bytes) \
+	X(jpegd_bad_headers) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \
