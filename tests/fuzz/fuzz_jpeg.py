@@ -61,26 +61,6 @@ def seeds() -> list[bytes]:
     return out
 
 
-def segments(data: bytes) -> list[tuple[int, int, int]]:
-    """(offset, marker, length incl. marker) of the segments before EOI;
-    a scan's entropy-coded data counts in its SOS segment's length."""
-    out, pos = [], 2
-    while pos + 4 <= len(data) and data[pos] == 0xFF:
-        m = data[pos + 1]
-        if m == 0xD9:
-            break
-        ln = 2 + struct.unpack_from(">H", data, pos + 2)[0]
-        end = pos + ln
-        if m == 0xDA:
-            while end + 1 < len(data) and not (
-                    data[end] == 0xFF and data[end + 1] not in (0, 0xFF)
-                    and not 0xD0 <= data[end + 1] <= 0xD7):
-                end += 1
-        out.append((pos, m, end - pos))
-        pos = end
-    return out
-
-
 def _field(b: bytearray, segs, rng: random.Random) -> None:
     """Overwrite a header field of a random segment."""
     pos, m, ln = rng.choice(segs)
@@ -113,7 +93,7 @@ def _field(b: bytearray, segs, rng: random.Random) -> None:
 def mutate(data: bytes, rng: random.Random) -> bytes:
     b = bytearray(data)
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
-        segs = segments(bytes(b))
+        segs = J.segments(bytes(b))
         what = rng.random()
         if what < 0.35 and segs:
             _field(b, segs, rng)

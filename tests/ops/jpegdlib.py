@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import io
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,3 +204,23 @@ def pillow_ycbcr(data: bytes, half: bool = False) -> np.ndarray:
             min(im.size) >= 2 else im.size
         im.draft("YCbCr", size)
     return np.asarray(im)
+
+
+def segments(data: bytes) -> list[tuple[int, int, int]]:
+    """(offset, marker, length incl. marker) of the segments before EOI;
+    a scan's entropy-coded data counts in its SOS segment's length."""
+    out, pos = [], 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        m = data[pos + 1]
+        if m == 0xD9:
+            break
+        ln = 2 + struct.unpack_from(">H", data, pos + 2)[0]
+        end = pos + ln
+        if m == 0xDA:
+            while end + 1 < len(data) and not (
+                    data[end] == 0xFF and data[end + 1] not in (0, 0xFF)
+                    and not 0xD0 <= data[end + 1] <= 0xD7):
+                end += 1
+        out.append((pos, m, end - pos))
+        pos = end
+    return out

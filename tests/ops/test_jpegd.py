@@ -178,3 +178,73 @@ def test_refusals():
         with pytest.raises(J.JpegdError) as e:
             J.decode(bytes(bad))
         assert e.value.errno == errno.EOPNOTSUPP
+
+
+def _scans(data: bytes) -> list[tuple[int, int, tuple[int, int, int, int]]]:
+    """(start, end, (Ss, Se, Ah, Al)) of each scan with the table
+    segments just before it (Pillow writes a scan's DHT before its SOS)."""
+    out, start = [], None
+    for pos, m, ln in J.segments(data):
+        if m == 0xC4 and start is None:
+            start = pos
+        elif m == 0xDA:
+            ns = data[pos + 4]
+            p = pos + 5 + 2 * ns
+            out.append((pos if start is None else start, pos + ln,
+                        (data[p], data[p + 1], data[p + 2] >> 4,
+                         data[p + 2] & 15)))
+            start = None
+        else:
+            start = None
+    return out
+
+
+def _reorder(data: bytes, order: list[int]) -> bytes:
+    """@data with its scans in @order (indices; repeats and drops allowed)."""
+    scans = _scans(data)
+    head, tail = data[:scans[0][0]], data[scans[-1][1]:]
+    return head + b"".join(data[scans[i][0]:scans[i][1]] for i in order) \
+        + tail
+
+
+def test_progression_order():
+    """Scans out of the order T.81 G.1.1.1.1 allows are refused; a file
+    that stops after any complete scan is a (coarser) picture."""
+    data = encode(photo(45, 29, seed=11), quality=90, subsampling=2,
+                  progressive=True)
+    scans = _scans(data)
+    params = [p for _, _, p in scans]
+    n = len(scans)
+    assert _reorder(data, list(range(n))) == data
+    J.decode(data)
+    first_ac = next(i for i, p in enumerate(params) if p[0] > 0)
+    refine = next(i for i, p in enumerate(params) if p[0] > 0 and p[2] > 0)
+    bad = {
+        "an AC scan before the DC scans": [first_ac] + [
+            i for i in range(n) if i != first_ac],
+        "a first scan sent twice": list(range(first_ac + 1)) + [first_ac]
+        + list(range(first_ac + 1, n)),
+        "a refinement before its first scan": [refine] + [
+            i for i in range(n) if i != refine],
+        "a refinement sent twice": list(range(refine + 1)) + [refine]
+        + list(range(refine + 1, n)),
+    }
+    for what, order in bad.items():
+        with pytest.raises(J.JpegdError) as e:
+            J.decode(_reorder(data, order))
+        assert e.value.errno == errno.EINVAL, what
+    # any prefix of whole scans that has every component's DC decodes
+    dc_done = max(i for i, p in enumerate(params) if p[0] == 0 and p[2] == 0)
+    for k in range(dc_done + 1, n + 1):
+        J.decode(_reorder(data, list(range(k))))
+    with pytest.raises(J.JpegdError):
+        J.decode(_reorder(data, list(range(dc_done))))
+
+
+def test_sequential_component_twice():
+    data = encode(photo(30, 20), quality=90)
+    (scan,) = _scans(data)
+    with pytest.raises(J.JpegdError) as e:
+        J.decode(_reorder(data, [0, 0]))
+    assert e.value.errno == errno.EINVAL
+    assert scan[2] == (0, 63, 0, 0)
