@@ -83,6 +83,11 @@ struct jd_hdr {
 
 struct jd_huff {
 	u16 look[1 << JD_LOOKAHEAD];	/* (length << 8) | symbol, 0: longer */
+	/*
+	 * AC tables: (value << 16) | (run << 8) | bits, when a code and its
+	 * value bits fit in the lookahead (0: decode the symbol)
+	 */
+	s32 fast[1 << JD_LOOKAHEAD];
 	s32 maxcode[17];		/* largest code of each length, -1 none */
 	s32 valoff[17];			/* symbol index - code, per length */
 	u8 val[256];
@@ -201,6 +206,25 @@ static int jd_huff_build(struct jd_huff *t, const u8 *counts, const u8 *vals)
 	return 0;
 }
 
+/* An AC table's fast entries: a whole (run, value) in the lookahead. */
+static void jd_huff_fast(struct jd_huff *t)
+{
+	u32 i, l, rs, s, v;
+
+	for (i = 0; i < 1U << JD_LOOKAHEAD; i++) {
+		t->fast[i] = 0;
+		l = t->look[i] >> 8;
+		rs = t->look[i] & 0xff;
+		s = rs & 15;
+		if (!l || !s || l + s > JD_LOOKAHEAD)
+			continue;
+		v = (i >> (JD_LOOKAHEAD - l - s)) & ((1U << s) - 1);
+		v = (u32)(v < (1U << (s - 1)) ? (s32)v - (s32)(1U << s) + 1 :
+			  (s32)v);
+		t->fast[i] = (s32)(v * 65536) | (rs >> 4) << 8 | (l + s);
+	}
+}
+
 static int jd_dht(struct jd_hdr *h, struct jd *d, const u8 *s, u32 len)
 {
 	u32 i, total, tc, th;
@@ -220,6 +244,8 @@ static int jd_dht(struct jd_hdr *h, struct jd *d, const u8 *s, u32 len)
 		ret = jd_huff_build(d ? &d->huff[tc][th] : NULL, s + 1, s + 17);
 		if (ret)
 			return ret;
+		if (d && tc)
+			jd_huff_fast(&d->huff[tc][th]);
 		h->huff_defined |= 1U << (tc * 4 + th);
 		s += 17 + total;
 		len -= 17 + total;
@@ -554,6 +580,13 @@ static void jd_fill(struct jd_bits *b)
 {
 	u32 c;
 
+	/* the common case: no 0xff among the next bytes, 8 of them left */
+	if (b->end - b->p >= 8) {
+		while (b->nbits <= 56 && b->p[0] != 0xff) {
+			b->acc |= (u64)*b->p++ << (56 - b->nbits);
+			b->nbits += 8;
+		}
+	}
 	while (b->nbits <= 56) {
 		if (b->p < b->end && (b->p[0] != 0xff ||
 				      (b->end - b->p >= 2 && b->p[1] == 0))) {
@@ -632,7 +665,19 @@ static int jd_block_seq(struct jd *d, u32 ci, s16 *blk)
 	c->pred = (s16)(c->pred + s);
 	blk[0] = (s16)c->pred;
 	for (k = 1; k < 64; k++) {
+		s32 f;
+
 		jd_need(b);
+		f = ac->fast[b->acc >> (64 - JD_LOOKAHEAD)];
+		if (f) {
+			k += (f >> 8) & 15;
+			if (k > 63)
+				return -EINVAL;
+			b->acc <<= f & 0xff;
+			b->nbits -= f & 0xff;
+			blk[jd_natural[k]] = (s16)(f >> 16);
+			continue;
+		}
 		s = jd_decode(b, ac);
 		if (s < 0)
 			return s;
@@ -958,9 +1003,9 @@ static void jd_idct(const s16 *blk, const u16 *q, u8 *out, u32 stride)
 			continue;
 		}
 		jd_idct_1d((s64)c[0] * qc[0], (s64)c[8] * qc[8],
-			   (s64)c[16] * qc[16], (s64)c[24] * qc[24],
-			   (s64)c[32] * qc[32], (s64)c[40] * qc[40],
-			   (s64)c[48] * qc[48], (s64)c[56] * qc[56], &r);
+				   (s64)c[16] * qc[16], (s64)c[24] * qc[24],
+				   (s64)c[32] * qc[32], (s64)c[40] * qc[40],
+				   (s64)c[48] * qc[48], (s64)c[56] * qc[56], &r);
 		for (j = 0; j < 8; j++)
 			ws[j * 8 + i] = (s32)JD_DESCALE(r.o[j], JD_CONST_BITS -
 							JD_PASS1_BITS);
