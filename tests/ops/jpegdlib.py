@@ -189,6 +189,19 @@ def h2v1_fancy(plane: np.ndarray) -> np.ndarray:
     return out
 
 
+def h1v2_fancy(plane: np.ndarray) -> np.ndarray:
+    """libjpeg-turbo's h1v2 "fancy" upsampling, for 4:4:0: each row
+    twice, 3/4 of it and 1/4 of the row above (rounding bias 1), then of
+    the row below (bias 2), the edge rows repeated."""
+    p = plane.astype(np.int32)
+    up = np.concatenate([p[:1], p[:-1]], axis=0)
+    down = np.concatenate([p[1:], p[-1:]], axis=0)
+    out = np.empty((2 * p.shape[0], p.shape[1]), np.int32)
+    out[0::2] = (3 * p + up + 1) >> 2
+    out[1::2] = (3 * p + down + 2) >> 2
+    return out
+
+
 def pillow_ycbcr(data: bytes, half: bool = False) -> np.ndarray:
     """libjpeg-turbo's decode (through Pillow) of @data as Y, Cb, Cr planes,
     without its colour conversion (draft mode "YCbCr"): h x w x 3, or h

@@ -20,6 +20,7 @@ import pytest
 from PIL import Image, ImageFile
 
 import jpegdlib as J
+import jpegenc
 
 SUBSAMPLING = {"4:4:4": 0, "4:2:2": 1, "4:2:0": 2}
 KIND = {"4:4:4": J.S444, "4:2:2": J.S422, "4:2:0": J.S420}
@@ -56,12 +57,15 @@ def encode(pixels: np.ndarray, **kw) -> bytes:
 def libjpeg_chroma(data: bytes, kind: int, full: np.ndarray, k: int,
                    mine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """libjpeg-turbo's chroma plane @k (1: Cb, 2: Cr) of @data, and what the
-    core's plane @mine must equal for it: libjpeg-turbo upsamples 4:2:2
-    chroma ("fancy"), which the test then applies to the core's plane."""
+    core's plane @mine must equal for it: libjpeg-turbo upsamples 4:2:2 and
+    4:4:0 chroma ("fancy"), which the test then applies to the core's
+    plane."""
     if kind == J.S444:
         return full[..., k], mine
     if kind == J.S420:
         return J.pillow_ycbcr(data, half=True)[..., k], mine
+    if kind == J.S440:
+        return full[..., k], J.h1v2_fancy(mine)[:full.shape[0]]
     return full[..., k], J.h2v1_fancy(mine)[:, :full.shape[1]]
 
 
@@ -143,6 +147,72 @@ def test_grey(size, progressive):
     assert np.array_equal(pic.y[:h, :w], J.pillow_ycbcr(data))
     assert (pic.uv == 128).all()
     check_padding(pic)
+
+
+def component_planes(w: int, h: int, factors: list[tuple[int, int]],
+                     seed: int = 0) -> list[np.ndarray]:
+    """photo()'s Y, Cb, Cr, each box-filtered to its sampling factors."""
+    ycc = np.asarray(Image.fromarray(photo(w, h, seed)).convert("YCbCr"),
+                     np.float64)
+    hmax = max(f[0] for f in factors)
+    vmax = max(f[1] for f in factors)
+    out = []
+    for i, (fh, fv) in enumerate(factors):
+        ry, rx = vmax // fv, hmax // fh
+        ch, cw = -(-h // ry), -(-w // rx)
+        p = np.pad(ycc[..., i], ((0, ch * ry - h), (0, cw * rx - w)),
+                   mode="edge")
+        out.append(p.reshape(ch, ry, cw, rx).mean(axis=(1, 3)))
+    return out
+
+
+LAYOUTS = {
+    # sampling factors, scans (component indices), restart interval
+    "4:4:0": ([(1, 2), (1, 1), (1, 1)], None, 0, J.S440),
+    "4:4:0-scan-per-component-rst": ([(1, 2), (1, 1), (1, 1)],
+                                     [[1], [0], [2]], 2, J.S440),
+    "4:2:0-scan-per-component": ([(2, 2), (1, 1), (1, 1)],
+                                 [[0], [1], [2]], 0, J.S420),
+    "4:2:0-luma-then-chroma-rst": ([(2, 2), (1, 1), (1, 1)],
+                                   [[0], [1, 2]], 3, J.S420),
+    "4:4:4-2x1-mcus": ([(2, 1), (2, 1), (2, 1)], None, 0, J.S444),
+    "4:2:2-scans-reversed": ([(2, 1), (1, 1), (1, 1)], [[2], [0], [1]], 0,
+                             J.S422),
+}
+
+
+@pytest.mark.parametrize("size", [(1, 1), (2, 5), (17, 9), (33, 50)],
+                         ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_layouts_pillow_does_not_write(layout, size):
+    """Sequential files libjpeg-turbo decodes but Pillow does not write
+    (jpegenc.py): 4:4:0, a scan per component in any order (the decoder
+    keeps every coefficient until EOI then), restart intervals in
+    one-component scans, luma MCUs of 2 x 1 blocks at 4:4:4."""
+    factors, scans, ri, kind = LAYOUTS[layout]
+    w, h = size
+    data = jpegenc.encode(component_planes(w, h, factors), factors, scans,
+                          ri)
+    check_against_libjpeg(data, w, h, kind)
+
+
+def test_grey_with_2x2_factors():
+    """A lone component's sampling factors shape nothing (T.81 A.2.2)."""
+    w, h = 29, 21
+    data = jpegenc.encode(component_planes(w, h, [(2, 2)])[:1], [(2, 2)])
+    pic = J.decode(data)
+    assert pic.info.subsampling == J.GREY
+    assert np.array_equal(pic.y[:h, :w], J.pillow_ycbcr(data))
+    check_padding(pic)
+
+
+def test_interleaved_scan_of_more_than_10_blocks():
+    """T.81 B.2.3: an MCU of an interleaved scan holds at most 10 blocks."""
+    factors = [(2, 2), (2, 2), (2, 2)]
+    data = jpegenc.encode(component_planes(16, 16, factors), factors)
+    with pytest.raises(J.JpegdError) as e:
+        J.parse(data)
+    assert e.value.errno == errno.EINVAL
 
 
 def test_full_hd():
