@@ -22,6 +22,8 @@ LOCK_CHECKS := -DDV_LOCK_CHECKS
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -DDV_LOCK_ORDER_CHECK $(LOCK_CHECKS)
 FUZZ_SECONDS ?= 60
+# the JPEG decoder's two fuzzers (libFuzzer in C, a mutator in Python)
+JPEG_FUZZ_SECONDS ?= 30
 # clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
 SOAK_CLIENTS ?= 10000
 
@@ -67,6 +69,11 @@ $(BUILD)/fuzz_dispatch: tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) $(CORE_HDRS)
 	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -DDV_LOCK_ORDER_CHECK $(LOCK_CHECKS) tests/fuzz/fuzz_dispatch.c $(CORE_SRCS) -o $@
 
+$(BUILD)/fuzz_jpegd: tests/fuzz/fuzz_jpegd.c kmod/core/jpegd.c kmod/core/jpegd.h
+	@mkdir -p $(@D)
+	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined tests/fuzz/fuzz_jpegd.c kmod/core/jpegd.c -o $@
+
 install-py: core
 	$(VENV)/bin/pip install -q . 2>&1 | grep -v "is ignored: it is neither" || true
 	chmod -R a+rX $(VENV)
@@ -82,13 +89,18 @@ test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_core
 
-test-fuzz: $(BUILD)/fuzz_dispatch core
-	@mkdir -p $(BUILD)/fuzz-corpus
+test-fuzz: $(BUILD)/fuzz_dispatch $(BUILD)/fuzz_jpegd core
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jpeg
 	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
 		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus tests/fuzz/corpus
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
 		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=userspace \
 		$(PY) tests/fuzz/fuzz_om.py --seconds $(FUZZ_SECONDS)
+	$(BUILD)/fuzz_jpegd -max_total_time=$(JPEG_FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus-jpeg tests/fuzz/corpus-jpeg
+	DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
+		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
+		$(PY) tests/fuzz/fuzz_jpeg.py --seconds $(JPEG_FUZZ_SECONDS)
 
 # The Python suites run twice on the in-process backend: plain, and with the
 # core built under AddressSanitizer and UBSan (Python itself is not, so its

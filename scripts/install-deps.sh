@@ -34,7 +34,7 @@ if [ ! -x "$venv/bin/python" ]; then
 	/usr/bin/python3 -m venv "$venv"
 	"$venv/bin/pip" install -q --upgrade pip
 fi
-pydeps="numpy pytest pytest-timeout fusepy scikit-learn pyroute2 setuptools wheel perfetto matplotlib onnx onnxruntime expecttest"
+pydeps="numpy pytest pytest-timeout fusepy scikit-learn pyroute2 setuptools wheel perfetto matplotlib onnx onnxruntime expecttest pillow"
 [ "$want_vm" = vm ] && pydeps="$pydeps virtme-ng"
 "$venv/bin/pip" install -q $pydeps 2>&1 | grep -v "is ignored: it is neither" || true
 # torch_npu (tests/torch): PyTorch's CPU build from the registry, pinned

@@ -52,6 +52,10 @@ int th_failures, th_passed, th_failed;
 	X(fill_block_checks) \
 	X(index_out_of_range_touches_nothing) \
 	X(index_add_order_and_chunks) \
+	X(jpegd_samples) \
+	X(jpegd_truncated) \
+	X(jpegd_corrupt_bytes) \
+	X(jpegd_bad_headers) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

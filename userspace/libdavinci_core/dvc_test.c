@@ -3,9 +3,11 @@
  * dvc_test.c - test hooks of libdavinci_core (dvc_test.h): the op
  * kernels' validation, extents, work units and dispatch, for the Python
  * op tests (tests/ops/opslib.py) that run them on numpy arrays without a
- * device. Exported under the dvc_ prefix like the rest of the API.
+ * device, and the JPEG decoder (tests/ops/jpegdlib.py). Exported under
+ * the dvc_ prefix like the rest of the API.
  */
 #include "dvc_test.h"
+#include "jpegd.h"
 #include "numerics.h"
 #include "ops.h"
 
@@ -58,4 +60,26 @@ void dvc_num_logf(const float *x, float *y, uint64_t n)
 int dvc_simd_level(void)
 {
 	return os_simd_level();
+}
+
+int dvc_jpegd_parse(const void *data, size_t size, u32 max_dim,
+		    struct dv_jpegd_info *info)
+{
+	return dv_jpegd_parse(data, size, max_dim, info);
+}
+
+int dvc_jpegd_decode(const void *data, size_t size, u32 max_dim,
+		     void *out, size_t out_size, void *scratch,
+		     size_t scratch_size, struct dv_jpegd_info *info)
+{
+	return dv_jpegd_decode(data, size, max_dim, out, out_size, scratch,
+			       scratch_size, info);
+}
+
+int dvc_jpegd_decode_planes(const void *data, size_t size, u32 max_dim,
+			    void *out, size_t out_size, void *scratch,
+			    size_t scratch_size, struct dv_jpegd_info *info)
+{
+	return dv_jpegd_decode_planes(data, size, max_dim, out, out_size,
+				      scratch, scratch_size, info);
 }

@@ -5,7 +5,8 @@
  *
  * The dvc_op_* functions (dvc_test.c) are exported by libdavinci_core.so
  * because the Python op tests (tests/ops) call them through ctypes; they
- * run the op kernels of ops.h on plain memory, without a device.
+ * run the op kernels of ops.h on plain memory, without a device; the
+ * dvc_jpegd_* ones, for tests/ops/jpegdlib.py, the JPEG decoder of jpegd.h.
  * os_posix_fault_zalloc_countdown and os_posix_wake_one_calls are not
  * exported: only programs built from the core's sources (tests/core,
  * tests/fuzz) use them.
@@ -14,10 +15,12 @@
 #define _DVC_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct davinci_task;
 struct dv_op_extent;
+struct dv_jpegd_info;
 
 /*
  * Fault injection (os_posix.c): when set to N > 0, the Nth os_zalloc()
@@ -42,5 +45,15 @@ void dvc_op_run(const struct davinci_task *task, const void *params,
 void dvc_num_logf(const float *x, float *y, uint64_t n);
 /* os_simd_level(): the SIMD level the op kernels use now (os.h). */
 int dvc_simd_level(void);
+
+/* dv_jpegd_parse(), dv_jpegd_decode() and _planes() of jpegd.h, as they are. */
+int dvc_jpegd_parse(const void *data, size_t size, uint32_t max_dim,
+		    struct dv_jpegd_info *info);
+int dvc_jpegd_decode(const void *data, size_t size, uint32_t max_dim,
+		     void *out, size_t out_size, void *scratch,
+		     size_t scratch_size, struct dv_jpegd_info *info);
+int dvc_jpegd_decode_planes(const void *data, size_t size, uint32_t max_dim,
+			    void *out, size_t out_size, void *scratch,
+			    size_t scratch_size, struct dv_jpegd_info *info);
 
 #endif /* _DVC_TEST_H */
