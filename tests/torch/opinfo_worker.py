@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import sys
 import warnings
@@ -187,6 +188,19 @@ def dtypes_of(op) -> list[torch.dtype]:
     return picked
 
 
+def drawn(make, args, kwargs, limit: int, described: list[str] | None):
+    """The first ``limit`` inputs ``make`` generates, built one at a time:
+    an entry's whole list (grid_sampler_3d's is 150 MiB) does not fit beside
+    the test process on a FUSE daemon's device. A generator that raises
+    ends the list, said in ``described`` (None: not every entry has error
+    inputs)."""
+    try:
+        yield from itertools.islice(make(*args, **kwargs), limit)
+    except Exception as e:  # noqa: BLE001
+        if described is not None:
+            described.append("%s%s: %s" % (make.__name__, args[1:], e))
+
+
 def walk(op, max_samples: int) -> dict:
     import torch_npu
     before = set(torch_npu.fallback_ops())
@@ -197,13 +211,9 @@ def walk(op, max_samples: int) -> dict:
         variants.append(("in-place ", op.inplace_variant))
     for dtype in dtypes_of(op):
         for variant, fn in variants:
-            try:
-                inputs = list(op.sample_inputs("npu", dtype,
-                                               requires_grad=False))
-            except Exception as e:  # noqa: BLE001
-                described.append("sample_inputs(%s): %s" % (dtype, e))
-                continue
-            for i, sample in enumerate(inputs[:max_samples]):
+            inputs = drawn(op.sample_inputs, ("npu", dtype),
+                           {"requires_grad": False}, max_samples, described)
+            for i, sample in enumerate(inputs):
                 samples += 1
                 problem = check_sample(op, fn, sample, seed=i)
                 if problem == UNSUPPORTED:
@@ -214,11 +224,7 @@ def walk(op, max_samples: int) -> dict:
                         described.append("%s%s sample %d (%s): %s" % (
                             variant, str(dtype).replace("torch.", ""), i,
                             describe(sample.input), problem))
-    try:
-        errors = list(op.error_inputs("npu"))
-    except Exception:  # noqa: BLE001 (not every entry has error inputs)
-        errors = []
-    for ei in errors[:max_samples]:
+    for ei in drawn(op.error_inputs, ("npu",), {}, max_samples, None):
         samples += 1
         problem = check_error_input(op, ei)
         if problem:
