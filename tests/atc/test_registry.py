@@ -141,6 +141,10 @@ SAMPLES = {
                       [("x", [1, 2, 4, 4])], [("y", [1, 2, 3, 3])]),
         lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2],
                           pads=[0, 0, 1, 1], count_include_pad=1)],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 4, 4])]),
+        # uneven pads, uncounted: scaled by window / taps inside (MUL)
+        lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2],
+                          pads=[0, 0, 1, 1])],
                       [("x", [1, 2, 4, 4])], [("y", [1, 2, 4, 4])])],
     ("", "GlobalAveragePool", "1+"): [
         lambda: model([_n("GlobalAveragePool", ["x"])],
@@ -152,6 +156,12 @@ SAMPLES = {
         lambda: model([_n("BatchNormalization", ["x", "s", "b", "m", "v"])],
                       [("x", [1, 2, 3, 3])], [("y", [1, 2, 3, 3])],
                       [(n, np.ones(2, np.float32)) for n in "sbmv"])],
+    ("", "LRN", "1+"): [
+        lambda: model([_n("LRN", ["x"], size=3)],
+                      [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])]),
+        # an even window: zeros splatted (MEMCPY) round x copied in
+        lambda: model([_n("LRN", ["x"], size=4)],
+                      [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])])],
     ("", "Sum", "1+"): [
         # c broadcast along the leading dimension: MEMCPYs
         lambda: model([_n("Sum", ["a", "b", "c"])],

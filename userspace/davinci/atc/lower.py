@@ -867,11 +867,37 @@ def average_pool(L: Lowering, x: Value) -> list[Value]:
         x = _padded(L, L.device(x, "X"), begin, end, 0.0)
         begin = (0,) * dims
     elif begin != end:
-        L.fail("pads %s: the device pads both sides of a dimension alike "
-               "(begin = end) unless count_include_pad is 1"
-               % list(begin + end))
+        return _uneven_average_pool(L, x, k, stride, begin, end)
     return _pool(L, x, "AVGPOOL2D", k, stride, begin, (1,) * dims,
                  bool(L.attr("ceil_mode", 0)), include)
+
+
+def _uneven_average_pool(L: Lowering, x: Value, k, stride, begin, end
+                         ) -> list[Value]:
+    """An average over each window's taps inside x, the pads uneven: the
+    mean over a zero-padded x (every tap counted), times window size /
+    taps inside, a constant per output position broadcast over N and C."""
+    if int(L.attr("ceil_mode", 0)):
+        L.fail("pads %s with ceil_mode 1 and count_include_pad 0: windows "
+               "off the padded edge are not converted" % list(begin + end))
+    dims = len(k)
+    y, = _pool(L, _padded(L, L.device(x, "X"), begin, end, 0.0),
+               "AVGPOOL2D", k, stride, (0,) * dims, (1,) * dims, False, True)
+    inside = np.ones(1)
+    for n, kk, st, b, o in zip(x.shape[2:], k, stride, begin, y.shape[2:]):
+        first = np.arange(o) * st - b
+        taps = np.minimum(first + kk, n) - np.maximum(first, 0)
+        if taps.min() < 1:
+            L.fail("pads %s: a window holds no tap of X"
+                   % list(begin + end))
+        inside = np.multiply.outer(inside, taps)
+    area = float(np.prod(k))
+    fix = L.gb.weight(host_values(area / inside.reshape(y.shape[2:]),
+                                  x.dtype), x.dtype)
+    strides = _contiguous(y.shape)
+    walk = opdesc.Strided(y.shape, strides, strides,
+                          (0, 0) + _contiguous(y.shape[2:]))
+    return [L.emit("MUL", y, y, fix, strided=walk)]
 
 
 def global_pool(L: Lowering, x: Value) -> list[Value]:
@@ -881,6 +907,54 @@ def global_pool(L: Lowering, x: Value) -> list[Value]:
     L.need_types(x, op, "X")
     k = tuple(x.shape[2:])
     return _pool(L, x, op, k, (1,) * dims, (0,) * dims, (1,) * dims, False)
+
+
+def _by_scalar(L: Lowering, op: str, x: Value, value: float,
+               out: "Value | None" = None) -> Value:
+    """``x`` op ``value``: the value one weight, repeated by a stride of 0."""
+    w = L.gb.weight(host_values(np.array([value], np.float64), x.dtype),
+                    x.dtype)
+    strides = _contiguous(x.shape)
+    walk = opdesc.Strided(x.shape, strides, strides, (0,) * len(x.shape))
+    return L.emit(op, out or L.gb.work(x.shape, x.dtype), x, w,
+                  strided=walk)
+
+
+def lrn(L: Lowering, x: Value) -> list[Value]:
+    """LRN: y = x / (bias + alpha / size * S) ** beta, S the sum of x**2
+    over the ``size`` channels around each. S / size is an average pooling
+    of x**2 seen as (N, 1, C, spatial) with a (size, 1) window, the zeros
+    beyond the channels counted; the rest is four elementwise tasks (POW
+    by -beta: the device has no division by a power)."""
+    if len(x.shape) < 3:
+        L.fail("X is %s: LRN takes N x C x D1 x ... (rank 3 or more)"
+               % list(x.shape))
+    L.need_types(x, "AVGPOOL2D", "X")
+    size = L.attr("size")
+    if size is None or int(size) < 1:
+        L.fail("size is %r; LRN needs a window of 1 channel or more" % size)
+    size = int(size)
+    alpha = float(L.attr("alpha", 1e-4))
+    beta = float(L.attr("beta", 0.75))
+    bias = float(L.attr("bias", 1.0))
+    xd = L.device(x, "X")
+    squares = L.emit("MUL", L.gb.work(x.shape, x.dtype), xd, xd,
+                     count=x.size)
+    planes = squares.with_shape((x.shape[0], 1, x.shape[1],
+                                 _numel(x.shape[2:])))
+    # ONNX's window: floor((size - 1) / 2) channels before, ceil after
+    before, after = (size - 1) // 2, size // 2
+    if before != after:
+        planes = _padded(L, planes, (before, 0), (after, 0), 0.0)
+        before = 0
+    mean, = _pool(L, planes, "AVGPOOL2D", (size, 1), (1, 1), (before, 0),
+                  (1, 1), False, True)
+    scale = mean.with_shape(x.shape)
+    _by_scalar(L, "MUL", scale, alpha, out=scale)
+    _by_scalar(L, "ADD", scale, bias, out=scale)
+    _by_scalar(L, "POW", scale, -beta, out=scale)
+    out = L.gb.work(x.shape, x.dtype)
+    return [L.emit("MUL", out, xd, scale, count=x.size)]
 
 
 def batch_norm(L: Lowering, x: Value, scale: Value, b: Value, mean: Value,
@@ -1031,10 +1105,13 @@ RULES: tuple[Rule, ...] = (
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D", ("ADD",)),
     Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY")),
-    Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY")),
+    Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY",
+                                                    "MUL")),
     Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
     Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
     Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
+    Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
+                                   "IDENTITY")),
     Rule("Sum", variadic, "ADD", ("MEMCPY",)),
     # folded on the host
     Rule("Constant", constant),
