@@ -162,6 +162,17 @@ SAMPLES = {
         # an even window: zeros splatted (MEMCPY) round x copied in
         lambda: model([_n("LRN", ["x"], size=4)],
                       [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])])],
+    **{("", name, since): [
+        lambda name=name: model([_n(name, ["a", "b"])],
+                                [("a", [3, 4]), ("b", [4])],
+                                [("y", [3, 4])], types={"y": TensorProto.BOOL})]
+       for name, since in (("Equal", "1+"), ("Less", "1+"),
+                           ("Greater", "1+"), ("LessOrEqual", "12+"),
+                           ("GreaterOrEqual", "12+"))},
+    ("", "Where", "9+"): [
+        lambda: model([_n("Where", ["c", "a", "b"])],
+                      [("c", [3, 1]), ("a", [3, 4]), ("b", [4])],
+                      [("y", [3, 4])], types={"c": TensorProto.BOOL})],
     ("", "Sum", "1+"): [
         # c broadcast along the leading dimension: MEMCPYs
         lambda: model([_n("Sum", ["a", "b", "c"])],

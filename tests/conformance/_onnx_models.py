@@ -8,12 +8,16 @@ from onnx import TensorProto, helper, numpy_helper
 FLOAT = TensorProto.FLOAT
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13):
-    """A ModelProto: ``inputs``/``outputs`` are (name, dims) pairs."""
+def model(nodes, inputs, outputs, inits=(), opset=13, types=None):
+    """A ModelProto: ``inputs``/``outputs`` are (name, dims) pairs, FLOAT
+    unless ``types`` gives a name another TensorProto element type."""
+    types = types or {}
     g = helper.make_graph(
         nodes, "g",
-        [helper.make_tensor_value_info(n, FLOAT, d) for n, d in inputs],
-        [helper.make_tensor_value_info(n, FLOAT, d) for n, d in outputs],
+        [helper.make_tensor_value_info(n, types.get(n, FLOAT), d)
+         for n, d in inputs],
+        [helper.make_tensor_value_info(n, types.get(n, FLOAT), d)
+         for n, d in outputs],
         [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("",
                                                                    opset)])

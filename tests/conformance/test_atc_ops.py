@@ -524,3 +524,62 @@ def test_relu_grad_does_not_broadcast(dev):
                        match=r"relugrad0': dY \[2, 3\] and X \[3\]: ReluGrad "
                              "takes tensors of one shape"):
         atc.convert(m)
+
+
+_T = {np.dtype(np.float32): TensorProto.FLOAT,
+      np.dtype(np.int64): TensorProto.INT64,
+      np.dtype(np.int8): TensorProto.INT8,
+      np.dtype(np.uint8): TensorProto.UINT8,
+      np.dtype(np.bool_): TensorProto.BOOL}
+
+
+def _typed(nodes, ins, outs):
+    """A model of ``ins`` ((name, array)) and ``outs`` ((name, shape,
+    numpy dtype)), typed as the arrays are."""
+    return model(nodes, [(n, list(a.shape)) for n, a in ins],
+                 [(n, list(s)) for n, s, _ in outs],
+                 types={**{n: _T[a.dtype] for n, a in ins},
+                        **{n: _T[np.dtype(d)] for n, _, d in outs}})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int8, np.uint8])
+@pytest.mark.parametrize("op,fn", [("Equal", np.equal), ("Less", np.less),
+                                   ("Greater", np.greater),
+                                   ("LessOrEqual", np.less_equal),
+                                   ("GreaterOrEqual", np.greater_equal)])
+def test_comparisons_give_bool_with_broadcast(dev, op, fn, dtype):
+    a = (R.standard_normal((3, 1, 5)) * 4).astype(dtype)
+    b = (R.standard_normal((4, 1)) * 4).astype(dtype)
+    if dtype == np.float32:
+        a[0, 0, :2] = np.nan          # a NaN compares false
+        b[1, 0] = a[1, 0, 3]          # and equal values meet
+    m = _typed([_node(op, ["a", "b"])], [("a", a), ("b", b)],
+               [("y", (3, 4, 5), np.bool_)])
+    got, = _run(dev, m, a, b)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, fn(a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+def test_where_broadcasts_its_three_inputs(dev, dtype):
+    cond = R.standard_normal((2, 1, 4)) > 0
+    x = (R.standard_normal((3, 1)) * 9).astype(dtype)
+    y = (R.standard_normal((4,)) * 9).astype(dtype)
+    m = _typed([_node("Where", ["c", "x", "y"])],
+               [("c", cond), ("x", x), ("y", y)],
+               [("y", (2, 3, 4), dtype)])
+    got, = _run(dev, m, cond, x, y)
+    np.testing.assert_array_equal(got, np.where(cond, x, y))
+
+
+def test_a_mask_from_a_comparison_selects(dev):
+    """relu as Where(Less(x, 0), 0, x): CMP's bool result feeds SELECT in
+    one model, and int64 flows through it unchanged."""
+    x = (R.standard_normal((5, 6)) * 1e12).astype(np.int64)
+    zero = np.zeros((), np.int64)
+    m = model([_node("Less", ["x", "z"], ["neg"]),
+               _node("Where", ["neg", "z", "x"])],
+              [("x", [5, 6])], [("y", [5, 6])], [("z", zero)],
+              types={"x": TensorProto.INT64, "y": TensorProto.INT64})
+    got, = _run(dev, m, x)
+    np.testing.assert_array_equal(got, np.maximum(x, 0))

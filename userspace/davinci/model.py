@@ -39,7 +39,8 @@ __all__ = ["Model", "GearPlan", "GRAPHS_KEPT"]
 #: captured graphs a gear keeps, one per set of caller addresses
 GRAPHS_KEPT = 4
 
-_ALIGN = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8}
+#: an input or output is aligned to its elements
+_ALIGN = F.DTYPE_SIZES
 
 
 @functools.cache

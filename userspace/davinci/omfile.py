@@ -69,9 +69,9 @@ MAX_GEARS = 128
 MAX_DIMS = 8
 MAX_IO = 1024
 
-#: bytes per element of the dtypes a model's inputs and outputs may have
-DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4,
-               "int64": 8}
+#: bytes per element of the dtypes a model's inputs and outputs may have:
+#: the device's
+DTYPE_SIZES = dict(opdesc.ITEMSIZES)
 FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
 _DEV_DTYPES = {opdesc.DTYPE_CODES[name]: size
                for name, size in opdesc.ITEMSIZES.items()}
@@ -106,6 +106,8 @@ def _rule(op: schema.OpDef) -> _OpRule:
         uses = (uses - {"mn"}) | {"m", "n"}
     if op.imm is not None:
         uses.add("imm")
+    if op.dst_dtypes:
+        uses.add("dst_dtype")
     dtypes = frozenset(opdesc.DTYPE_CODES[d] for d in op.dtypes) \
         if op.compute else frozenset((0,))     # no dtype: the field is 0
     max_imm = 0
@@ -122,12 +124,11 @@ def _rule(op: schema.OpDef) -> _OpRule:
 #: does not know (the indexed, generating and triangle ops)
 _NOT_IN_MODELS = ("index", "generate", "triangle")
 #: what a model may run: every compute op of the schema (with its
-#: parameter block or a strided one in PARAMS) but those kinds and ops with
-#: an operand of a dtype of its own (SELECT's bool mask, ARGMAX's int64
-#: result), and its copies and fills (MEMCPY, MEMSET)
+#: parameter block or a strided one in PARAMS) but those kinds, and its
+#: copies and fills (MEMCPY, MEMSET)
 _RULES = {op.opcode: _rule(op) for op in schema.OPS
-          if (op.compute and op.kind not in _NOT_IN_MODELS and
-              not op.operand_dtypes) or op.kind in ("copy", "fill")}
+          if (op.compute and op.kind not in _NOT_IN_MODELS) or
+          op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
 _OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
 OPCODES = frozenset(_RULES)
@@ -500,14 +501,25 @@ def _strided_extents(o: Op, rule: _OpRule, block: bytes, es: int,
     _check(walk.dst_distinct(), "a strided block whose dst repeats an "
            "element")
     ids = (o.dst, o.src0, o.src1)
+    sizes = _operand_sizes(rule.op, es, dst_es)
     out = []
     for i in range(operands):
-        size = dst_es if i == 0 else es
+        size = sizes[i]
         same = i > 0 and rule.in_place and rule.op.kind != "cast" and \
-            es == dst_es and all(n < 2 or a == b for n, a, b in zip(
+            size == sizes[0] and all(n < 2 or a == b for n, a, b in zip(
                 walk.sizes, walk.operands[i], walk.dst))
         out.append((ids[i], walk.span(i) * size, size, same))
     return out
+
+
+def _operand_sizes(op: schema.OpDef, es: int, dst_es: int
+                   ) -> tuple[int, int, int]:
+    """Bytes of an element of dst, src0 and src1: the record's dtypes, but
+    for an operand whose dtype the op fixes (SELECT's bool condition)."""
+    fixed = {name: opdesc.ITEMSIZES[d]
+             for name, d in op.operand_dtypes.items()}
+    return (fixed.get("dst", dst_es), fixed.get("src0", es),
+            fixed.get("src1", es))
 
 
 def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
@@ -541,14 +553,16 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
         return [(o.dst, o.m * o.n * es, es, False),
                 (o.src0, o.m * o.k * es, es, False),
                 (o.src1, o.k * o.n * es, es, False)]
+    d_es, s0_es, s1_es = _operand_sizes(op, es, dst_es)
     if kind in ("rows", "reduce"):
         rows = o.m if kind == "reduce" else o.m * o.n
-        return [(o.dst, rows * es, es, False),
-                (o.src0, o.m * o.n * es, es, False)]
-    ext = [(o.dst, o.count * dst_es, dst_es, False),
-           (o.src0, o.count * es, es, rule.in_place)]
+        return [(o.dst, rows * d_es, d_es, False),
+                (o.src0, o.m * o.n * s0_es, s0_es, False)]
+    ext = [(o.dst, o.count * d_es, d_es, False),
+           (o.src0, o.count * s0_es, s0_es, rule.in_place and s0_es == d_es)]
     if "src1" in rule.uses:
-        ext.append((o.src1, o.count * es, es, rule.in_place))
+        ext.append((o.src1, o.count * s1_es, s1_es,
+                    rule.in_place and s1_es == d_es))
     return ext
 
 
@@ -597,6 +611,9 @@ def _check_fields(o: Op, zero: int, params: int, what: str) -> _OpRule:
     if "dst_dtype" in rule.uses:
         _check(o.dst_dtype in _DEV_DTYPES, "%s: %s to unknown dtype %d"
                % (what, name, o.dst_dtype))
+        _check(rule.op.kind == "cast" or o.dst_dtype == 0 or
+               opdesc.DTYPE_NAMES[o.dst_dtype] in rule.op.dst_dtypes,
+               "%s: %s does not write dtype %d" % (what, name, o.dst_dtype))
     return rule
 
 

@@ -38,9 +38,10 @@ from davinci.model import Model
 from .. import _desc as D
 from .. import _state as S
 from .. import constants as C
+from .._opargs import ACL_DTYPES
 from .._state import AclFail, api
 from ..rt.memory import device_range, operand
-from ._objects import (ACL_DTYPES, ACL_FORMATS, AclModel, Dataset, ModelDesc,
+from ._objects import (ACL_FORMATS, AclModel, Dataset, ModelDesc,
                        datasets, descs, get_dataset, get_model, io_at, models,
                        next_model_id)
 from ._objects import get_desc as _desc_of

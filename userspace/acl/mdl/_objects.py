@@ -14,10 +14,6 @@ from .. import _state as S
 from .. import constants as C
 from .._state import AclFail
 
-#: omfile dtype name -> aclDataType
-ACL_DTYPES = {"float32": C.ACL_FLOAT, "float16": C.ACL_FLOAT16,
-              "bfloat16": C.ACL_BF16, "int32": C.ACL_INT32,
-              "int64": C.ACL_INT64}
 #: omfile format name -> aclFormat
 ACL_FORMATS = {"NCHW": C.ACL_FORMAT_NCHW, "NHWC": C.ACL_FORMAT_NHWC,
                "ND": C.ACL_FORMAT_ND, "NC1HWC0": C.ACL_FORMAT_NC1HWC0}

@@ -19,13 +19,9 @@ __all__ = ["ConversionError", "Value", "Transposed", "Weights",
            "GearBuilder", "DEVICE_DTYPES", "ITEMSIZE", "ONNX_DTYPES",
            "onnx_type_name", "type_name", "type_list", "host_values"]
 
-#: numpy dtype name -> DAVINCI_DTYPE_*
-#: the device dtypes davinci-atc puts in a model. The device also computes
-#: int64, bool, int8 and uint8 (ABI 1.7); their ONNX lowerings and model
-#: inputs and outputs are not written yet, so a graph that needs them on
-#: the device is refused as before.
-DEVICE_DTYPES = {name: code for name, code in opdesc.DTYPE_CODES.items()
-                 if name in ("float32", "float16", "bfloat16", "int32")}
+#: numpy dtype name -> DAVINCI_DTYPE_*: the device dtypes davinci-atc puts
+#: in a model, every one the device has
+DEVICE_DTYPES = dict(opdesc.DTYPE_CODES)
 ITEMSIZE = {name: opdesc.ITEMSIZES[name] for name in DEVICE_DTYPES}
 _ALIGN = 64
 #: a parameter block's stand-in address when a descriptor is only checked
@@ -34,7 +30,7 @@ _BLOCK_CHECK_AT = 1 << 12
 #: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the
 #: device's types, and those of constants it folds at conversion time
 ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
-               7: "int64", 11: "float64", 9: "bool"}
+               7: "int64", 11: "float64", 9: "bool", 3: "int8", 2: "uint8"}
 _ONNX_CODES = {name: code for code, name in ONNX_DTYPES.items()}
 
 
@@ -316,7 +312,8 @@ class GearBuilder:
                     opdef, srcs[0].dtype if srcs else dst.dtype, dst=0,
                     srcs=(0,) * len(srcs), count=count, rows=rows, mnk=mnk,
                     attr=attr, transpose=transpose,
-                    dst_dtype=dst.dtype if opdef.kind == "cast" else None,
+                    dst_dtype=dst.dtype if opdef.kind == "cast" or (
+                        srcs and dst.dtype != srcs[0].dtype) else None,
                     params_at=_BLOCK_CHECK_AT if block else 0,
                     strided=strided)
                 fields = {f: int(getattr(t, f)) for f in

@@ -93,7 +93,7 @@ def _constant_value(node):
 def _refuse_types(g, init_names: set) -> None:
     """Refuse a graph input whose type the device has not, and an
     initializer or Constant read by a node or the graph of a type
-    davinci-atc does not know (INT8, UINT8, FLOAT8E4M3FN, ...), naming the
+    davinci-atc does not know (INT16, UINT32, FLOAT8E4M3FN, ...), naming the
     tensor, the first node that reads it and its op."""
     readers: dict[str, str] = {}
     for idx, node in enumerate(g.node):

@@ -292,6 +292,70 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
     return [L.emit(op, out, x, y, count=_numel(shape))]
 
 
+def _broadcast_strides(shape, out_shape) -> tuple[int, ...]:
+    """A dense tensor of ``shape`` read at each index of ``out_shape`` by
+    numpy's rules: its strides, 0 along the dims it repeats."""
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    return tuple(0 if n == 1 and m != 1 else st for n, m, st in
+                 zip(padded, out_shape, _contiguous(padded)))
+
+
+def _broadcast_shape(L: Lowering, *vs: Value) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*(v.shape for v in vs)))
+    except ValueError:
+        L.fail("shapes %s do not broadcast"
+               % " and ".join(str(list(v.shape)) for v in vs))
+
+
+#: ONNX's comparisons: CMP's predicate and numpy's function when folded
+_COMPARISONS = {"Equal": ("EQ", np.equal), "Less": ("LT", np.less),
+                "LessOrEqual": ("LE", np.less_equal),
+                "Greater": ("GT", np.greater),
+                "GreaterOrEqual": ("GE", np.greater_equal)}
+
+
+def compare(L: Lowering, a: Value, b: Value) -> list[Value]:
+    """A BOOL tensor: one CMP, the operands broadcast by stride-0 walks."""
+    predicate, fold = _COMPARISONS[L.node.op_type]
+    if a.dtype != b.dtype:
+        L.fail("inputs are %s and %s; ONNX needs one type (add a Cast)"
+               % (type_name(a.dtype), type_name(b.dtype)))
+    shape = _broadcast_shape(L, a, b)
+    if a.is_const and b.is_const:
+        return [Value(shape, "bool", const=fold(a.const, b.const))]
+    x, y = L.device(a, "A"), L.device(b, "B")
+    L.need_types(x, "CMP", "A")
+    walk = opdesc.Strided(shape, _contiguous(shape),
+                          _broadcast_strides(a.shape, shape),
+                          _broadcast_strides(b.shape, shape))
+    return [L.emit("CMP", L.gb.work(shape, "bool"), x, y, strided=walk,
+                   attr=predicate)]
+
+
+def where(L: Lowering, cond: Value, x: Value, y: Value) -> list[Value]:
+    """Y broadcast into the output by a strided IDENTITY, then X over it
+    where cond holds (SELECT reads its else-branch from its dst)."""
+    if cond.dtype != "bool":
+        L.fail("condition is %s; Where takes BOOL" % type_name(cond.dtype))
+    if x.dtype != y.dtype:
+        L.fail("X is %s and Y %s; Where takes one type (add a Cast)"
+               % (type_name(x.dtype), type_name(y.dtype)))
+    shape = _broadcast_shape(L, cond, x, y)
+    if cond.is_const and x.is_const and y.is_const:
+        return [Value(shape, x.dtype, const=np.where(cond.const, x.const,
+                                                     y.const))]
+    yd = L.device(y, "Y")
+    L.need_types(yd, "SELECT", "Y")
+    out = strided_copy(L, yd, shape, _broadcast_strides(y.shape, shape),
+                       L.gb.work(shape, y.dtype))
+    walk = opdesc.Strided(shape, _contiguous(shape),
+                          _broadcast_strides(x.shape, shape),
+                          _broadcast_strides(cond.shape, shape))
+    return [L.emit("SELECT", out, L.device(x, "X"),
+                   L.device(cond, "condition"), strided=walk)]
+
+
 def variadic(L: Lowering, first: Value, *rest: Value) -> list[Value]:
     """Max or Min of any number of inputs: one is itself, more a chain of
     the binary op (broadcasting is associative, so each step may)."""
@@ -1112,6 +1176,10 @@ RULES: tuple[Rule, ...] = (
     Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
     Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
                                    "IDENTITY")),
+    *(Rule(name, compare, "CMP", since=since) for name, since in (
+        ("Equal", 1), ("Less", 1), ("Greater", 1), ("LessOrEqual", 12),
+        ("GreaterOrEqual", 12))),
+    Rule("Where", where, "SELECT", ("IDENTITY",), since=9),
     Rule("Sum", variadic, "ADD", ("MEMCPY",)),
     # folded on the host
     Rule("Constant", constant),
