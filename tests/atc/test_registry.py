@@ -82,7 +82,11 @@ SAMPLES = {
     ("", "MatMul", "1+"): [
         lambda: model([_n("MatMul", ["a", "b"])], [("a", [2, 3]),
                                                    ("b", [3, 4])],
-                      [("y", [2, 4])])],
+                      [("y", [2, 4])]),
+        # batched: inputs copied into the workspace (MEMCPY) to be sliced
+        lambda: model([_n("MatMul", ["a", "b"])], [("a", [2, 2, 3]),
+                                                   ("b", [2, 3, 4])],
+                      [("y", [2, 2, 4])])],
     ("", "Gemm", "1+"): [
         # alpha: AXPY by a splat -0 (MEMCPY); C broadcast (MEMCPY), added
         lambda: model([_n("Gemm", ["a", "b", "c"], alpha=2.0)],

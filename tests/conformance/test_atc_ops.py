@@ -583,3 +583,27 @@ def test_a_mask_from_a_comparison_selects(dev):
               types={"x": TensorProto.INT64, "y": TensorProto.INT64})
     got, = _run(dev, m, x)
     np.testing.assert_array_equal(got, np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("ashape,bshape", [
+    ((4,), (4,)), ((4,), (4, 3)), ((2, 4), (4,)), ((3, 2, 4), (4,)),
+    ((2, 3, 4), (2, 4, 5)),               # attention's Q @ K^T
+    ((2, 1, 3, 4), (1, 3, 4, 2)),         # batch dims broadcast both ways
+    ((3, 4), (2, 4, 5)),                  # a 2-D A against a batch
+])
+@pytest.mark.parametrize("b_const", [False, True], ids=["input", "weight"])
+def test_matmul_of_vectors_and_batches_is_numpys(dev, ashape, bshape,
+                                                 b_const):
+    a, b = _f(*ashape), _f(*bshape)
+    want = np.matmul(a, b)
+    if b_const:
+        m = model([_node("MatMul", ["a", "b"])], [("a", list(ashape))],
+                  [("y", list(want.shape))], [("b", b)])
+        got, = _run(dev, m, a)
+    else:
+        m = model([_node("MatMul", ["a", "b"])],
+                  [("a", list(ashape)), ("b", list(bshape))],
+                  [("y", list(want.shape))])
+        got, = _run(dev, m, a, b)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

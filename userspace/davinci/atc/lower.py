@@ -437,8 +437,8 @@ def relu_grad(L: Lowering, dy: Value, x: Value) -> list[Value]:
                    count=n)]
 
 
-def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
-            ) -> tuple[Value, int, int]:
+def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool,
+            out: "Value | None" = None) -> tuple[Value, int, int]:
     """op(a) @ op(b) for 2-D a, b: (result, m, n). A Transpose that
     produced ``a`` or ``b`` becomes the op's transpose flag."""
     a, ta = _fold(L, a, ta)
@@ -451,7 +451,7 @@ def _matmul(L: Lowering, a: Value, b: Value, ta: bool, tb: bool
     k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
     if k != k2:
         L.fail("inner dimensions differ: %d and %d" % (k, k2))
-    out = L.gb.work((m, n), a.dtype)
+    out = (out or L.gb.work((m, n), a.dtype)).with_shape((m, n))
     L.emit("MATMUL", out, L.device(a, "A"), L.device(b, "B"), mnk=(m, n, k),
            transpose=(ta, tb))
     return out, m, n
@@ -474,14 +474,77 @@ def _plain(L: Lowering, v: "Value | None", what: str) -> None:
                                     "transpose flag" % (L.where, what)))
 
 
+#: the most MATMULs one batched MatMul node is lowered to
+MAX_BATCHED_MATMULS = 4096
+
+
 def matmul(L: Lowering, a: Value, b: Value) -> list[Value]:
-    if len(b.shape) != 2 or len(a.shape) < 1:
-        L.fail("A %s @ B %s: davinci multiplies an N-D A by a 2-D B"
+    """numpy's matmul: a 1-D operand a row (A) or a column (B) dropped
+    from the result; a 2-D B one MATMUL of A's rows; an N-D B one MATMUL
+    per matrix of the broadcast batch."""
+    if not a.shape or not b.shape:
+        L.fail("A %s @ B %s: MatMul takes no scalars"
                % (list(a.shape), list(b.shape)))
-    lead = a.shape[:-1]
-    rows = a.with_shape((_numel(lead), a.shape[-1]))
-    out, _, n = _matmul(L, rows, b, False, False)
-    return [out.with_shape(lead + (n,))]
+    drop = ()
+    if len(a.shape) == 1:
+        a, drop = a.with_shape((1,) + a.shape), (-2,)
+    if len(b.shape) == 1:
+        b, drop = b.with_shape(b.shape + (1,)), drop + (-1,)
+    if len(b.shape) == 2:
+        lead = a.shape[:-1]
+        rows = a.with_shape((_numel(lead), a.shape[-1]))
+        out, _, n = _matmul(L, rows, b, False, False)
+        shape = lead + (n,)
+    else:
+        out, shape = _batched_matmul(L, a, b)
+    keep = [d for i, d in enumerate(shape) if i - len(shape) not in drop]
+    return [out.with_shape(tuple(keep))]
+
+
+def _matrices(L: Lowering, v: Value, what: str):
+    """The i-th matrix of ``v`` (..., r, c) as a 2-D value: a weight of its
+    own for a constant, else a slice of ``v`` in the workspace."""
+    r, c = v.shape[-2:]
+    if v.is_const:
+        mats = v.const.reshape(-1, r, c)
+        return lambda i: L.gb.weight(np.ascontiguousarray(mats[i]),
+                                     v.dtype)
+    _plain(L, v, what)
+    L.need_device(v, what)
+    if not L.gb.is_work(v):             # an input: slices need the workspace
+        w = L.gb.work(v.shape, v.dtype)
+        _copy(L, w, v, v.size * ITEMSIZE[v.dtype])
+        v = w
+    isz = r * c * ITEMSIZE[v.dtype]
+    return lambda i: L.gb.slice(v, i * isz, isz).with_shape((r, c))
+
+
+def _batched_matmul(L: Lowering, a: Value, b: Value):
+    try:
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        L.fail("the batch dims of A %s and B %s do not broadcast"
+               % (list(a.shape), list(b.shape)))
+    count = _numel(batch)
+    if count > MAX_BATCHED_MATMULS:
+        L.fail("a batch of %d matrices (at most %d MATMULs a node)"
+               % (count, MAX_BATCHED_MATMULS))
+    if a.shape[-1] != b.shape[-2]:
+        L.fail("inner dimensions differ: %d and %d" % (a.shape[-1],
+                                                       b.shape[-2]))
+    m, n = a.shape[-2], b.shape[-1]
+    out = L.gb.work(batch + (m, n), a.dtype)
+    if count == 0 or m * n == 0:
+        return out, batch + (m, n)
+    mat_a, mat_b = _matrices(L, a, "A"), _matrices(L, b, "B")
+    # index of each broadcast batch position in A's and B's own batches
+    at = [np.broadcast_to(np.arange(_numel(v.shape[:-2])).reshape(
+        v.shape[:-2]), batch).reshape(-1) for v in (a, b)]
+    isz = m * n * ITEMSIZE[a.dtype]
+    for i in range(count):
+        _matmul(L, mat_a(int(at[0][i])), mat_b(int(at[1][i])), False, False,
+                out=L.gb.slice(out, i * isz, isz))
+    return out, batch + (m, n)
 
 
 def gemm(L: Lowering, a: Value, b: Value, c: Value | None = None
@@ -1147,7 +1210,7 @@ RULES: tuple[Rule, ...] = (
     Rule("Gelu", gelu, "GELU", since=20),
     Rule("Pow", power, "POW", ("MEMCPY",)),
     # a Transpose's result becomes their transpose flag
-    Rule("MatMul", matmul, "MATMUL", takes_transposed=True),
+    Rule("MatMul", matmul, "MATMUL", ("MEMCPY",), takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
          takes_transposed=True),
     Rule("Softmax", softmax_flattened, "SOFTMAX", until=12),
