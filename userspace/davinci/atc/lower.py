@@ -609,11 +609,23 @@ def softmax_flattened(L: Lowering, x: Value) -> list[Value]:
 def softmax_one_axis(L: Lowering, x: Value) -> list[Value]:
     """Softmax and LogSoftmax from opset 13: over ``axis`` (default -1)
     alone, which davinci does when the axes after it are of size 1."""
-    axis = _axis(L, int(L.attr("axis", -1)), len(x.shape))
-    if any(d != 1 for d in x.shape[axis + 1:]):
-        L.fail("%s over axis %d of shape %s: davinci's %s runs over the last "
-               "axis" % (L.node.op_type, axis, list(x.shape), L.rule.op))
-    return _over_rows(L, x, axis)
+    nd = len(x.shape)
+    axis = _axis(L, int(L.attr("axis", -1)), nd)
+    if all(d == 1 for d in x.shape[axis + 1:]):
+        return _over_rows(L, x, axis)
+    # davinci's row ops run over the last axis: move ``axis`` there and
+    # back, two strided IDENTITYs (bytes moved, not values)
+    perm = [i for i in range(nd) if i != axis] + [axis]
+    y, = _over_rows(L, _permuted(L, L.device(x), perm), nd - 1)
+    return [_permuted(L, y, [int(i) for i in np.argsort(perm)])]
+
+
+def _permuted(L: Lowering, x: Value, perm) -> Value:
+    """x's dims in the order ``perm``, as a dense work tensor."""
+    shape = tuple(x.shape[p] for p in perm)
+    src = _contiguous(x.shape)
+    return strided_copy(L, x, shape, tuple(src[p] for p in perm),
+                        L.gb.work(shape, x.dtype))
 
 
 def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
@@ -739,9 +751,7 @@ def transpose(L: Lowering, x: Value) -> list[Value]:
     big = [i for i, d in enumerate(x.shape) if d != 1]
     if len(big) != 2:
         # moved bytes, not values: IDENTITY of the permuted view is exact
-        src = _contiguous(x.shape)
-        return [strided_copy(L, x, shape, tuple(src[p] for p in perm),
-                             L.gb.work(shape, x.dtype))]
+        return [_permuted(L, x, perm)]
     r, c = x.shape[big[0]], x.shape[big[1]]
     return [Value(shape, x.dtype, x.tid,
                   transposed=Transposed(r, c, L.where))]
@@ -1214,9 +1224,10 @@ RULES: tuple[Rule, ...] = (
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
          takes_transposed=True),
     Rule("Softmax", softmax_flattened, "SOFTMAX", until=12),
-    Rule("Softmax", softmax_one_axis, "SOFTMAX", since=13),
+    Rule("Softmax", softmax_one_axis, "SOFTMAX", ("IDENTITY",), since=13),
     Rule("LogSoftmax", softmax_flattened, "LOG_SOFTMAX", until=12),
-    Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", since=13),
+    Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", ("IDENTITY",),
+         since=13),
     Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
     Rule("Cast", cast, "CAST"),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
