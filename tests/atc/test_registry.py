@@ -198,7 +198,17 @@ SAMPLES = {
     ("", "Gather", "1+"): [
         lambda: model([_n("Gather", ["d", "i"])], [], [("y", [2])],
                       [("d", np.arange(3, dtype=np.float32)),
-                       ("i", np.array([2, 0], I64))])],
+                       ("i", np.array([2, 0], I64))]),
+        # an embedding: computed ids into a weight table
+        lambda: model([_n("Gather", ["d", "i"])], [("i", [2, 3])],
+                      [("y", [2, 3, 4])],
+                      [("d", np.ones((5, 4), np.float32))],
+                      types={"i": TensorProto.INT64}),
+        # a middle axis: the ids repeated for each batch (MEMCPY)
+        lambda: model([_n("Gather", ["d", "i"], axis=1)], [("i", [3])],
+                      [("y", [2, 3, 4])],
+                      [("d", np.ones((2, 5, 4), np.float32))],
+                      types={"i": TensorProto.INT64})],
     ("", "Concat", "1+"): [
         lambda: model([_n("Concat", ["a", "b"], axis=0)], [], [("y", [3])],
                       [("a", np.ones(1, np.float32)),

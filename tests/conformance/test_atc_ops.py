@@ -533,6 +533,7 @@ def test_relu_grad_does_not_broadcast(dev):
 
 _T = {np.dtype(np.float32): TensorProto.FLOAT,
       np.dtype(np.int64): TensorProto.INT64,
+      np.dtype(np.int32): TensorProto.INT32,
       np.dtype(np.int8): TensorProto.INT8,
       np.dtype(np.uint8): TensorProto.UINT8,
       np.dtype(np.bool_): TensorProto.BOOL}
@@ -612,3 +613,43 @@ def test_matmul_of_vectors_and_batches_is_numpys(dev, ashape, bshape,
         got, = _run(dev, m, a, b)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("axis,dshape,ishape,itype", [
+    (0, (7, 4), (2, 3), np.int64),        # an embedding lookup
+    (1, (2, 5, 3), (4,), np.int32),       # a middle axis: batches of rows
+    (2, (2, 3, 6), (2, 2), np.int64),     # the last: rows of one element
+])
+@pytest.mark.parametrize("data_const", [True, False], ids=["weight",
+                                                           "input"])
+def test_gather_of_computed_indices_is_one_index_select(
+        dev, axis, dshape, ishape, itype, data_const):
+    data = _f(*dshape)
+    ids = R.integers(0, dshape[axis], ishape).astype(itype)
+    want = np.take(data, ids, axis=axis)
+    ins = [("i", ids)] + ([] if data_const else [("d", data)])
+    m = _typed([_node("Gather", ["d", "i"], axis=axis)], ins,
+               [("y", want.shape, np.float32)])
+    if data_const:
+        m.graph.initializer.append(numpy_helper.from_array(data, "d"))
+    feeds = [a for _, a in ins]
+    got, = _run(dev, m, *feeds)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_of_an_index_out_of_range_fails_the_run(dev):
+    """A computed index counts from the end when negative, as ONNX's; one
+    outside [-n, n) fails the task, nothing written: the run raises, it
+    does not return another row."""
+    from davinci.errors import TaskFailedError
+    data = _f(5, 3)
+    m = _typed([_node("Gather", ["d", "i"])], [("i", np.zeros(2, np.int64))],
+               [("y", (2, 3), np.float32)])
+    m.graph.initializer.append(numpy_helper.from_array(data, "d"))
+    with Model(dev, atc.convert(m)) as mod:
+        for ids in ([4, 1], [-1, -5]):
+            np.testing.assert_array_equal(mod.run([np.array(ids)])[0],
+                                          data[ids])
+        for ids in ([1, 5], [-6, 0]):
+            with pytest.raises(TaskFailedError):
+                mod.run([np.array(ids)])

@@ -1404,9 +1404,7 @@ OPS = ({'acl': {},
   'kind': 'index',
   'name': 'INDEX_SELECT',
   'not_in': {'acl': "CANN's Gather/GatherV2 take the axis as an input tensor; "
-                    'acl.op maps no indexed op yet',
-             'atc': "ONNX Gather lowers to it with davinci-atc's int64 "
-                    "tensors (h-atc's round)"},
+                    'acl.op maps no indexed op yet'},
   'opcode': 47,
   'operand_dtypes': {},
   'python': 'index_select',

@@ -121,8 +121,8 @@ def _rule(op: schema.OpDef) -> _OpRule:
 
 
 #: compute kinds no converter emits yet, whose operand extents _extents()
-#: does not know (the indexed, generating and triangle ops)
-_NOT_IN_MODELS = ("index", "generate", "triangle")
+#: does not know (the generating and triangle ops)
+_NOT_IN_MODELS = ("generate", "triangle")
 #: what a model may run: every compute op of the schema (with its
 #: parameter block or a strided one in PARAMS) but those kinds, and its
 #: copies and fills (MEMCPY, MEMSET)
@@ -512,12 +512,15 @@ def _strided_extents(o: Op, rule: _OpRule, block: bytes, es: int,
     return out
 
 
-def _operand_sizes(op: schema.OpDef, es: int, dst_es: int
+def _operand_sizes(op: schema.OpDef, es: int, dst_es: int, imm: int = 0
                    ) -> tuple[int, int, int]:
     """Bytes of an element of dst, src0 and src1: the record's dtypes, but
-    for an operand whose dtype the op fixes (SELECT's bool condition)."""
+    for an operand whose dtype the op fixes (SELECT's bool condition, an
+    indexed op's indices)."""
     fixed = {name: opdesc.ITEMSIZES[d]
              for name, d in op.operand_dtypes.items()}
+    if op.kind == "index":
+        fixed["src1"] = opdesc.ITEMSIZES[op.operand_dtype("src1", "", imm)]
     return (fixed.get("dst", dst_es), fixed.get("src0", es),
             fixed.get("src1", es))
 
@@ -553,7 +556,14 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
         return [(o.dst, o.m * o.n * es, es, False),
                 (o.src0, o.m * o.k * es, es, False),
                 (o.src1, o.k * o.n * es, es, False)]
-    d_es, s0_es, s1_es = _operand_sizes(op, es, dst_es)
+    d_es, s0_es, s1_es = _operand_sizes(op, es, dst_es, o.imm)
+    if kind == "index":     # m batches of count indices into n rows of k
+        gathered, table = o.m * o.count * o.k, o.m * o.n * o.k
+        dst_elems, src_elems = (gathered, table) if \
+            op.name == "INDEX_SELECT" else (table, gathered)
+        return [(o.dst, dst_elems * d_es, d_es, False),
+                (o.src0, src_elems * s0_es, s0_es, False),
+                (o.src1, o.m * o.count * s1_es, s1_es, False)]
     if kind in ("rows", "reduce"):
         rows = o.m if kind == "reduce" else o.m * o.n
         return [(o.dst, rows * d_es, d_es, False),

@@ -784,19 +784,56 @@ def shape_of(L: Lowering, x: Value) -> list[Value]:
     return [Value(s.shape, "int64", const=s)]
 
 
+def _wrapped(L: Lowering, idx: Value, n: int) -> Value:
+    """Computed indices with each negative one plus ``n``."""
+    zero = L.gb.weight(host_values(np.zeros(1), idx.dtype), idx.dtype)
+    walk = opdesc.Strided(idx.shape, _contiguous(idx.shape),
+                          _contiguous(idx.shape), (0,) * len(idx.shape))
+    negative = L.emit("CMP", L.gb.work(idx.shape, "bool"), idx, zero,
+                      strided=walk, attr="LT")
+    out = L.gb.work(idx.shape, idx.dtype)
+    _copy(L, out, idx, idx.size * ITEMSIZE[idx.dtype])
+    return L.emit("SELECT", out, _by_scalar(L, "ADD", idx, n), negative,
+                  count=idx.size)
+
+
 def gather(L: Lowering, data: Value, idx: Value) -> list[Value]:
-    d = L.const_of(data, "Gather's data")
-    i = L.const_of(idx, "Gather's indices")
+    """Folded when data and indices are constants; else one INDEX_SELECT:
+    the axes before ``axis`` its batches (the indices repeated for each),
+    those after it a row. Negative indices count from the end, as ONNX's:
+    wrapped at conversion when constant, else on the device (idx + n
+    SELECTed where idx < 0); an index outside [-n, n) fails the task
+    (DAVINCI_STATUS_INVALID_TASK) with nothing written."""
     if idx.dtype not in ("int32", "int64"):
         L.fail("indices are %s; ONNX's Gather takes INT32 or INT64 indices"
                % type_name(idx.dtype))
-    axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
-    n = d.shape[axis]
-    if np.any((i < -n) | (i >= n)):
-        L.fail("indices %s outside the %d elements of axis %d of the data "
-               "(shape %s)" % (i.tolist(), n, axis, list(d.shape)))
-    r = np.take(d, i, axis=axis)
-    return [Value(r.shape, data.dtype, const=r)]
+    axis = _axis(L, int(L.attr("axis", 0)), len(data.shape))
+    n = data.shape[axis]
+    if idx.is_const:
+        i = idx.const
+        if np.any((i < -n) | (i >= n)):
+            L.fail("indices %s outside the %d elements of axis %d of the "
+                   "data (shape %s)" % (i.tolist(), n, axis,
+                                        list(data.shape)))
+        if data.is_const:
+            r = np.take(data.const, i, axis=axis)
+            return [Value(r.shape, data.dtype, const=r)]
+        idx = Value(idx.shape, idx.dtype, const=np.where(i < 0, i + n, i))
+    shape = data.shape[:axis] + idx.shape + data.shape[axis + 1:]
+    batches, k = _numel(data.shape[:axis]), _numel(data.shape[axis + 1:])
+    count = _numel(idx.shape)
+    out = L.gb.work(shape, data.dtype)
+    if _numel(shape) == 0:
+        return [out]
+    index = L.device(idx, "indices").with_shape((1, count))
+    if not idx.is_const:
+        index = _wrapped(L, index, n)
+    if batches > 1:
+        index = broadcast(L, index, (batches, count))
+    L.emit("INDEX_SELECT", out, L.device(data, "data"), index,
+           mnk=(batches, n, k), count=count,
+           attr=idx.dtype.upper())
+    return [out]
 
 
 def concat(L: Lowering, first: Value, *rest: Value) -> list[Value]:
@@ -1259,7 +1296,8 @@ RULES: tuple[Rule, ...] = (
     Rule("Constant", constant),
     Rule("ConstantOfShape", constant_of_shape),
     Rule("Shape", shape_of),
-    Rule("Gather", gather),
+    Rule("Gather", gather, "INDEX_SELECT", ("MEMCPY", "CMP", "ADD",
+                                            "SELECT")),
     Rule("Concat", concat_device, also=("IDENTITY",)),
 )
 
