@@ -181,6 +181,17 @@ SAMPLES = {
         lambda: model([_n("Where", ["c", "a", "b"])],
                       [("c", [3, 1]), ("a", [3, 4]), ("b", [4])],
                       [("y", [3, 4])], types={"c": TensorProto.BOOL})],
+    ("", "LayerNormalization", "17+"): [
+        lambda: model([_n("LayerNormalization", ["x", "s", "b"])],
+                      [("x", [2, 3, 4])], [("y", [2, 3, 4])],
+                      [("s", np.ones(4, np.float32)),
+                       ("b", np.zeros(4, np.float32))], opset=17),
+        # float16: computed in float32, between two CASTs
+        lambda: model([_n("LayerNormalization", ["x", "s"], axis=1)],
+                      [("x", [2, 3, 4])], [("y", [2, 3, 4])],
+                      [("s", np.ones((3, 4), np.float16))], opset=17,
+                      types={"x": TensorProto.FLOAT16,
+                             "y": TensorProto.FLOAT16})],
     ("", "Sum", "1+"): [
         # c broadcast along the leading dimension: MEMCPYs
         lambda: model([_n("Sum", ["a", "b", "c"])],

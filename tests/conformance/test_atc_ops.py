@@ -653,3 +653,32 @@ def test_gather_of_an_index_out_of_range_fails_the_run(dev):
         for ids in ([1, 5], [-6, 0]):
             with pytest.raises(TaskFailedError):
                 mod.run([np.array(ids)])
+
+
+def _layer_norm(x, s, b, axis, eps):
+    x = x.astype(np.float64)
+    ax = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=ax, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=ax, keepdims=True) + eps)
+    y = (x - mean) * rstd * s
+    return (y if b is None else y + b), mean, rstd
+
+
+@pytest.mark.parametrize("axis,bias", [(-1, True), (1, False), (0, True)])
+def test_layer_normalization_and_its_statistics(dev, axis, bias):
+    shape = (2, 3, 5)
+    x = _f(*shape) * 4 + 1
+    norm = shape[axis:]
+    s, b = _f(*norm), _f(*norm)
+    inits = [("s", s)] + ([("b", b)] if bias else [])
+    stats = shape[:axis % 3] + (1,) * (3 - axis % 3)
+    m = model([_node("LayerNormalization", ["x", "s"] + ["b"] * bias,
+                     ["y", "mean", "rstd"], axis=axis, epsilon=1e-3)],
+              [("x", list(shape))],
+              [("y", list(shape)), ("mean", list(stats)),
+               ("rstd", list(stats))], inits, opset=17)
+    y, mean, rstd = _run(dev, m, x)
+    want = _layer_norm(x, s, b if bias else None, axis, 1e-3)
+    for g, w in zip((y, mean, rstd), want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

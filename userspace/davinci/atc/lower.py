@@ -1131,6 +1131,72 @@ def lrn(L: Lowering, x: Value) -> list[Value]:
     return [L.emit("MUL", out, xd, scale, count=x.size)]
 
 
+def _broadcast_op(L: Lowering, op: str, a: Value, b: Value,
+                  out: "Value | None" = None) -> Value:
+    """Binary device op ``op`` of device tensors ``a`` and ``b``
+    broadcast by numpy's rules: one task, stride-0 walks (into ``a`` in
+    place when ``out`` is ``a``)."""
+    shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    walk = opdesc.Strided(shape, _contiguous(shape),
+                          _broadcast_strides(a.shape, shape),
+                          _broadcast_strides(b.shape, shape))
+    return L.emit(op, out or L.gb.work(shape, a.dtype), a, b, strided=walk)
+
+
+def _to_float32(L: Lowering, v: Value, what: str) -> Value:
+    v = L.device(v, what)
+    if v.dtype == "float32":
+        return v
+    return L.emit("CAST", L.gb.work(v.shape, "float32"), v, count=v.size)
+
+
+def layer_norm(L: Lowering, x: Value, scale: Value,
+               b: "Value | None" = None) -> list["Value | None"]:
+    """LayerNormalization over the axes from ``axis`` on, in float32 (its
+    stash_type 1) whatever X's type: the rows' mean, their centred squares'
+    mean + epsilon, its square root and reciprocal, each a task over the
+    rows as torch_npu's layer_norm; Y in X's type, Mean and InvStdDev in
+    float32 shaped as X with the normalised axes 1."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; LayerNormalization takes %s"
+               % (type_name(x.dtype), type_list(_FLOATS)))
+    if int(L.attr("stash_type", 1)) != 1:
+        L.fail("stash_type %s: davinci computes the statistics in FLOAT "
+               "(stash_type 1)" % L.attr("stash_type"))
+    nd = len(x.shape)
+    axis = _axis(L, int(L.attr("axis", -1)), nd)
+    eps = float(L.attr("epsilon", 1e-5))
+    m, n = _numel(x.shape[:axis]), _numel(x.shape[axis:])
+    stats = x.shape[:axis] + (1,) * (nd - axis)
+    rows = _to_float32(L, x, "X").with_shape((m, n))
+
+    def row_mean(v: Value) -> Value:
+        sums = L.emit("REDUCE_SUM", L.gb.work((m, 1), "float32"), v,
+                      rows=(m, n))
+        return _by_scalar(L, "MUL", sums, 1.0 / n, out=sums)
+    mean = row_mean(rows)
+    centred = _broadcast_op(L, "SUB", rows, mean)
+    var = row_mean(_broadcast_op(L, "MUL", centred, centred))
+    _by_scalar(L, "ADD", var, eps, out=var)
+    L.emit("SQRT", var, var, count=m)
+    one = L.gb.weight(np.ones(1, np.float32), "float32")
+    rstd = _broadcast_op(L, "DIV", one.with_shape((1, 1)), var)
+    y = _broadcast_op(L, "MUL", centred, rstd, out=centred)
+    for op, v, what in (("MUL", scale, "Scale"), ("ADD", b, "B")):
+        if v is None:
+            continue
+        if _numel(v.shape) not in (1, n) or len(v.shape) > nd - axis:
+            L.fail("%s is %s; it broadcasts over the normalised shape %s "
+                   "here" % (what, list(v.shape), list(x.shape[axis:])))
+        w = _to_float32(L, v, what).with_shape(
+            (1, _numel(v.shape)) if _numel(v.shape) == n else (1, 1))
+        y = _broadcast_op(L, op, y, w, out=y)
+    y = y.with_shape(x.shape)
+    if x.dtype != "float32":
+        y = L.emit("CAST", L.gb.work(x.shape, x.dtype), y, count=x.size)
+    return [y, mean.with_shape(stats), rstd.with_shape(stats)]
+
+
 def batch_norm(L: Lowering, x: Value, scale: Value, b: Value, mean: Value,
                var: Value) -> list[Value]:
     """Inference BatchNormalization: y = x * a + c per channel, with
@@ -1285,6 +1351,8 @@ RULES: tuple[Rule, ...] = (
     Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
     Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
     Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
+    Rule("LayerNormalization", layer_norm, "REDUCE_SUM",
+         ("MUL", "SUB", "ADD", "SQRT", "DIV", "CAST"), since=17),
     Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
                                    "IDENTITY")),
     *(Rule(name, compare, "CMP", since=since) for name, since in (
