@@ -296,6 +296,16 @@ def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
     return _copy_from(src, dst)
 
 
+def _has_compatible_shallow_copy_type(self: torch.Tensor,
+                                      other: torch.Tensor) -> bool:
+    """A dense npu tensor and a dense CPU or npu one may take each other's
+    data (Module.to sets param.data in place, so that tied weights, a
+    GPT-2's lm_head and its token embedding, stay one Parameter), as
+    PyTorch's OpenReg backend answers."""
+    return all(t.layout == torch.strided and t.device.type in ("cpu", "npu")
+               for t in (self, other))
+
+
 def _local_scalar_dense(t: torch.Tensor):
     sync_for_host(t)
     return host(t).item()

@@ -548,6 +548,12 @@ TABLE: tuple[Entry, ...] = (
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Negative",
            note="a tensor with a negative bit, copied through the host"),
+    _entry("_has_compatible_shallow_copy_type",
+           {"_has_compatible_shallow_copy_type":
+            K._has_compatible_shallow_copy_type},
+           note="a dense npu tensor and a dense CPU one may take each "
+                "other's data: Module.to moves parameters in place, tied "
+                "ones stay tied"),
     _entry("_local_scalar_dense",
            {"_local_scalar_dense": K._local_scalar_dense},
            note="item(): read on the host"),
