@@ -472,8 +472,8 @@ TABLE: tuple[Entry, ...] = (
                   "as CPU torch" % ("smallest" if name == "all" else
                                     "largest", arg.upper()), DEVICE_DTYPES),
              Path(("CMP", "COPY_VIEW", arg.upper(), "INDEX_SELECT"),
-                  "any other dims, a view: the reduced dims moved last by "
-                  "a copy", DEVICE_DTYPES),
+                  "any other dims (or a bool view): the reduced dims moved "
+                  "last by a copy", DEVICE_DTYPES),
              Path(("FILL",), "a reduction over no elements: %s"
                   % ("true" if name == "all" else "false"),
                   DEVICE_DTYPES))
