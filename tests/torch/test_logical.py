@@ -69,7 +69,7 @@ def _check(trace, fn, *cpu_args, ops):
         _same(got, want)
 
 
-# -- where ------------------------------------------------------------------------
+# -- where --------------------------------------------------------------------
 @pytest.mark.parametrize("dt", DEVICE + CARRIED, ids=str)
 def test_where_equals_the_cpu(npu, trace, dt):
     c = _cpu(BOOL, 3, 4, 5, seed=1)
@@ -111,7 +111,7 @@ def test_where_out_of_another_dtype_or_overlapping_is_the_cpus(npu):
     _same(xn, torch.where(c, 0.5 * x, x))
 
 
-# -- isneginf, isposinf, isinf, isfinite, isnan ---------------------------------
+# -- isneginf, isposinf, isinf, isfinite, isnan -------------------------------
 _TESTS = ["isneginf", "isposinf", "isinf", "isfinite", "isnan"]
 
 
@@ -135,7 +135,7 @@ def test_inf_and_nan_tests_equal_the_cpu(npu, trace, name, dt):
         _check(trace, out, x, ops=ops)
 
 
-# -- all, any ---------------------------------------------------------------------
+# -- all, any -----------------------------------------------------------------
 @pytest.mark.parametrize("name", ["all", "any"])
 @pytest.mark.parametrize("dt", DEVICE, ids=str)
 def test_all_and_any_equal_the_cpu(npu, trace, name, dt):
@@ -168,7 +168,7 @@ def test_all_and_any_equal_the_cpu(npu, trace, name, dt):
     _check(trace, out, x, ops=last | {"MEMCPY"})
 
 
-# -- cat --------------------------------------------------------------------------
+# -- cat ----------------------------------------------------------------------
 @pytest.mark.parametrize("dt", DEVICE + CARRIED, ids=str)
 def test_cat_equals_the_cpu(npu, trace, dt):
     a, b = _cpu(dt, 3, 4, 5, seed=1), _cpu(dt, 3, 4, 5, seed=2)

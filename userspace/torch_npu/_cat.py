@@ -4,8 +4,8 @@ result by the device's copies (_kernels._copy_from: a MEMCPY where the
 slice and the input are laid out alike, a COPY_VIEW of a strided input,
 one strided IDENTITY into a slice along a later dim, a CAST to the
 promoted dtype; a dtype the device does not compute in moved as the
-device dtype of its element size), as CPU torch's cat: legacy empty 1-D inputs skipped, the
-inputs promoted by torch.result_type, an out= resized."""
+device dtype of its element size), as CPU torch's cat: legacy empty 1-D
+inputs skipped, the inputs promoted by torch.result_type, an out= resized."""
 
 from __future__ import annotations
 
@@ -90,7 +90,8 @@ def cat_out(tensors, dim=0, *, out):
     shape, dt, d, kept = plan
     if not torch.can_cast(dt, out.dtype):
         raise RuntimeError("result type %s can't be cast to the desired "
-                           "output type %s" % (dtype_name(dt), dtype_name(out.dtype)))
+                           "output type %s"
+                           % (dtype_name(dt), dtype_name(out.dtype)))
     if out.numel() and any(K._overlap(out, t) for t in tensors
                            if t.numel()):
         raise RuntimeError(

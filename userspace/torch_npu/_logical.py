@@ -6,9 +6,10 @@ where is an IDENTITY (or CAST) of ``other`` into the result and a SELECT
 of ``self`` where the condition holds; a dtype the device does not
 compute in moves as the device dtype of its element size (SELECT and
 IDENTITY move bits). The infinity tests are CMPs against an infinity
-(isinf's and isfinite's of ABS), isnan x != x. all and any are the first smallest or largest element of
-``x != 0`` viewed as uint8 (ARGMIN or ARGMAX, then an INDEX_SELECT of it):
-exact for any number of elements, NaN counting as true, as CPU torch.
+(isinf's and isfinite's of ABS), isnan x != x. all and any are the
+first smallest or largest element of ``x != 0`` viewed as uint8 (ARGMIN
+or ARGMAX, then an INDEX_SELECT of it): exact for any number of elements,
+NaN counting as true, as CPU torch.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def dtype_name(dt: torch.dtype) -> str:
         "Tensor", "")
 
 
-# -- isneginf, isposinf, isinf, isfinite, isnan ----------------------------------
+# -- isneginf, isposinf, isinf, isfinite, isnan -------------------------------
 #: each test's CMP: (predicate, the number x or |x| is compared with; None:
 #: x itself), whether it takes |x| (ABS first), an integer's answer
 _TESTS = {"isneginf": ("eq", -math.inf, False, False),
@@ -205,7 +206,7 @@ def _make_inf_test(name: str) -> dict[str, object]:
 INF_TESTS = tuple(_TESTS)
 
 
-# -- all, any ---------------------------------------------------------------------
+# -- all, any -----------------------------------------------------------------
 def _reduce_dims(x: torch.Tensor, dim) -> "list[int] | None":
     """The dims ``dim`` names (None: all; an int or a list), each once;
     None for one out of range (the CPU raises torch's IndexError)."""
