@@ -138,7 +138,7 @@ def test_backward_matches_cpu_autocast(npu, dtype):
             loss = F.cross_entropy(out, t.to(device))
         assert out.dtype == dtype and loss.dtype == torch.float32
         loss.backward()
-        grads[device] = [p.grad.cpu() for p in m.parameters()]
+        grads[device] = [p.grad.cpu().clone() for p in m.parameters()]
         assert all(p.grad.dtype == torch.float32 for p in m.parameters())
     for g_npu, g_cpu in zip(grads["npu"], grads["cpu"]):
         torch.testing.assert_close(g_npu, g_cpu, atol=2e-2, rtol=2e-2)

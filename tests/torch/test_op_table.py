@@ -9,6 +9,7 @@ bit; torch_npu imports nothing private of davinci."""
 
 import ast
 import importlib.util
+import math
 import os
 import warnings
 
@@ -86,6 +87,18 @@ def _t(dt, *shape, seed=0, positive=False):
     if dt == torch.bool:
         return (x > 0).npu()
     return (x * 100).to(dt).npu()
+
+
+def _special_t(dt, *shape):
+    """An npu tensor of ``dt`` holding zeros, and infinities and NaNs for a
+    float dtype, among other values."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(*shape, generator=g).mul(2).round()
+    if dt.is_floating_point:
+        flat = x.view(-1)
+        flat[:4] = torch.tensor([math.inf, -math.inf, math.nan, -0.0])
+        flat[-1] = math.inf
+    return (x > 0 if dt == torch.bool else x.to(dt)).npu()
 
 
 def _other(dt):
@@ -295,6 +308,11 @@ def _indexing_samples():
             1, i, v))(_t(dt, 3, 5), _idx([0, 4], [1, 1], [3, 2]),
                       _t(dt, 3, 2, seed=1)),
         ("where", 0): lambda dt: (lambda c, a, b: lambda: (
+            torch.where(c, a, b), torch.where(c.t(), a.t(), b[0]),
+            torch.where(c, a, b, out=torch.empty(0, dtype=dt,
+                                                 device="npu"))))(
+                bools(4, 5), _t(dt, 4, 5, seed=1), _t(dt, 5, seed=2)),
+        ("where", 2): lambda dt: (lambda c, a, b: lambda: (
             torch.where(c, a, b), torch.where(c.t(), a.t(), b[0])))(
                 bools(4, 5), _t(dt, 4, 5, seed=1), _t(dt, 5, seed=2)),
         ("where", 1): lambda dt: (lambda c, a, b: lambda: torch.where(
@@ -327,6 +345,34 @@ def _indexing_samples():
         ("cumsum", 2): lambda dt: (lambda x: lambda: x.cumsum(0))(
             _t(dt, 3, 5)),
     }
+    for name in ("isneginf", "isposinf", "isinf", "isfinite", "isnan"):
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(torch, n)(x), getattr(torch, n)(x.t()[1:])))(
+                _special_t(dt, 4, 5)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
+            torch, n)(x))(_t(dt, 4, 5)))(name)
+    for name in ("all", "any"):
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(torch, n)(x), getattr(torch, n)(x, -1),
+            getattr(torch, n)(x, (1, 2), keepdim=True)))(
+                _special_t(dt, 3, 4, 2)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(torch, n)(x, 0), getattr(torch, n)(x.transpose(0, 2),
+                                                       -1)))(
+                _special_t(dt, 3, 4, 2)))(name)
+        out[(name, 2)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
+            torch, n)(x[:, :0], 1))(_t(dt, 3, 4)))(name)
+    out[("cat", 0)] = lambda dt: (lambda a, b: lambda: (
+        torch.cat([a, b, a]), torch.cat([a[None], b[None]], 1),
+        torch.cat([a, b], out=torch.empty(0, dtype=dt, device="npu"))))(
+            _t(dt, 2, 3), _t(dt, 4, 3, seed=1))
+    out[("cat", 1)] = lambda dt: (lambda a, b: lambda: (
+        torch.cat([a, b, a], 1), torch.cat([a, b], -1)))(
+            _t(dt, 3, 2), _t(dt, 3, 4, seed=1))
+    out[("cat", 2)] = lambda dt: (lambda a, b: lambda: torch.cat(
+        [a.t(), b.expand(4, 3)]))(_t(dt, 3, 2), _t(dt, 3, seed=1))
+    out[("cat", 3)] = lambda dt: (lambda a, b: lambda: torch.cat([a, b]))(
+        _t(dt, 2, 3), _t(torch.int32, 4, 3, seed=1))
     for name in ("argmax", "argmin"):
         out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
             getattr(x, n)(), getattr(x, n)(-1)))(_t(dt, 4, 5)))(name)

@@ -296,6 +296,16 @@ def _copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor):
     return _copy_from(src, dst)
 
 
+def _has_compatible_shallow_copy_type(self: torch.Tensor,
+                                      other: torch.Tensor) -> bool:
+    """A dense npu tensor and a dense CPU or npu one may take each other's
+    data (Module.to sets param.data in place, so that tied weights, a
+    GPT-2's lm_head and its token embedding, stay one Parameter), as
+    PyTorch's OpenReg backend answers."""
+    return all(t.layout == torch.strided and t.device.type in ("cpu", "npu")
+               for t in (self, other))
+
+
 def _local_scalar_dense(t: torch.Tensor):
     sync_for_host(t)
     return host(t).item()
@@ -833,6 +843,11 @@ def _threshold_backward(grad, x, threshold):
 
 
 def _fill(x, value):
+    if _is_npu(x) and not x.numel():
+        # nothing to write (GPT-2's backward zeroes a [0]); CPU torch's
+        # checks of the number (an overflow raises)
+        torch.empty(0, dtype=x.dtype).fill_(value)
+        return x
     if D.on_device(x, ops=("axpy",)) or (value == 0 and D.on_device(x)):
         if x.numel():
             D.fill(x, float(value))
@@ -1642,36 +1657,6 @@ def _masked_fill(x, mask, value):
     return on_cpu(aten.masked_fill.Tensor if isinstance(
         value, torch.Tensor) else aten.masked_fill.Scalar,
         "value, mask or dtype", x, mask, value)
-
-
-def _where(cond, x, other):
-    # out := other broadcast (IDENTITY, or CAST to the promoted dtype),
-    # then x where cond (SELECT): torch's where
-    def npu_or_0dim(t):
-        return isinstance(t, torch.Tensor) and (_is_npu(t) or t.dim() == 0)
-    if _is_npu(cond) and cond.dtype == torch.bool and npu_or_0dim(x) and \
-            npu_or_0dim(other) and (_is_npu(x) or _is_npu(other)):
-        dt = torch.result_type(x, other)
-        try:
-            shape = torch.broadcast_shapes(cond.shape, x.shape, other.shape)
-        except RuntimeError:
-            shape = None
-        if shape is not None and dt in D.DTYPES and all(
-                t.device == cond.device for t in (x, other) if _is_npu(t)):
-            out = torch.empty(shape, dtype=dt, device=cond.device)
-            if not out.numel():
-                return out
-            filled = _broadcast_into(out, other) if _is_npu(other) else \
-                _fill_operand(out, other.to(dt).item())
-            a = x
-            if _is_npu(x) and x.dtype != dt:
-                a = torch.empty(x.shape, dtype=dt, device=x.device)
-                a = _ew("cast", x.dtype, [x], a, dt, natural=dt)
-            value = _value_operand(out, x.item()) if not _is_npu(x) else a
-            if filled is not None and value is not None and \
-                    _select_into(out, cond, value):
-                return out
-    return on_cpu(aten.where.self, "operands or dtypes", cond, x, other)
 
 
 def _broadcast_into(out: torch.Tensor, src: torch.Tensor):

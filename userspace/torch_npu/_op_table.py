@@ -27,9 +27,11 @@ from davinci import schema
 from davinci.trace.spans import active_recorder
 
 from . import _ext, _tracing
+from . import _cat
 from . import _cnn as C
 from . import _device_ops as D
 from . import _kernels as K
+from . import _logical as L
 from . import _norms as N
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
@@ -437,12 +439,56 @@ TABLE: tuple[Entry, ...] = (
                 "rounding each add, but along the last dim)"),
            Path(("CAST", "INDEX_ADD"), _HALF_SUMS + " (along the first "
                 "and last dims)", _HALF)),
-    _entry("where", {"where.self": K._where},
+    _entry("where", {"where.self": L.where, "where.self_out": L.where_out},
            Path(("IDENTITY", "SELECT"), "a bool condition and two tensors "
                 "of one dtype broadcast against each other (views, 0-dim "
                 "ones): other copied into the result, then self where the "
-                "condition holds"),
-           Path(("CAST", "IDENTITY", "SELECT"), _PROMOTED, FLOATS)),
+                "condition holds; into an out= of the result's dtype",
+                DEVICE_DTYPES),
+           Path(("CAST", "IDENTITY", "SELECT"), _PROMOTED, FLOATS),
+           Path(("IDENTITY", "SELECT"), "a dtype the device does not "
+                "compute in: moved as the device dtype of its element size "
+                "(a complex128 as two int64s)",
+                (torch.float64, torch.int16, torch.complex64,
+                 torch.complex128))),
+    *(_entry(name, L._make_inf_test(name),
+             Path(("ABS", "CMP") if name in ("isinf", "isfinite") else
+                  ("CMP",), "any npu view of a float dtype, into a new bool "
+                  "tensor%s: %s" % ("" if name == "isfinite" else
+                                    " or a bool out=", {
+                      "isneginf": "x == -inf", "isposinf": "x == inf",
+                      "isinf": "ABS, then |x| == inf",
+                      "isfinite": "ABS, then |x| < inf",
+                      "isnan": "x != x"}[name]), FLOATS),
+             Path(("FILL",), "an integer or bool tensor: %s" % (
+                 "true" if name == "isfinite" else "false"),
+                 INTEGERS + (torch.bool,)))
+      for name in L.INF_TESTS),
+    *(_entry(name, L._make_all_any(name),
+             Path(("CMP", arg.upper(), "INDEX_SELECT"), "all dims or "
+                  "trailing ones of a contiguous tensor: x != 0 (CMP; none "
+                  "for bool) viewed as uint8 rows, the first %s of each "
+                  "(%s) and its value (INDEX_SELECT); uint8 gives uint8, "
+                  "as CPU torch" % ("smallest" if name == "all" else
+                                    "largest", arg.upper()), DEVICE_DTYPES),
+             Path(("CMP", "COPY_VIEW", arg.upper(), "INDEX_SELECT"),
+                  "any other dims (or a bool view): the reduced dims moved "
+                  "last by a copy", DEVICE_DTYPES),
+             Path(("FILL",), "a reduction over no elements: %s"
+                  % ("true" if name == "all" else "false"),
+                  DEVICE_DTYPES))
+      for name, arg in (("all", "argmin"), ("any", "argmax"))),
+    _entry("cat", {"cat": _cat.cat, "cat.out": _cat.cat_out},
+           Path(("MEMCPY",), "any number of contiguous npu tensors of one "
+                "dtype along dim 0 (or one after sizes of 1): each copied "
+                "into its slice of the result or an out= (legacy empty "
+                "1-D inputs skipped, as CPU torch)", ANY),
+           Path(("IDENTITY",), "along a later dim: each input into its "
+                "strided slice by one strided IDENTITY"),
+           Path(("COPY_VIEW",), "a strided or expanded input into a dense "
+                "slice", WORD_DTYPES),
+           Path(("MEMCPY", "CAST"), "inputs of different dtypes, promoted "
+                "by torch.result_type: each cast into its slice", FLOATS)),
     _entry("masked_fill", {"masked_fill_.Scalar": K._masked_fill_,
                            "masked_fill_.Tensor": K._masked_fill_,
                            "masked_fill.Scalar": K._masked_fill,
@@ -502,6 +548,12 @@ TABLE: tuple[Entry, ...] = (
     _entry("_copy_from", {"_copy_from": K._copy_from_math_bits},
            key="Negative",
            note="a tensor with a negative bit, copied through the host"),
+    _entry("_has_compatible_shallow_copy_type",
+           {"_has_compatible_shallow_copy_type":
+            K._has_compatible_shallow_copy_type},
+           note="a dense npu tensor and a dense CPU one may take each "
+                "other's data: Module.to moves parameters in place, tied "
+                "ones stay tied"),
     _entry("_local_scalar_dense",
            {"_local_scalar_dense": K._local_scalar_dense},
            note="item(): read on the host"),
