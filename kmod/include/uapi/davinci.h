@@ -1230,7 +1230,7 @@ struct davinci_task {
  * not take (arithmetic coding, 12-bit, 4:1:1 ...), -E2BIG for a side
  * above @max_dim, -ENOSPC for a picture whose output needs more than
  * @dst_size bytes (found from the header, before anything is written).
- * A decode that fails fails the task with DAVINCI_STATUS_INVALID_TASK
+ * A failed decode fails the task with DAVINCI_STATUS_INVALID_TASK
  * (the stream enters its error state, as for any failed task); dst's
  * contents are then unspecified, but for -ENOSPC, -E2BIG and a header
  * error, where it is untouched. The engine's scratch memory is the
