@@ -6,7 +6,8 @@ tiny-task latency against a null ioctl, batched NOPs against a bare Python
 loop writing the same descriptors, NOP throughput of N streams from N threads
 against one, task-graph replay, matmul and copies against numpy, a 3x3
 convolution against CPU torch, an offline
-model against per-op calls and numpy. Prints
+model against per-op calls and numpy, a JPEG decode (acl.media) against
+Pillow. Prints
 absolute figures and ratios, marks a row that misses its goal, and writes
 them all as JSON (--json PATH). Nothing here is asserted: it measures.
 
@@ -534,6 +535,77 @@ def bench_resnet50(dev, quick: bool) -> None:
            t_ort / t_npu, 0.5)
 
 
+def _photo(w: int, h: int) -> np.ndarray:
+    """An RGB picture with a photo's gradients, noise and edges."""
+    rng = np.random.default_rng(7)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    img = np.stack([255 * x / (w - 1), 255 * y / (h - 1),
+                    128 + 100 * np.sin((x + 2 * y) / 7)], axis=-1)
+    img += rng.normal(0, 14, img.shape).astype(np.float32)
+    img[h // 3:h // 2, w // 4:w // 2] = (250, 20, 30)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def bench_jpegd(dev, quick: bool) -> None:
+    """A 1920x1080 4:2:0 baseline JPEG (quality 90) decoded by acl.media on
+    the DVPP engine (dvpp_jpeg_decode_async + synchronize_stream, the file
+    already in device memory) against Pillow's libjpeg-turbo decoding the
+    same bytes to its YCbCr planes (no colour conversion) on one core."""
+    import io
+
+    import acl
+    try:
+        from PIL import Image
+    except ImportError:
+        print("jpegd: Pillow is not installed, row skipped")
+        return
+    w, h = 1920, 1080
+    b = io.BytesIO()
+    Image.fromarray(_photo(w, h)).save(b, "JPEG", quality=90, subsampling=2)
+    data = b.getvalue()
+    assert acl.init() == 0 and acl.rt.set_device(dev.index) == 0
+    m = acl.media
+    try:
+        ptr = acl.util.bytes_to_ptr(data)
+        size, _ = m.dvpp_jpeg_predict_dec_size(ptr, len(data), 1)
+        ch = m.dvpp_create_channel_desc()
+        m.dvpp_create_channel(ch)
+        stream, _ = acl.rt.create_stream()
+        src, _ = m.dvpp_malloc(len(data))
+        acl.rt.memcpy(src, len(data), ptr, len(data), 1)
+        dst, _ = m.dvpp_malloc(size)
+        desc = m.dvpp_create_pic_desc()
+        m.dvpp_set_pic_desc_data(desc, dst)
+        m.dvpp_set_pic_desc_size(desc, size)
+        m.dvpp_set_pic_desc_format(desc, 1)
+
+        def npu():
+            m.dvpp_jpeg_decode_async(ch, src, len(data), desc, stream)
+            if acl.rt.synchronize_stream(stream):
+                raise RuntimeError("the JPEG decode failed")
+        npu()
+        repeat = 3 if quick else 10
+        t_npu = best_of(npu, repeat)
+
+        def pillow():
+            im = Image.open(io.BytesIO(data))
+            im.draft("YCbCr", im.size)
+            im.load()
+        t_cpu = best_of(pillow, repeat)
+        record("jpegd_1080p", "JPEG decode 1920x1080 (acl.media) vs Pillow, "
+               "one core", t_npu * 1e3, "ms", t_cpu / t_npu,
+               note="4:2:0 q90, %d KiB" % (len(data) >> 10))
+        m.dvpp_destroy_pic_desc(desc)
+        m.dvpp_free(src)
+        m.dvpp_free(dst)
+        acl.rt.destroy_stream(stream)
+        m.dvpp_destroy_channel(ch)
+        m.dvpp_destroy_channel_desc(ch)
+    finally:
+        acl.rt.reset_device(dev.index)
+        acl.finalize()
+
+
 def sweep_aicores(quick: bool) -> None:
     """In-process only: N streams on N AI cores for N = 1..16, each in a
     child process with DAVINCI_INPROC_AICORES=N."""
@@ -562,7 +634,8 @@ GROUPS = {"latency": bench_latency,
           "matmul": lambda dev, kind, quick: bench_matmul(dev, quick),
           "conv": lambda dev, kind, quick: bench_conv(dev, quick),
           "model": lambda dev, kind, quick: bench_model(dev, quick),
-          "resnet50": lambda dev, kind, quick: bench_resnet50(dev, quick)}
+          "resnet50": lambda dev, kind, quick: bench_resnet50(dev, quick),
+          "jpegd": lambda dev, kind, quick: bench_jpegd(dev, quick)}
 
 
 def ab_table(folder: str) -> None:

@@ -31,7 +31,10 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle")
+         "generate", "triangle", "jpegd")
+#: kinds a device engine runs that is not an AI core (the DVPP's JPEGD):
+#: no op kernel, and not a compute op of davinci.ops' table
+ENGINE_KINDS = ("jpegd",)
 #: descriptor fields each kind uses (DV_U_*)
 USES = {
     "none": (), "copy": ("DST", "SRC0", "COUNT"), "fill": ("DST", "COUNT"),
@@ -46,6 +49,7 @@ USES = {
     "index": ("DST", "SRC0", "SRC1", "COUNT", "MN", "K"),
     "generate": ("DST", "COUNT"),
     "triangle": ("DST", "SRC0", "MN", "K"),
+    "jpegd": ("DST", "SRC0", "SRC1", "COUNT"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")
@@ -128,10 +132,13 @@ def load(path: str = SCHEMA) -> list[dict]:
                 raise SchemaError("%s: flag %r" % (where, flag))
         if "STRIDED" in op.get("flags", ()):
             _check_strided(op, where)
-        compute = op["kind"] not in ("none", "copy", "fill")
+        compute = op["kind"] not in ("none", "copy", "fill") + ENGINE_KINDS
         if compute != ("kernel" in op):
             raise SchemaError("%s: a compute op names its kernel, no other "
                               "does" % where)
+        if op["kind"] in ENGINE_KINDS and "python" not in op:
+            raise SchemaError("%s: an engine op has a davinci.ops name"
+                              % where)
         imm = op.get("imm")
         if imm and imm["type"] not in IMM_TYPES:
             raise SchemaError("%s: imm type %r" % (where, imm["type"]))

@@ -327,6 +327,25 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 }
 
 /*
+ * The DVPP engine's JPEG decode: one piece of work, no FPU section, the
+ * decoder's scratch allocated and freed inside (no lock is held here).
+ * A decode error fails the task; its errno is in the result record.
+ */
+static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st = dv_exec_check(dev, t);
+
+	if (st)
+		return st;
+	if (dv_dvpp_jpegd(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+			  dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
+		return DAVINCI_STATUS_INVALID_TASK;
+	if (t->throttle_pct)
+		dv_exec_throttle(t, t->start_ns);
+	return dv_exec_check(dev, t);
+}
+
+/*
  * Claim chunks of a shared compute task and run them until none is left.
  * The owner also checks for cancellation, device loss and the watchdog,
  * and on a failure lets nobody claim more.
@@ -465,6 +484,9 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 		st = dv_exec_chunks(dev, t, t->desc.count, DV_COPY_CHUNK,
 				    dv_chunk_memset);
 		break;
+	case DAVINCI_OP_JPEGD_DECODE:
+		st = dv_exec_jpegd(dev, t);
+		break;
 	default:
 		st = dv_exec_chunks(dev, t,
 				    dv_op_units(&t->desc, dv_task_params(t)),
@@ -517,7 +539,9 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_assert_held(dev->lock);
 	t->start_ns = start = os_now_ns();
 	t->ctx = s->ctx;
-	dv_trace_take_core(dev, t);
+	/* the DVPP engine's tasks run on no AI core */
+	if (dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGD)
+		dv_trace_take_core(dev, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st || (!t->hang && t->desc.opcode == DAVINCI_OP_NOP &&
 		   !t->desc.count)) {
@@ -693,6 +717,9 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 	/* so may a pooling's, with a large window */
 	if (dv_opcodes[d->opcode].shape == DV_SHAPE_POOL ||
 	    dv_opcodes[d->opcode].shape == DV_SHAPE_POOL_INDEX)
+		return false;
+	/* a JPEG decode allocates, and its few bytes are much work */
+	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGD)
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:

@@ -72,11 +72,33 @@ _PROBE_PARAMS = {
 }
 
 
+#: where _probe_task's JPEGD_DECODE finds its block and a 1 x 1 grey JPEG
+_JPEGD_BLOCK, _JPEGD_FILE = 512 * len(_PROBE_PARAMS), 512 * len(
+    _PROBE_PARAMS) + 64
+
+
+def _probe_jpeg() -> bytes:
+    import io
+
+    from PIL import Image
+    b = io.BytesIO()
+    Image.new("L", (1, 1)).save(b, "JPEG", quality=50)
+    return b.getvalue()
+
+
 def _probe_task(op, dst, src, block):
     """A valid float32 descriptor of ``op`` on 8 elements (2 x 4); ``block``
     holds each op's parameter block at 512 bytes times its index in
     _PROBE_PARAMS."""
     tags = list(_PROBE_PARAMS)
+    if op.kind == "jpegd":
+        # the JPEG at block + _JPEGD_FILE, its 3 KiB of NV12 into dst, the
+        # result record into src
+        return davinci.make_task(
+            op.opcode, dst=dst, src0=block.dev_addr + _JPEGD_FILE,
+            src1=src, count=len(_probe_jpeg()),
+            params=block.dev_addr + _JPEGD_BLOCK, params_size=op.params.size,
+            params_version=op.params.version)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -104,6 +126,9 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         s.memset(src, 0, 4096)
         for i, (tag, fields) in enumerate(_PROBE_PARAMS.items()):
             block.write(opdesc.pack_params(tag, **fields), offset=512 * i)
+        block.write(schema.by_name("JPEGD_DECODE").params.pack(
+            dst_size=4096), offset=_JPEGD_BLOCK)
+        block.write(_probe_jpeg(), offset=_JPEGD_FILE)
         taken = 0
         for op in schema.OPS:
             if op.event:

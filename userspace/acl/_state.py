@@ -251,6 +251,10 @@ def error_code(exc: BaseException) -> int:
                 "events_per_context": C.ACL_ERROR_RT_NO_EVENT_RESOURCE}.get(
                     exc.limit, C.ACL_ERROR_RT_RESOURCE_ALLOC_FAIL)
     if isinstance(exc, TaskFailedError):
+        # a DVPP task (a JPEG decode) that failed: CANN runs DVPP's work
+        # as AICPU tasks, whose failures synchronize reports so
+        if exc.opcode == davinci.schema.by_name("JPEGD_DECODE").opcode:
+            return C.ACL_ERROR_RT_AICPU_EXCEPTION
         return _STATUS_CODES.get(exc.status_name,
                                  C.ACL_ERROR_RT_INTERNAL_ERROR)
     for cls, code in _EXCEPTION_CODES:

@@ -67,6 +67,7 @@ __all__ = [
     "DAVINCI_OP_BERNOULLI",
     "DAVINCI_OP_TRIL",
     "DAVINCI_OP_TRIU",
+    "DAVINCI_OP_JPEGD_DECODE",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -87,12 +88,16 @@ __all__ = [
     "DAVINCI_INDEX_ADD_INT64",
     "DAVINCI_INDEX_ADD_INT32",
     "DAVINCI_INDEX_ADD_COUNT",
+    "DAVINCI_JPEGD_DECODE_NV12",
+    "DAVINCI_JPEGD_DECODE_NV21",
+    "DAVINCI_JPEGD_DECODE_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
     "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
     "DAVINCI_PARAMS_FILL_VERSION",
     "DAVINCI_PARAMS_ARANGE_VERSION",
     "DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION",
+    "DAVINCI_PARAMS_JPEGD_DECODE_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -155,7 +160,8 @@ DAVINCI_OP_RANDOM_UNIFORM = 56
 DAVINCI_OP_BERNOULLI = 57
 DAVINCI_OP_TRIL = 58
 DAVINCI_OP_TRIU = 59
-DAVINCI_OP_COUNT = 60
+DAVINCI_OP_JPEGD_DECODE = 60
+DAVINCI_OP_COUNT = 61
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -175,12 +181,16 @@ DAVINCI_INDEX_SELECT_COUNT = 2
 DAVINCI_INDEX_ADD_INT64 = 0
 DAVINCI_INDEX_ADD_INT32 = 1
 DAVINCI_INDEX_ADD_COUNT = 2
+DAVINCI_JPEGD_DECODE_NV12 = 0
+DAVINCI_JPEGD_DECODE_NV21 = 1
+DAVINCI_JPEGD_DECODE_COUNT = 2
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
 DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
 DAVINCI_PARAMS_FILL_VERSION = 1
 DAVINCI_PARAMS_ARANGE_VERSION = 1
 DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION = 1
+DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -1718,7 +1728,45 @@ OPS = ({'acl': {},
   'opcode': 59,
   'operand_dtypes': {},
   'python': 'triu',
-  'uses': ('dst', 'src0', 'mn', 'k')})
+  'uses': ('dst', 'src0', 'mn', 'k')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'DVPP JPEGD: the JPEG of @count bytes at src0 -> dst (NV12 or NV21 '
+         'by @imm), its struct davinci_jpegd_result at src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'imm': {'doc': "The output's pixel format\n"
+                 '(DOC: DVPP JPEGD): YUV420SP at 128 x 16 alignment, U first '
+                 'or V first.',
+          'name': 'format',
+          'type': 'enum',
+          'values': [{'doc': 'Y plane, then interleaved U, V '
+                             '(PIXEL_FORMAT_YUV_SEMIPLANAR_420)',
+                      'name': 'NV12'},
+                     {'doc': 'Y plane, then interleaved V, U '
+                             '(PIXEL_FORMAT_YVU_SEMIPLANAR_420)',
+                      'name': 'NV21'}]},
+  'kind': 'jpegd',
+  'name': 'JPEGD_DECODE',
+  'not_in': {'acl': 'acl.media.dvpp_jpeg_decode_async, not an operator',
+             'atc': 'not a model op',
+             'torch': 'no ATen op decodes JPEG'},
+  'opcode': 60,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'bytes of dst the decode may write: at least '
+                                "the picture's out_size, else the task fails "
+                                'before it writes',
+                         'name': 'dst_size',
+                         'type': 'u64'},
+                        {'doc': 'the largest width and height taken, 1 .. '
+                                "8192 (0: 8192, DVPP JPEGD's)",
+                         'name': 'max_dim',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'jpeg_decode',
+  'uses': ('dst', 'src0', 'src1', 'count')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -313,6 +313,29 @@ class davinci_params_strided(_Struct):
 DAVINCI_PARAMS_STRIDED_VERSION = 1
 
 
+#: struct davinci_jpegd_result's @subsampling (DOC: DVPP JPEGD)
+DAVINCI_JPEGD_GREY = 0
+DAVINCI_JPEGD_444 = 1
+DAVINCI_JPEGD_422 = 2
+DAVINCI_JPEGD_420 = 3
+DAVINCI_JPEGD_440 = 4
+
+
+class davinci_jpegd_result(_Struct):
+    """What a JPEGD_DECODE task writes at its src1 (DOC: DVPP JPEGD)."""
+    _fields_ = [
+        ("error", ctypes.c_int32),
+        ("width", _u32),
+        ("height", _u32),
+        ("components", _u32),
+        ("subsampling", _u32),
+        ("width_stride", _u32),
+        ("height_stride", _u32),
+        ("progressive", _u32),
+        ("out_size", _u64),
+    ]
+
+
 def _params_struct(op: dict) -> type:
     """struct davinci_params_<op>, from the op schema as the header's is."""
     ctype = {"u32": _u32, "u64": _u64}
@@ -773,7 +796,7 @@ class davinci_mgmt_events(_Struct):
 #: Every struct of the uapi header, by its C name (checked by the ABI test).
 STRUCTS = {cls.__name__: cls for cls in (
     davinci_version, davinci_device_info, davinci_limits, davinci_cap,
-    davinci_params_strided, *PARAMS_STRUCTS.values(),
+    davinci_params_strided, *PARAMS_STRUCTS.values(), davinci_jpegd_result,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,

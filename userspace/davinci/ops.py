@@ -33,7 +33,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import opdesc, schema, views
-from .errors import DTypeError, InvalidArgumentError, ShapeError
+from .errors import (DTypeError, InvalidArgumentError, ShapeError,
+                     TaskFailedError)
 from .memory import Buffer
 from .opdesc import check_alignment
 from .schema import OpDef
@@ -44,7 +45,7 @@ OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
            "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
-           "adaptive_pool2d_kernel", "OP_FUNCTIONS",
+           "adaptive_pool2d_kernel", "OP_FUNCTIONS", "jpeg_decode",
            *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
@@ -1172,6 +1173,45 @@ def _export(op: OpDef) -> None:
 for _op in schema.COMPUTE_OPS:
     _export(_op)
 del _op
+
+def jpeg_decode(jpeg: DeviceTensor, out: DeviceTensor, format: str = "nv12",
+                max_dim: int = 0, stream: Stream | None = None):
+    """DAVINCI_OP_JPEGD_DECODE on the DVPP engine: the JPEG whose bytes
+    ``jpeg`` holds (uint8) into ``out`` (uint8, at least
+    ``davinci.dvpp.nv12_size(w, h)`` bytes), NV12 or NV21 at 128 x 16
+    alignment (DOC: DVPP JPEGD). Without ``stream``: runs on the default
+    stream and returns its :class:`davinci.dvpp.JpegdResult`, or raises
+    :class:`davinci.dvpp.JpegDecodeError` (the decoder's errno in its
+    ``result``). With one: returns a :class:`davinci.dvpp.PendingDecode`
+    whose ``result()`` reads the record once the stream is synchronized."""
+    from . import dvpp
+    for name, t in (("jpeg", jpeg), ("out", out)):
+        t = _tensor(t, name)
+        if t.dtype != "uint8" or not t.is_contiguous():
+            raise DTypeError("jpeg_decode: %s must be a dense uint8 tensor, "
+                             "not %s" % (name, t.dtype))
+    _same_device(jpeg, out)
+    s = _ordered(out, stream, [jpeg])
+    record = out.device.malloc(dvpp.RESULT_SIZE, "normal_only")
+    try:
+        dvpp.mark_pending(record)
+        dvpp.launch_jpeg_decode(s, jpeg.dev_addr, jpeg.nbytes, out.dev_addr,
+                                out.nbytes, record.dev_addr, format, max_dim)
+    except BaseException:
+        record.free()
+        raise
+    pending = dvpp.PendingDecode(record)
+    if stream is not None:
+        out.writer = stream
+        return pending
+    try:
+        s.synchronize()
+    except TaskFailedError as exc:
+        raise dvpp.JpegDecodeError(exc, pending.result()) from None
+    finally:
+        out.writer = None
+    return pending.result()
+
 
 #: compare() predicate name -> DAVINCI_CMP_* (the schema's enum)
 CMP_PREDICATES = {v.lower(): i for i, v in

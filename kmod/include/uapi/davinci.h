@@ -854,7 +854,8 @@ enum davinci_opcode {
 	DAVINCI_OP_BERNOULLI = 57,	/* dst[i] = RANDOM_UNIFORM's value of (seed, offset, i) < p ? 1 : 0, p: @imm */
 	DAVINCI_OP_TRIL = 58,	/* dst[m,n] = src0 where j - i <= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_TRIU = 59,	/* dst[m,n] = src0 where j - i >= @imm (row i of each matrix of @k rows), else 0 */
-	DAVINCI_OP_COUNT = 60,
+	DAVINCI_OP_JPEGD_DECODE = 60,	/* DVPP JPEGD: the JPEG of @count bytes at src0 -> dst (NV12 or NV21 by @imm), its struct davinci_jpegd_result at src1 */
+	DAVINCI_OP_COUNT = 61,
 };
 
 /*
@@ -901,6 +902,14 @@ enum davinci_opcode {
 #define DAVINCI_INDEX_ADD_INT64	0	/* int64 indices */
 #define DAVINCI_INDEX_ADD_INT32	1	/* int32 indices */
 #define DAVINCI_INDEX_ADD_COUNT	2
+
+/*
+ * DAVINCI_OP_JPEGD_DECODE's format (struct davinci_task.imm). The output's pixel format
+ * (DOC: DVPP JPEGD): YUV420SP at 128 x 16 alignment, U first or V first.
+ */
+#define DAVINCI_JPEGD_DECODE_NV12	0	/* Y plane, then interleaved U, V (PIXEL_FORMAT_YUV_SEMIPLANAR_420) */
+#define DAVINCI_JPEGD_DECODE_NV21	1	/* Y plane, then interleaved V, U (PIXEL_FORMAT_YVU_SEMIPLANAR_420) */
+#define DAVINCI_JPEGD_DECODE_COUNT	2
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
@@ -1042,6 +1051,22 @@ struct davinci_params_random_uniform {
 };
 
 #define DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION	1
+
+/**
+ * struct davinci_params_jpegd_decode - DAVINCI_OP_JPEGD_DECODE's parameter block
+ * @dst_size: bytes of dst the decode may write: at least the picture's
+ *	out_size, else the task fails before it writes
+ * @max_dim: the largest width and height taken, 1 .. 8192 (0: 8192, DVPP
+ *	JPEGD's)
+ * @pad: zero
+ */
+struct davinci_params_jpegd_decode {
+	__u64 dst_size;
+	__u32 max_dim;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_JPEGD_DECODE_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1182,6 +1207,67 @@ struct davinci_task {
  * failed task). INDEX_ADD adds in index order: duplicate indices give the
  * same bytes on every backend. ABI 1.7.
  */
+
+/**
+ * DOC: DVPP JPEGD
+ *
+ * DAVINCI_OP_JPEGD_DECODE runs on the device's DVPP engine, not an AI
+ * core (its completion entry and trace records name no AI core): it
+ * decodes the baseline, extended or progressive Huffman JPEG of @count
+ * bytes at src0 (grey, 4:4:4, 4:2:2, 4:2:0 or 4:4:0; restart markers) into
+ * YUV420SP at dst, NV12 or NV21 by @imm, as DVPP JPEGD writes it:
+ * width_stride = ALIGN(width, 128), height_stride = ALIGN(height, 16), a Y
+ * plane of width_stride x height_stride bytes, then half as many of
+ * interleaved chroma pairs, the picture edge-extended to the strides
+ * (kmod/core/NUMERICS.md, JPEGD). Its parameter block (struct
+ * davinci_params_jpegd_decode) gives the bytes of dst it may write and
+ * the largest side it takes (8192 at most). It reads the file when it
+ * starts, so an earlier task of the stream may write it, and always
+ * writes the struct davinci_jpegd_result at src1 (which must not meet
+ * src0 or dst): the header's geometry and @error, 0 or the decoder's
+ * negative errno: -EINVAL for data that is not a JPEG the standard allows
+ * (a truncated file among them), -EOPNOTSUPP for a JPEG the engine does
+ * not take (arithmetic coding, 12-bit, 4:1:1 ...), -E2BIG for a side
+ * above @max_dim, -ENOSPC for a picture whose output needs more than
+ * @dst_size bytes (found from the header, before anything is written).
+ * A failed decode fails the task with DAVINCI_STATUS_INVALID_TASK
+ * (the stream enters its error state, as for any failed task); dst's
+ * contents are then unspecified, but for -ENOSPC, -E2BIG and a header
+ * error, where it is untouched. The engine's scratch memory is the
+ * driver's, allocated as the task starts and freed as it ends.
+ */
+
+/* struct davinci_jpegd_result's @subsampling */
+#define DAVINCI_JPEGD_GREY	0
+#define DAVINCI_JPEGD_444	1
+#define DAVINCI_JPEGD_422	2
+#define DAVINCI_JPEGD_420	3
+#define DAVINCI_JPEGD_440	4
+
+/**
+ * struct davinci_jpegd_result - what a JPEGD_DECODE task writes at src1
+ * @error: 0 when the picture was decoded, else a negative errno (DOC: DVPP
+ *	JPEGD)
+ * @width: pixels per row (0 when the header could not be read)
+ * @height: rows
+ * @components: 1 (grey) or 3 (YCbCr)
+ * @subsampling: DAVINCI_JPEGD_*
+ * @width_stride: ALIGN(@width, 128)
+ * @height_stride: ALIGN(@height, 16)
+ * @progressive: 1 for a progressive (SOF2) file
+ * @out_size: bytes of the output, @width_stride * @height_stride * 3 / 2
+ */
+struct davinci_jpegd_result {
+	__s32 error;
+	__u32 width;
+	__u32 height;
+	__u32 components;
+	__u32 subsampling;
+	__u32 width_stride;
+	__u32 height_stride;
+	__u32 progressive;
+	__u64 out_size;
+};
 
 /**
  * DOC: strided operands

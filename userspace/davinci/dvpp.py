@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The device's DVPP engine: JPEG decode as a task (DOC: DVPP JPEGD in
+davinci.h).
+
+:func:`launch_jpeg_decode` queues a DAVINCI_OP_JPEGD_DECODE on a stream:
+the JPEG's bytes in device memory, an output of a given capacity and a
+:class:`JpegdResult` record in device memory that the task writes (the
+picture's geometry and the decoder's errno). The device reads the file
+when the task starts, so an earlier task of the stream may write it.
+:func:`read_header` reads a JPEG's frame header on the host, as pyACL's
+``dvpp_jpeg_get_image_info`` does, and :func:`nv12_size` is the output's
+size, ``dvpp_jpeg_predict_dec_size``'s answer.
+
+>>> from davinci import dvpp
+>>> dvpp.nv12_size(1920, 1080)
+3133440
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as _errno
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import _uapi, schema
+from .errors import InvalidArgumentError, TaskFailedError
+from .stream import make_task
+
+if TYPE_CHECKING:
+    from .memory import Buffer
+    from .stream import Stream
+
+__all__ = ["JpegHeader", "JpegdResult", "JpegDecodeError", "read_header",
+           "nv12_size", "launch_jpeg_decode", "read_result", "mark_pending",
+           "PendingDecode", "RESULT_SIZE",
+           "FORMATS", "SUBSAMPLING_NAMES", "MAX_DIM", "WIDTH_ALIGN",
+           "HEIGHT_ALIGN"]
+
+OP = schema.by_name("JPEGD_DECODE")
+#: output formats (the op's imm): "nv12" (U first) and "nv21" (V first)
+FORMATS = {v.lower(): i for i, v in enumerate(OP.imm.values)}
+#: DVPP JPEGD's largest side, and its output alignment
+MAX_DIM = 8192
+WIDTH_ALIGN, HEIGHT_ALIGN = 128, 16
+#: bytes of struct davinci_jpegd_result
+RESULT_SIZE = ctypes.sizeof(_uapi.davinci_jpegd_result)
+#: DAVINCI_JPEGD_* -> name
+SUBSAMPLING_NAMES = {_uapi.DAVINCI_JPEGD_GREY: "grey",
+                     _uapi.DAVINCI_JPEGD_444: "4:4:4",
+                     _uapi.DAVINCI_JPEGD_422: "4:2:2",
+                     _uapi.DAVINCI_JPEGD_420: "4:2:0",
+                     _uapi.DAVINCI_JPEGD_440: "4:4:0"}
+#: the luma factors over the chroma's -> DAVINCI_JPEGD_*
+_RATIOS = {(1, 1): _uapi.DAVINCI_JPEGD_444, (2, 1): _uapi.DAVINCI_JPEGD_422,
+           (2, 2): _uapi.DAVINCI_JPEGD_420, (1, 2): _uapi.DAVINCI_JPEGD_440}
+#: a value of the result record's error the device never writes: the
+#: record of a task that has not completed yet
+PENDING = 1
+
+
+def _align(v: int, a: int) -> int:
+    return -(-v // a) * a
+
+
+def nv12_size(width: int, height: int) -> int:
+    """Bytes of a width x height picture in YUV420SP at DVPP JPEGD's 128 x
+    16 alignment."""
+    return _align(width, WIDTH_ALIGN) * _align(height, HEIGHT_ALIGN) * 3 // 2
+
+
+@dataclass(frozen=True)
+class JpegHeader:
+    """A JPEG's frame header: ``subsampling`` is a DAVINCI_JPEGD_* or None
+    for a sampling the engine does not take; ``supported``: the engine
+    decodes this kind of file (Huffman SOF0/1/2, 8 bits, 1 or 3
+    components, a subsampling it takes, sides at most MAX_DIM)."""
+    width: int
+    height: int
+    components: int
+    subsampling: int | None
+    progressive: bool
+    sof: int                        # the SOFn marker's n
+    precision: int
+
+    @property
+    def supported(self) -> bool:
+        return (self.sof in (0, 1, 2) and self.precision == 8 and
+                self.components in (1, 3) and self.subsampling is not None
+                and 1 <= self.width <= MAX_DIM and
+                1 <= self.height <= MAX_DIM)
+
+    @property
+    def out_size(self) -> int:
+        return nv12_size(self.width, self.height)
+
+
+def read_header(data: bytes) -> JpegHeader:
+    """The frame header of the JPEG ``data`` (its markers up to the first
+    SOFn); ValueError for data that is not a JPEG or ends before one."""
+    if data[:2] != b"\xff\xd8":
+        raise ValueError("not a JPEG: it does not start with the SOI marker "
+                         "FF D8")
+    pos = 2
+    while True:
+        while pos < len(data) and data[pos] == 0xFF and \
+                pos + 1 < len(data) and data[pos + 1] == 0xFF:
+            pos += 1                # fill bytes
+        if pos + 4 > len(data):
+            raise ValueError("the JPEG ends before its frame header (SOFn)")
+        if data[pos] != 0xFF:
+            raise ValueError("not a JPEG: no marker at byte %d" % pos)
+        marker = data[pos + 1]
+        if marker in (0xD8, 0xD9, 0xDA) or 0xD0 <= marker <= 0xD7:
+            raise ValueError("the JPEG has marker %02X before its frame "
+                             "header" % marker)
+        length = struct.unpack_from(">H", data, pos + 2)[0]
+        if length < 2 or pos + 2 + length > len(data):
+            raise ValueError("the JPEG's segment %02X at byte %d runs past "
+                             "its end" % (marker, pos))
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return _frame(data[pos + 4:pos + 2 + length], marker - 0xC0)
+        pos += 2 + length
+
+
+def _frame(seg: bytes, sof: int) -> JpegHeader:
+    if len(seg) < 6:
+        raise ValueError("the JPEG's frame header is cut short")
+    precision, height, width, n = struct.unpack_from(">BHHB", seg)
+    if n == 0 or len(seg) < 6 + 3 * n:
+        raise ValueError("the JPEG's frame header names %d components in "
+                         "%d bytes" % (n, len(seg)))
+    factors = [(seg[6 + 3 * i + 1] >> 4, seg[6 + 3 * i + 1] & 15)
+               for i in range(n)]
+    sub = None
+    if n == 1:
+        sub = _uapi.DAVINCI_JPEGD_GREY
+    elif n == 3 and factors[1] == factors[2] and all(
+            f[0] and f[1] for f in factors) and \
+            factors[0][0] % factors[1][0] == 0 and \
+            factors[0][1] % factors[1][1] == 0:
+        sub = _RATIOS.get((factors[0][0] // factors[1][0],
+                           factors[0][1] // factors[1][1]))
+    return JpegHeader(width, height, n, sub, sof == 2, sof, precision)
+
+
+@dataclass(frozen=True)
+class JpegdResult:
+    """What a JPEGD_DECODE task wrote (struct davinci_jpegd_result):
+    ``error`` is 0 or the decoder's negative errno; ``done`` is false for
+    a task that has not completed."""
+    error: int
+    width: int
+    height: int
+    components: int
+    subsampling: int
+    width_stride: int
+    height_stride: int
+    progressive: bool
+    out_size: int
+
+    @property
+    def done(self) -> bool:
+        return self.error != PENDING
+
+    @property
+    def ok(self) -> bool:
+        return self.error == 0
+
+    @property
+    def error_name(self) -> str:
+        return _errno.errorcode.get(-self.error, str(self.error)) \
+            if self.error < 0 else "OK" if not self.error else "PENDING"
+
+
+def read_result(buf: "Buffer", offset: int = 0) -> JpegdResult:
+    """The result record at ``offset`` of ``buf``."""
+    r = _uapi.davinci_jpegd_result.from_buffer_copy(
+        buf.read(RESULT_SIZE, offset))
+    return JpegdResult(int(r.error), int(r.width), int(r.height),
+                       int(r.components), int(r.subsampling),
+                       int(r.width_stride), int(r.height_stride),
+                       bool(r.progressive), int(r.out_size))
+
+
+def mark_pending(buf: "Buffer", offset: int = 0) -> None:
+    """Write a record whose ``done`` is false, before launching into it."""
+    buf.write(struct.pack("<i", PENDING) + bytes(RESULT_SIZE - 4), offset)
+
+
+def _check_range(name: str, buf_of, addr: int, nbytes: int) -> None:
+    hit = buf_of(addr)
+    if hit is None:
+        raise InvalidArgumentError("%s %#x is not device memory of this "
+                                   "context" % (name, addr))
+    buf, off = hit
+    if off + nbytes > buf.size:
+        raise InvalidArgumentError(
+            "%s: %d bytes at %#x run past the end of its allocation (%d "
+            "bytes from offset %d)" % (name, nbytes, addr, buf.size, off))
+
+
+def launch_jpeg_decode(stream: "Stream", src: int, size: int, dst: int,
+                       dst_size: int, result: int, fmt: str = "nv12",
+                       max_dim: int = 0) -> int:
+    """Queue the decode of the ``size``-byte JPEG at device address
+    ``src`` into ``dst_size`` bytes at ``dst`` (``fmt`` "nv12" or
+    "nv21"), its JpegdResult written at ``result``; the task's sequence
+    number. Checks what the device would refuse before submitting:
+    operands outside the context's memory, operands that meet, a size of
+    0, a format or ``max_dim`` it does not take."""
+    if fmt not in FORMATS:
+        raise InvalidArgumentError("JPEG decode to %r: the engine writes %s"
+                                   % (fmt, " or ".join(FORMATS)))
+    if size <= 0 or dst_size <= 0:
+        raise InvalidArgumentError("JPEG decode of %d bytes into %d: both "
+                                   "must be > 0" % (size, dst_size))
+    if not 0 <= max_dim <= MAX_DIM:
+        raise InvalidArgumentError("max_dim %d: 0 (%d) .. %d" % (
+            max_dim, MAX_DIM, MAX_DIM))
+    dev = stream.device
+    spans = (("the JPEG", src, size), ("the output", dst, dst_size),
+             ("the result record", result, RESULT_SIZE))
+    for name, addr, n in spans:
+        _check_range(name, dev.find_buffer, addr, n)
+    for i, (na, a, la) in enumerate(spans):
+        for nb, b, lb in spans[i + 1:]:
+            if a < b + lb and b < a + la:
+                raise InvalidArgumentError("%s and %s share memory" % (na,
+                                                                       nb))
+    block = OP.params.pack(dst_size=dst_size, max_dim=max_dim)
+    return dev.param_blocks.launch(stream, block, lambda at: make_task(
+        OP.opcode, dst=dst, src0=src, src1=result, count=size,
+        imm=FORMATS[fmt], params=at, params_size=OP.params.size,
+        params_version=OP.params.version))
+
+
+class PendingDecode:
+    """The result record of a queued decode, in device memory it owns:
+    :meth:`result` reads it (``done`` false until the task completed) and
+    frees the memory."""
+
+    def __init__(self, record: "Buffer"):
+        self._record = record
+        self._result: JpegdResult | None = None
+
+    def result(self) -> JpegdResult:
+        if self._result is None:
+            r = read_result(self._record)
+            if not r.done:
+                return r
+            self._result = r
+            self._record.free()
+        return self._result
+
+
+class JpegDecodeError(TaskFailedError):
+    """A JPEG decode task failed: ``result`` is what it wrote (its
+    ``error``, the decoder's errno, says why)."""
+
+    def __init__(self, cause: TaskFailedError, result: JpegdResult):
+        why = {-_errno.EINVAL: "the data is not a JPEG the standard allows "
+               "(corrupt or truncated)",
+               -_errno.EOPNOTSUPP: "a JPEG the DVPP engine does not take "
+               "(arithmetic coding, 12 bits, 4:1:1, 2 or 4 components ...)",
+               -_errno.E2BIG: "a side is above the engine's limit",
+               -_errno.ENOSPC: "the output buffer is smaller than the "
+               "picture's %d bytes: allocate dvpp.nv12_size(w, h)"
+               % result.out_size,
+               -_errno.ENOMEM: "the device could not allocate the "
+               "decoder's scratch memory"}.get(result.error, "")
+        TaskFailedError.__init__(
+            self, "JPEG decode failed with %s: %s (%s)" % (
+                result.error_name, why, cause.message),
+            cause.status, cause.stream_id, cause.seq, cause.opcode)
+        self.result = result
