@@ -659,9 +659,10 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 }
 
 /*
- * A convolution's GEMM rows (its units), output channels per group of
- * them (*@seg) and flops per row (*@flop, saturating): CONV2D's rows are
- * the planes y[n][k], CONV2D_BACKWARD_INPUT's x[n][c], _WEIGHT's w[k].
+ * A convolution's units, units per GEMM (*@seg) and flops per unit
+ * (*@flop, saturating): CONV2D's are tiles of its GEMMs (ops_conv.h),
+ * the gradients' their GEMM rows, x[n][c] for CONV2D_BACKWARD_INPUT and
+ * w[k] for _WEIGHT.
  */
 static u64 dv_conv_rows(u16 opcode, const void *params, u64 *seg, u64 *flop)
 {
@@ -672,9 +673,21 @@ static u64 dv_conv_rows(u16 opcode, const void *params, u64 *seg, u64 *flop)
 	if (!params || dv_conv_geom(params, &g))
 		return 0;
 	rs = (u64)p->r * p->s;
+	inner = g.cg * rs;
+	if (opcode == DAVINCI_OP_CONV2D) {
+		u64 blocks, tiles = dv_conv_fwd_tiles(&g, &blocks);
+
+		*seg = tiles * blocks;
+		rows = g.kg < DV_CONV_TILE_ROWS ? g.kg : DV_CONV_TILE_ROWS;
+		cols = (u64)g.oh * g.ow;
+		if (cols > DV_CONV_TILE_COLS)
+			cols = DV_CONV_TILE_COLS;
+		if (!dv_mul_u64(2 * inner * rows, cols, flop))
+			*flop = U64_MAX;
+		return (u64)p->n * p->groups * *seg;
+	}
 	rows = (u64)p->n * p->k;
 	*seg = g.kg;
-	inner = g.cg * rs;
 	cols = (u64)g.oh * g.ow;
 	if (opcode == DAVINCI_OP_CONV2D_BACKWARD_INPUT) {
 		rows = (u64)p->n * p->c;
@@ -760,9 +773,9 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
  * for the MATMUL shape, at least 32 rows when they are worth <= 512
  * MFLOP, a multiple of 8 rows and at least 8; rows worth ~64K elements
- * for the ROWS and REDUCE shapes; a convolution's rows worth ~64 MFLOP,
- * but a group's rows (each chunk gathers its image once) when those are
- * worth at most 512 MFLOP; a pooling's planes worth ~1M window taps.
+ * for the ROWS and REDUCE shapes; CONV2D's tiles worth ~64 MFLOP; a
+ * gradient's rows worth ~64 MFLOP, but a group's rows (each chunk
+ * gathers its image once) when those are worth at most 512 MFLOP; a pooling's planes worth ~1M window taps.
  * Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
@@ -787,7 +800,7 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 			return 1;
 		rows = DV_OP_MM_CHUNK_FLOP / per_row;
 		big = DV_OP_MM_CHUNK_MAX_FLOP / per_row;
-		if (rows < seg)
+		if (rows < seg && task->opcode != DAVINCI_OP_CONV2D)
 			rows = big < seg ? big : seg;
 		return rows ? rows : 1;
 	case DV_SHAPE_POOL:

@@ -244,10 +244,53 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 	conv_zero_tail(out, kc, cols, nr);
 }
 
+/*
+ * CONV2D's units [@begin, @end): tiles of y[n][g*kg .. +kg] = w[group] x
+ * col(x[n], group) (ops_conv.h); a range is cut where the column tile
+ * changes and each piece runs as its rows over the tile's columns.
+ */
+static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
+			   const void *src0, const void *src1,
+			   const struct dv_conv *g, u64 begin, u64 end)
+{
+	const struct davinci_params_conv2d *p = g->p;
+	u64 es = t->dtype == DAVINCI_DTYPE_FLOAT32 ? 4 : 2;
+	u64 ohw = (u64)g->oh * g->ow, blocks, tiles, u, last;
+	struct conv_gemm cg = { .g = g, .x = src0 };
+	struct dv_mm mm;
+
+	tiles = dv_conv_fwd_tiles(g, &blocks);
+	memset(&mm, 0, sizeof(mm));
+	mm.dtype = t->dtype;
+	mm.ctx = &cg;
+	mm.m = g->kg;
+	mm.n = ohw;
+	mm.k = g->cg * p->r * p->s;
+	mm.pack_b = conv_pack_b_fwd;
+	for (u = begin; u < end; u = last) {
+		u64 block = u % blocks, tile = u / blocks % tiles;
+		u64 gemm = u / blocks / tiles;	/* image * groups + group */
+		u64 img = gemm / p->groups, grp = gemm % p->groups;
+		u64 row_end;
+
+		last = u - block + blocks < end ? u - block + blocks : end;
+		row_end = (block + last - u) * DV_CONV_TILE_ROWS;
+		mm.a = (const u8 *)src1 + grp * g->kg * mm.k * es;
+		mm.c = (u8 *)dst + gemm * g->kg * ohw * es;
+		mm.j_begin = tile * DV_CONV_TILE_COLS;
+		mm.j_end = mm.j_begin + DV_CONV_TILE_COLS < ohw ?
+			   mm.j_begin + DV_CONV_TILE_COLS : ohw;
+		cg.xoff = (img * p->c + grp * g->cg) * p->h * p->w;
+		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS,
+			   row_end < g->kg ? row_end : g->kg);
+	}
+}
+
 /**
  * dv_opk_conv() - units [@begin, @end) of a convolution op
  *
- * Units are the GEMM rows of the table above; a range is cut where the
+ * CONV2D's units are tiles of its GEMMs (conv_fwd_tiles()), the
+ * gradients' the GEMM rows of the table above; a range is cut where the
  * group (or image) changes and each piece runs as its GEMM's rows, so
  * any chunking writes the same bytes.
  */
@@ -262,6 +305,10 @@ DV_OP_KERNEL(conv)
 
 	if (dv_conv_geom(p, &g))
 		return;
+	if (t->opcode == DAVINCI_OP_CONV2D) {
+		conv_fwd_tiles(t, dst, src0, src1, &g, begin, end);
+		return;
+	}
 	rs = (u64)p->r * p->s;
 	memset(&mm, 0, sizeof(mm));
 	mm.dtype = t->dtype;
@@ -269,19 +316,6 @@ DV_OP_KERNEL(conv)
 	cg.g = &g;
 	for (u = begin; u < end; u = last) {
 		switch (t->opcode) {
-		case DAVINCI_OP_CONV2D:
-			/* y[n][g*kg .. +kg] = w[group] x col(x[n], group) */
-			seg = g.kg;
-			img = u / p->k;
-			grp = u % p->k / g.kg;
-			mm.m = g.kg;
-			mm.n = g.oh * g.ow;
-			mm.k = g.cg * rs;
-			mm.a = (const u8 *)src1 + grp * g.kg * mm.k * es;
-			mm.pack_b = conv_pack_b_fwd;
-			cg.x = src0;
-			cg.xoff = (img * p->c + grp * g.cg) * p->h * p->w;
-			break;
 		case DAVINCI_OP_CONV2D_BACKWARD_INPUT:
 			/* dx[n][g*cg .. +cg] = w[group]^T x col^T(dy[n]) */
 			seg = g.cg;

@@ -90,4 +90,23 @@ static inline int dv_conv_geom(const struct davinci_params_conv2d *p,
 	return 0;
 }
 
+/*
+ * CONV2D's units are tiles of its GEMMs, so that idle AI cores share even
+ * one image's convolution without each packing all of its columns: per
+ * image and group, column tiles of DV_CONV_TILE_COLS output positions,
+ * each cut into row blocks of DV_CONV_TILE_ROWS output channels. A unit
+ * is (((image * groups + group) * tiles + tile) * blocks + block).
+ */
+#define DV_CONV_TILE_ROWS	64
+#define DV_CONV_TILE_COLS	512
+
+/* row blocks per column tile (*@blocks) and column tiles per GEMM */
+static inline u64 dv_conv_fwd_tiles(const struct dv_conv *g, u64 *blocks)
+{
+	u64 ohw = (u64)g->oh * g->ow;
+
+	*blocks = (g->kg + DV_CONV_TILE_ROWS - 1) / DV_CONV_TILE_ROWS;
+	return (ohw + DV_CONV_TILE_COLS - 1) / DV_CONV_TILE_COLS;
+}
+
 #endif /* _DAVINCI_OPS_CONV_H */

@@ -19,6 +19,7 @@
  */
 struct dv_mm {
 	u32 m, n, k;
+	u32 j_begin, j_end;	/* columns of dst computed; j_end 0: all n */
 	u8 dtype;
 	bool ta, tb;
 	const void *a, *b;

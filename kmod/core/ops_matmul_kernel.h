@@ -221,10 +221,11 @@ static void mmk_pieces(const struct dv_mm *mm, u64 begin, u64 end,
 	float *acc = bp + kc * MMK_NR;
 	const float *a[MMK_MR];
 	size_t row[MMK_MR];
+	size_t je = mm->j_end ? mm->j_end : mm->n;
 	size_t jc, g0, g1, i0, k0, as;
 
-	for (jc = 0; jc < mm->n; jc += MMK_NR) {
-		size_t cols = mm->n - jc < MMK_NR ? mm->n - jc : MMK_NR;
+	for (jc = mm->j_begin; jc < je; jc += MMK_NR) {
+		size_t cols = je - jc < MMK_NR ? je - jc : MMK_NR;
 
 		for (g0 = begin; g0 < end; g0 = g1) {
 			g1 = end - g0 < MMK_GROUP * MMK_MR ?
@@ -258,6 +259,7 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 	float acc[MMK_MR * MMK_NR];
 	const float *a[MMK_MR];
 	size_t row[MMK_MR];
+	size_t je = mm->j_end ? mm->j_end : mm->n;
 	size_t jc, jr, i0, as = 1;
 
 	if (mm->k > kc) {	/* panels of all of k do not fit */
@@ -267,8 +269,8 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 	kc = mm->k;
 	bp = scratch + MMK_MR * MMK_A_STRIDE(kc);
 	nc = (size_t)(scratch + total - bp) / (kc * MMK_NR) * MMK_NR;
-	for (jc = 0; jc < mm->n; jc += nc) {
-		size_t ncur = mm->n - jc < nc ? mm->n - jc : nc;
+	for (jc = mm->j_begin; jc < je; jc += nc) {
+		size_t ncur = je - jc < nc ? je - jc : nc;
 
 		mmk_pack_b(mm, 0, kc, jc, ncur, bp);
 		for (i0 = begin; i0 < end; i0 += MMK_MR) {
