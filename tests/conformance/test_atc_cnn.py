@@ -21,7 +21,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-from davinci import atc, omfile  # noqa: E402
+from davinci import atc, omfile, schema  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
 from ._onnx_models import model  # noqa: E402
@@ -274,3 +274,26 @@ def test_a_format_1_0_file_still_loads(dev, rng):
     with Model(dev, bytes(data)) as mod:
         got, = mod.run([x])
     np.testing.assert_allclose(got, ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_batch_norm_after_a_conv_is_folded_into_its_weights(dev, rng):
+    """Conv + inference BatchNormalization convert to one CONV2D and its
+    bias ADD (davinci/atc/fuse.py), no MUL, and still match the
+    reference; a BatchNormalization whose input a second node reads
+    stays a MUL and an ADD."""
+    c = 4
+    stats = [("s", _rand(rng, c)), ("b", _rand(rng, c)), ("m", _rand(rng, c)),
+             ("v", np.abs(_rand(rng, c)) + 0.5),
+             ("w", _rand(rng, c, 3, 3, 3, scale=0.3)), ("cb", _rand(rng, c))]
+    conv = _n("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1])
+    bn = _n("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"],
+            epsilon=1e-3)
+    folded = model([conv, bn], [("x", [2, 3, 6, 5])], [("y", [2, c, 6, 5])],
+                   stats, opset=15)
+    kept = model([conv, bn, _n("Relu", ["c"], ["r"])], [("x", [2, 3, 6, 5])],
+                 [("y", [2, c, 6, 5]), ("r", [2, c, 6, 5])], stats, opset=15)
+    mul = schema.by_name("MUL").opcode
+    for m, muls in ((folded, 0), (kept, 1)):
+        om = omfile.parse(atc.convert(m))
+        assert sum(o.opcode == mul for o in om.ops) == muls
+        _check(dev, m, {"x": _rand(rng, 2, 3, 6, 5)}, rtol=1e-4, atol=1e-5)

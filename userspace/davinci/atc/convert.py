@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
+from .fuse import fold_batch_norms
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
@@ -175,6 +176,7 @@ def convert(model, input_shape: "str | dict | None" = None,
     if input_format not in F.FORMATS:
         raise ConversionError("--input_format %r: use one of %s"
                               % (input_format, ", ".join(F.FORMATS)))
+    model = fold_batch_norms(model)
     g = model.graph
     opsets = _opsets(model)
     shapes = input_shape if isinstance(input_shape, dict) \
