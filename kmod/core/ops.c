@@ -773,9 +773,10 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
  * Return: 64K elements for elementwise ops and CAST; rows worth ~64 MFLOP
  * for the MATMUL shape, at least 32 rows when they are worth <= 512
  * MFLOP, a multiple of 8 rows and at least 8; rows worth ~64K elements
- * for the ROWS and REDUCE shapes; CONV2D's tiles worth ~64 MFLOP; a
- * gradient's rows worth ~64 MFLOP, but a group's rows (each chunk
- * gathers its image once) when those are worth at most 512 MFLOP; a pooling's planes worth ~1M window taps.
+ * for the ROWS and REDUCE shapes; a convolution's units worth ~64 MFLOP,
+ * but a GEMM's (each chunk gathers its image once) when those are worth
+ * at most 512 MFLOP, unless CONV2D has fewer than DV_CONV_SHARED_GEMMS
+ * GEMMs (images times groups) to share out; a pooling's planes worth ~1M window taps.
  * Always >= 1.
  */
 u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
@@ -800,7 +801,8 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 			return 1;
 		rows = DV_OP_MM_CHUNK_FLOP / per_row;
 		big = DV_OP_MM_CHUNK_MAX_FLOP / per_row;
-		if (rows < seg && task->opcode != DAVINCI_OP_CONV2D)
+		if (rows < seg && (task->opcode != DAVINCI_OP_CONV2D ||
+				   dv_conv_gemms(params) >= DV_CONV_SHARED_GEMMS))
 			rows = big < seg ? big : seg;
 		return rows ? rows : 1;
 	case DV_SHAPE_POOL:

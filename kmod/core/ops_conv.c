@@ -247,7 +247,8 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 /*
  * CONV2D's units [@begin, @end): tiles of y[n][g*kg .. +kg] = w[group] x
  * col(x[n], group) (ops_conv.h); a range is cut where the column tile
- * changes and each piece runs as its rows over the tile's columns.
+ * changes and each piece runs as its rows over the tile's columns, or
+ * whole tiles of one GEMM as one over all their columns.
  */
 static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 			   const void *src0, const void *src1,
@@ -271,15 +272,24 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 		u64 block = u % blocks, tile = u / blocks % tiles;
 		u64 gemm = u / blocks / tiles;	/* image * groups + group */
 		u64 img = gemm / p->groups, grp = gemm % p->groups;
-		u64 row_end;
+		u64 row_end, span;
 
 		last = u - block + blocks < end ? u - block + blocks : end;
-		row_end = (block + last - u) * DV_CONV_TILE_ROWS;
+		span = 1;
+		if (!block && last - u == blocks) {
+			/* whole tiles: one GEMM over all their columns */
+			span = (end - u) / blocks;
+			if (span > tiles - tile)
+				span = tiles - tile;
+			last = u + span * blocks;
+		}
+		row_end = span > 1 ? g->kg :
+			  (block + last - u) * DV_CONV_TILE_ROWS;
 		mm.a = (const u8 *)src1 + grp * g->kg * mm.k * es;
 		mm.c = (u8 *)dst + gemm * g->kg * ohw * es;
 		mm.j_begin = tile * DV_CONV_TILE_COLS;
-		mm.j_end = mm.j_begin + DV_CONV_TILE_COLS < ohw ?
-			   mm.j_begin + DV_CONV_TILE_COLS : ohw;
+		mm.j_end = mm.j_begin + span * DV_CONV_TILE_COLS < ohw ?
+			   mm.j_begin + span * DV_CONV_TILE_COLS : ohw;
 		cg.xoff = (img * p->c + grp * g->cg) * p->h * p->w;
 		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS,
 			   row_end < g->kg ? row_end : g->kg);

@@ -100,6 +100,18 @@ static inline int dv_conv_geom(const struct davinci_params_conv2d *p,
 #define DV_CONV_TILE_ROWS	64
 #define DV_CONV_TILE_COLS	512
 
+/*
+ * A CONV2D of fewer GEMMs than this has its tiles shared out; one of more
+ * runs a whole GEMM per chunk, which gathers each column once.
+ */
+#define DV_CONV_SHARED_GEMMS	4
+
+/* images times groups of a checked CONV2D block */
+static inline u64 dv_conv_gemms(const struct davinci_params_conv2d *p)
+{
+	return (u64)p->n * p->groups;
+}
+
 /* row blocks per column tile (*@blocks) and column tiles per GEMM */
 static inline u64 dv_conv_fwd_tiles(const struct dv_conv *g, u64 *blocks)
 {
