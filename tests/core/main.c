@@ -46,6 +46,7 @@ int th_failures, th_passed, th_failed;
 	X(conv_block_checks) \
 	X(conv_refused_block_touches_nothing) \
 	X(conv_runs_and_chunks) \
+	X(conv_batch1_is_shared_out) \
 	X(pool_block_checks) \
 	X(pool_refused_block_touches_nothing) \
 	X(pool_runs_and_chunks) \

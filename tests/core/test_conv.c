@@ -195,6 +195,27 @@ void test_conv_refused_block_touches_nothing(void)
 }
 
 /*
+ * One image's 3x3 convolution 64 -> 64 at 56 x 56 (231 MFLOP) is several
+ * chunks, so idle AI cores share it; of eight images, each chunk is one
+ * image's whole GEMM, which gathers each column once.
+ */
+void test_conv_batch1_is_shared_out(void)
+{
+	struct davinci_params_conv2d p = {
+		.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
+		.stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .groups = 1,
+	};
+	struct davinci_task t = conv_task(DAVINCI_OP_CONV2D, 0, 0, 0, 4096);
+	uint64_t units = dvc_op_units_of(&t, &p);
+
+	CHECK(units / dvc_op_chunk_units_of(&t, &p) >= 2);
+	p.n = 8;
+	CHECK(dvc_op_chunk_units_of(&t, &p) * 8 == dvc_op_units_of(&t, &p));
+	CHECK(dvc_op_units_of(&t, &p) == 8 * units);
+}
+
+/*
  * A 1x1 convolution by the identity in each group gives x back exactly,
  * on the device; and the kernel's units run in chunks of 1, 5 and all
  * give the same bytes for each op.

@@ -42,6 +42,16 @@ u64 dvc_op_chunk_units(const struct davinci_task *task)
 	return dv_op_chunk_units(task, NULL);
 }
 
+u64 dvc_op_units_of(const struct davinci_task *task, const void *params)
+{
+	return dv_op_units(task, params);
+}
+
+u64 dvc_op_chunk_units_of(const struct davinci_task *task, const void *params)
+{
+	return dv_op_chunk_units(task, params);
+}
+
 void dvc_op_run(const struct davinci_task *task, const void *params,
 		void *dst, const void *src0, const void *src1, u64 begin,
 		u64 end)

@@ -38,6 +38,10 @@ int dvc_op_extent(const struct davinci_task *task, const void *params,
 		  struct dv_op_extent *ext);
 uint64_t dvc_op_units(const struct davinci_task *task);
 uint64_t dvc_op_chunk_units(const struct davinci_task *task);
+/* the same, for an op with a parameter block */
+uint64_t dvc_op_units_of(const struct davinci_task *task, const void *params);
+uint64_t dvc_op_chunk_units_of(const struct davinci_task *task,
+			       const void *params);
 void dvc_op_run(const struct davinci_task *task, const void *params,
 		void *dst, const void *src0, const void *src1, uint64_t begin,
 		uint64_t end);
