@@ -4,8 +4,10 @@ Per-op overhead: a tiny ``x + y`` on npu tensors from Python, submitted and
 waited for, next to the runtime's own tiny-task latency (a NOP launched and
 waited for on a davinci stream) in the same process (goal: at most 3x).
 Training: one step of an MLP on scikit-learn's digits (forward, backward,
-SGD with momentum) on npu:0 against CPU torch in the same process. Nothing
-is asserted: it measures.
+SGD with momentum) on npu:0 against CPU torch in the same process, and one
+step of the demo's digits CNN (samples/cnn_digits.py: convolutions, batch
+norm, max and average pooling; Adam, batch 64) as npu throughput against
+the CPU's (goal: at least 0.5x). Nothing is asserted: it measures.
 
     python scripts/bench_torch.py [--json PATH] [--quick]
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import warnings
 
 import torch
@@ -23,6 +27,9 @@ from davinci import _uapi, make_task
 
 import torch_npu  # noqa: F401  (registers the npu device)
 from bench import median_of     # scripts/bench.py
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "samples"))
 
 
 def op_overhead(repeat: int) -> dict:
@@ -48,17 +55,13 @@ def op_overhead(repeat: int) -> dict:
                 ratio=t_add / t_task)
 
 
-def train_step(repeat: int) -> dict:
-    from sklearn.datasets import load_digits
-    d = load_digits()
-    X = torch.tensor(d.data, dtype=torch.float32) / 16
-    Y = torch.tensor(d.target)
+def step_times(make_model, make_optimizer, X, Y, repeat: int) -> dict:
+    """Median milliseconds of one training step on the CPU and on npu."""
     out = {}
     for device in ("cpu", "npu"):
         torch.manual_seed(0)
-        m = nn.Sequential(nn.Linear(64, 64), nn.ReLU(),
-                          nn.Linear(64, 10)).to(device)
-        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        m = make_model().to(device)
+        opt = make_optimizer(m.parameters())
         lossf = nn.CrossEntropyLoss()
         Xd, Yd = X.to(device), Y.to(device)
 
@@ -73,6 +76,29 @@ def train_step(repeat: int) -> dict:
         out[device] = median_of(step, repeat) * 1e3
     return dict(cpu_step_ms=out["cpu"], npu_step_ms=out["npu"],
                 ratio=out["npu"] / out["cpu"])
+
+
+def digits():
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    return (torch.tensor(d.data, dtype=torch.float32) / 16,
+            torch.tensor(d.target))
+
+
+def train_step(repeat: int) -> dict:
+    X, Y = digits()
+    return step_times(
+        lambda: nn.Sequential(nn.Linear(64, 64), nn.ReLU(),
+                              nn.Linear(64, 10)),
+        lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), X, Y, repeat)
+
+
+def cnn_step(repeat: int) -> dict:
+    from cnn_digits import BATCH, resnet  # samples/cnn_digits.py
+    X, Y = digits()
+    X = X[:BATCH].reshape(-1, 1, 8, 8)
+    return step_times(resnet, lambda p: torch.optim.Adam(p, lr=0.01),
+                      X, Y[:BATCH], repeat)
 
 
 def main() -> None:
@@ -93,9 +119,16 @@ def main() -> None:
     print("MLP step (digits, SGD momentum): cpu %.2f ms, npu %.2f ms, "
           "npu/cpu %.2fx" % (t["cpu_step_ms"], t["npu_step_ms"],
                              t["ratio"]))
+    c = cnn_step(5 if args.quick else 15)
+    throughput = 1 / c["ratio"]
+    print("digits CNN step (batch 64, Adam): cpu %.2f ms, npu %.2f ms, "
+          "npu throughput %.2fx the cpu's (goal >= 0.5x)%s" % (
+              c["cpu_step_ms"], c["npu_step_ms"], throughput,
+              "" if throughput >= 0.5 else "  MISS"))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(op_overhead=o, train_step=t), f, indent=1)
+            json.dump(dict(op_overhead=o, train_step=t, cnn_step=c), f,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -92,12 +93,12 @@ class Strided:
                 raise ShapeError("strided operands: %s has %d entries for %d "
                                  "sizes" % (name, len(v), len(self.sizes)))
 
-    @property
+    @functools.cached_property
     def count(self) -> int:
         """Elements of the walk: the product of the sizes."""
         return math.prod(self.sizes)
 
-    @property
+    @functools.cached_property
     def operands(self) -> tuple[tuple[int, ...], ...]:
         """The strides of each operand the op uses: dst, src0 (and src1)."""
         rows = (self.dst, self.src0, self.src1)
@@ -108,6 +109,16 @@ class Strided:
         dimensions: size-1 dimensions dropped, and a dimension merged into
         the one outside it when every operand is contiguous across the two
         (its outer stride is its inner stride times the inner size)."""
+        # a walk is immutable and launched again and again (every step of
+        # a training loop): merged once
+        c = self.__dict__.get("_coalesced")
+        if c is None:
+            c = self._coalesce()
+            self.__dict__["_coalesced"] = c
+            c.__dict__["_coalesced"] = c
+        return c
+
+    def _coalesce(self) -> "Strided":
         rows = self.operands
         if self.count == 0:
             return self._from(((0,),) + tuple((0,) for _ in rows))
@@ -134,15 +145,26 @@ class Strided:
     def span(self, operand: int) -> int:
         """Elements operand ``operand`` (0 dst, 1 src0, 2 src1) reaches:
         its last element's offset + 1, 0 for an empty walk."""
-        if self.count == 0:
-            return 0
-        return 1 + sum((n - 1) * s for n, s in
-                       zip(self.sizes, self.operands[operand]))
+        spans = self.__dict__.setdefault("_spans", {})
+        n = spans.get(operand)
+        if n is None:
+            n = 0 if self.count == 0 else 1 + sum(
+                (n - 1) * s for n, s in zip(self.sizes,
+                                            self.operands[operand]))
+            spans[operand] = n
+        return n
 
     def dst_distinct(self) -> bool:
         """No two elements of dst at one address, by the device's test:
         ordered by stride, each stride of a dimension of size > 1 is larger
         than the last offset the dimensions inside it reach."""
+        distinct = self.__dict__.get("_distinct")
+        if distinct is None:
+            distinct = self._dst_distinct()
+            self.__dict__["_distinct"] = distinct
+        return distinct
+
+    def _dst_distinct(self) -> bool:
         reach = 0
         for s, n in sorted((s, n) for n, s in zip(self.sizes, self.dst)
                            if n > 1):
@@ -182,6 +204,14 @@ class Strided:
         """The struct davinci_params_strided of the coalesced walk
         (ShapeError when it needs more than 8 dimensions)."""
         c = self.coalesced()
+        packed = c.__dict__.get("_packed")
+        if packed is None:
+            packed = c._pack()
+            c.__dict__["_packed"] = packed
+        return packed
+
+    def _pack(self) -> bytes:
+        c = self
         c.check_dims()
         p = _uapi.davinci_params_strided(ndim=len(c.sizes))
         for d, n in enumerate(c.sizes):

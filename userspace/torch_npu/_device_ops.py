@@ -17,6 +17,7 @@ host fills them once without waiting for the device.
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -386,8 +387,17 @@ def walk(sizes, dst: Operand, srcs: Sequence[Operand]
     """The strided walk writing ``dst`` (of shape ``sizes``) from ``srcs``
     broadcast to it; None where the device cannot take it: more than 8
     dimensions that do not merge, or a dst that holds an element twice."""
-    w = opdesc.Strided(tuple(sizes), dst.strides, *(
-        views.broadcast_strides(s.shape, s.strides, sizes) for s in srcs))
+    return _walk_of(tuple(sizes), tuple(dst.strides), tuple(
+        (tuple(s.shape), tuple(s.strides)) for s in srcs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _walk_of(sizes, dst_strides, srcs) -> "opdesc.Strided | None":
+    # a training loop walks the same few geometries every step: each is
+    # merged and packed once (the walk keeps its coalesced form and bytes)
+    w = opdesc.Strided(sizes, dst_strides, *(
+        views.broadcast_strides(shape, strides, sizes)
+        for shape, strides in srcs))
     c = w.coalesced()
     if len(c.sizes) > opdesc.STRIDED_MAX_DIMS or not c.dst_distinct():
         return None

@@ -333,10 +333,12 @@ def _ew(op: str, compute: torch.dtype, inputs, out, result: torch.dtype,
     if any(t.get_device() != index or t.is_conj() or t.is_neg()
            for t in ts):
         return None
-    try:
-        sizes = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
-    except RuntimeError:
-        return None                     # the CPU says why
+    sizes = tuple(ts[0].shape)
+    if any(tuple(t.shape) != sizes for t in ts[1:]):
+        try:
+            sizes = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
+        except RuntimeError:
+            return None                 # the CPU says why
     if out is not None and (not _is_npu(out) or out.get_device() != index
                             or tuple(out.shape) != sizes or
                             out.dtype not in D.DTYPES or
