@@ -252,6 +252,7 @@ struct dv_task {
 	struct dv_buffer *buf[3];
 	u64 len[3];
 	struct dv_context *ctx;
+	u32 stream_id;
 	u32 timeout_ms;
 	u32 throttle_pct;
 	bool hang;
@@ -789,6 +790,9 @@ void dv_trace_doorbell(struct dv_context *ctx,
 void dv_trace_tasks_queued(struct dv_stream *s, u64 first_seq);
 void dv_trace_take_core(struct dv_device *dev, struct dv_task *t);
 void dv_trace_task_start(struct dv_stream *s, const struct dv_task *t);
+u16 dv_trace_take_help_core(struct dv_device *dev);
+void dv_trace_task_help(struct dv_device *dev, const struct dv_task *t,
+			u16 slot, u64 start_ns, u64 end_ns);
 u16 dv_trace_aicore(const struct dv_task *t);
 void dv_trace_task_complete(struct dv_stream *s, struct dv_task *t,
 			    u32 status, u64 start_ns, u64 end_ns);

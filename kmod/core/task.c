@@ -425,7 +425,8 @@ bool dv_task_help(struct dv_device *dev)
 {
 	struct dv_task *t = NULL;
 	struct dv_list *pos;
-	u64 start_ns;
+	u64 start_ns, end_ns;
+	u16 slot;
 
 	os_mutex_assert_held(dev->lock);
 	if (dev->running >= dev->cfg.aicores)
@@ -441,12 +442,15 @@ bool dv_task_help(struct dv_device *dev)
 		return false;
 	t->helpers++;
 	dev->running++;
+	slot = dv_trace_take_help_core(dev);
 	os_mutex_unlock(dev->lock);
 	start_ns = os_now_ns();
 	dv_exec_claimed(dev, t, false);
+	end_ns = os_now_ns();
 	os_mutex_lock(dev->lock);
 	/* this core's share of the task counts in the device's utilization */
-	dev->busy_ns += os_now_ns() - start_ns;
+	dev->busy_ns += end_ns - start_ns;
+	dv_trace_task_help(dev, t, slot, start_ns, end_ns);
 	dev->running--;
 	if (!--t->helpers)
 		os_waitq_wake_all(dev->wq);	/* its owner waits */
@@ -539,6 +543,7 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	os_mutex_assert_held(dev->lock);
 	t->start_ns = start = os_now_ns();
 	t->ctx = s->ctx;
+	t->stream_id = s->id;
 	/* the DVPP engine's tasks run on no AI core */
 	if (dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGD)
 		dv_trace_take_core(dev, t);

@@ -215,6 +215,59 @@ void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
 }
 
 /**
+ * dv_trace_take_help_core() - the lowest free AI-core slot, for an idle
+ *	core about to run chunks of a shared task
+ * @dev: the device (dev->lock held)
+ *
+ * Return: the slot + 1, which dv_trace_task_help() gives back; 0 when no
+ * slot is free.
+ */
+u16 dv_trace_take_help_core(struct dv_device *dev)
+{
+	u64 free = ~dev->trace.cores;
+	u32 core;
+
+	os_mutex_assert_held(dev->lock);
+	if (!free)
+		return 0;
+	core = __builtin_ctzll(free);
+	if (core >= dev->cfg.aicores)
+		return 0;
+	dev->trace.cores |= 1ULL << core;
+	return core + 1;
+}
+
+/**
+ * dv_trace_task_help() - an idle AI core ran chunks of @t (dev->lock held)
+ * @dev: the device
+ * @t: the shared task, still running on its own core
+ * @slot: dv_trace_take_help_core()'s answer, given back here
+ * @start_ns: when the core began on @t's chunks
+ * @end_ns: when it left them
+ */
+void dv_trace_task_help(struct dv_device *dev, const struct dv_task *t,
+			u16 slot, u64 start_ns, u64 end_ns)
+{
+	struct davinci_trace_record r;
+
+	os_mutex_assert_held(dev->lock);
+	if (!slot)
+		return;
+	dev->trace.cores &= ~(1ULL << (slot - 1));
+	if (!dv_trace_wanted(dev, DAVINCI_TRACE_TASK_HELP))
+		return;
+	dv_trace_rec(&r, DAVINCI_TRACE_TASK_HELP, t->ctx->pid, end_ns);
+	r.id = t->stream_id;
+	r.seq = t->seq;
+	r.opcode = t->desc.opcode;
+	r.arg0 = start_ns;
+	r.arg1 = end_ns;
+	r.arg2 = t->desc.user_data;
+	r.aicore = slot - 1;
+	dv_trace_put(dev, &r, dv_trace_owner(t->ctx));
+}
+
+/**
  * dv_trace_task_start() - a task starts to run on its AI core, the lock
  *	about to be dropped (dev->lock held)
  * @s: its stream

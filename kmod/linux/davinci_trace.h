@@ -99,6 +99,7 @@ DV_EVENT_CLASS(davinci_task,
 
 DV_DEFINE_EVENT(davinci_task, davinci_task_start);
 DV_DEFINE_EVENT(davinci_task, davinci_task_complete);
+DV_DEFINE_EVENT(davinci_task, davinci_task_help);
 
 DV_EVENT_CLASS(davinci_mem,
 	TP_STRUCT__entry(

@@ -43,6 +43,9 @@ static void dv_linux_trace(u32 device, const struct davinci_trace_record *r)
 	case DAVINCI_TRACE_TASK_COMPLETE:
 		trace_davinci_task_complete(device, r);
 		break;
+	case DAVINCI_TRACE_TASK_HELP:
+		trace_davinci_task_help(device, r);
+		break;
 	case DAVINCI_TRACE_MEM_ALLOC:
 		trace_davinci_mem_alloc(device, r);
 		break;
@@ -82,6 +85,8 @@ static bool dv_linux_trace_wants(u32 type)
 		return trace_davinci_task_start_enabled();
 	case DAVINCI_TRACE_TASK_COMPLETE:
 		return trace_davinci_task_complete_enabled();
+	case DAVINCI_TRACE_TASK_HELP:
+		return trace_davinci_task_help_enabled();
 	case DAVINCI_TRACE_MEM_ALLOC:
 		return trace_davinci_mem_alloc_enabled();
 	case DAVINCI_TRACE_MEM_FREE:

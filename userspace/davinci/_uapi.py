@@ -86,12 +86,13 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 7      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 8      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
 #                            5: the dispatcher's counters in mgmt info;
 #                            6: the capability query (GET_CAP);
-#                            7: INT64 BOOL INT8 UINT8, strided operands
+#                            7: INT64 BOOL INT8 UINT8, strided operands;
+#                            8: TASK_HELP trace records
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -642,6 +643,7 @@ DAVINCI_TRACE_MGMT = 9
 DAVINCI_TRACE_CTX_RESET = 10
 DAVINCI_TRACE_CTX_FAIL = 11
 DAVINCI_TRACE_TASKS_QUEUED = 12
+DAVINCI_TRACE_TASK_HELP = 13
 DAVINCI_TRACE_READ_MAX = 48
 DAVINCI_TRACE_F_ENABLE = 1 << 0
 DAVINCI_TRACE_F_DISABLE = 1 << 1

@@ -44,9 +44,10 @@
  * 7: the dtypes INT64, BOOL, INT8 and UINT8; CMP's bool result
  * (@dst_dtype BOOL); strided operands (DAVINCI_TASK_F_STRIDED, struct
  * davinci_params_strided); DAVINCI_CAP_OP_FLAGS and DAVINCI_CAP_STRIDED;
- * DAVINCI_PARAMS_MAX 512 (was 256).
+ * DAVINCI_PARAMS_MAX 512 (was 256). 8: DAVINCI_TRACE_TASK_HELP, the
+ * share of a task's chunks another AI core ran.
  */
-#define DAVINCI_ABI_MINOR 7
+#define DAVINCI_ABI_MINOR 8
 
 /*
  * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
@@ -1367,7 +1368,11 @@ struct davinci_completion {
  * before it a TASK_START record when it runs with the device's lock
  * dropped, so that a reader may see it running; a task that completes as
  * it starts (a NOP without a duration, an injected failure) has none. A
- * batch of such tasks costs one record a task and one a batch.
+ * batch of such tasks costs one record a task and one a batch. A task
+ * whose chunks idle AI cores share (a large MATMUL, a batch-1 CONV2D)
+ * has, before its TASK_COMPLETE, a TASK_HELP record from each other AI
+ * core that ran some of them: that core's @aicore and the span it spent
+ * on them (ABI 1.8).
  *
  * A reader sees the records of its own user's contexts (each carries its
  * context's @pid: a tracer reads the processes it started) and the
@@ -1390,6 +1395,7 @@ struct davinci_completion {
 #define DAVINCI_TRACE_CTX_RESET		10	/* DAVINCI_IOCTL_CTX_RESET */
 #define DAVINCI_TRACE_CTX_FAIL		11	/* context failed: lost, reset */
 #define DAVINCI_TRACE_TASKS_QUEUED	12	/* @seq first, @arg0 how many */
+#define DAVINCI_TRACE_TASK_HELP		13	/* @arg0 start_ns, @arg1 end_ns */
 
 /**
  * struct davinci_trace_record - one record of a device's trace (64 bytes)
@@ -1399,12 +1405,12 @@ struct davinci_completion {
  *	generation (EVENT_WAIT: the one waited for)
  * @arg0: per @type: DOORBELL the SQ tail rung; TASKS_QUEUED the tasks
  *	queued, @seq to @seq + @arg0 - 1; TASK_COMPLETE the start_ns (0 when
- *	it never ran); MEM_* the device address; MGMT the fault kind
- *	(DAVINCI_FAULT_*)
- * @arg1: TASK_COMPLETE the end_ns; MEM_* the bytes reserved; MGMT the
- *	event's address
- * @arg2: TASK_START, TASK_COMPLETE: the task's user_data; MEM_* the
- *	arena's bytes in use after it; MGMT the event's value
+ *	it never ran), TASK_HELP when the core began on the task's chunks;
+ *	MEM_* the device address; MGMT the fault kind (DAVINCI_FAULT_*)
+ * @arg1: TASK_COMPLETE the end_ns, TASK_HELP when the core left the
+ *	task; MEM_* the bytes reserved; MGMT the event's address
+ * @arg2: TASK_START, TASK_COMPLETE, TASK_HELP: the task's user_data;
+ *	MEM_* the arena's bytes in use after it; MGMT the event's value
  * @type: DAVINCI_TRACE_*
  * @pid: the process of the context it concerns; 0 for the device's own
  *	(MGMT) and for MEM_FREE (memory returns when its last user lets go,
@@ -1413,10 +1419,11 @@ struct davinci_completion {
  *	(MEM_*: 0 HBM, 1 pinned host and rings), the device's health
  *	(MGMT: DAVINCI_HEALTH_*)
  * @status: TASK_COMPLETE: DAVINCI_STATUS_*; MGMT: DAVINCI_MGMT_EV_*
- * @opcode: TASK_START, TASK_COMPLETE: the task's DAVINCI_OP_*
+ * @opcode: TASK_START, TASK_COMPLETE, TASK_HELP: the task's DAVINCI_OP_*
  * @aicore: TASK_START, TASK_COMPLETE: the AI core (0..aicores-1) that
  *	ran it; DAVINCI_TRACE_NO_CORE for a task no AI core ran (events,
- *	notifications, failures the scheduler completes itself)
+ *	notifications, failures the scheduler completes itself); TASK_HELP:
+ *	the AI core that ran some of its chunks
  * @pad: zero
  */
 struct davinci_trace_record {

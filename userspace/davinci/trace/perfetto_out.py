@@ -205,6 +205,15 @@ class _Writer:
                      else "%s %s" % (status, r.op_name), "task", args,
                      end_flows=(fid,))
 
+    def help(self, r: TraceRecord) -> None:
+        """Another AI core's share of a task's chunks: a slice on that
+        core's track (category "help": the task's own slice is on its
+        owner's)."""
+        self.slice(self.core_track(r.device, r.aicore), r.arg0, r.arg1,
+                   r.op_name, "help", {"stream": r.id, "seq": r.seq,
+                                       "pid": r.pid, "aicore": r.aicore,
+                                       "user_data": r.arg2})
+
     def misc(self, r: TraceRecord) -> None:
         t = self.misc_track(r.device)
         if r.type == _uapi.DAVINCI_TRACE_DOORBELL:
@@ -266,6 +275,8 @@ class _Writer:
                               _uapi.DAVINCI_TRACE_TASK_START,
                               _uapi.DAVINCI_TRACE_TASK_COMPLETE):
                     self.task(r)
+                elif r.type == _uapi.DAVINCI_TRACE_TASK_HELP:
+                    self.help(r)
                 elif r.type not in (_uapi.DAVINCI_TRACE_MEM_ALLOC,
                                     _uapi.DAVINCI_TRACE_MEM_FREE):
                     self.misc(r)

@@ -34,7 +34,8 @@ def summarize(tl: Timeline, top: int = 10) -> str:
     busy: dict[int, int] = defaultdict(int)
     for s in tl.slices:
         if s.track.name.startswith("AI core"):
-            ops[s.name].append(s.dur_ns)
+            if s.category != "help":    # (a task's time is its own slice)
+                ops[s.name].append(s.dur_ns)
             busy[s.track.uuid] += s.dur_ns
     lines.append("")
     lines.append("top ops by device time        count    device time"
