@@ -15,6 +15,7 @@ from davinci.trace import DeviceTraceReader
 
 TRACEFS = "/sys/kernel/tracing"
 EVENTS = ("doorbell", "tasks_queued", "task_start", "task_complete",
+          "task_help",
           "mem_alloc", "mem_free", "event_record", "event_wait", "fault",
           "reset", "mgmt", "ctx_reset", "ctx_fail")
 LINE = re.compile(r"\b(davinci_\w+): (.*)$")
