@@ -482,16 +482,26 @@ SAMPLES = {
         lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
     ("nll_loss_backward", 0): _nll_backward,
     ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1),
-                                               x.sum((1, 2))))(
+                                               x.sum((1, 2), True)))(
         _t(dt, 3, 4, 2)),
     ("sum", 1): lambda dt: (lambda x, y: lambda: (x.sum(0), y.sum((0, 1))))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4)),
-    ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1),
+    ("sum", 2): lambda dt: (lambda x: lambda: (
+        x.sum(1), x.sum((0, 2), True), x.transpose(0, 2).sum(),
+        torch.sum(x, (0, 2), out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4, 2)),
+    ("sum", 3): lambda dt: (lambda x: lambda: x.sum(-1, dtype=_other(dt)))(
+        _t(dt, 3, 4)),
+    ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1), x.mean(),
                                                  y.mean((-1, -2), True)))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
     ("mean", 1): lambda dt: (lambda x, y: lambda: (x.mean(0),
                                                    y.mean((0, 1))))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4)),
+    ("mean", 2): lambda dt: (lambda x: lambda: (
+        x.mean(1), x.mean((0, 2), True),
+        torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4, 2)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

@@ -33,6 +33,7 @@ from . import _device_ops as D
 from . import _kernels as K
 from . import _logical as L
 from . import _norms as N
+from . import _reductions as R
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -285,13 +286,26 @@ TABLE: tuple[Entry, ...] = (
     _entry("nll_loss_backward", {"nll_loss_backward": K._nll_loss_backward},
            Path(("DIV", "AXPY", "MATMUL", "CAST", "CMP", "RELU_GRAD"),
                 "as nll_loss_forward", FLOATS)),
-    _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
-           Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones"),
-           Path(("MATMUL",), "contiguous, leading dims (ones @ self)")),
-    _entry("mean", {"mean.dim": K._mean_dim},
-           Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or "
-                "trailing ones"),
-           Path(("MATMUL", "AXPY", "DIV"), "contiguous, leading dims")),
+    _entry("sum", R.SUM,
+           Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones, "
+                "keepdim, dtype= the input's"),
+           Path(("MATMUL",), "contiguous, leading dims (ones @ self)"),
+           Path(("COPY_VIEW", "REDUCE_SUM"), "any other dims, or a view: "
+                "the reduced dims moved last by one copy; CPU torch sums "
+                "in another order (a cascade): equal within float32 "
+                "rounding, not bit for bit"),
+           Path(("CAST", "REDUCE_SUM"), "dtype= another float dtype: cast "
+                "on the device first", FLOATS),
+           note="float16 and bfloat16 rows are summed in float32 lanes and "
+                "rounded once"),
+    _entry("mean", R.MEAN,
+           Path(("REDUCE_SUM", "DIV"), "contiguous, all dims or trailing "
+                "ones: the sum divided by the count (CPU torch's "
+                "sum(...).div_(n))"),
+           Path(("MATMUL", "DIV"), "contiguous, leading dims"),
+           Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
+                "view: moved last by one copy; equal to CPU torch within "
+                "float32 rounding")),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
            Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Reductions over any dims on npu against CPU torch (torch_npu's
+_reductions): sum, mean, each with nothing run on the CPU. REDUCE_SUM's
+order (eight float32 lanes, NUMERICS.md) is not CPU torch's cascade, so
+sums are compared within the dtype's rounding, NaNs and infinities
+exactly."""
+
+import contextlib
+import math
+import warnings
+
+import pytest
+import torch
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+FLOATS = [F32, F16, BF16]
+#: relative and absolute tolerance of a sum of a few dozen elements
+_TOL = {F32: (1e-5, 1e-5), F16: (2e-3, 2e-3), BF16: (1.6e-2, 1.6e-2)}
+
+
+@contextlib.contextmanager
+def no_fallback():
+    """Fails if the block runs any op on the CPU (a Python kernel's
+    fallback or the C++ one's warning)."""
+    from torch_npu import _kernels
+    fell_back = []
+    warn_cpu = _kernels.warn_cpu
+
+    def record(op, reason):
+        fell_back.append("%s (%s)" % (op, reason))
+    _kernels.warn_cpu = record
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+            torch.npu.synchronize()
+    finally:
+        _kernels.warn_cpu = warn_cpu
+    fell_back += [str(w.message) for w in caught
+                  if "torch_npu" in str(w.message)]
+    assert not fell_back, fell_back
+
+
+def sample(dt, *shape, seed=0, special=False):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g)
+    if special:
+        flat = x.view(-1)
+        flat[1] = math.nan
+        flat[-2] = math.inf
+    return x.to(dt)
+
+
+def close(got, want, dt=None):
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    rtol, atol = _TOL[dt or want.dtype] if want.dtype.is_floating_point \
+        else (0, 0)
+    torch.testing.assert_close(got, want, rtol=rtol, atol=atol,
+                               equal_nan=True)
+
+
+def check(fn, *xs, dt=None):
+    """fn on npu copies of xs equals fn on xs; nothing on the CPU."""
+    want = fn(*xs)
+    with no_fallback():
+        got = fn(*(x.npu() for x in xs))
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            close(g, w, dt)
+    else:
+        close(got, want, dt)
+
+
+_DIMS = [None, 0, 1, 2, -1, (0, 2), (1, 2), (0, 1), (0, 1, 2), (2, 0), []]
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", _DIMS, ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_sum_and_mean_over_any_dims_equal_the_cpu(npu, op, dim, keepdim, dt):
+    x = sample(dt, 3, 4, 5)
+    if dim is None:
+        check(lambda t: getattr(t, op)(), x)
+    else:
+        check(lambda t: getattr(t, op)(dim, keepdim), x)
+    # a strided view, NaN and an infinity
+    y = sample(dt, 5, 4, 6, special=True)
+    check(lambda t: getattr(t.transpose(0, 2)[1:], op)(
+        dim if dim is not None else [], keepdim), y)
+
+
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((2, 3, 4, 5), (1, 3)),
+                                       ((2, 3, 4, 5), (0, 2, 3)),
+                                       ((64, 33), 0), ((5, 130, 3), 1),
+                                       ((), None)], ids=str)
+def test_sums_of_other_shapes_equal_the_cpu(npu, shape, dim):
+    x = sample(F32, *shape, seed=3)
+    check(lambda t: (t.sum(dim), t.mean(dim)) if dim is not None else
+          (t.sum(), t.mean()), x)
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_a_sum_into_float32_casts_on_the_device(npu, dt):
+    x = sample(dt, 3, 40, 5)
+    check(lambda t: (t.sum(1, dtype=F32), t.mean((0, 2), dtype=F32),
+                     t.sum(dtype=F32)), x, dt=F32)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+def test_sum_and_mean_into_out(npu, dt):
+    x = sample(dt, 3, 4, 5)
+    for op in (torch.sum, torch.mean):
+        want = op(x, (0, 2), keepdim=True)
+        out = torch.empty(0, dtype=dt, device="npu")
+        with no_fallback():
+            res = op(x.npu(), (0, 2), keepdim=True, out=out)
+        assert res is out
+        close(out, want)
+
+
+def test_an_integer_sum_still_runs_on_the_cpu(npu):
+    """REDUCE_SUM sums floats: an int32 tensor sums into int64 on the CPU,
+    as CPU torch."""
+    x = torch.arange(12, dtype=torch.int32).reshape(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = x.npu().sum(1)
+    assert got.dtype == torch.int64 and torch.equal(got.cpu(), x.sum(1))
