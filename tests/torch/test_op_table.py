@@ -379,10 +379,19 @@ def _indexing_samples():
         out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
             x, n)(0))(_t(dt, 4, 5)))(name)
     for name in ("max", "min"):
-        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
-            x, n)(-1))(_t(dt, 4, 5)))(name)
-        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
-            x, n)(0, keepdim=True))(_t(dt, 4, 5)))(name)
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(-1), getattr(x, n)()))(_t(dt, 4, 5)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(0, keepdim=True), getattr(x.t(), n)()))(
+                _t(dt, 4, 5)))(name)
+        out[("a" + name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(), getattr(x, n)(-1), getattr(x, n)((1, 2), True),
+            getattr(torch, n)(x, 2, out=torch.empty(0, dtype=dt,
+                                                    device="npu"))))(
+                _t(dt, 3, 4, 2)))("a" + name)
+        out[("a" + name, 1)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(1), getattr(x, n)((0, 2), True),
+            getattr(x.transpose(0, 1), n)(-1)))(_t(dt, 3, 4, 2)))("a" + name)
     for name in ("tril", "triu"):
         out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
             getattr(torch, n)(x, 1), getattr(x, n + "_")(-1)))(

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reductions over any dims on npu against CPU torch (torch_npu's
-_reductions): sum, mean, each with nothing run on the CPU. REDUCE_SUM's
+_reductions): sum, mean, amax, amin, max, min, logsumexp, each with nothing run on the CPU. REDUCE_SUM's
 order (eight float32 lanes, NUMERICS.md) is not CPU torch's cascade, so
 sums are compared within the dtype's rounding, NaNs and infinities
 exactly."""
@@ -22,7 +22,9 @@ _TOL = {F32: (1e-5, 1e-5), F16: (2e-3, 2e-3), BF16: (1.6e-2, 1.6e-2)}
 def no_fallback():
     """Fails if the block runs any op on the CPU (a Python kernel's
     fallback or the C++ one's warning)."""
+    import torch_npu
     from torch_npu import _kernels
+    before = set(torch_npu.fallback_ops())
     fell_back = []
     warn_cpu = _kernels.warn_cpu
 
@@ -38,6 +40,7 @@ def no_fallback():
         _kernels.warn_cpu = warn_cpu
     fell_back += [str(w.message) for w in caught
                   if "torch_npu" in str(w.message)]
+    fell_back += sorted(set(torch_npu.fallback_ops()) - before)
     assert not fell_back, fell_back
 
 
@@ -128,3 +131,62 @@ def test_an_integer_sum_still_runs_on_the_cpu(npu):
         warnings.simplefilter("ignore")
         got = x.npu().sum(1)
     assert got.dtype == torch.int64 and torch.equal(got.cpu(), x.sum(1))
+
+
+def exact(fn, *xs):
+    """fn on npu copies of xs equals fn on xs exactly (NaN where CPU torch
+    has one; a zero's sign aside: among equal zeros CPU torch's vectorised
+    loop keeps another one than the first); nothing on the CPU."""
+    want = fn(*xs)
+    with no_fallback():
+        got = fn(*(x.npu() for x in xs))
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        g = g.cpu()
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", FLOATS + [torch.int32], ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", _DIMS, ids=str)
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_and_amin_over_any_dims_equal_the_cpu(npu, op, dim, keepdim,
+                                                   dt):
+    x = sample(F32, 3, 4, 5).mul(100).to(dt)
+    dims = [] if dim is None else dim
+    exact(lambda t: getattr(t, op)(dims, keepdim), x)
+    if dt.is_floating_point:
+        # NaN propagates, infinities compare
+        y = sample(dt, 5, 4, 6, special=True)
+        exact(lambda t: getattr(t.transpose(0, 2)[1:], op)(dims, keepdim),
+              y)
+
+
+@pytest.mark.parametrize("dt", FLOATS + [torch.int32], ids=str)
+def test_max_and_min_of_all_elements_equal_the_cpu(npu, dt):
+    x = sample(F32, 6, 7).mul(100).to(dt)
+    exact(lambda t: (t.max(), t.min(), t.t().max(), t[:, 1::2].min()), x)
+    out = torch.empty(3, dtype=dt, device="npu")
+    with no_fallback():
+        torch.max(x.npu(), out=out)
+        torch.amin(x.npu(), 0, out=out)
+    exact(lambda t: torch.amin(t, 0), x)
+    assert torch.equal(out.cpu(), torch.amin(x, 0))
+    if dt.is_floating_point:
+        y = sample(dt, 6, 7, special=True)
+        exact(lambda t: (t.max(), t.min(), *t.max(0), *t.min(1)), y)
+
+
+def test_max_of_an_empty_tensor_raises_as_the_cpu(npu):
+    with pytest.raises(RuntimeError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.empty(0, device="npu").max()
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("dim", [0, 1, 2, (0, 2)], ids=str)
+def test_logsumexp_equals_the_cpu(npu, dt, dim):
+    x = sample(dt, 3, 4, 5)
+    check(lambda t: torch.logsumexp(t, dim), x)
+    check(lambda t: torch.logsumexp(t, dim, keepdim=True), x)

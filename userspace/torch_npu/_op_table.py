@@ -516,12 +516,24 @@ TABLE: tuple[Entry, ...] = (
                   "the first NaN"),
              Path(("COPY_VIEW", op), "another dim, moved last by a copy"))
       for name, op in (("argmax", "ARGMAX"), ("argmin", "ARGMIN"))),
-    *(_entry(name, K._make_minmax_dim(name),
-             Path((op, "INDEX_SELECT"), "dim the last: the indices, then "
-                  "the values at them"),
-             Path(("COPY_VIEW", op, "INDEX_SELECT"), "another dim, moved "
-                  "last by a copy"))
-      for name, op in (("max", "ARGMAX"), ("min", "ARGMIN"))),
+    *(_entry(name, {**K._make_minmax_dim(name), **full},
+             Path((op, "INDEX_SELECT"), "dim the last, or all dims (%s(), "
+                  "a contiguous tensor): the indices, then the values at "
+                  "them" % name),
+             Path(("COPY_VIEW", op, "INDEX_SELECT"), "another dim, or a "
+                  "view: moved last by a copy"))
+      for name, op, full in (("max", "ARGMAX", R.MAX),
+                             ("min", "ARGMIN", R.MIN))),
+    *(_entry("a" + name, kernels,
+             Path((op, "INDEX_SELECT"), "contiguous, all dims or trailing "
+                  "ones, keepdim, out=: the first %s of each row (%s: the "
+                  "first NaN, the first of equal values; among zeros of "
+                  "both signs CPU torch's vectorised loop may keep another "
+                  "one), then the value there" % (name + "imum", op)),
+             Path(("COPY_VIEW", op, "INDEX_SELECT"), "any other dims, or a "
+                  "view: the reduced dims moved last by one copy"))
+      for name, op, kernels in (("max", "ARGMAX", R.AMAX),
+                                ("min", "ARGMIN", R.AMIN))),
     _entry("arange", {"arange.start_out": K._arange_out},
            Path(("ARANGE",), "numbers start, end and step, CPU torch's "
                 "length and its serial loop's arithmetic (int64 in int64, "

@@ -173,8 +173,74 @@ def _mean_out(x, dim, keepdim=False, *, dtype=None, out):
     return _into(out, _mean_dim(x, dim, keepdim, dtype=dtype))
 
 
+# -- amax, amin, max, min ------------------------------------------------------------
+def extreme_on_device(name: str, x, dim, keepdim: bool, out=None):
+    """amax ("max") or amin ("min") of npu tensor x over ``dim``: the
+    first maximum's index in each row (ARGMAX/ARGMIN: the first NaN, the
+    first of equal values), then the value there (INDEX_SELECT); into an
+    out= of x's dtype. None for an empty or bool tensor (CPU torch raises
+    on the empty one)."""
+    arg = "argmax" if name == "max" else "argmin"
+    if not K._serves(x, arg, "index_select") or x.dtype == torch.bool or \
+            x.is_conj() or x.is_neg():
+        return None
+    dims = reduce_dims(x, dim)
+    if dims is None or (out is not None and (not K._is_npu(out) or
+                                             out.dtype != x.dtype)):
+        return None
+    shape = kept_shape(x, dims, keepdim)
+    if out is not None:
+        K._resize_out(out, torch.Size(shape), x)
+    rows = rows_of(x, dims)
+    m, n = rows.shape
+    idx = torch.empty(m, dtype=torch.int64, device=x.device)
+    D.rows(arg, rows, idx)
+    values = _target(out, x, m)
+    D.index_rows("index_select", values, rows, idx, (m, n, 1, 1))
+    if out is not None:
+        if values.data_ptr() != out.data_ptr():
+            out.copy_(values.view(shape))
+        return out
+    return values.view(shape)
+
+
+def _make_extreme(name: str) -> dict[str, object]:
+    amax = getattr(aten, "a" + name)
+    full_op = getattr(aten, name)
+
+    def run(x, dim=(), keepdim=False):
+        res = extreme_on_device(name, x, dim, keepdim)
+        if res is not None:
+            return res
+        return K.on_cpu(amax.default, "an empty or bool tensor", x, dim,
+                        keepdim)
+
+    def out_fn(x, dim=(), keepdim=False, *, out):
+        if extreme_on_device(name, x, dim, keepdim, out) is not None:
+            return out
+        return _into(out, run(x, dim, keepdim))
+
+    def full(x):
+        res = extreme_on_device(name, x, None, False)
+        if res is not None:
+            return res
+        return K.on_cpu(full_op.default, "an empty or bool tensor", x)
+
+    def full_out(x, *, out):
+        if extreme_on_device(name, x, None, False, out) is not None:
+            return out
+        return _into(out, full(x))
+    return {"a" + name: run, "a" + name + ".out": out_fn}, \
+        {name: full, name + ".unary_out": full_out}
+
+
+AMAX, MAX = _make_extreme("max")
+AMIN, MIN = _make_extreme("min")
+
+
 SUM = {"sum": _sum, "sum.dim_IntList": _sum_dim, "sum.IntList_out": _sum_out}
 MEAN = {"mean": _mean, "mean.dim": _mean_dim, "mean.out": _mean_out}
 
 __all__ = ["reduce_dims", "kept_shape", "rows_of", "sum_on_device",
-           "mean_on_device", "SUM", "MEAN"]
+           "mean_on_device", "extreme_on_device",
+           "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN"]
