@@ -511,6 +511,10 @@ SAMPLES = {
         x.mean(1), x.mean((0, 2), True),
         torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
         _t(dt, 3, 4, 2)),
+    **{(name, i): (lambda f: lambda dt: (lambda x: lambda: (
+        f(x), f(x, 1), f(x, (0, 2), correction=0, keepdim=True)))(
+            _t(dt, 3, 4, 2)))(getattr(torch, name))
+       for name in ("var", "var_mean", "std", "std_mean") for i in (0, 1)},
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

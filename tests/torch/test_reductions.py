@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reductions over any dims on npu against CPU torch (torch_npu's
-_reductions): sum, mean, amax, amin, max, min, logsumexp, each with nothing run on the CPU. REDUCE_SUM's
+_reductions): sum, mean, amax, amin, max, min, logsumexp, var, std,
+var_mean, std_mean, each with nothing run on the CPU. REDUCE_SUM's
 order (eight float32 lanes, NUMERICS.md) is not CPU torch's cascade, so
 sums are compared within the dtype's rounding, NaNs and infinities
 exactly."""
@@ -190,3 +191,45 @@ def test_logsumexp_equals_the_cpu(npu, dt, dim):
     x = sample(dt, 3, 4, 5)
     check(lambda t: torch.logsumexp(t, dim), x)
     check(lambda t: torch.logsumexp(t, dim, keepdim=True), x)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("correction", [None, 0, 2, 0.5], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, 1, 2, (0, 2), (1, 2)], ids=str)
+@pytest.mark.parametrize("op", ["var", "std", "var_mean", "std_mean"])
+def test_var_and_std_over_any_dims_equal_the_cpu(npu, op, dim, correction,
+                                                 dt):
+    fn = getattr(torch, op)
+    x = sample(dt, 3, 4, 5, seed=5)
+    check(lambda t: fn(t, dim, correction=correction), x)
+    check(lambda t: fn(t, dim, correction=correction, keepdim=True), x)
+    y = sample(dt, 5, 4, 6, special=True)
+    view = lambda t: t.transpose(0, 2)[1:]      # noqa: E731
+    if op.endswith("_mean"):
+        # the mean of a row holding an infinity is torch.mean's (inf),
+        # where CPU torch's Welford loop gives NaN unless the infinity
+        # comes last: compare that mean with torch.mean
+        got = fn(view(y.npu()), dim, correction=correction)
+        want = fn(view(y), dim, correction=correction)
+        close(got[0], want[0])
+        close(got[1], view(y).mean(dim if dim is not None else []))
+    else:
+        check(lambda t: fn(view(t), dim, correction=correction), y)
+
+
+def test_var_with_no_degrees_of_freedom_is_the_cpus(npu):
+    """max(0, N - correction) is 0: an infinity, or NaN where the centred
+    squares sum to 0."""
+    x = sample(F32, 3, 1, seed=2)
+    y = x.expand(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # CPU torch's own warning
+        check(lambda t: (t.var(1), t.std(1), t.var(0, correction=5),
+                         *torch.var_mean(t, 1, correction=3)), x)
+        check(lambda t: t.var(1, correction=4), y)
+
+
+def test_the_unbiased_and_dim_spellings_reach_the_device(npu):
+    x = sample(F32, 4, 6, seed=4)
+    check(lambda t: (t.var(0, unbiased=False), t.std(unbiased=True),
+                     *torch.std_mean(t, [1], unbiased=False)), x)

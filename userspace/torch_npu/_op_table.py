@@ -306,6 +306,23 @@ TABLE: tuple[Entry, ...] = (
            Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
                 "view: moved last by one copy; equal to CPU torch within "
                 "float32 rounding")),
+    *(_entry(name, kernels,
+             Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL") + sqrt,
+                  "any dims, correction, keepdim: the mean (REDUCE_SUM "
+                  "rows, the reduced dims moved last by a copy, DIV), the "
+                  "centred squares (broadcast SUB, MUL) summed, divided by "
+                  "max(0, N - correction) as CPU torch%s; CPU torch's "
+                  "Welford sums in float64: equal within float32 rounding "
+                  "(var_mean's mean of a row holding an infinity is "
+                  "torch.mean's, where CPU torch's Welford gives NaN unless "
+                  "the infinity comes last)"
+                  % (", then SQRT" if sqrt else ""), (torch.float32,)),
+             Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL")
+                  + sqrt, "float16/bfloat16: computed in float32, rounded "
+                  "once", _HALF))
+      for name, kernels, sqrt in (
+          ("var", R.VAR, ()), ("var_mean", R.VAR_MEAN, ()),
+          ("std", R.STD, ("SQRT",)), ("std_mean", R.STD_MEAN, ("SQRT",)))),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
            Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "

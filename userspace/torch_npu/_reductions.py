@@ -78,10 +78,11 @@ def _target(out, x: torch.Tensor, m: int) -> torch.Tensor:
 
 
 def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
-                  out=None, count: bool = False):
+                  out=None, count: bool = False, matmul: bool = True):
     """sum of npu tensor x over ``dim`` (any dims) on the device (into
     ``out``, an out= resized to the result), divided by the number of
-    elements summed when ``count`` (a mean); None where the device cannot
+    elements summed when ``count`` (a mean; ``matmul``: leading dims of a
+    dense tensor as a MATMUL); None where the device cannot
     (integer or bool sums, empty tensors, an out= of another dtype)."""
     x = _float_input(x, dtype)
     if x is None:
@@ -102,7 +103,8 @@ def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
     target = _target(out, x, m)
     res = torch.empty_like(target) if count else target
     if x.is_contiguous() and dims and dims == list(range(len(dims))) and \
-            len(dims) < x.dim() and D.serves(index, "matmul", name):
+            len(dims) < x.dim() and matmul and \
+            D.serves(index, "matmul", name):
         # leading dims of a dense tensor (a linear layer's bias gradient
         # over batch and sequence): ones[1, n] @ x[n, m], no copy
         D.matmul_dt(D.const(x, 1, (1, n)), D.dev(x, (n, m)),
@@ -238,9 +240,78 @@ AMAX, MAX = _make_extreme("max")
 AMIN, MIN = _make_extreme("min")
 
 
+# -- var, std ------------------------------------------------------------------
+_VAR_OPS = ("reduce_sum", "div", "sub", "mul")
+
+
+def var_on_device(x, dim, correction, keepdim: bool, sqrt: bool = False):
+    """(var or std, mean) of npu tensor x over ``dim``, as CPU torch
+    defines them: the mean, the centred squares summed, divided by
+    max(0, N - correction) (N the elements of each row; 0 gives an
+    infinity or NaN, as CPU torch), std its SQRT; float16 and bfloat16
+    computed in float32 and rounded once. None where the device cannot."""
+    if not K._is_npu(x) or x.dtype not in D.FLOATS or x.numel() == 0:
+        return None
+    dims = reduce_dims(x, dim)
+    index = x.get_device()
+    ops = _VAR_OPS + (("sqrt",) if sqrt else ()) + \
+        (("cast",) if x.dtype != torch.float32 else ())
+    if dims is None or not all(D.serves(index, op, D.DTYPES[x.dtype])
+                               for op in ops):
+        return None
+    c = 1.0 if correction is None else float(correction)
+    xf = x if x.dtype == torch.float32 else x.to(torch.float32)
+    dt = torch.float32
+    mean = sum_on_device(xf, dims, True, count=True, matmul=False)
+    if mean is None:
+        return None
+    centred = K._ew("sub", dt, [xf, mean], None, dt)
+    squares = K._ew("mul", dt, [centred, centred], None, dt)
+    total = sum_on_device(squares, dims, keepdim, matmul=False)
+    n = x.numel() // max(mean.numel(), 1)
+    var = K._ew("div", dt, [total, max(0.0, n - c)], None, dt)
+    if sqrt:
+        var = K._ew("sqrt", dt, [var], None, dt)
+    mean = mean.view(kept_shape(x, dims, keepdim))
+    if x.dtype != dt:
+        var, mean = var.to(x.dtype), mean.to(x.dtype)
+    return var, mean
+
+
+def _make_var(name: str) -> dict[str, object]:
+    sqrt = name == "std"
+    op = getattr(aten, name)
+    both = getattr(aten, name + "_mean")
+
+    def run(x, dim=None, *, correction=None, keepdim=False):
+        res = var_on_device(x, dim, correction, keepdim, sqrt)
+        if res is not None:
+            return res[0]
+        return K.on_cpu(op.correction, "an empty tensor or its dtype", x,
+                        dim, correction=correction, keepdim=keepdim)
+
+    def out_fn(x, dim=None, *, correction=None, keepdim=False, out):
+        return _into(out, run(x, dim, correction=correction,
+                              keepdim=keepdim))
+
+    def with_mean(x, dim=None, *, correction=None, keepdim=False):
+        res = var_on_device(x, dim, correction, keepdim, sqrt)
+        if res is not None:
+            return res
+        return K.on_cpu(both.correction, "an empty tensor or its dtype", x,
+                        dim, correction=correction, keepdim=keepdim)
+    return {name + ".correction": run, name + ".correction_out": out_fn}, \
+        {name + "_mean.correction": with_mean}
+
+
+VAR, VAR_MEAN = _make_var("var")
+STD, STD_MEAN = _make_var("std")
+
+
 SUM = {"sum": _sum, "sum.dim_IntList": _sum_dim, "sum.IntList_out": _sum_out}
 MEAN = {"mean": _mean, "mean.dim": _mean_dim, "mean.out": _mean_out}
 
 __all__ = ["reduce_dims", "kept_shape", "rows_of", "sum_on_device",
            "mean_on_device", "extreme_on_device",
-           "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN"]
+           "var_on_device", "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN",
+           "VAR", "VAR_MEAN", "STD", "STD_MEAN"]
