@@ -515,6 +515,20 @@ SAMPLES = {
         f(x), f(x, 1), f(x, (0, 2), correction=0, keepdim=True)))(
             _t(dt, 3, 4, 2)))(getattr(torch, name))
        for name in ("var", "var_mean", "std", "std_mean") for i in (0, 1)},
+    ("clamp", 0): lambda dt: (lambda x, lo, hi: lambda: (
+        x.clamp(-1, 1), x.clamp(lo, hi), x.t().clamp_(0, 2),
+        torch.clamp(x, 0, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+            _t(dt, 4, 5), _t(dt, 5, seed=1), _t(dt, 4, 1, seed=2)),
+    ("clamp_min", 0): lambda dt: (lambda x: lambda: (
+        x.clamp(min=0), x.clamp_min(x[0]), x.clamp_min_(1)))(_t(dt, 4, 5)),
+    ("clamp_max", 0): lambda dt: (lambda x: lambda: (
+        x.clamp(max=0), x.clamp_max(x[0]), x.clamp_max_(1)))(_t(dt, 4, 5)),
+    ("hardtanh", 0): lambda dt: (lambda x: lambda: (
+        F.hardtanh(x), F.relu6(x), F.hardtanh(x, -2, 2, inplace=True)))(
+            _t(dt, 4, 5)),
+    ("hardtanh_backward", 0): lambda dt: (lambda g, x: lambda: (
+        aten.hardtanh_backward(g, x, -0.5, 0.5)))(
+            _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

@@ -33,6 +33,7 @@ from . import _device_ops as D
 from . import _kernels as K
 from . import _logical as L
 from . import _norms as N
+from . import _pointwise as P
 from . import _reductions as R
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
@@ -203,6 +204,23 @@ TABLE: tuple[Entry, ...] = (
     _unary("exp", "EXP"),
     _unary("sqrt", "SQRT"),
     _unary("abs", "ABS"),
+    _entry("clamp", P.CLAMP,
+           Path(("MAX", "MIN"), "two bounds, Python numbers or npu tensors "
+                "broadcast to self (views too), of self's result dtype; "
+                "into a new tensor, in place or an out=: min(max(x, min), "
+                "max) as CPU torch (a NaN input or bound gives NaN, min > "
+                "max gives max)")),
+    _entry("clamp_min", P.CLAMP_MIN, Path(("MAX",), "as clamp, one bound")),
+    _entry("clamp_max", P.CLAMP_MAX, Path(("MIN",), "as clamp, one bound")),
+    _entry("hardtanh", P.HARDTANH,
+           Path(("MAX", "MIN"), "a float tensor: clamp(x, min_val, "
+                "max_val)", FLOATS)),
+    _entry("hardtanh_backward", P.HARDTANH_BACKWARD,
+           Path(("MEMCPY", "CMP", "SELECT"), "contiguous grad of x's shape "
+                "and dtype: grad copied, then +0 where x <= min_val and "
+                "where x >= max_val (a NaN x passes its gradient, as CPU "
+                "torch's serial loop; its vectorised one gives 0)",
+                FLOATS)),
     _entry("leaky_relu", {"leaky_relu": K._leaky_relu,
                           "leaky_relu_": K._leaky_relu_},
            Path(("LEAKY_RELU",), "contiguous, negative_slope a number from "

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Pointwise ops composed on the device against CPU torch (torch_npu's
+_pointwise), nothing run on the CPU: clamp (Scalar and Tensor bounds,
+clamp_min, clamp_max, in place, out=) and hardtanh bit for bit, NaN
+inputs and NaN bounds as CPU torch, hardtanh's backward."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from devcheck import BF16, F16, F32, FLOATS, no_fallback, sample
+
+I32 = torch.int32
+
+
+def same_bits(got, want):
+    """Equal bit for bit (a zero's sign too), NaN where CPU torch has one."""
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.is_floating_point:
+        assert torch.equal(got.isnan(), want.isnan()), (got, want)
+        got, want = got[~want.isnan()], want[~want.isnan()]
+    assert torch.equal(got.contiguous().view(torch.uint8),
+                       want.contiguous().view(torch.uint8)), (got, want)
+
+
+def special(dt):
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, math.nan,
+                      math.inf, -math.inf, 1e-3] + torch.randn(
+                          20, generator=torch.Generator().manual_seed(1))
+                     .tolist())
+    return x.to(dt) if dt.is_floating_point else (x.nan_to_num(0, 9, -9) *
+                                                  10).to(dt)
+
+
+_BOUNDS = [(-1, 1), (0, None), (None, 0), (0.0, -0.0), (-0.0, 0.0),
+           (2, -2), (-0.25, 0.75)]
+_NAN_BOUNDS = [(math.nan, 1.0), (-1.0, math.nan), (None, math.nan)]
+
+
+@pytest.mark.parametrize("dt", FLOATS + [I32], ids=str)
+@pytest.mark.parametrize("lo,hi", _BOUNDS + _NAN_BOUNDS, ids=str)
+def test_clamp_with_numbers_equals_the_cpu_bit_for_bit(npu, dt, lo, hi):
+    if not dt.is_floating_point and (isinstance(lo, float) or
+                                     isinstance(hi, float)):
+        pytest.skip("a float bound makes an int32 clamp a float one")
+    x = special(dt)
+    want = x.clamp(lo, hi)
+    with no_fallback():
+        got = x.npu().clamp(lo, hi)
+        y = x.npu()
+        y.clamp_(lo, hi)
+        out = torch.empty(0, dtype=dt, device="npu")
+        torch.clamp(x.npu(), lo, hi, out=out)
+        view = x.npu().reshape(4, 8).t()
+        v = view.clamp(lo, hi)
+    for g in (got, y, out):
+        same_bits(g, want)
+    same_bits(v, x.reshape(4, 8).t().clamp(lo, hi))
+    if lo is not None and hi is None:
+        with no_fallback():
+            same_bits(x.npu().clamp_min(lo), x.clamp_min(lo))
+    if hi is not None and lo is None:
+        with no_fallback():
+            same_bits(x.npu().clamp_max(hi), x.clamp_max(hi))
+
+
+@pytest.mark.parametrize("dt", FLOATS + [I32], ids=str)
+def test_clamp_with_tensor_bounds_equals_the_cpu_bit_for_bit(npu, dt):
+    x = special(dt).reshape(4, 8)
+    lo = special(dt).reshape(4, 8)[:, :1].flip(0) - 1
+    hi = special(dt).reshape(4, 8)[1] + 1
+    lo_nan = lo.clone()
+    if dt.is_floating_point:
+        lo_nan[1, 0] = math.nan
+    for a, b in ((lo, hi), (lo_nan, hi), (lo, None), (None, hi),
+                 (lo[0, 0], hi[3])):
+        want = x.clamp(a, b)
+        with no_fallback():
+            got = x.npu().clamp(*(t.npu() if t is not None else None
+                                  for t in (a, b)))
+        same_bits(got, want)
+    with no_fallback():
+        got = x.npu().clamp_min(lo.npu())
+        out = torch.empty(0, dtype=dt, device="npu")
+        torch.clamp(x.npu(), lo.npu(), hi.npu(), out=out)
+    same_bits(got, x.clamp_min(lo))
+    same_bits(out, x.clamp(lo, hi))
+
+
+def test_clamp_into_another_dtype_is_the_cpus(npu):
+    """An int32 tensor clamped at a float bound is float32, as on the CPU
+    (which computes it)."""
+    import warnings
+    x = special(I32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = x.npu().clamp(-0.5, 10.5)
+    same_bits(got, x.clamp(-0.5, 10.5))
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("lo,hi", [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.25)])
+def test_hardtanh_and_its_backward_equal_the_cpu(npu, dt, lo, hi):
+    x = special(dt)
+    with no_fallback():
+        got = F.hardtanh(x.npu(), lo, hi)
+        y = x.npu()
+        F.hardtanh(y, lo, hi, inplace=True)
+    same_bits(got, F.hardtanh(x, lo, hi))
+    same_bits(y, F.hardtanh(x, lo, hi))
+    g = sample(dt, x.numel(), seed=3)
+    hb = torch.ops.aten.hardtanh_backward
+    # CPU torch's vectorised loop gives a NaN x a 0 gradient, its serial
+    # one the gradient: NaN alone, where the serial loop runs
+    x = x.nan_to_num(0.125)
+    x[-1] = math.nan
+    want = hb(g, x, lo, hi)
+    want[-1] = g[-1]
+    with no_fallback():
+        got = hb(g.npu(), x.npu(), lo, hi)
+        one = hb(g[-1:].npu(), x[-1:].npu(), lo, hi)
+    same_bits(got, want)
+    same_bits(one, hb(g[-1:], x[-1:], lo, hi))
+    assert one.item() == g[-1].item()
+
+
+def test_a_relu6_training_step_runs_on_the_device(npu):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU6(),
+                                torch.nn.Linear(8, 3))
+    x, w = sample(F32, 5, 6, seed=4), sample(F32, 5, 3, seed=5)
+    (model(x) * w).sum().backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model.npu()
+    with no_fallback():
+        (model(x.npu()) * w.npu()).sum().backward()
+    for p, w in zip(model.parameters(), want):
+        torch.testing.assert_close(p.grad.cpu(), w, rtol=1e-5, atol=1e-6)
+
+
+__all__ = ["BF16", "F16"]
