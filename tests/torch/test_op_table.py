@@ -487,6 +487,18 @@ SAMPLES = {
     ("_log_softmax_backward_data", 0): lambda dt: (
         lambda g, y: lambda: aten._log_softmax_backward_data(g, y, -1, dt))(
             _t(dt, 3, 5), _t(dt, 3, 5, seed=1)),
+    ("_softmax", 1): lambda dt: (lambda x: lambda: (
+        torch.softmax(x, 1), torch.softmax(x.transpose(1, 2), -1)))(
+            _t(dt, 3, 4, 5)),
+    ("_log_softmax", 1): lambda dt: (lambda x: lambda: (
+        torch.log_softmax(x, 0), torch.log_softmax(x[:, ::2], -1)))(
+            _t(dt, 3, 4, 5)),
+    ("_softmax_backward_data", 1): lambda dt: (
+        lambda g, y: lambda: aten._softmax_backward_data(g, y, 1, dt))(
+            _t(dt, 3, 5, 2), _t(dt, 3, 5, 2, seed=1)),
+    ("_log_softmax_backward_data", 1): lambda dt: (
+        lambda g, y: lambda: aten._log_softmax_backward_data(g, y, 0, dt))(
+            _t(dt, 3, 5, 2), _t(dt, 3, 5, 2, seed=1)),
     ("nll_loss_forward", 0): lambda dt: (
         lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
     ("nll_loss_backward", 0): _nll_backward,

@@ -2,7 +2,8 @@
 """Pointwise ops composed on the device against CPU torch (torch_npu's
 _pointwise), nothing run on the CPU: clamp (Scalar and Tensor bounds,
 clamp_min, clamp_max, in place, out=) and hardtanh bit for bit, NaN
-inputs and NaN bounds as CPU torch, hardtanh's backward."""
+inputs and NaN bounds as CPU torch, hardtanh's backward; softmax and
+log_softmax over any dim and their backwards."""
 
 import math
 
@@ -10,7 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from devcheck import BF16, F16, F32, FLOATS, no_fallback, sample
+from devcheck import BF16, F16, F32, FLOATS, check, close, no_fallback, \
+    sample
 
 I32 = torch.int32
 
@@ -143,3 +145,21 @@ def test_a_relu6_training_step_runs_on_the_device(npu):
 
 
 __all__ = ["BF16", "F16"]
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("dim", [0, 1, -2, 2])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_over_any_dim_and_its_backward_equal_the_cpu(npu, op, dim,
+                                                             dt):
+    fn = getattr(torch, op)
+    x = sample(dt, 3, 4, 5, seed=6)
+    check(lambda t: (fn(t, dim), fn(t.transpose(0, 2), dim)), x)
+    g = sample(dt, 3, 4, 5, seed=7)
+    leaf = x.clone().requires_grad_()
+    fn(leaf, dim).backward(g)
+    want = leaf.grad
+    leaf_npu = x.npu().requires_grad_()
+    with no_fallback():
+        fn(leaf_npu, dim).backward(g.npu())
+    close(leaf_npu.grad, want)
