@@ -541,6 +541,28 @@ SAMPLES = {
     ("hardtanh_backward", 0): lambda dt: (lambda g, x: lambda: (
         aten.hardtanh_backward(g, x, -0.5, 0.5)))(
             _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("rsqrt", 0): lambda dt: (lambda x, y: lambda: (
+        x.rsqrt(), x.t().rsqrt(), y.rsqrt_()))(
+            _t(dt, 4, 5, positive=True), _t(dt, 3, positive=True)),
+    ("rsqrt", 1): lambda dt: (lambda x: lambda: x.rsqrt())(
+        _t(dt, 4, 5, positive=True)),
+    ("mse_loss", 0): lambda dt: (lambda x, y: lambda: (
+        F.mse_loss(x, y), F.mse_loss(x, y, reduction="sum"),
+        F.mse_loss(x, y, reduction="none")))(
+            _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("mse_loss_backward", 0): lambda dt: (lambda g, x, y: lambda: (
+        aten.mse_loss_backward(g, x, y, 1),
+        aten.mse_loss_backward(g, x, y, 2)))(
+            _t(dt, 1)[0], _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("linalg_vector_norm", 0): lambda dt: (lambda x: lambda: (
+        x.norm(), torch.linalg.vector_norm(x, dim=-1)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 1): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, dim=0, keepdim=True)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 2): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, 1), x.norm(1, -1)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 3): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, math.inf),
+        torch.linalg.vector_norm(x, -math.inf, -1)))(_t(dt, 3, 4)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

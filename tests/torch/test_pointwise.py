@@ -3,9 +3,11 @@
 _pointwise), nothing run on the CPU: clamp (Scalar and Tensor bounds,
 clamp_min, clamp_max, in place, out=) and hardtanh bit for bit, NaN
 inputs and NaN bounds as CPU torch, hardtanh's backward; softmax and
-log_softmax over any dim and their backwards."""
+log_softmax over any dim and their backwards; rsqrt (float32 bit for
+bit), mse_loss and its backward."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -95,7 +97,6 @@ def test_clamp_with_tensor_bounds_equals_the_cpu_bit_for_bit(npu, dt):
 def test_clamp_into_another_dtype_is_the_cpus(npu):
     """An int32 tensor clamped at a float bound is float32, as on the CPU
     (which computes it)."""
-    import warnings
     x = special(I32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -163,3 +164,64 @@ def test_softmax_over_any_dim_and_its_backward_equal_the_cpu(npu, op, dim,
     with no_fallback():
         fn(leaf_npu, dim).backward(g.npu())
     close(leaf_npu.grad, want)
+
+
+def test_rsqrt_of_float32_equals_the_cpu_bit_for_bit(npu):
+    """CPU torch's float32 rsqrt divides 1 by the rounded square root:
+    SQRT then RECIPROCAL, each correctly rounded, give its bits."""
+    g = torch.Generator().manual_seed(9)
+    x = torch.cat([special(F32).abs(), torch.tensor([-0.0, -1.0, 1e-40,
+                                                     3e38, 1e-30]),
+                   torch.rand(4000, generator=g) * 100,
+                   torch.rand(4000, generator=g) * 1e-20])
+    with no_fallback():
+        got = x.npu().rsqrt()
+        y = x.npu()
+        y.rsqrt_()
+        out = torch.empty(0, device="npu")
+        torch.rsqrt(x.npu(), out=out)
+    for g in (got, y, out):
+        same_bits(g, torch.rsqrt(x))
+
+
+@pytest.mark.parametrize("dt", [F16, BF16, I32], ids=str)
+def test_rsqrt_of_other_dtypes_equals_the_cpu(npu, dt):
+    x = (torch.rand(500, generator=torch.Generator().manual_seed(2)) * 50
+         + 0.01).to(dt)
+    check(torch.rsqrt, x, dt=dt if dt.is_floating_point else F32)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_and_its_backward_equal_the_cpu(npu, dt, reduction):
+    x, y = sample(dt, 4, 6, seed=1), sample(dt, 4, 6, seed=2)
+    check(lambda a, b: F.mse_loss(a, b, reduction=reduction), x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # torch's: a broadcast target
+        check(lambda a, b: F.mse_loss(a, b[0], reduction=reduction), x, y)
+    g = sample(dt, 4, 6, seed=3) if reduction == "none" else \
+        sample(dt, 1, seed=3)[0]
+    want = torch.ops.aten.mse_loss_backward(
+        g, x, y, {"none": 0, "mean": 1, "sum": 2}[reduction])
+    with no_fallback():
+        got = torch.ops.aten.mse_loss_backward(
+            g.npu(), x.npu(), y.npu(), {"none": 0, "mean": 1,
+                                        "sum": 2}[reduction])
+    close(got, want)
+    if dt == F32:
+        # CPU torch's order: (norm * (x - y)) * grad, bit for bit
+        same_bits(got, want)
+
+
+def test_an_mse_training_step_runs_on_the_device(npu):
+    torch.manual_seed(1)
+    model = torch.nn.Linear(6, 3)
+    x, t = sample(F32, 5, 6, seed=4), sample(F32, 5, 3, seed=5)
+    F.mse_loss(model(x), t).backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model.npu()
+    with no_fallback():
+        F.mse_loss(model(x.npu()), t.npu()).backward()
+    for p, w in zip(model.parameters(), want):
+        torch.testing.assert_close(p.grad.cpu(), w, rtol=1e-5, atol=1e-6)

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reductions over any dims on npu against CPU torch (torch_npu's
 _reductions): sum, mean, amax, amin, max, min, logsumexp, var, std,
-var_mean, std_mean, each with nothing run on the CPU. REDUCE_SUM's
+var_mean, std_mean, linalg.vector_norm, each with nothing run on the
+CPU. REDUCE_SUM's
 order (eight float32 lanes, NUMERICS.md) is not CPU torch's cascade, so
 sums are compared within the dtype's rounding, NaNs and infinities
 exactly."""
 
+import math
 import warnings
 
 import pytest
@@ -172,3 +174,15 @@ def test_the_unbiased_and_dim_spellings_reach_the_device(npu):
     x = sample(F32, 4, 6, seed=4)
     check(lambda t: (t.var(0, unbiased=False), t.std(unbiased=True),
                      *torch.std_mean(t, [1], unbiased=False)), x)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("ord", [2, 1, math.inf, -math.inf], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 2), -1], ids=str)
+def test_vector_norms_equal_the_cpu(npu, dt, ord, dim):
+    x = sample(dt, 3, 4, 5, seed=8)
+    check(lambda t: torch.linalg.vector_norm(t, ord, dim), x)
+    check(lambda t: torch.linalg.vector_norm(t.transpose(0, 1), ord, dim,
+                                             keepdim=True), x)
+    if dim is None and ord in (1, 2):
+        check(lambda t: t.norm(ord), x)

@@ -221,6 +221,22 @@ TABLE: tuple[Entry, ...] = (
                 "where x >= max_val (a NaN x passes its gradient, as CPU "
                 "torch's serial loop; its vectorised one gives 0)",
                 FLOATS)),
+    _entry("rsqrt", P.RSQRT,
+           Path(("SQRT", "RECIPROCAL"), "float32, any npu view, in place or "
+                "into an out= too: 1 / sqrt(x), CPU torch's bits",
+                (torch.float32,)),
+           Path(("CAST", "SQRT", "RECIPROCAL"), "float16/bfloat16 computed "
+                "in float32 and rounded once; an integer tensor into "
+                "float32", _HALF + INTEGERS)),
+    _entry("mse_loss", P.MSE_LOSS,
+           Path(("SUB", "MUL", "REDUCE_SUM", "DIV"), "npu input and target "
+                "of one float dtype broadcast against each other: (x - y) "
+                "* (x - y), then the mean (a DIV by N) or the sum, or none "
+                "(then no REDUCE_SUM)", FLOATS)),
+    _entry("mse_loss_backward", P.MSE_LOSS_BACKWARD,
+           Path(("SUB", "AXPY", "MUL"), "as mse_loss: (norm * (x - y)) * "
+                "grad, norm = 2 / N for a mean, else 2, rounded to the "
+                "dtype, CPU torch's order", FLOATS)),
     _entry("leaky_relu", {"leaky_relu": K._leaky_relu,
                           "leaky_relu_": K._leaky_relu_},
            Path(("LEAKY_RELU",), "contiguous, negative_slope a number from "
@@ -350,6 +366,16 @@ TABLE: tuple[Entry, ...] = (
       for name, kernels, sqrt in (
           ("var", R.VAR, ()), ("var_mean", R.VAR_MEAN, ()),
           ("std", R.STD, ("SQRT",)), ("std_mean", R.STD_MEAN, ("SQRT",)))),
+    _entry("linalg_vector_norm", R.VECTOR_NORM,
+           Path(("MUL", "REDUCE_SUM", "SQRT"), "ord 2 over all dims or "
+                "trailing ones of a contiguous tensor (norm()): the sum of "
+                "x * x, its SQRT; within float32 rounding of CPU torch",
+                FLOATS),
+           Path(("MUL", "COPY_VIEW", "REDUCE_SUM", "SQRT"), "ord 2, any "
+                "other dims: the squares' reduced dims moved last", FLOATS),
+           Path(("ABS", "REDUCE_SUM"), "ord 1: the sum of ABS", FLOATS),
+           Path(("ABS", "ARGMAX", "ARGMIN", "INDEX_SELECT"), "ord inf and "
+                "-inf: amax and amin of ABS", FLOATS)),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
            Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Pointwise ops composed of the schema's elementwise ones on the npu
-device: clamp (MAX, then MIN), hardtanh and its backward (CMP, SELECT).
+device: clamp (MAX, then MIN), hardtanh and its backward (CMP, SELECT),
+rsqrt (SQRT, RECIPROCAL), mse_loss and its backward.
 
 CPU torch's clamp is min(max(x, min), max): a NaN input stays NaN, a
 NaN bound makes every element NaN (its vectorised loop and its serial
@@ -194,5 +195,132 @@ HARDTANH = {"hardtanh": _hardtanh, "hardtanh_": _hardtanh_,
 HARDTANH_BACKWARD = {"hardtanh_backward": _hardtanh_backward,
                      "hardtanh_backward.grad_input": _hardtanh_backward_out}
 
-__all__ = ["clamp_on_device", "hardtanh_backward_on_device", "CLAMP",
-           "CLAMP_MIN", "CLAMP_MAX", "HARDTANH", "HARDTANH_BACKWARD"]
+# -- rsqrt ----------------------------------------------------------------------
+def rsqrt_on_device(x, out=None):
+    """1 / sqrt(x): SQRT, then RECIPROCAL, each correctly rounded, which is
+    CPU torch's float32 rsqrt bit for bit (its loop divides 1 by the
+    rounded square root); float16/bfloat16 in float32 and rounded once,
+    an integer tensor into float32, as CPU torch."""
+    if not K._is_npu(x) or x.dtype not in D.DTYPES or x.dtype == torch.bool:
+        return None
+    f32 = torch.float32
+    result = x.dtype if x.dtype.is_floating_point else f32
+    if out is not None and out.dtype != result:
+        return None
+    root = K._ew("sqrt", f32, [x], None, f32)
+    if root is None:
+        return None
+    return K._ew("reciprocal", f32, [root], out, result)
+
+
+def _rsqrt(x):
+    res = rsqrt_on_device(x)
+    if res is not None:
+        return res
+    return K.on_cpu(aten.rsqrt.default, "its dtype", x)
+
+
+def _rsqrt_(x):
+    if x.dtype.is_floating_point and rsqrt_on_device(x, x) is not None:
+        return x
+    x.copy_(K.on_cpu(aten.rsqrt_.default, "its dtype", x))
+    return x
+
+
+def _rsqrt_out(x, *, out):
+    K._resize_out(out, x.shape, x)
+    if rsqrt_on_device(x, out) is not None:
+        return out
+    out.copy_(_rsqrt(x))
+    return out
+
+
+RSQRT = {"rsqrt": _rsqrt, "rsqrt_": _rsqrt_, "rsqrt.out": _rsqrt_out}
+
+
+# -- mse_loss -------------------------------------------------------------------
+_NONE, _MEAN, _SUM = 0, 1, 2        # torch's Reduction enum
+
+
+def _mse_operands_ok(*ts) -> bool:
+    return all(K._is_npu(t) and t.dtype in D.FLOATS and t.numel() and
+               t.dtype == ts[0].dtype and t.device == ts[0].device
+               for t in ts)
+
+
+def mse_loss_on_device(x, y, reduction: int):
+    """CPU torch's mse_loss: d = x - y, d * d, then its mean or sum."""
+    from . import _reductions as R
+    if not _mse_operands_ok(x, y) or reduction not in (_NONE, _MEAN, _SUM):
+        return None
+    d = K._ew("sub", x.dtype, [x, y], None, x.dtype)
+    if d is None:
+        return None
+    sq = K._ew("mul", x.dtype, [d, d], None, x.dtype)
+    if reduction == _NONE:
+        return sq
+    if reduction == _MEAN:
+        return R.mean_on_device(sq, None, False)
+    return R.sum_on_device(sq, None, False)
+
+
+def mse_loss_backward_on_device(grad, x, y, reduction: int):
+    """CPU torch's (norm * (x - y)) * grad, norm = 2 / N for a mean (N the
+    elements of x), else 2, in x's dtype."""
+    if not _mse_operands_ok(grad, x, y) or \
+            reduction not in (_NONE, _MEAN, _SUM):
+        return None
+    dt = x.dtype
+    norm = 2.0 / x.numel() if reduction == _MEAN else 2.0
+    if dt != torch.float32:
+        norm = K._as_dtype(norm, dt)
+    d = K._ew("sub", dt, [x, y], None, dt)
+    if d is None:
+        return None
+    scaled = K._ew("axpy", dt, [d, -0.0], None, dt,
+                   attr=K._as_float32(norm))
+    if scaled is None:
+        return None
+    return K._ew("mul", dt, [scaled, grad], None, dt)
+
+
+def _mse_loss(x, y, reduction=_MEAN):
+    res = mse_loss_on_device(x, y, reduction)
+    if res is not None:
+        return res
+    return K.on_cpu(aten.mse_loss.default, "dtypes, devices or an empty "
+                    "tensor", x, y, reduction)
+
+
+def _mse_loss_out(x, y, reduction=_MEAN, *, out):
+    res = _mse_loss(x, y, reduction)
+    K._resize_out(out, res.shape, x, y)
+    out.copy_(res)
+    return out
+
+
+def _mse_loss_backward(grad, x, y, reduction):
+    res = mse_loss_backward_on_device(grad, x, y, reduction)
+    if res is not None:
+        return res
+    return K.on_cpu(aten.mse_loss_backward.default, "dtypes, devices or an "
+                    "empty tensor", grad, x, y, reduction)
+
+
+def _mse_loss_backward_out(grad, x, y, reduction, *, grad_input):
+    res = _mse_loss_backward(grad, x, y, reduction)
+    K._resize_out(grad_input, res.shape, grad, x, y)
+    grad_input.copy_(res)
+    return grad_input
+
+
+MSE_LOSS = {"mse_loss": _mse_loss, "mse_loss.out": _mse_loss_out}
+MSE_LOSS_BACKWARD = {"mse_loss_backward": _mse_loss_backward,
+                     "mse_loss_backward.grad_input": _mse_loss_backward_out}
+
+
+__all__ = ["clamp_on_device", "hardtanh_backward_on_device",
+           "rsqrt_on_device", "mse_loss_on_device",
+           "mse_loss_backward_on_device", "CLAMP", "CLAMP_MIN", "CLAMP_MAX",
+           "HARDTANH", "HARDTANH_BACKWARD", "RSQRT", "MSE_LOSS",
+           "MSE_LOSS_BACKWARD"]

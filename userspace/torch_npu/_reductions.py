@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reductions over any dims on the npu device: sum, mean, var, std,
-amax, amin, max, min, vector norms, from the schema's row ops.
+amax, amin, max, min, vector norms (linalg.vector_norm, norm), from the
+schema's row ops.
 
 A reduction over dims that are not the trailing ones moves them last
 with one copy of the permuted tensor (COPY_VIEW), so that each output
@@ -308,10 +309,55 @@ VAR, VAR_MEAN = _make_var("var")
 STD, STD_MEAN = _make_var("std")
 
 
+# -- vector norms ---------------------------------------------------------------
+def vector_norm_on_device(x, ord, dim, keepdim: bool, dtype=None):
+    """linalg.vector_norm for ord 2 (SQRT of the sum of x * x), 1 (the sum
+    of ABS), inf and -inf (amax and amin of ABS); None for another ord
+    (or an empty tensor, an integer one)."""
+    if not isinstance(ord, (int, float)) or isinstance(ord, bool) or \
+            float(ord) not in (1.0, 2.0, float("inf"), float("-inf")):
+        return None
+    x = _float_input(x, dtype)
+    if x is None:
+        return None
+    dt = x.dtype
+    ord = float(ord)
+    if ord == 2.0:
+        sq = K._ew("mul", dt, [x, x], None, dt)
+        total = None if sq is None else sum_on_device(sq, dim, keepdim,
+                                                      matmul=False)
+        return None if total is None else K._ew("sqrt", dt, [total], None,
+                                                 dt)
+    a = K._ew("abs", dt, [x], None, dt)
+    if a is None:
+        return None
+    if ord == 1.0:
+        return sum_on_device(a, dim, keepdim, matmul=False)
+    return extreme_on_device("max" if ord > 0 else "min", a, dim, keepdim)
+
+
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    res = vector_norm_on_device(x, ord, dim, keepdim, dtype)
+    if res is not None:
+        return res
+    return K.on_cpu(aten.linalg_vector_norm.default, "ord, dtype or an "
+                    "empty tensor", x, ord, dim, keepdim, dtype=dtype)
+
+
+def _vector_norm_out(x, ord=2, dim=None, keepdim=False, *, dtype=None,
+                     out):
+    return _into(out, _vector_norm(x, ord, dim, keepdim, dtype=dtype))
+
+
+VECTOR_NORM = {"linalg_vector_norm": _vector_norm,
+               "linalg_vector_norm.out": _vector_norm_out}
+
+
 SUM = {"sum": _sum, "sum.dim_IntList": _sum_dim, "sum.IntList_out": _sum_out}
 MEAN = {"mean": _mean, "mean.dim": _mean_dim, "mean.out": _mean_out}
 
 __all__ = ["reduce_dims", "kept_shape", "rows_of", "sum_on_device",
            "mean_on_device", "extreme_on_device",
            "var_on_device", "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN",
-           "VAR", "VAR_MEAN", "STD", "STD_MEAN"]
+           "VAR", "VAR_MEAN", "STD", "STD_MEAN", "vector_norm_on_device",
+           "VECTOR_NORM"]
