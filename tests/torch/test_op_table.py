@@ -379,10 +379,19 @@ def _indexing_samples():
         out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
             x, n)(0))(_t(dt, 4, 5)))(name)
     for name in ("max", "min"):
-        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
-            x, n)(-1))(_t(dt, 4, 5)))(name)
-        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: getattr(
-            x, n)(0, keepdim=True))(_t(dt, 4, 5)))(name)
+        out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(-1), getattr(x, n)()))(_t(dt, 4, 5)))(name)
+        out[(name, 1)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(0, keepdim=True), getattr(x.t(), n)()))(
+                _t(dt, 4, 5)))(name)
+        out[("a" + name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(), getattr(x, n)(-1), getattr(x, n)((1, 2), True),
+            getattr(torch, n)(x, 2, out=torch.empty(0, dtype=dt,
+                                                    device="npu"))))(
+                _t(dt, 3, 4, 2)))("a" + name)
+        out[("a" + name, 1)] = (lambda n: lambda dt: (lambda x: lambda: (
+            getattr(x, n)(1), getattr(x, n)((0, 2), True),
+            getattr(x.transpose(0, 1), n)(-1)))(_t(dt, 3, 4, 2)))("a" + name)
     for name in ("tril", "triu"):
         out[(name, 0)] = (lambda n: lambda dt: (lambda x: lambda: (
             getattr(torch, n)(x, 1), getattr(x, n + "_")(-1)))(
@@ -478,20 +487,82 @@ SAMPLES = {
     ("_log_softmax_backward_data", 0): lambda dt: (
         lambda g, y: lambda: aten._log_softmax_backward_data(g, y, -1, dt))(
             _t(dt, 3, 5), _t(dt, 3, 5, seed=1)),
+    ("_softmax", 1): lambda dt: (lambda x: lambda: (
+        torch.softmax(x, 1), torch.softmax(x.transpose(1, 2), -1)))(
+            _t(dt, 3, 4, 5)),
+    ("_log_softmax", 1): lambda dt: (lambda x: lambda: (
+        torch.log_softmax(x, 0), torch.log_softmax(x[:, ::2], -1)))(
+            _t(dt, 3, 4, 5)),
+    ("_softmax_backward_data", 1): lambda dt: (
+        lambda g, y: lambda: aten._softmax_backward_data(g, y, 1, dt))(
+            _t(dt, 3, 5, 2), _t(dt, 3, 5, 2, seed=1)),
+    ("_log_softmax_backward_data", 1): lambda dt: (
+        lambda g, y: lambda: aten._log_softmax_backward_data(g, y, 0, dt))(
+            _t(dt, 3, 5, 2), _t(dt, 3, 5, 2, seed=1)),
     ("nll_loss_forward", 0): lambda dt: (
         lambda x, t: lambda: F.nll_loss(x, t))(*_nll(dt)),
     ("nll_loss_backward", 0): _nll_backward,
     ("sum", 0): lambda dt: (lambda x: lambda: (x.sum(), x.sum(-1),
-                                               x.sum((1, 2))))(
+                                               x.sum((1, 2), True)))(
         _t(dt, 3, 4, 2)),
     ("sum", 1): lambda dt: (lambda x, y: lambda: (x.sum(0), y.sum((0, 1))))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4)),
-    ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1),
+    ("sum", 2): lambda dt: (lambda x: lambda: (
+        x.sum(1), x.sum((0, 2), True), x.transpose(0, 2).sum(),
+        torch.sum(x, (0, 2), out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4, 2)),
+    ("sum", 3): lambda dt: (lambda x: lambda: x.sum(-1, dtype=_other(dt)))(
+        _t(dt, 3, 4)),
+    ("mean", 0): lambda dt: (lambda x, y: lambda: (x.mean(-1), x.mean(),
                                                  y.mean((-1, -2), True)))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
     ("mean", 1): lambda dt: (lambda x, y: lambda: (x.mean(0),
                                                    y.mean((0, 1))))(
         _t(dt, 3, 4), _t(dt, 2, 3, 4)),
+    ("mean", 2): lambda dt: (lambda x: lambda: (
+        x.mean(1), x.mean((0, 2), True),
+        torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4, 2)),
+    **{(name, i): (lambda f: lambda dt: (lambda x: lambda: (
+        f(x), f(x, 1), f(x, (0, 2), correction=0, keepdim=True)))(
+            _t(dt, 3, 4, 2)))(getattr(torch, name))
+       for name in ("var", "var_mean", "std", "std_mean") for i in (0, 1)},
+    ("clamp", 0): lambda dt: (lambda x, lo, hi: lambda: (
+        x.clamp(-1, 1), x.clamp(lo, hi), x.t().clamp_(0, 2),
+        torch.clamp(x, 0, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+            _t(dt, 4, 5), _t(dt, 5, seed=1), _t(dt, 4, 1, seed=2)),
+    ("clamp_min", 0): lambda dt: (lambda x: lambda: (
+        x.clamp(min=0), x.clamp_min(x[0]), x.clamp_min_(1)))(_t(dt, 4, 5)),
+    ("clamp_max", 0): lambda dt: (lambda x: lambda: (
+        x.clamp(max=0), x.clamp_max(x[0]), x.clamp_max_(1)))(_t(dt, 4, 5)),
+    ("hardtanh", 0): lambda dt: (lambda x: lambda: (
+        F.hardtanh(x), F.relu6(x), F.hardtanh(x, -2, 2, inplace=True)))(
+            _t(dt, 4, 5)),
+    ("hardtanh_backward", 0): lambda dt: (lambda g, x: lambda: (
+        aten.hardtanh_backward(g, x, -0.5, 0.5)))(
+            _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("rsqrt", 0): lambda dt: (lambda x, y: lambda: (
+        x.rsqrt(), x.t().rsqrt(), y.rsqrt_()))(
+            _t(dt, 4, 5, positive=True), _t(dt, 3, positive=True)),
+    ("rsqrt", 1): lambda dt: (lambda x: lambda: x.rsqrt())(
+        _t(dt, 4, 5, positive=True)),
+    ("mse_loss", 0): lambda dt: (lambda x, y: lambda: (
+        F.mse_loss(x, y), F.mse_loss(x, y, reduction="sum"),
+        F.mse_loss(x, y, reduction="none")))(
+            _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("mse_loss_backward", 0): lambda dt: (lambda g, x, y: lambda: (
+        aten.mse_loss_backward(g, x, y, 1),
+        aten.mse_loss_backward(g, x, y, 2)))(
+            _t(dt, 1)[0], _t(dt, 4, 5), _t(dt, 4, 5, seed=1)),
+    ("linalg_vector_norm", 0): lambda dt: (lambda x: lambda: (
+        x.norm(), torch.linalg.vector_norm(x, dim=-1)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 1): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, dim=0, keepdim=True)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 2): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, 1), x.norm(1, -1)))(_t(dt, 3, 4)),
+    ("linalg_vector_norm", 3): lambda dt: (lambda x: lambda: (
+        torch.linalg.vector_norm(x, math.inf),
+        torch.linalg.vector_norm(x, -math.inf, -1)))(_t(dt, 3, 4)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

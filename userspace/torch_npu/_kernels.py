@@ -944,18 +944,40 @@ def _addmm(bias, a, b, *, beta=1, alpha=1):
 
 
 # -- softmax ----------------------------------------------------------------------
-def _last(dim: int, t: torch.Tensor) -> bool:
-    return t.dim() > 0 and dim % t.dim() == t.dim() - 1
+def _dim_last(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """t with ``dim`` moved last, dense (one COPY_VIEW, none where t is
+    dense already and ``dim`` is its last)."""
+    d = dim % max(t.dim(), 1)
+    moved = t if t.dim() == 0 or d == t.dim() - 1 else t.movedim(d, -1)
+    return moved.contiguous()
+
+
+def _dim_back(t: torch.Tensor, dim: int, like: torch.Tensor
+              ) -> torch.Tensor:
+    """The result of a row op over ``_dim_last(like, dim)`` in like's
+    order of dims, dense (a COPY_VIEW back where dim was not last)."""
+    d = dim % max(like.dim(), 1)
+    if like.dim() == 0 or d == like.dim() - 1:
+        return t
+    return t.movedim(-1, d).contiguous()
+
+
+def _row_op_ok(x, dim, op: str) -> bool:
+    """A row op ``op`` of x along ``dim`` on the device: a dense copy with
+    dim last first where x is a view or dim is not its last."""
+    return _is_npu(x) and x.dim() > 0 and x.numel() > 0 and \
+        _dim_ok(x, dim) and x.dtype in D.FLOATS and \
+        D.serves(x.get_device(), op, D.DTYPES[x.dtype])
 
 
 def _softmax(x, dim, half_to_float):
-    if not half_to_float and _last(dim, x) and \
-            D.on_device(x, ops=("softmax",)):
-        out = torch.empty_like(x)
-        D.softmax(x, out)
-        return out
-    return on_cpu(aten._softmax.default, "not the last dim", x, dim,
-                  half_to_float)
+    if not half_to_float and _row_op_ok(x, dim, "softmax"):
+        rows = _dim_last(x, dim)
+        out = torch.empty_like(rows)
+        D.softmax(rows, out)
+        return _dim_back(out, dim, x)
+    return on_cpu(aten._softmax.default, "half_to_float, an empty tensor "
+                  "or its dtype", x, dim, half_to_float)
 
 
 def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -970,13 +992,14 @@ def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def _log_softmax(x, dim, half_to_float):
-    if not half_to_float and _last(dim, x) and \
-            D.on_device(x, ops=("log_softmax",)):
-        out = torch.empty_like(x)
-        D.log_softmax(x, out)
-        return out
-    return on_cpu(aten._log_softmax.default, "not the last dim, or a "
-                  "driver without LOG_SOFTMAX", x, dim, half_to_float)
+    if not half_to_float and _row_op_ok(x, dim, "log_softmax"):
+        rows = _dim_last(x, dim)
+        out = torch.empty_like(rows)
+        D.log_softmax(rows, out)
+        return _dim_back(out, dim, x)
+    return on_cpu(aten._log_softmax.default, "half_to_float, an empty "
+                  "tensor, its dtype or a driver without LOG_SOFTMAX", x,
+                  dim, half_to_float)
 
 
 # -- nll_loss ---------------------------------------------------------------------
@@ -1056,101 +1079,41 @@ def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index,
 
 def _log_softmax_backward(grad, output, dim, input_dtype):
     # grad - exp(output) * sum(grad, dim)
-    if _last(dim, grad) and grad.dtype == input_dtype and \
-            D.on_device(grad, output, ops=("reduce_sum", "exp", "matmul",
-                                           "mul", "sub")):
-        rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
-                           device=grad.device)
-        D.row_sums(grad, rows)
-        e = torch.empty_like(output)
-        D.unary("exp", output, e)
-        D.binary("mul", e, _broadcast_cols(rows, grad), e)
-        out = torch.empty_like(grad)
-        D.binary("sub", grad, e, out)
-        return out
+    if grad.dtype == input_dtype and _row_op_ok(grad, dim, "reduce_sum") \
+            and output.shape == grad.shape and _is_npu(output) and \
+            output.dtype == grad.dtype and \
+            all(D.serves(grad.get_device(), op, D.DTYPES[grad.dtype])
+                for op in ("exp", "matmul", "mul", "sub")):
+        g, y = _dim_last(grad, dim), _dim_last(output, dim)
+        rows = torch.empty(g.shape[:-1], dtype=g.dtype, device=g.device)
+        D.row_sums(g, rows)
+        e = torch.empty_like(y)
+        D.unary("exp", y, e)
+        D.binary("mul", e, _broadcast_cols(rows, g), e)
+        out = torch.empty_like(g)
+        D.binary("sub", g, e, out)
+        return _dim_back(out, dim, grad)
     return on_cpu(aten._log_softmax_backward_data.default, "dim or dtype",
                   grad, output, dim, input_dtype)
 
 
 def _softmax_backward(grad, output, dim, input_dtype):
     # output * (grad - sum(grad * output, dim))
-    if _last(dim, grad) and grad.dtype == input_dtype and \
-            D.on_device(grad, output, ops=("mul", "reduce_sum", "matmul",
-                                           "sub")):
-        go = torch.empty_like(grad)
-        D.binary("mul", grad, output, go)
-        rows = torch.empty(grad.shape[:-1], dtype=grad.dtype,
-                           device=grad.device)
+    if grad.dtype == input_dtype and _row_op_ok(grad, dim, "reduce_sum") \
+            and output.shape == grad.shape and _is_npu(output) and \
+            output.dtype == grad.dtype and \
+            all(D.serves(grad.get_device(), op, D.DTYPES[grad.dtype])
+                for op in ("mul", "matmul", "sub")):
+        g, y = _dim_last(grad, dim), _dim_last(output, dim)
+        go = torch.empty_like(g)
+        D.binary("mul", g, y, go)
+        rows = torch.empty(g.shape[:-1], dtype=g.dtype, device=g.device)
         D.row_sums(go, rows)
-        D.binary("sub", grad, _broadcast_cols(rows, grad), go)
-        D.binary("mul", output, go, go)
-        return go
+        D.binary("sub", g, _broadcast_cols(rows, g), go)
+        D.binary("mul", y, go, go)
+        return _dim_back(go, dim, grad)
     return on_cpu(aten._softmax_backward_data.default, "dim or dtype",
                   grad, output, dim, input_dtype)
-
-
-# -- reductions ---------------------------------------------------------------------
-def _sum_on_device(x: torch.Tensor, dims, keepdim: bool):
-    """sum over ``dims`` (all, trailing ones, or leading ones)."""
-    nd = x.dim()
-    if not D.on_device(x, ops=("reduce_sum", "matmul")) or nd == 0:
-        return None
-    dims = sorted({d % nd for d in dims}) if dims else list(range(nd))
-    if dims == list(range(nd)):
-        out = torch.empty((), dtype=x.dtype, device=x.device)
-        D.row_sums(x.reshape(1, -1), out.reshape(1))
-    elif dims == list(range(dims[0], nd)):
-        # trailing dims: rows of their product (a global average pooling's
-        # mean over h and w)
-        out = torch.empty(x.shape[:dims[0]], dtype=x.dtype, device=x.device)
-        D.row_sums(x.reshape(-1, math.prod(x.shape[dims[0]:])),
-                   out.reshape(-1))
-    elif dims == list(range(len(dims))):
-        # leading dims (a linear layer's bias gradient over batch and
-        # sequence): ones[1, m] @ x[m, n]
-        m = math.prod(x.shape[:len(dims)])
-        n = x.numel() // m
-        out = torch.empty(x.shape[len(dims):], dtype=x.dtype,
-                          device=x.device)
-        D.matmul_dt(D.const(x, 1, (1, m)), D.dev(x, (m, n)),
-                    D.dev(out, (1, n)), x)
-    else:
-        return None
-    if keepdim:
-        shape = [1 if i in dims else s for i, s in enumerate(x.shape)]
-        out = out.reshape(shape)
-    return out
-
-
-def _sum_dim(x, dim, keepdim=False, *, dtype=None):
-    if dtype is None or dtype == x.dtype:
-        out = _sum_on_device(x, dim or [], keepdim)
-        if out is not None:
-            return out
-    return on_cpu(aten.sum.dim_IntList, "dims, dtype or layout", x, dim,
-                  keepdim, dtype=dtype)
-
-
-def _sum(x, *, dtype=None):
-    if dtype is None or dtype == x.dtype:
-        out = _sum_on_device(x, [], False)
-        if out is not None:
-            return out
-    return on_cpu(aten.sum.default, "dtype or layout", x, dtype=dtype)
-
-
-def _mean_dim(x, dim, keepdim=False, *, dtype=None):
-    if (dtype is None or dtype == x.dtype) and \
-            D.on_device(x, ops=("axpy", "div")):
-        out = _sum_on_device(x, dim or [], keepdim)
-        if out is not None and out.numel():
-            count = x.numel() // out.numel()
-            c = torch.empty_like(out)
-            D.fill(c, float(count))
-            D.binary("div", out, c, out)
-            return out
-    return on_cpu(aten.mean.dim, "dims, dtype or layout", x, dim, keepdim,
-                  dtype=dtype)
 
 
 # -- pooling ----------------------------------------------------------------------

@@ -33,6 +33,8 @@ from . import _device_ops as D
 from . import _kernels as K
 from . import _logical as L
 from . import _norms as N
+from . import _pointwise as P
+from . import _reductions as R
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -202,6 +204,39 @@ TABLE: tuple[Entry, ...] = (
     _unary("exp", "EXP"),
     _unary("sqrt", "SQRT"),
     _unary("abs", "ABS"),
+    _entry("clamp", P.CLAMP,
+           Path(("MAX", "MIN"), "two bounds, Python numbers or npu tensors "
+                "broadcast to self (views too), of self's result dtype; "
+                "into a new tensor, in place or an out=: min(max(x, min), "
+                "max) as CPU torch (a NaN input or bound gives NaN, min > "
+                "max gives max)")),
+    _entry("clamp_min", P.CLAMP_MIN, Path(("MAX",), "as clamp, one bound")),
+    _entry("clamp_max", P.CLAMP_MAX, Path(("MIN",), "as clamp, one bound")),
+    _entry("hardtanh", P.HARDTANH,
+           Path(("MAX", "MIN"), "a float tensor: clamp(x, min_val, "
+                "max_val)", FLOATS)),
+    _entry("hardtanh_backward", P.HARDTANH_BACKWARD,
+           Path(("MEMCPY", "CMP", "SELECT"), "contiguous grad of x's shape "
+                "and dtype: grad copied, then +0 where x <= min_val and "
+                "where x >= max_val (a NaN x passes its gradient, as CPU "
+                "torch's serial loop; its vectorised one gives 0)",
+                FLOATS)),
+    _entry("rsqrt", P.RSQRT,
+           Path(("SQRT", "RECIPROCAL"), "float32, any npu view, in place or "
+                "into an out= too: 1 / sqrt(x), CPU torch's bits",
+                (torch.float32,)),
+           Path(("CAST", "SQRT", "RECIPROCAL"), "float16/bfloat16 computed "
+                "in float32 and rounded once; an integer tensor into "
+                "float32", _HALF + INTEGERS)),
+    _entry("mse_loss", P.MSE_LOSS,
+           Path(("SUB", "MUL", "REDUCE_SUM", "DIV"), "npu input and target "
+                "of one float dtype broadcast against each other: (x - y) "
+                "* (x - y), then the mean (a DIV by N) or the sum, or none "
+                "(then no REDUCE_SUM)", FLOATS)),
+    _entry("mse_loss_backward", P.MSE_LOSS_BACKWARD,
+           Path(("SUB", "AXPY", "MUL"), "as mse_loss: (norm * (x - y)) * "
+                "grad, norm = 2 / N for a mean, else 2, rounded to the "
+                "dtype, CPU torch's order", FLOATS)),
     _entry("leaky_relu", {"leaky_relu": K._leaky_relu,
                           "leaky_relu_": K._leaky_relu_},
            Path(("LEAKY_RELU",), "contiguous, negative_slope a number from "
@@ -265,17 +300,26 @@ TABLE: tuple[Entry, ...] = (
            Path(("MATMUL", "ADD"), "2-D as mm, beta and alpha 1, a bias of "
                 "[m, n], [n] or [1, n] (broadcast by a MATMUL with ones)")),
     _entry("_softmax", {"_softmax": K._softmax},
-           Path(("SOFTMAX",), "contiguous, the last dim")),
+           Path(("SOFTMAX",), "contiguous, the last dim"),
+           Path(("COPY_VIEW", "SOFTMAX"), "another dim, or a view: the dim "
+                "moved last by a copy, the rows' result moved back")),
     _entry("_log_softmax", {"_log_softmax": K._log_softmax},
-           Path(("LOG_SOFTMAX",), "contiguous, the last dim")),
+           Path(("LOG_SOFTMAX",), "contiguous, the last dim"),
+           Path(("COPY_VIEW", "LOG_SOFTMAX"), "another dim, or a view: "
+                "moved last and back")),
     _entry("_softmax_backward_data",
            {"_softmax_backward_data": K._softmax_backward},
            Path(("MUL", "REDUCE_SUM", "MATMUL", "SUB"),
-                "contiguous, the last dim")),
+                "contiguous, the last dim"),
+           Path(("COPY_VIEW", "MUL", "REDUCE_SUM", "MATMUL", "SUB"),
+                "another dim, or views: grad and output moved last and the "
+                "result back")),
     _entry("_log_softmax_backward_data",
            {"_log_softmax_backward_data": K._log_softmax_backward},
            Path(("REDUCE_SUM", "EXP", "MATMUL", "MUL", "SUB"),
-                "contiguous, the last dim")),
+                "contiguous, the last dim"),
+           Path(("COPY_VIEW", "REDUCE_SUM", "EXP", "MATMUL", "MUL", "SUB"),
+                "another dim, or views: moved last and back")),
     _entry("nll_loss_forward", {"nll_loss_forward": K._nll_loss_forward},
            Path(("CAST", "MATMUL", "CMP", "RELU_GRAD", "REDUCE_SUM",
                  "AXPY", "DIV"),
@@ -285,13 +329,53 @@ TABLE: tuple[Entry, ...] = (
     _entry("nll_loss_backward", {"nll_loss_backward": K._nll_loss_backward},
            Path(("DIV", "AXPY", "MATMUL", "CAST", "CMP", "RELU_GRAD"),
                 "as nll_loss_forward", FLOATS)),
-    _entry("sum", {"sum": K._sum, "sum.dim_IntList": K._sum_dim},
-           Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones"),
-           Path(("MATMUL",), "contiguous, leading dims (ones @ self)")),
-    _entry("mean", {"mean.dim": K._mean_dim},
-           Path(("REDUCE_SUM", "AXPY", "DIV"), "contiguous, all dims or "
-                "trailing ones"),
-           Path(("MATMUL", "AXPY", "DIV"), "contiguous, leading dims")),
+    _entry("sum", R.SUM,
+           Path(("REDUCE_SUM",), "contiguous, all dims or trailing ones, "
+                "keepdim, dtype= the input's"),
+           Path(("MATMUL",), "contiguous, leading dims (ones @ self)"),
+           Path(("COPY_VIEW", "REDUCE_SUM"), "any other dims, or a view: "
+                "the reduced dims moved last by one copy; CPU torch sums "
+                "in another order (a cascade): equal within float32 "
+                "rounding, not bit for bit"),
+           Path(("CAST", "REDUCE_SUM"), "dtype= another float dtype: cast "
+                "on the device first", FLOATS),
+           note="float16 and bfloat16 rows are summed in float32 lanes and "
+                "rounded once"),
+    _entry("mean", R.MEAN,
+           Path(("REDUCE_SUM", "DIV"), "contiguous, all dims or trailing "
+                "ones: the sum divided by the count (CPU torch's "
+                "sum(...).div_(n))"),
+           Path(("MATMUL", "DIV"), "contiguous, leading dims"),
+           Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
+                "view: moved last by one copy; equal to CPU torch within "
+                "float32 rounding")),
+    *(_entry(name, kernels,
+             Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL") + sqrt,
+                  "any dims, correction, keepdim: the mean (REDUCE_SUM "
+                  "rows, the reduced dims moved last by a copy, DIV), the "
+                  "centred squares (broadcast SUB, MUL) summed, divided by "
+                  "max(0, N - correction) as CPU torch%s; CPU torch's "
+                  "Welford sums in float64: equal within float32 rounding "
+                  "(var_mean's mean of a row holding an infinity is "
+                  "torch.mean's, where CPU torch's Welford gives NaN unless "
+                  "the infinity comes last)"
+                  % (", then SQRT" if sqrt else ""), (torch.float32,)),
+             Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL")
+                  + sqrt, "float16/bfloat16: computed in float32, rounded "
+                  "once", _HALF))
+      for name, kernels, sqrt in (
+          ("var", R.VAR, ()), ("var_mean", R.VAR_MEAN, ()),
+          ("std", R.STD, ("SQRT",)), ("std_mean", R.STD_MEAN, ("SQRT",)))),
+    _entry("linalg_vector_norm", R.VECTOR_NORM,
+           Path(("MUL", "REDUCE_SUM", "SQRT"), "ord 2 over all dims or "
+                "trailing ones of a contiguous tensor (norm()): the sum of "
+                "x * x, its SQRT; within float32 rounding of CPU torch",
+                FLOATS),
+           Path(("MUL", "COPY_VIEW", "REDUCE_SUM", "SQRT"), "ord 2, any "
+                "other dims: the squares' reduced dims moved last", FLOATS),
+           Path(("ABS", "REDUCE_SUM"), "ord 1: the sum of ABS", FLOATS),
+           Path(("ABS", "ARGMAX", "ARGMIN", "INDEX_SELECT"), "ord inf and "
+                "-inf: amax and amin of ABS", FLOATS)),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
            Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "
@@ -502,12 +586,24 @@ TABLE: tuple[Entry, ...] = (
                   "the first NaN"),
              Path(("COPY_VIEW", op), "another dim, moved last by a copy"))
       for name, op in (("argmax", "ARGMAX"), ("argmin", "ARGMIN"))),
-    *(_entry(name, K._make_minmax_dim(name),
-             Path((op, "INDEX_SELECT"), "dim the last: the indices, then "
-                  "the values at them"),
-             Path(("COPY_VIEW", op, "INDEX_SELECT"), "another dim, moved "
-                  "last by a copy"))
-      for name, op in (("max", "ARGMAX"), ("min", "ARGMIN"))),
+    *(_entry(name, {**K._make_minmax_dim(name), **full},
+             Path((op, "INDEX_SELECT"), "dim the last, or all dims (%s(), "
+                  "a contiguous tensor): the indices, then the values at "
+                  "them" % name),
+             Path(("COPY_VIEW", op, "INDEX_SELECT"), "another dim, or a "
+                  "view: moved last by a copy"))
+      for name, op, full in (("max", "ARGMAX", R.MAX),
+                             ("min", "ARGMIN", R.MIN))),
+    *(_entry("a" + name, kernels,
+             Path((op, "INDEX_SELECT"), "contiguous, all dims or trailing "
+                  "ones, keepdim, out=: the first %s of each row (%s: the "
+                  "first NaN, the first of equal values; among zeros of "
+                  "both signs CPU torch's vectorised loop may keep another "
+                  "one), then the value there" % (name + "imum", op)),
+             Path(("COPY_VIEW", op, "INDEX_SELECT"), "any other dims, or a "
+                  "view: the reduced dims moved last by one copy"))
+      for name, op, kernels in (("max", "ARGMAX", R.AMAX),
+                                ("min", "ARGMIN", R.AMIN))),
     _entry("arange", {"arange.start_out": K._arange_out},
            Path(("ARANGE",), "numbers start, end and step, CPU torch's "
                 "length and its serial loop's arithmetic (int64 in int64, "
