@@ -1297,6 +1297,290 @@ def constant(L: Lowering) -> list["Value | None"]:
     return [constant_value(t) if t.data_type in ONNX_DTYPES else None]
 
 
+# ---------------------------------------------------------------------------
+# tensor views and masks: Expand, Slice, Split, Trilu, the logical ops,
+# IsNaN and IsInf (strided IDENTITYs, SELECT, CMP, TRIL/TRIU); Range and
+# GatherElements folded on the host
+# ---------------------------------------------------------------------------
+def _at(L: Lowering, x: Value, offset: int) -> Value:
+    """Device tensor ``x`` from element ``offset`` on, as a tensor of its
+    own a strided walk can start at (an input or a weight copied into the
+    workspace first: only work tensors are sliced)."""
+    x = L.device(x)
+    if offset == 0:
+        return x
+    isz = ITEMSIZE[x.dtype]
+    if not L.gb.is_work(x):
+        w = L.gb.work(x.shape, x.dtype)
+        _copy(L, w, x, x.size * isz)
+        x = w
+    return L.gb.slice(x, offset * isz, (x.size - offset) * isz)
+
+
+def _view_copy(L: Lowering, x: Value, offset: int, sizes, strides
+               ) -> Value:
+    """A dense work tensor of the view of ``x`` that starts at element
+    ``offset`` with ``sizes`` and ``strides``: one strided IDENTITY (none
+    for an empty view)."""
+    out = L.gb.work(sizes, x.dtype)
+    if _numel(sizes) == 0:
+        return out
+    return strided_copy(L, _at(L, x, offset), sizes, strides, out)
+
+
+def expand(L: Lowering, x: Value, shape: Value) -> list[Value]:
+    """Expand: x broadcast with ``shape`` (numpy's rules both ways), one
+    strided IDENTITY reading the repeated dims with a stride of 0."""
+    dims = L.ints_of(shape, "the shape")
+    try:
+        out = tuple(np.broadcast_shapes(x.shape, tuple(dims)))
+    except ValueError:
+        L.fail("input %s does not broadcast with shape %s"
+               % (list(x.shape), dims))
+    if x.is_const:
+        return [Value(out, x.dtype, const=np.broadcast_to(x.const,
+                                                          out).copy())]
+    L.need_device(x)
+    if out == x.shape:
+        return [x]
+    return [_view_copy(L, x, 0, out, _broadcast_strides(x.shape, out))]
+
+
+def _slice_args(L: Lowering, x: Value, starts, ends, axes, steps):
+    """Slice's starts, ends, axes and steps, from its inputs (opset 10)
+    or attributes (before), axes normalised."""
+    nd = len(x.shape)
+    if starts is None:
+        if L.attr("starts") is None or L.attr("ends") is None:
+            L.fail("it needs starts and ends")
+        st = [int(v) for v in L.attr("starts")]
+        en = [int(v) for v in L.attr("ends")]
+        ax = [int(v) for v in L.attr("axes", range(len(st)))]
+        sp = [1] * len(st)
+    else:
+        if ends is None:
+            L.fail("it needs ends")
+        st = L.ints_of(starts, "starts")
+        en = L.ints_of(ends, "ends")
+        ax = list(range(len(st))) if axes is None else L.ints_of(axes,
+                                                                 "axes")
+        sp = [1] * len(st) if steps is None else L.ints_of(steps, "steps")
+    if not len(st) == len(en) == len(ax) == len(sp):
+        L.fail("starts %s, ends %s, axes %s and steps %s differ in length"
+               % (st, en, ax, sp))
+    ax = [_axis(L, a, nd) for a in ax]
+    if len(set(ax)) != len(ax):
+        L.fail("axes %s name an axis twice" % ax)
+    if any(s == 0 for s in sp):
+        L.fail("steps %s: a step is never 0" % sp)
+    return st, en, ax, sp
+
+
+def slice_(L: Lowering, x: Value, starts: "Value | None" = None,
+           ends: "Value | None" = None, axes: "Value | None" = None,
+           steps: "Value | None" = None) -> list[Value]:
+    """Slice with constant bounds: the view one strided IDENTITY copies
+    (its first element an offset into x, each axis' step a stride); folded
+    for a constant x. A negative step of a computed x is refused: the
+    device's strides are unsigned."""
+    st, en, ax, sp = _slice_args(L, x, starts, ends, axes, steps)
+    index = [slice(None)] * len(x.shape)
+    for s, e, a, p in zip(st, en, ax, sp):
+        index[a] = slice(*slice(s, e, p).indices(x.shape[a]))
+    if x.is_const:
+        r = x.const[tuple(index)].copy()
+        return [Value(r.shape, x.dtype, const=r)]
+    L.need_device(x)
+    sl = [slice(*s.indices(n)) for s, n in
+          zip(index, x.shape)]
+    sizes = tuple(len(range(*s.indices(n))) for s, n in zip(sl, x.shape))
+    if sizes == x.shape:
+        return [x]
+    if any(s.step < 0 for s, n in zip(sl, sizes) if n > 1):
+        L.fail("steps %s: a negative step of a computed tensor is not "
+               "converted (the device's strides are unsigned)" % sp)
+    full = _contiguous(x.shape)
+    offset = sum(s.start * st for s, n, st in zip(sl, sizes, full) if n)
+    strides = tuple(st * s.step for s, st in zip(sl, full))
+    return [_view_copy(L, x, offset, sizes, strides)]
+
+
+def split(L: Lowering, x: Value, split: "Value | None" = None
+          ) -> list[Value]:
+    """Split along ``axis``: each piece one strided IDENTITY of its view
+    (folded for a constant x). The sizes come from the 'split' input
+    (opset 13) or attribute, else equal parts: opset 18's num_outputs
+    (the last part smaller), or one per output."""
+    nd = len(x.shape)
+    if nd == 0:
+        L.fail("its input is a scalar")
+    axis = _axis(L, int(L.attr("axis", 0)), nd)
+    n = x.shape[axis]
+    outs = len(L.node.output)
+    if split is not None:
+        sizes = L.ints_of(split, "split")
+    elif L.attr("split") is not None:
+        sizes = [int(v) for v in L.attr("split")]
+    else:
+        parts = int(L.attr("num_outputs", outs))
+        if L.attr("num_outputs") is None and n % parts:
+            L.fail("axis %d of %d elements does not split into %d equal "
+                   "parts" % (axis, n, parts))
+        each = -(-n // parts)
+        sizes = [min(each, max(0, n - i * each)) for i in range(parts)]
+    if len(sizes) != outs or sum(sizes) != n or min(sizes) < 0:
+        L.fail("parts %s for %d outputs of axis %d of %d elements"
+               % (sizes, outs, axis, n))
+    full = _contiguous(x.shape)
+    res, at = [], 0
+    for size in sizes:
+        shape = x.shape[:axis] + (size,) + x.shape[axis + 1:]
+        if x.is_const:
+            r = np.take(x.const, range(at, at + size), axis=axis)
+            res.append(Value(shape, x.dtype, const=r))
+        else:
+            L.need_device(x)
+            res.append(_view_copy(L, x, at * full[axis], shape, full))
+        at += size
+    return res
+
+
+def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
+    """Trilu with a constant k: TRIL or TRIU over the last two dims, the
+    dims before them the matrices (folded for a constant x)."""
+    if len(x.shape) < 2:
+        L.fail("input is %s: Trilu takes a matrix or a batch of them"
+               % list(x.shape))
+    diag = 0 if k is None else L.ints_of(k, "k")
+    if isinstance(diag, list):
+        if len(diag) != 1:
+            L.fail("k has %d values; Trilu takes one" % len(diag))
+        diag = diag[0]
+    upper = bool(L.attr("upper", 1))
+    if x.is_const:
+        f = np.triu if upper else np.tril
+        return [Value(x.shape, x.dtype, const=f(x.const, diag).copy())]
+    r, c = x.shape[-2:]
+    # the device's diagonal is an int32; beyond the matrix it is all or none
+    diag = max(-r - 1, min(c + 1, diag))
+    out = L.gb.work(x.shape, x.dtype)
+    if x.size == 0:
+        return [out]
+    m = _numel(x.shape[:-1])
+    return [L.emit("TRIU" if upper else "TRIL", out, L.device(x),
+                   mnk=(m, c, r), attr=diag)]
+
+
+def _bools(L: Lowering, *vs: Value) -> None:
+    for v in vs:
+        if v.dtype != "bool":
+            L.fail("an input is %s; %s takes BOOL" % (type_name(v.dtype),
+                                                      L.node.op_type))
+
+
+def _truth(value: bool) -> Value:
+    return Value((), "bool", const=np.array(value))
+
+
+def logical_not(L: Lowering, x: Value) -> list[Value]:
+    """Not x = where(x, false, true): a strided IDENTITY and a SELECT."""
+    _bools(L, x)
+    if x.is_const:
+        return [Value(x.shape, "bool", const=np.logical_not(x.const))]
+    return where(L, x, _truth(False), _truth(True))
+
+
+def logical(L: Lowering, a: Value, b: Value) -> list[Value]:
+    """And, Or and Xor of bools as Where: a and b = where(b, a, false),
+    a or b = where(b, true, a), a xor b = where(b, not a, a)."""
+    _bools(L, a, b)
+    op = L.node.op_type
+    if a.is_const and b.is_const:
+        fold = {"And": np.logical_and, "Or": np.logical_or,
+                "Xor": np.logical_xor}[op]
+        r = fold(a.const, b.const)
+        return [Value(r.shape, "bool", const=r)]
+    if op == "And":
+        return where(L, b, a, _truth(False))
+    if op == "Or":
+        return where(L, b, _truth(True), a)
+    not_a, = logical_not(L, a)
+    return where(L, b, not_a, a)
+
+
+def is_nan(L: Lowering, x: Value) -> list[Value]:
+    """IsNaN: x != x, one CMP (NE is the predicate true for a NaN)."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; IsNaN takes %s" % (type_name(x.dtype),
+                                            type_list(_FLOATS)))
+    if x.is_const:
+        return [Value(x.shape, "bool", const=np.isnan(x.const))]
+    xd = L.device(x, "X")
+    return [L.emit("CMP", L.gb.work(x.shape, "bool"), xd, xd, count=x.size,
+                   attr="NE")]
+
+
+def is_inf(L: Lowering, x: Value) -> list[Value]:
+    """IsInf: x == +inf, x == -inf, or |x| == +inf for both (one CMP with
+    the infinity a weight read at a stride of 0, after an ABS)."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; IsInf takes %s" % (type_name(x.dtype),
+                                            type_list(_FLOATS)))
+    pos = bool(L.attr("detect_positive", 1))
+    neg = bool(L.attr("detect_negative", 1))
+    if x.is_const:
+        c = x.const
+        r = (np.isposinf(c) & pos) | (np.isneginf(c) & neg)
+        return [Value(x.shape, "bool", const=r)]
+    if not pos and not neg:
+        return [Value(x.shape, "bool", const=np.zeros(x.shape, np.bool_))]
+    xd = L.device(x, "X")
+    if pos and neg:
+        xd = L.emit("ABS", L.gb.work(x.shape, x.dtype), xd, count=x.size)
+    inf = L.gb.weight(host_values(np.array([np.inf if pos else -np.inf]),
+                                  x.dtype), x.dtype)
+    strides = _contiguous(x.shape)
+    walk = opdesc.Strided(x.shape, strides, strides, (0,) * len(x.shape))
+    if not x.shape:
+        walk = opdesc.Strided((1,), (1,), (1,), (0,))
+    return [L.emit("CMP", L.gb.work(x.shape, "bool"), xd, inf,
+                   strided=walk, attr="EQ")]
+
+
+def range_(L: Lowering, start: Value, limit: Value, delta: Value
+           ) -> list[Value]:
+    """Range of constant bounds, folded on the host (numpy's arange in
+    the bounds' type, as ONNX's: ceil((limit - start) / delta) values)."""
+    s, e, d = (L.const_of(v, what).reshape(()) for v, what in (
+        (start, "start"), (limit, "limit"), (delta, "delta")))
+    if len({start.dtype, limit.dtype, delta.dtype}) > 1:
+        L.fail("start, limit and delta are of different types")
+    n = max(0, int(np.ceil((float(e) - float(s)) / float(d)))) if d else 0
+    if not d:
+        L.fail("delta is 0")
+    r = (s + np.arange(n, dtype=np.asarray(s).dtype) * d).astype(s.dtype)
+    return [Value(r.shape, start.dtype, const=r)]
+
+
+def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
+    """GatherElements of a constant data and indices, folded on the host
+    (numpy's take_along_axis, negative indices from the end)."""
+    if idx.dtype not in ("int32", "int64"):
+        L.fail("indices are %s; GatherElements takes INT32 or INT64"
+               % type_name(idx.dtype))
+    d = L.const_of(data, "data (a computed one is not converted yet)")
+    i = L.const_of(idx, "indices (computed ones are not converted yet)")
+    if d.ndim != i.ndim or d.ndim == 0:
+        L.fail("data %s and indices %s: one rank, at least 1"
+               % (list(d.shape), list(i.shape)))
+    axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
+    n = d.shape[axis]
+    if np.any((i < -n) | (i >= n)):
+        L.fail("indices outside the %d elements of axis %d" % (n, axis))
+    r = np.take_along_axis(d, np.where(i < 0, i + n, i), axis=axis)
+    return [Value(r.shape, data.dtype, const=r)]
+
+
 #: every ONNX op davinci-atc converts, one row per registration: a handler
 #: of the op at a range of opsets (where its meaning changed) and the
 #: device ops it emits; tests/atc/test_registry.py converts each and
@@ -1367,6 +1651,18 @@ RULES: tuple[Rule, ...] = (
     Rule("Gather", gather, "INDEX_SELECT", ("MEMCPY", "CMP", "ADD",
                                             "SELECT")),
     Rule("Concat", concat_device, also=("IDENTITY",)),
+    # views and masks: strided IDENTITYs, SELECT, CMP, a triangle op
+    Rule("Expand", expand, also=("IDENTITY",), since=8),
+    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY")),
+    Rule("Split", split, also=("MEMCPY", "IDENTITY"), since=2),
+    Rule("Trilu", trilu, "TRIU", ("TRIL",), since=14),
+    Rule("Not", logical_not, "SELECT", ("IDENTITY",)),
+    *(Rule(name, logical, "SELECT", ("IDENTITY",), since=7)
+      for name in ("And", "Or", "Xor")),
+    Rule("IsNaN", is_nan, "CMP", since=9),
+    Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
+    Rule("Range", range_, since=11),
+    Rule("GatherElements", gather_elements, since=11),
 )
 
 
