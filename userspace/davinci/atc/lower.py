@@ -1384,24 +1384,23 @@ def slice_(L: Lowering, x: Value, starts: "Value | None" = None,
     for a constant x. A negative step of a computed x is refused: the
     device's strides are unsigned."""
     st, en, ax, sp = _slice_args(L, x, starts, ends, axes, steps)
-    index = [slice(None)] * len(x.shape)
+    picked = [range(n) for n in x.shape]
     for s, e, a, p in zip(st, en, ax, sp):
-        index[a] = slice(*slice(s, e, p).indices(x.shape[a]))
+        picked[a] = range(*slice(s, e, p).indices(x.shape[a]))
+    sizes = tuple(len(r) for r in picked)
     if x.is_const:
-        r = x.const[tuple(index)].copy()
-        return [Value(r.shape, x.dtype, const=r)]
+        r = x.const[np.ix_(*picked)] if x.shape else x.const
+        return [Value(sizes, x.dtype, const=r.reshape(sizes).copy())]
     L.need_device(x)
-    sl = [slice(*s.indices(n)) for s, n in
-          zip(index, x.shape)]
-    sizes = tuple(len(range(*s.indices(n))) for s, n in zip(sl, x.shape))
-    if sizes == x.shape:
+    if all(r == range(n) for r, n in zip(picked, x.shape)):
         return [x]
-    if any(s.step < 0 for s, n in zip(sl, sizes) if n > 1):
+    if any(r.step < 0 for r in picked if len(r) > 1):
         L.fail("steps %s: a negative step of a computed tensor is not "
                "converted (the device's strides are unsigned)" % sp)
     full = _contiguous(x.shape)
-    offset = sum(s.start * st for s, n, st in zip(sl, sizes, full) if n)
-    strides = tuple(st * s.step for s, st in zip(sl, full))
+    offset = sum(r.start * st for r, st in zip(picked, full)) \
+        if all(sizes) else 0
+    strides = tuple(st * r.step for r, st in zip(picked, full))
     return [_view_copy(L, x, offset, sizes, strides)]
 
 
