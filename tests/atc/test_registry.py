@@ -100,6 +100,9 @@ SAMPLES = {
         lambda: model([_n("ReduceSum", ["x", "ax"], keepdims=0)],
                       [("x", [2, 3])], [("y", [2])],
                       [("ax", np.array([1], I64))])],
+    ("", "ReduceMean", "1+"): [
+        lambda: model([_n("ReduceMean", ["x"], axes=[-1])],
+                      [("x", [2, 3])], [("y", [2, 1])])],
     ("", "Cast", "1+"): [
         lambda: model([_n("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
                        helper.make_node("Cast", ["h"], ["y"], name="n1",
@@ -268,7 +271,12 @@ SAMPLES = {
         lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
                       [("y", [2, 2])],
                       [("d", np.arange(6, dtype=np.float32).reshape(2, 3)),
-                       ("i", np.array([[2, 0], [-1, 1]], I64))])],
+                       ("i", np.array([[2, 0], [-1, 1]], I64))]),
+        # computed: the axis moved last (IDENTITY), the indices wrapped
+        # (CMP, MEMCPY, ADD, SELECT), one INDEX_SELECT, moved back
+        lambda: model([_n("GatherElements", ["d", "i"], axis=0)],
+                      [("d", [3, 2]), ("i", [2, 2])], [("y", [2, 2])],
+                      types={"i": TensorProto.INT64})],
     ("", "Concat", "1+"): [
         lambda: model([_n("Concat", ["a", "b"], axis=0)], [], [("y", [3])],
                       [("a", np.ones(1, np.float32)),

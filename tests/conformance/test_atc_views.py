@@ -2,8 +2,9 @@
 """The ONNX ops davinci-atc lowers to strided copies, SELECT and CMP, on
 every backend against onnx.reference: Expand, Slice and Split (of graph
 inputs and of computed tensors, every bit through: NaN, inf, -0), Trilu
-with a constant k, And, Or, Xor and Not, IsNaN and IsInf; Range and
-GatherElements of constants folded at conversion, and what each refuses.
+with a constant k, And, Or, Xor and Not, IsNaN and IsInf, GatherElements
+(one INDEX_SELECT) and ReduceMean; Range and GatherElements of constants
+folded at conversion, and what each refuses.
 ONNX's node tests give Slice's bounds, Split's sizes, Expand's shape and
 Trilu's k as graph inputs, which davinci-atc (as ATC, for a static model)
 takes only as constants: these tests give them as initializers."""
@@ -268,6 +269,80 @@ def test_range_of_computed_bounds_is_refused():
               [("b", np.array(4.0, np.float32)),
                ("d", np.array(1.0, np.float32))])
     with pytest.raises(atc.ConversionError, match="start must be known"):
+        atc.convert(m)
+
+
+@pytest.mark.parametrize("axis,dshape,ishape", [
+    (0, (3, 4), (2, 4)), (1, (3, 4), (3, 6)), (-1, (2, 3, 5), (2, 2, 3)),
+    (1, (2, 5, 3), (1, 4, 2))])
+@pytest.mark.parametrize("data_const,idx_const", [
+    (False, False), (False, True), (True, False)])
+def test_gather_elements(dev, rng, axis, dshape, ishape, data_const,
+                         idx_const):
+    """Computed data or indices: one INDEX_SELECT over the data with the
+    axis moved last; negative indices from the end; indices shorter than
+    the data beyond the axis read its first elements there (as
+    onnxruntime and torch.gather; onnx.reference refuses them)."""
+    d = _special(rng, *dshape)
+    n = dshape[axis]
+    i = rng.integers(-n, n, ishape)
+    ins = [] if data_const else [("d", list(dshape))]
+    ins += [] if idx_const else [("i", list(ishape))]
+    inits = ([("d", d)] if data_const else []) + \
+        ([("i", i)] if idx_const else [])
+    m = model([_n("GatherElements", ["d", "i"], axis=axis)], ins,
+              [("y", None)], inits, types={"i": TensorProto.INT64})
+    assert "INDEX_SELECT" in _ops(m)
+    if all(a == b for j, (a, b) in enumerate(zip(dshape, ishape))
+           if j != axis % len(dshape)):
+        _same(dev, m, {"d": d, "i": i})
+        return
+    cut = d[tuple(slice(None) if j == axis % len(dshape) else slice(0, k)
+                  for j, k in enumerate(ishape))]
+    want = np.take_along_axis(cut, np.where(i < 0, i + n, i), axis=axis)
+    y, = _run(dev, m, {"d": d, "i": i})
+    assert y.tobytes() == want.tobytes()
+
+
+def test_gather_elements_of_an_index_out_of_range_fails_the_run(dev):
+    from davinci.errors import TaskFailedError
+    m = model([_n("GatherElements", ["d", "i"], axis=1)],
+              [("d", [2, 3]), ("i", [2, 2])], [("y", None)],
+              types={"i": TensorProto.INT64})
+    d = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with Model(dev, atc.convert(m)) as mod:
+        y, = mod.run([d, np.array([[2, -3], [-1, 0]])])
+        np.testing.assert_array_equal(y, [[2, 0], [5, 3]])
+        for bad in ([[3, 0], [0, 0]], [[0, 0], [0, -4]]):
+            with pytest.raises(TaskFailedError):
+                mod.run([d, np.array(bad)])
+
+
+@pytest.mark.parametrize("axes,keep,opset", [
+    ([-1], 1, 13), ([1, 2], 0, 13), (None, 1, 13), ([2], 0, 18)])
+def test_reduce_mean(dev, rng, axes, keep, opset):
+    """ReduceSum's REDUCE_SUM and a DIV by the count: within a rounding
+    or two of numpy's float64 mean."""
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    inits, ins, attrs = [], ["x"], {"keepdims": keep}
+    if axes is not None and opset >= 18:
+        inits.append(("a", np.array(axes, I64)))
+        ins.append("a")
+    elif axes is not None:
+        attrs["axes"] = axes
+    m = model([_n("ReduceMean", ins, **attrs)], [("x", [2, 3, 4])],
+              [("y", None)], inits, opset=opset)
+    y, = _run(dev, m, {"x": x})
+    want = x.astype(np.float64).mean(
+        axis=None if axes is None else tuple(axes), keepdims=bool(keep))
+    assert y.shape == np.shape(want)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-7)
+
+
+def test_reduce_mean_over_a_leading_axis_is_refused():
+    m = model([_n("ReduceMean", ["x"], axes=[0])], [("x", [2, 3])],
+              [("y", None)])
+    with pytest.raises(atc.ConversionError, match="trailing axes"):
         atc.convert(m)
 
 

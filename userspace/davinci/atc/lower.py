@@ -656,6 +656,19 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     return [out.with_shape(shape)]
 
 
+
+def reduce_mean(L: Lowering, x: Value, axes: Value | None = None
+                ) -> list[Value]:
+    """ReduceMean: ReduceSum's REDUCE_SUM over the trailing axes, then a
+    DIV by the count of elements each mean takes (one rounding each)."""
+    out, = reduce_sum(L, x, axes)
+    n = x.size // max(out.size, 1)
+    if out is x or n == 1 or x.size == 0:
+        return [out]
+    flat = out.with_shape((out.size,))
+    _by_scalar(L, "DIV", flat, float(n), out=flat)
+    return [out]
+
 def cast(L: Lowering, x: Value) -> list[Value]:
     code = int(L.attr("to", 1))
     to = ONNX_DTYPES.get(code)
@@ -1562,22 +1575,57 @@ def range_(L: Lowering, start: Value, limit: Value, delta: Value
 
 
 def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
-    """GatherElements of a constant data and indices, folded on the host
-    (numpy's take_along_axis, negative indices from the end)."""
+    """GatherElements: folded when data and indices are constants (numpy's
+    take_along_axis); else one INDEX_SELECT of k = 1 over the data with
+    ``axis`` moved last (a strided IDENTITY, cut to the indices' other
+    dims), each position's indices a batch (moved likewise), and the result
+    moved back. Negative indices count from the end (wrapped on the device
+    when computed); one outside the axis fails the run, nothing written."""
     if idx.dtype not in ("int32", "int64"):
         L.fail("indices are %s; GatherElements takes INT32 or INT64"
                % type_name(idx.dtype))
-    d = L.const_of(data, "data (a computed one is not converted yet)")
-    i = L.const_of(idx, "indices (computed ones are not converted yet)")
-    if d.ndim != i.ndim or d.ndim == 0:
+    r = len(data.shape)
+    if len(idx.shape) != r or r == 0:
         L.fail("data %s and indices %s: one rank, at least 1"
-               % (list(d.shape), list(i.shape)))
-    axis = _axis(L, int(L.attr("axis", 0)), d.ndim)
-    n = d.shape[axis]
-    if np.any((i < -n) | (i >= n)):
-        L.fail("indices outside the %d elements of axis %d" % (n, axis))
-    r = np.take_along_axis(d, np.where(i < 0, i + n, i), axis=axis)
-    return [Value(r.shape, data.dtype, const=r)]
+               % (list(data.shape), list(idx.shape)))
+    axis = _axis(L, int(L.attr("axis", 0)), r)
+    n = data.shape[axis]
+    if any(i > d for j, (i, d) in enumerate(zip(idx.shape, data.shape))
+           if j != axis):
+        L.fail("indices %s reach past data %s beyond axis %d"
+               % (list(idx.shape), list(data.shape), axis))
+    if idx.is_const:
+        i = idx.const
+        if np.any((i < -n) | (i >= n)):
+            L.fail("indices outside the %d elements of axis %d" % (n, axis))
+        i = np.where(i < 0, i + n, i)
+        if data.is_const:
+            cut = data.const[tuple(slice(0, m) if j != axis else slice(None)
+                                   for j, m in enumerate(idx.shape))]
+            got = np.take_along_axis(cut, i, axis=axis)
+            return [Value(got.shape, data.dtype, const=got)]
+        idx = Value(idx.shape, idx.dtype, const=i)
+    out = L.gb.work(idx.shape, data.dtype)
+    if idx.size == 0:
+        return [out]
+    L.need_device(data, "data")
+    perm = [j for j in range(r) if j != axis] + [axis]
+    others = tuple(idx.shape[j] for j in perm[:-1])
+    batches, count = _numel(others), idx.shape[axis]
+    full = _contiguous(data.shape)
+    table = _view_copy(L, data, 0, others + (n,),
+                       tuple(full[j] for j in perm))
+    if idx.is_const:
+        index = L.gb.weight(np.ascontiguousarray(
+            idx.const.transpose(perm)), idx.dtype)
+    else:
+        index = _wrapped(L, _permuted(L, L.device(idx, "indices"), perm), n)
+    flat = L.gb.work((batches, count), data.dtype)
+    L.emit("INDEX_SELECT", flat, table.with_shape((batches * n, 1)),
+           index.with_shape((batches, count)), mnk=(batches, n, 1),
+           count=count, attr=idx.dtype.upper())
+    moved = flat.with_shape(others + (count,))
+    return [_permuted(L, moved, [int(j) for j in np.argsort(perm)])]
 
 
 #: every ONNX op davinci-atc converts, one row per registration: a handler
@@ -1615,6 +1663,7 @@ RULES: tuple[Rule, ...] = (
     Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", ("IDENTITY",),
          since=13),
     Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
+    Rule("ReduceMean", reduce_mean, "REDUCE_SUM", ("DIV",)),
     Rule("Cast", cast, "CAST"),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
@@ -1661,7 +1710,8 @@ RULES: tuple[Rule, ...] = (
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
     Rule("Range", range_, since=11),
-    Rule("GatherElements", gather_elements, since=11),
+    Rule("GatherElements", gather_elements, "INDEX_SELECT",
+         ("IDENTITY", "MEMCPY", "CMP", "ADD", "SELECT"), since=11),
 )
 
 
