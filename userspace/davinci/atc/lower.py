@@ -287,9 +287,33 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
         r = _FOLD[op](a.const, b.const)
         return [Value(shape, a.dtype, const=host_values(r, a.dtype))]
     L.need_device(a)
+    if not (_copies_broadcast(L, a, shape) and
+            _copies_broadcast(L, b, shape)):
+        # one task reading the operands by stride-0 walks: exact as well
+        return [_broadcast_op(L, op, L.device(a), L.device(b))]
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
     return [L.emit(op, out, x, y, count=_numel(shape))]
+
+
+def _copies_broadcast(L: Lowering, v: Value, shape) -> bool:
+    """:func:`broadcast` repeats ``v`` to ``shape`` by MEMCPYs: it is
+    that shape or a constant already, or repeats as a block along the
+    leading dims, or element by element along the trailing ones in at most
+    MAX_BROADCAST_OPS copies."""
+    shape = tuple(shape)
+    if v.shape == shape or v.is_const:
+        return True
+    padded = (1,) * (len(shape) - len(v.shape)) + v.shape
+    if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
+           for i in range(len(shape) + 1)):
+        return True
+    if not any(padded[:i] == shape[:i] and all(d == 1 for d in padded[i:])
+               for i in range(len(shape), -1, -1)):
+        return False
+    cols = _numel(shape) // max(v.size, 1)
+    ops = v.size * (1 + _doublings(cols)) + (0 if L.gb.is_work(v) else 1)
+    return ops <= MAX_BROADCAST_OPS
 
 
 def _broadcast_strides(shape, out_shape) -> tuple[int, ...]:
@@ -1301,10 +1325,20 @@ def constant_of_shape(L: Lowering, shape: Value) -> list[Value]:
     return [Value(tuple(dims), v.dtype, const=arr)]
 
 
+#: Constant's attributes of plain numbers (opset 12): numpy's type of each
+_CONSTANT_FORMS = {"value_float": np.float32, "value_floats": np.float32,
+                   "value_int": np.int64, "value_ints": np.int64}
+
+
 def constant(L: Lowering) -> list["Value | None"]:
     t = L.attr("value")
+    for form, dtype in _CONSTANT_FORMS.items():
+        if t is None and form in L.attrs:
+            arr = np.array(L.attrs[form], dtype)
+            return [Value(arr.shape, str(arr.dtype), const=arr)]
     if t is None:
-        L.fail("only the 'value' form is supported")
+        L.fail("only its 'value' and value_float(s) and value_int(s) forms "
+               "are converted (not %s)" % ", ".join(sorted(L.attrs)))
     # one of a type davinci-atc does not know is read by no node (the
     # converter refuses it first otherwise): it has no value
     return [constant_value(t) if t.data_type in ONNX_DTYPES else None]
