@@ -2,9 +2,9 @@
 """Models exported by torch.onnx.export (the TorchScript exporter,
 opset 17), converted by davinci-atc and run through acl.mdl as Ascend's
 samples run an .om file, on every backend: a ResNet-18 (64 x 64, batch 1),
-transformers' BertForMaskedLM and GPT2LMHeadModel from tiny configs (2
-layers of hidden 32, 8 tokens of int64 input_ids with an attention_mask
-that hides the last two), in eval mode. Each output is compared with
+transformers' BertModel, BertForMaskedLM and GPT2LMHeadModel from tiny
+configs (2 layers of hidden 32, 8 tokens of int64 input_ids with an
+attention_mask that hides the last two), in eval mode. Each output is compared with
 onnxruntime's run of the same .onnx file and with torch's, at the onnx
 backend tests' tolerance. The models are exported, converted and run once
 per backend (a module fixture); the tests read the results.
@@ -35,7 +35,7 @@ TORCH_TESTS = os.path.join(os.path.dirname(os.path.dirname(
 #: the onnx backend tests' tolerance (as test_atc_cnn's)
 RTOL, ATOL = 1e-3, 1e-7
 SEQ = 8
-MODELS = ("resnet18", "bert", "gpt2")
+MODELS = ("resnet18", "bert_model", "bert", "gpt2")
 
 
 def _tiny_models():
@@ -88,6 +88,8 @@ def _transformer(make):
 def _build(which: str, tm):
     if which == "resnet18":
         return _resnet18(tm)
+    if which == "bert_model":       # the encoder's hidden states
+        return _transformer(lambda: tm.tiny_bert(head=False))
     if which == "bert":
         return _transformer(tm.tiny_bert)
     return _transformer(tm.tiny_gpt2)
