@@ -14,9 +14,12 @@ element copied and doubled along its row), Gemm's alpha and beta become
 AXPY (alpha * y + (-0), beta * c + y) or are folded into constant weights,
 a Transpose is a view when it moves only size-1 dimensions, in 2-D the
 transpose flag of the MatMul or Gemm that reads it, and otherwise a strided
-IDENTITY (bytes moved, not values computed). Values known at conversion
-time (initializers, Constant, ConstantOfShape, Shape of a static tensor)
-are folded on the host. The CNN ops (Conv, the poolings) take their
+IDENTITY (bytes moved, not values computed), as are Expand, Slice and
+Split; an operand MEMCPYs cannot repeat is read at a stride of 0 by the
+one task; the logical ops are Where's SELECT. Values known at conversion
+time (initializers, Constant, ConstantOfShape, Shape of a static tensor,
+and most ops of only these: an attention mask's arithmetic) are folded on
+the host. The CNN ops (Conv, the poolings) take their
 geometry in a parameter block (the model's PARAMS section); a bias, a
 BatchNormalization's scale and shift and a Concat's pieces are strided
 tasks reading or writing views.
