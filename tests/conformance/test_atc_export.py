@@ -198,7 +198,8 @@ def runs(tmp_path_factory):
 def test_exported_model_converts(runs, which):
     r = runs[which]
     assert "refusal" not in r, r["refusal"]
-    om = omfile.parse(open(r["om"], "rb").read())
+    with open(r["om"], "rb") as f:
+        om = omfile.parse(f.read())
     assert [i.name for i in om.inputs] == list(r["feeds"])
     assert [i.dtype for i in om.inputs] == [
         str(a.dtype) for a in r["feeds"].values()]
