@@ -7,7 +7,9 @@ configs (2 layers of hidden 32, 8 tokens of int64 input_ids with an
 attention_mask that hides the last two), in eval mode. Each output is compared with
 onnxruntime's run of the same .onnx file and with torch's, at the onnx
 backend tests' tolerance. The models are exported, converted and run once
-per backend (a module fixture); the tests read the results.
+per backend (a module fixture); the tests read the results. BERT and GPT-2
+exported with a dynamic batch convert with --dynamic_batch_size, each gear
+run against onnxruntime.
 
 The transformers' graphs are what the converter folds and lowers: the
 attention mask's Cast, Gather, And, Expand and Where (computed from the
@@ -249,3 +251,42 @@ def test_the_attention_mask_is_read_at_run_time(runs):
     np.testing.assert_allclose(full[0, :-2], r["npu"][0, :-2], rtol=RTOL,
                                atol=1e-6)
     assert not np.allclose(full[0, -2:], r["npu"][0, -2:], rtol=1e-2)
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt2"])
+def test_a_dynamic_batch_export_runs_each_gear(dev, tmp_path, which):
+    """Exported with a dynamic batch dimension and converted with
+    --dynamic_batch_size=1,2: each gear lowered with its own shapes, the
+    batch of two padded differently per row, against onnxruntime."""
+    pytest.importorskip("transformers")
+    ort = pytest.importorskip("onnxruntime")
+    import warnings
+    from davinci.model import Model
+    tm = _tiny_models()
+    net, _ = _build(which, tm)
+    torch.manual_seed(1)
+    ids = torch.randint(0, 100, (2, SEQ))
+    mask = torch.ones(2, SEQ, dtype=torch.int64)
+    mask[1, 5:] = 0
+    path = str(tmp_path / "m.onnx")
+    batch = {0: "batch"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (ids, mask), path,
+                          input_names=["input_ids", "attention_mask"],
+                          output_names=["out"], dynamo=False,
+                          opset_version=17,
+                          dynamic_axes={"input_ids": batch,
+                                        "attention_mask": batch,
+                                        "out": batch})
+    data = atc.convert(path, input_shape="input_ids:-1,%d;attention_mask:"
+                       "-1,%d" % (SEQ, SEQ), dynamic_batch_size="1,2")
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    with Model(dev, data) as mod:
+        for n in (2, 1):
+            feeds = {"input_ids": ids[-n:].numpy(),
+                     "attention_mask": mask[-n:].numpy()}
+            want, = sess.run(None, feeds)
+            got, = mod.run(list(feeds.values()), batch=n)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
