@@ -262,6 +262,16 @@ SAMPLES = {
                       [("x", [3])], [("y", [3])],
                       types={"y": TensorProto.BOOL})
         for neg in (0, 1)],
+    ("", "Mod", "10+"): [
+        lambda: model([_n("Mod", ["a", "b"])], [], [("y", [2])],
+                      [("a", np.array([7, -7], I64)),
+                       ("b", np.array([4, 4], I64))],
+                      types={"y": TensorProto.INT64}),
+        # computed: a - trunc(a / b) * b, then b added where the signs
+        # differ (CMPs, Where's IDENTITYs and SELECTs)
+        lambda: model([_n("Mod", ["a", "b"])], [("a", [2, 3]), ("b", [3])],
+                      [("y", [2, 3])],
+                      types={n: TensorProto.INT32 for n in "aby"})],
     ("", "Range", "11+"): [
         lambda: model([_n("Range", ["a", "b", "d"])], [], [("y", [3])],
                       [("a", np.array(1.0, np.float32)),

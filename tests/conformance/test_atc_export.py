@@ -2,7 +2,7 @@
 """Models exported by torch.onnx.export (the TorchScript exporter,
 opset 17), converted by davinci-atc and run through acl.mdl as Ascend's
 samples run an .om file, on every backend: a ResNet-18 (64 x 64, batch 1),
-transformers' BertModel, BertForMaskedLM and GPT2LMHeadModel from tiny
+a 2-layer nn.TransformerEncoder, transformers' BertModel, BertForMaskedLM and GPT2LMHeadModel from tiny
 configs (2 layers of hidden 32, 8 tokens of int64 input_ids with an
 attention_mask that hides the last two), in eval mode. Each output is compared with
 onnxruntime's run of the same .onnx file and with torch's, at the onnx
@@ -37,7 +37,7 @@ TORCH_TESTS = os.path.join(os.path.dirname(os.path.dirname(
 #: the onnx backend tests' tolerance (as test_atc_cnn's)
 RTOL, ATOL = 1e-3, 1e-7
 SEQ = 8
-MODELS = ("resnet18", "bert_model", "bert", "gpt2")
+MODELS = ("resnet18", "encoder", "bert_model", "bert", "gpt2")
 
 
 def _tiny_models():
@@ -87,9 +87,20 @@ def _transformer(make):
     return net, {"input_ids": ids, "attention_mask": mask}
 
 
+def _encoder():
+    """nn.TransformerEncoder, 2 layers of 32 with 4 heads (its head size
+    a Mod of shapes, folded)."""
+    torch.manual_seed(0)
+    net = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(
+        32, 4, 64, dropout=0.0, batch_first=True), 2).eval()
+    return net, {"x": torch.randn(1, SEQ, 32)}
+
+
 def _build(which: str, tm):
     if which == "resnet18":
         return _resnet18(tm)
+    if which == "encoder":
+        return _encoder()
     if which == "bert_model":       # the encoder's hidden states
         return _transformer(lambda: tm.tiny_bert(head=False))
     if which == "bert":

@@ -3,8 +3,8 @@
 every backend against onnx.reference: Expand, Slice and Split (of graph
 inputs and of computed tensors, every bit through: NaN, inf, -0), Trilu
 with a constant k, And, Or, Xor and Not, IsNaN and IsInf, GatherElements
-(one INDEX_SELECT) and ReduceMean; Range and GatherElements of constants
-folded at conversion, and what each refuses.
+(one INDEX_SELECT) and ReduceMean; Range, Mod and GatherElements of
+constants folded at conversion, and what each refuses.
 ONNX's node tests give Slice's bounds, Split's sizes, Expand's shape and
 Trilu's k as graph inputs, which davinci-atc (as ATC, for a static model)
 takes only as constants: these tests give them as initializers."""
@@ -357,3 +357,53 @@ def test_gather_elements_of_constants_is_folded(dev, rng, axis):
     y, = _run(dev, m, {})
     want, = ReferenceEvaluator(m).run(None, {})
     np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("fmod,a,b,dtype", [
+    (0, [7, -7, 7, -7], [4, 4, -4, -4], np.int64),
+    (1, [7, -7, 7, -7], [4, 4, -4, -4], np.int32),
+    (1, [5.5, -5.5, 0.25, -0.0], [2.0, 2.0, -0.5, 3.0], np.float32),
+    (0, [5.5, -5.5, 0.25, 1.0], [2.0, 2.0, -0.5, -3.0], np.float32)])
+def test_mod_of_constants_is_folded(dev, fmod, a, b, dtype):
+    code = {np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+            np.float32: TensorProto.FLOAT}[dtype]
+    m = model([_n("Mod", ["a", "b"], fmod=fmod)], [], [("y", None)],
+              [("a", np.array(a, dtype)), ("b", np.array(b, dtype))],
+              types={"y": code})
+    y, = _run(dev, m, {})
+    want, = ReferenceEvaluator(m).run(None, {})
+    assert y.dtype == want.dtype
+    assert y.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8])
+@pytest.mark.parametrize("ashape,bshape", [((4, 6), (4, 6)), ((4, 6), (6,)),
+                                           ((), (3,))])
+def test_mod_of_computed_integers(dev, rng, fmod, dtype, ashape, bshape):
+    """Every sign pair, the type's extremes (INT_MIN mod -1 is 0)."""
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, ashape, dtype=dtype, endpoint=True)
+    b = rng.integers(info.min, info.max, bshape, dtype=dtype, endpoint=True)
+    b[b == 0] = 3
+    if a.size > 4 and b.size > 4:
+        a.flat[:4] = [info.min, info.min, info.max, 7]
+        b.flat[:4] = [-1 if info.min else 1, 2, -3 if info.min else 3, -2
+                      if info.min else 2]
+    code = {np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+            np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8}[dtype]
+    m = model([_n("Mod", ["a", "b"], fmod=fmod)],
+              [("a", list(ashape)), ("b", list(bshape))], [("y", None)],
+              types={"a": code, "b": code, "y": code})
+    y, = _run(dev, m, {"a": a, "b": b})
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b) if fmod else np.mod(a, b)
+    assert y.dtype == want.dtype and y.shape == want.shape
+    np.testing.assert_array_equal(y, want)
+
+
+def test_mod_of_computed_floats_is_refused():
+    m = model([_n("Mod", ["a", "b"], fmod=1)], [("a", [2])], [("y", None)],
+              [("b", np.array([3, 3], np.float32))])
+    with pytest.raises(atc.ConversionError, match="floating-point"):
+        atc.convert(m)

@@ -1611,6 +1611,54 @@ def range_(L: Lowering, start: Value, limit: Value, delta: Value
     return [Value(r.shape, start.dtype, const=r)]
 
 
+def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
+    """Mod: of constants folded on the host (numpy's mod, the sign of the
+    divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
+    r = a - trunc(a / b) * b (DIV truncates, exact for every pair but
+    a / 0, which ONNX leaves undefined), and for fmod 0 r + b where r is
+    not 0 and its sign is not b's (CMPs, and Where's SELECTs), operands
+    broadcast by stride-0 walks. Computed floats are refused: a - q * b is
+    not C's fmod in floating point."""
+    if a.dtype != b.dtype:
+        L.fail("A is %s and B %s; Mod takes one type"
+               % (type_name(a.dtype), type_name(b.dtype)))
+    fmod = int(L.attr("fmod", 0))
+    floats = a.dtype in _FLOATS + ("float64",)
+    shape = _broadcast_shape(L, a, b)
+    if a.is_const and b.is_const:
+        x, y = a.const, b.const
+        if np.issubdtype(x.dtype, np.integer) and np.any(y == 0):
+            L.fail("B holds a 0: an integer Mod by 0 is undefined")
+        with np.errstate(all="ignore"):
+            r = np.fmod(x, y) if fmod else np.mod(x, y)
+        return [Value(r.shape, a.dtype, const=host_values(r, a.dtype))]
+    if floats or a.dtype == "bool":
+        L.fail("A or B is a computed %s tensor: davinci converts a Mod of "
+               "computed integers (the device has no floating-point "
+               "remainder)" % type_name(a.dtype))
+    # a scalar as one element: a strided walk has a dimension at least
+    ad, bd = (L.device(v, what).with_shape(v.shape or (1,))
+              for v, what in ((a, "A"), (b, "B")))
+    q = _broadcast_op(L, "DIV", ad, bd)
+    r = _broadcast_op(L, "SUB", ad, _broadcast_op(L, "MUL", q, bd))
+    if fmod:
+        return [r.with_shape(shape)]
+    zero = L.gb.weight(np.zeros(1, a.dtype), a.dtype)
+
+    def cmp(v: Value, predicate: str) -> Value:
+        """v @predicate 0, a BOOL of v's shape."""
+        st = _contiguous(v.shape)
+        walk = opdesc.Strided(v.shape, st, st, (0,) * len(v.shape))
+        return L.emit("CMP", L.gb.work(v.shape, "bool"), v, zero,
+                      strided=walk, attr=predicate)
+    r_neg, b_neg = cmp(r, "LT"), cmp(bd, "LT")
+    not_r_neg, = where(L, r_neg, _truth(False), _truth(True))
+    signs_differ, = where(L, b_neg, not_r_neg, r_neg)      # xor
+    fix, = where(L, cmp(r, "NE"), signs_differ, _truth(False))
+    y, = where(L, fix, _broadcast_op(L, "ADD", r, bd), r)
+    return [y.with_shape(shape)]
+
+
 def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
     """GatherElements: folded when data and indices are constants (numpy's
     take_along_axis); else one INDEX_SELECT of k = 1 over the data with
@@ -1747,6 +1795,8 @@ RULES: tuple[Rule, ...] = (
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
     Rule("Range", range_, since=11),
+    Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
+                             "IDENTITY"), since=10),
     Rule("GatherElements", gather_elements, "INDEX_SELECT",
          ("IDENTITY", "MEMCPY", "CMP", "ADD", "SELECT"), since=11),
 )
