@@ -1500,11 +1500,10 @@ def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
     if len(x.shape) < 2:
         L.fail("input is %s: Trilu takes a matrix or a batch of them"
                % list(x.shape))
-    diag = 0 if k is None else L.ints_of(k, "k")
-    if isinstance(diag, list):
-        if len(diag) != 1:
-            L.fail("k has %d values; Trilu takes one" % len(diag))
-        diag = diag[0]
+    ks = [0] if k is None else L.ints_of(k, "k")
+    if len(ks) != 1:
+        L.fail("k has %d values; Trilu takes one" % len(ks))
+    diag = ks[0]
     upper = bool(L.attr("upper", 1))
     if x.is_const:
         f = np.triu if upper else np.tril
