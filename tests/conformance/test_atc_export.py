@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Models exported by torch.onnx.export (the TorchScript exporter,
 opset 17), converted by davinci-atc and run through acl.mdl as Ascend's
-samples run an .om file, on every backend: a ResNet-18 (64 x 64, batch 1),
-a 2-layer nn.TransformerEncoder, transformers' BertModel, BertForMaskedLM and GPT2LMHeadModel from tiny
-configs (2 layers of hidden 32, 8 tokens of int64 input_ids with an
-attention_mask that hides the last two), in eval mode. Each output is compared with
-onnxruntime's run of the same .onnx file and with torch's, at the onnx
+samples run an .om file, on every backend: a ResNet-18 (64 x 64, batch
+1), a 2-layer nn.TransformerEncoder, and transformers' BertModel,
+BertForMaskedLM and GPT2LMHeadModel from tiny configs (2 layers of hidden
+32, 8 tokens of int64 input_ids with an attention_mask that hides the
+last two), in eval mode. Each output is compared with onnxruntime's run
+of the same .onnx file and with torch's, at the onnx
 backend tests' tolerance. The models are exported, converted and run once
 per backend (a module fixture); the tests read the results. BERT and GPT-2
 exported with a dynamic batch convert with --dynamic_batch_size, each gear
@@ -16,7 +17,8 @@ attention mask's Cast, Gather, And, Expand and Where (computed from the
 input), Shape, ConstantOfShape, Equal and GatherElements of constants
 folded at conversion, GPT-2's qkv Split and the heads' Transposes as
 strided IDENTITYs, IsNaN as a CMP, Erf (BERT) and Pow and Tanh (GPT-2's
-gelu), LayerNormalization, Softmax and the batched MatMuls."""
+gelu), LayerNormalization, Softmax and the batched MatMuls; the
+encoder's head size a Mod of shapes, folded."""
 
 import os
 

@@ -683,7 +683,6 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     return [out.with_shape(shape)]
 
 
-
 def reduce_mean(L: Lowering, x: Value, axes: Value | None = None
                 ) -> list[Value]:
     """ReduceMean: ReduceSum's REDUCE_SUM over the trailing axes, then a
@@ -1349,8 +1348,8 @@ def constant(L: Lowering) -> list["Value | None"]:
 
 # ---------------------------------------------------------------------------
 # tensor views and masks: Expand, Slice, Split, Trilu, the logical ops,
-# IsNaN and IsInf (strided IDENTITYs, SELECT, CMP, TRIL/TRIU); Range and
-# GatherElements folded on the host
+# IsNaN and IsInf (strided IDENTITYs, SELECT, CMP, TRIL/TRIU), Mod and
+# GatherElements; Range folded on the host
 # ---------------------------------------------------------------------------
 def _at(L: Lowering, x: Value, offset: int) -> Value:
     """Device tensor ``x`` from element ``offset`` on, as a tensor of its
