@@ -117,11 +117,13 @@ if [ -d "$here/tests/conformance" ]; then
 	# the light model-zoo CNNs (4 GFLOP a ResNet-50 at 224 x 224, minutes
 	# under TCG): test_atc_cnn's small CNN and its ops run here instead;
 	# nor ONNX's 390 node tests, the converter's promise, checked
-	# in-process and through FUSE.
+	# in-process and through FUSE; nor test_atc_export.py (torch and
+	# transformers imported, three models exported: the same converted
+	# ops run here in test_atc_views and test_atc_cnn).
 	step conformance env DAVINCI_DEV_DIR=/dev \
 		DAVINCI_DIGEST_FILE="$out/digest-kmod.txt" \
 		timeout $((1200 * slow)) "$py" -m pytest "${pytest_args[@]}" \
-		-k "not torch_digits and not cnn_digits and not mlp_digits and not seed_tour and not light_model and not node_test" \
+		-k "not torch_digits and not cnn_digits and not mlp_digits and not seed_tour and not light_model and not node_test and not atc_export" \
 		--durations=10 \
 		--junitxml="$out/conformance.xml" "$here/tests/conformance"
 else

@@ -100,6 +100,9 @@ SAMPLES = {
         lambda: model([_n("ReduceSum", ["x", "ax"], keepdims=0)],
                       [("x", [2, 3])], [("y", [2])],
                       [("ax", np.array([1], I64))])],
+    ("", "ReduceMean", "1+"): [
+        lambda: model([_n("ReduceMean", ["x"], axes=[-1])],
+                      [("x", [2, 3])], [("y", [2, 1])])],
     ("", "Cast", "1+"): [
         lambda: model([_n("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
                        helper.make_node("Cast", ["h"], ["y"], name="n1",
@@ -219,6 +222,70 @@ SAMPLES = {
         lambda: model([_n("Gather", ["d", "i"], axis=1)], [("i", [3])],
                       [("y", [2, 3, 4])],
                       [("d", np.ones((2, 5, 4), np.float32))],
+                      types={"i": TensorProto.INT64})],
+    # a computed tensor repeated along its size-1 dims: a strided IDENTITY
+    ("", "Expand", "8+"): [
+        lambda: model([_n("Expand", ["x", "s"])], [("x", [3, 1])],
+                      [("y", [2, 3, 4])], [("s", np.array([2, 1, 4], I64))])],
+    # a graph input's view from an offset: copied into the workspace
+    # (MEMCPY), then a strided IDENTITY from the offset
+    ("", "Slice", "1+"): [
+        lambda: model([_n("Slice", ["x", "b", "e", "a", "st"])],
+                      [("x", [4, 6])], [("y", [2, 3])],
+                      [("b", np.array([1, 0], I64)),
+                       ("e", np.array([3, 6], I64)),
+                       ("a", np.array([0, 1], I64)),
+                       ("st", np.array([1, 2], I64))])],
+    ("", "Split", "2+"): [
+        lambda: model([_n("Split", ["x", "p"], ["y", "z"], axis=1)],
+                      [("x", [2, 5])], [("y", [2, 2]), ("z", [2, 3])],
+                      [("p", np.array([2, 3], I64))])],
+    ("", "Trilu", "14+"): [
+        lambda upper=upper: model([_n("Trilu", ["x", "k"], upper=upper)],
+                      [("x", [2, 3, 4])], [("y", [2, 3, 4])],
+                      [("k", np.array(1, I64))], opset=14)
+        for upper in (0, 1)],
+    ("", "Not", "1+"): [
+        lambda: model([_n("Not", ["x"])], [("x", [3])], [("y", [3])],
+                      types={"x": TensorProto.BOOL, "y": TensorProto.BOOL})],
+    **{("", op, "7+"): [
+        lambda op=op: model([_n(op, ["a", "b"])], [("a", [3, 4]),
+                                                   ("b", [4])],
+                            [("y", [3, 4])],
+                            types={n: TensorProto.BOOL for n in "aby"})]
+       for op in ("And", "Or", "Xor")},
+    ("", "IsNaN", "9+"): [
+        lambda: model([_n("IsNaN", ["x"])], [("x", [3])], [("y", [3])],
+                      types={"y": TensorProto.BOOL})],
+    ("", "IsInf", "10+"): [
+        lambda neg=neg: model([_n("IsInf", ["x"], detect_negative=neg)],
+                      [("x", [3])], [("y", [3])],
+                      types={"y": TensorProto.BOOL})
+        for neg in (0, 1)],
+    ("", "Mod", "10+"): [
+        lambda: model([_n("Mod", ["a", "b"])], [], [("y", [2])],
+                      [("a", np.array([7, -7], I64)),
+                       ("b", np.array([4, 4], I64))],
+                      types={"y": TensorProto.INT64}),
+        # computed: a - trunc(a / b) * b, then b added where the signs
+        # differ (CMPs, Where's IDENTITYs and SELECTs)
+        lambda: model([_n("Mod", ["a", "b"])], [("a", [2, 3]), ("b", [3])],
+                      [("y", [2, 3])],
+                      types={n: TensorProto.INT32 for n in "aby"})],
+    ("", "Range", "11+"): [
+        lambda: model([_n("Range", ["a", "b", "d"])], [], [("y", [3])],
+                      [("a", np.array(1.0, np.float32)),
+                       ("b", np.array(4.0, np.float32)),
+                       ("d", np.array(1.0, np.float32))])],
+    ("", "GatherElements", "11+"): [
+        lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
+                      [("y", [2, 2])],
+                      [("d", np.arange(6, dtype=np.float32).reshape(2, 3)),
+                       ("i", np.array([[2, 0], [-1, 1]], I64))]),
+        # computed: the axis moved last (IDENTITY), the indices wrapped
+        # (CMP, MEMCPY, ADD, SELECT), one INDEX_SELECT, moved back
+        lambda: model([_n("GatherElements", ["d", "i"], axis=0)],
+                      [("d", [3, 2]), ("i", [2, 2])], [("y", [2, 2])],
                       types={"i": TensorProto.INT64})],
     ("", "Concat", "1+"): [
         lambda: model([_n("Concat", ["a", "b"], axis=0)], [], [("y", [3])],

@@ -10,7 +10,7 @@ onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from davinci import atc  # noqa: E402
+from davinci import atc, omfile, schema  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
 from ._onnx_models import model  # noqa: E402
@@ -73,13 +73,15 @@ def test_variadic_max_with_a_constant(dev):
     np.testing.assert_array_equal(y, np.maximum(np.maximum(a, c), b))
 
 
-def test_variadic_broadcast_the_device_cannot_do_is_refused(dev):
+def test_variadic_broadcast_both_ways_is_one_strided_task(dev):
+    """An operand repeated along both leading and trailing dims (no
+    block or element copies repeat it) is read by a stride-0 walk."""
+    a, b, c = _f(2, 3, 4), _f(2, 3, 4), _special(3, 1)
     m = model([_node("Min", ["a", "b", "c"])],
               [("a", [2, 3, 4]), ("b", [2, 3, 4]), ("c", [3, 1])],
               [("y", [2, 3, 4])])
-    with pytest.raises(atc.ConversionError,
-                       match=r"Min node 'min0'.*\[3, 1\] to \[2, 3, 4\]"):
-        atc.convert(m)
+    y, = _run(dev, m, a, b, c)
+    _same_bits(y, np.minimum(np.minimum(a, b), c))
 
 
 def test_binary_with_constant_operand(dev):
@@ -90,8 +92,8 @@ def test_binary_with_constant_operand(dev):
     np.testing.assert_array_equal(y, a * c)
 
 
-def test_unsupported_broadcast_is_named(dev):
-    m = model([_node("Add", ["a", "b"])], [("a", [2, 3, 4]), ("b", [3, 1])],
+def test_shapes_that_do_not_broadcast_are_named(dev):
+    m = model([_node("Add", ["a", "b"])], [("a", [2, 3, 4]), ("b", [3, 2])],
               [("y", [2, 3, 4])])
     with pytest.raises(atc.ConversionError, match="add0.*broadcast"):
         atc.convert(m)
@@ -359,12 +361,23 @@ def test_broadcast_of_a_computed_operand_is_exact(dev, op, fn, bshape):
         _same_bits(y, fn(a, b))
 
 
-def test_broadcast_that_takes_too_many_copies_is_refused(dev):
-    n = atc.lower.MAX_BROADCAST_OPS
-    m = model([_node("Add", ["a", "b"])], [("a", [n, 2]), ("b", [n, 1])],
-              [("y", [n, 2])])
-    with pytest.raises(atc.ConversionError, match="add0.*copies"):
-        atc.convert(m)
+@pytest.mark.parametrize("ashape,bshape", [
+    ((atc.lower.MAX_BROADCAST_OPS, 2), (atc.lower.MAX_BROADCAST_OPS, 1)),
+    ((2, 3, 4), (3, 1)), ((2, 3, 1, 4), (2, 3, 4, 1))],
+    ids=["too many copies", "both ways", "both operands"])
+def test_broadcast_copies_cannot_do_is_one_strided_task(dev, ashape, bshape):
+    """Where MEMCPYs would not repeat an operand (too many of them, or
+    dims repeated before and after it), one task reads both by stride-0
+    walks: every bit through as well (rotary embeddings' cos * x)."""
+    a, b = _special(*ashape), _special(*bshape)
+    m = model([_node("Add", ["a", "b"])], [("a", list(ashape)),
+                                          ("b", list(bshape))],
+              [("y", None)])
+    om = omfile.parse(atc.convert(m))
+    assert [schema.by_opcode(o.opcode).name for o in om.ops] == ["ADD"]
+    y, = _run(dev, m, a, b)
+    with np.errstate(all="ignore"):
+        _same_bits(y, a + b)
 
 
 @pytest.mark.parametrize("alpha", [-1.0, 0.5])

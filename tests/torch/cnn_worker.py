@@ -18,59 +18,10 @@ from torch import nn
 
 import torch_npu
 
+from tiny_models import ResNet18
+
 torch.set_num_threads(1)
 warnings.simplefilter("ignore")     # the fallback's one-time warnings
-
-
-class BasicBlock(nn.Module):
-    """ResNet's basic block: two 3x3 convolutions with batch norm, and a
-    1x1 convolution with batch norm on the shortcut where the shape
-    changes."""
-
-    def __init__(self, cin: int, cout: int, stride: int):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.relu = nn.ReLU(inplace=True)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(cin, cout, 1, stride, bias=False),
-                nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        out += identity
-        return self.relu(out)
-
-
-class ResNet18(nn.Module):
-    """torchvision's resnet18 (BasicBlock, [2, 2, 2, 2], widths 64 to
-    512), which does not import here."""
-
-    def __init__(self, classes: int = 10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(3, 2, 1)
-        layers, cin = [], 64
-        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-            layers.append(nn.Sequential(BasicBlock(cin, cout, stride),
-                                        BasicBlock(cout, cout, 1)))
-            cin = cout
-        self.layers = nn.Sequential(*layers)
-        self.avgpool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(512, classes)
-
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.avgpool(self.layers(x))
-        return self.fc(torch.flatten(x, 1))
 
 
 def digits_cnn() -> nn.Module:

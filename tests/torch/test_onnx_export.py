@@ -58,7 +58,7 @@ def test_exported_resnet18_runs_as_an_offline_model(tmp_path):
     import os
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from cnn_worker import ResNet18
+    from tiny_models import ResNet18
     torch.manual_seed(0)
     net = ResNet18().eval()
     with torch.no_grad():           # statistics other than the init's

@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 USERSPACE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "userspace")
 
@@ -83,17 +84,9 @@ elif which == "gpt":
     def loss(m, x): return F.cross_entropy(m(x)[:, :-1].reshape(-1, 50),
                                            x[:, 1:].reshape(-1))
 else:
-    import transformers
-    if which == "bert":
-        m = transformers.BertForMaskedLM(transformers.BertConfig(
-            vocab_size=100, hidden_size=32, num_hidden_layers=2,
-            num_attention_heads=2, intermediate_size=64,
-            max_position_embeddings=32, hidden_dropout_prob=0.0,
-            attention_probs_dropout_prob=0.0))
-    else:
-        m = transformers.GPT2LMHeadModel(transformers.GPT2Config(
-            vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=32,
-            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0))
+    sys.path.insert(0, sys.argv[2])
+    from tiny_models import tiny_bert, tiny_gpt2
+    m = tiny_bert() if which == "bert" else tiny_gpt2()
     x = torch.randint(0, 100, (2, 8))
     def loss(m, x): return m(input_ids=x, labels=x).loss
 
@@ -144,7 +137,7 @@ def test_training_step_on_npu_matches_cpu_with_no_fallback(npu, which):
     # this checkout's torch_npu, not the one installed in the venv
     env = dict(os.environ, PYTHONPATH=USERSPACE + os.pathsep +
                os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", CHILD, which],
+    r = subprocess.run([sys.executable, "-c", CHILD, which, HERE],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])

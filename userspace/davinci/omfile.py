@@ -97,7 +97,7 @@ class _OpRule:
     in_place: bool = False
 
 
-_IMM_MAX = {"byte": 0xFF, "float32": 0xFFFFFFFF}
+_IMM_MAX = {"byte": 0xFF, "float32": 0xFFFFFFFF, "int32": 0xFFFFFFFF}
 
 
 def _rule(op: schema.OpDef) -> _OpRule:
@@ -121,8 +121,8 @@ def _rule(op: schema.OpDef) -> _OpRule:
 
 
 #: compute kinds no converter emits yet, whose operand extents _extents()
-#: does not know (the generating and triangle ops)
-_NOT_IN_MODELS = ("generate", "triangle")
+#: does not know (the generating ops)
+_NOT_IN_MODELS = ("generate",)
 #: what a model may run: every compute op of the schema (with its
 #: parameter block or a strided one in PARAMS) but those kinds, and its
 #: copies and fills (MEMCPY, MEMSET)
@@ -564,6 +564,9 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
         return [(o.dst, dst_elems * d_es, d_es, False),
                 (o.src0, src_elems * s0_es, s0_es, False),
                 (o.src1, o.m * o.count * s1_es, s1_es, False)]
+    if kind == "triangle":  # m rows of n, the matrices k rows each
+        return [(o.dst, o.m * o.n * d_es, d_es, False),
+                (o.src0, o.m * o.n * s0_es, s0_es, False)]
     if kind in ("rows", "reduce"):
         rows = o.m if kind == "reduce" else o.m * o.n
         return [(o.dst, rows * d_es, d_es, False),

@@ -14,9 +14,12 @@ element copied and doubled along its row), Gemm's alpha and beta become
 AXPY (alpha * y + (-0), beta * c + y) or are folded into constant weights,
 a Transpose is a view when it moves only size-1 dimensions, in 2-D the
 transpose flag of the MatMul or Gemm that reads it, and otherwise a strided
-IDENTITY (bytes moved, not values computed). Values known at conversion
-time (initializers, Constant, ConstantOfShape, Shape of a static tensor)
-are folded on the host. The CNN ops (Conv, the poolings) take their
+IDENTITY (bytes moved, not values computed), as are Expand, Slice and
+Split; an operand MEMCPYs cannot repeat is read at a stride of 0 by the
+one task; the logical ops are Where's SELECT. Values known at conversion
+time (initializers, Constant, ConstantOfShape, Shape of a static tensor,
+and most ops of only these: an attention mask's arithmetic) are folded on
+the host. The CNN ops (Conv, the poolings) take their
 geometry in a parameter block (the model's PARAMS section); a bias, a
 BatchNormalization's scale and shift and a Concat's pieces are strided
 tasks reading or writing views.
@@ -287,9 +290,33 @@ def binary(L: Lowering, a: Value, b: Value) -> list[Value]:
         r = _FOLD[op](a.const, b.const)
         return [Value(shape, a.dtype, const=host_values(r, a.dtype))]
     L.need_device(a)
+    if not (_copies_broadcast(L, a, shape) and
+            _copies_broadcast(L, b, shape)):
+        # one task reading the operands by stride-0 walks: exact as well
+        return [_broadcast_op(L, op, L.device(a), L.device(b))]
     x, y = broadcast(L, a, shape), broadcast(L, b, shape)
     out = L.gb.work(shape, a.dtype)
     return [L.emit(op, out, x, y, count=_numel(shape))]
+
+
+def _copies_broadcast(L: Lowering, v: Value, shape) -> bool:
+    """:func:`broadcast` repeats ``v`` to ``shape`` by MEMCPYs: it is
+    that shape or a constant already, or repeats as a block along the
+    leading dims, or element by element along the trailing ones in at most
+    MAX_BROADCAST_OPS copies."""
+    shape = tuple(shape)
+    if v.shape == shape or v.is_const:
+        return True
+    padded = (1,) * (len(shape) - len(v.shape)) + v.shape
+    if any(padded[i:] == shape[i:] and all(d == 1 for d in padded[:i])
+           for i in range(len(shape) + 1)):
+        return True
+    if not any(padded[:i] == shape[:i] and all(d == 1 for d in padded[i:])
+               for i in range(len(shape), -1, -1)):
+        return False
+    cols = _numel(shape) // max(v.size, 1)
+    ops = v.size * (1 + _doublings(cols)) + (0 if L.gb.is_work(v) else 1)
+    return ops <= MAX_BROADCAST_OPS
 
 
 def _broadcast_strides(shape, out_shape) -> tuple[int, ...]:
@@ -655,6 +682,18 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     L.emit("REDUCE_SUM", out, x, rows=(m, n))
     return [out.with_shape(shape)]
 
+
+def reduce_mean(L: Lowering, x: Value, axes: Value | None = None
+                ) -> list[Value]:
+    """ReduceMean: ReduceSum's REDUCE_SUM over the trailing axes, then a
+    DIV by the count of elements each mean takes (one rounding each)."""
+    out, = reduce_sum(L, x, axes)
+    n = x.size // max(out.size, 1)
+    if out is x or n == 1 or x.size == 0:
+        return [out]
+    flat = out.with_shape((out.size,))
+    _by_scalar(L, "DIV", flat, float(n), out=flat)
+    return [out]
 
 def cast(L: Lowering, x: Value) -> list[Value]:
     code = int(L.attr("to", 1))
@@ -1288,13 +1327,388 @@ def constant_of_shape(L: Lowering, shape: Value) -> list[Value]:
     return [Value(tuple(dims), v.dtype, const=arr)]
 
 
+#: Constant's attributes of plain numbers (opset 12): numpy's type of each
+_CONSTANT_FORMS = {"value_float": np.float32, "value_floats": np.float32,
+                   "value_int": np.int64, "value_ints": np.int64}
+
+
 def constant(L: Lowering) -> list["Value | None"]:
     t = L.attr("value")
+    for form, dtype in _CONSTANT_FORMS.items():
+        if t is None and form in L.attrs:
+            arr = np.array(L.attrs[form], dtype)
+            return [Value(arr.shape, str(arr.dtype), const=arr)]
     if t is None:
-        L.fail("only the 'value' form is supported")
+        L.fail("only its 'value' and value_float(s) and value_int(s) forms "
+               "are converted (not %s)" % ", ".join(sorted(L.attrs)))
     # one of a type davinci-atc does not know is read by no node (the
     # converter refuses it first otherwise): it has no value
     return [constant_value(t) if t.data_type in ONNX_DTYPES else None]
+
+
+# ---------------------------------------------------------------------------
+# tensor views and masks: Expand, Slice, Split, Trilu, the logical ops,
+# IsNaN and IsInf (strided IDENTITYs, SELECT, CMP, TRIL/TRIU), Mod and
+# GatherElements; Range folded on the host
+# ---------------------------------------------------------------------------
+def _at(L: Lowering, x: Value, offset: int) -> Value:
+    """Device tensor ``x`` from element ``offset`` on, as a tensor of its
+    own a strided walk can start at (an input or a weight copied into the
+    workspace first: only work tensors are sliced)."""
+    x = L.device(x)
+    if offset == 0:
+        return x
+    isz = ITEMSIZE[x.dtype]
+    if not L.gb.is_work(x):
+        w = L.gb.work(x.shape, x.dtype)
+        _copy(L, w, x, x.size * isz)
+        x = w
+    return L.gb.slice(x, offset * isz, (x.size - offset) * isz)
+
+
+def _view_copy(L: Lowering, x: Value, offset: int, sizes, strides
+               ) -> Value:
+    """A dense work tensor of the view of ``x`` that starts at element
+    ``offset`` with ``sizes`` and ``strides``: one strided IDENTITY (none
+    for an empty view)."""
+    out = L.gb.work(sizes, x.dtype)
+    if _numel(sizes) == 0:
+        return out
+    return strided_copy(L, _at(L, x, offset), sizes, strides, out)
+
+
+def expand(L: Lowering, x: Value, shape: Value) -> list[Value]:
+    """Expand: x broadcast with ``shape`` (numpy's rules both ways), one
+    strided IDENTITY reading the repeated dims with a stride of 0."""
+    dims = L.ints_of(shape, "the shape")
+    try:
+        out = tuple(np.broadcast_shapes(x.shape, tuple(dims)))
+    except ValueError:
+        L.fail("input %s does not broadcast with shape %s"
+               % (list(x.shape), dims))
+    if x.is_const:
+        return [Value(out, x.dtype, const=np.broadcast_to(x.const,
+                                                          out).copy())]
+    L.need_device(x)
+    if out == x.shape:
+        return [x]
+    return [_view_copy(L, x, 0, out, _broadcast_strides(x.shape, out))]
+
+
+def _slice_args(L: Lowering, x: Value, starts, ends, axes, steps):
+    """Slice's starts, ends, axes and steps, from its inputs (opset 10)
+    or attributes (before), axes normalised."""
+    nd = len(x.shape)
+    if starts is None:
+        if L.attr("starts") is None or L.attr("ends") is None:
+            L.fail("it needs starts and ends")
+        st = [int(v) for v in L.attr("starts")]
+        en = [int(v) for v in L.attr("ends")]
+        ax = [int(v) for v in L.attr("axes", range(len(st)))]
+        sp = [1] * len(st)
+    else:
+        if ends is None:
+            L.fail("it needs ends")
+        st = L.ints_of(starts, "starts")
+        en = L.ints_of(ends, "ends")
+        ax = list(range(len(st))) if axes is None else L.ints_of(axes,
+                                                                 "axes")
+        sp = [1] * len(st) if steps is None else L.ints_of(steps, "steps")
+    if not len(st) == len(en) == len(ax) == len(sp):
+        L.fail("starts %s, ends %s, axes %s and steps %s differ in length"
+               % (st, en, ax, sp))
+    ax = [_axis(L, a, nd) for a in ax]
+    if len(set(ax)) != len(ax):
+        L.fail("axes %s name an axis twice" % ax)
+    if any(s == 0 for s in sp):
+        L.fail("steps %s: a step is never 0" % sp)
+    return st, en, ax, sp
+
+
+def slice_(L: Lowering, x: Value, starts: "Value | None" = None,
+           ends: "Value | None" = None, axes: "Value | None" = None,
+           steps: "Value | None" = None) -> list[Value]:
+    """Slice with constant bounds: the view one strided IDENTITY copies
+    (its first element an offset into x, each axis' step a stride); folded
+    for a constant x. A negative step of a computed x is refused: the
+    device's strides are unsigned."""
+    st, en, ax, sp = _slice_args(L, x, starts, ends, axes, steps)
+    picked = [range(n) for n in x.shape]
+    for s, e, a, p in zip(st, en, ax, sp):
+        picked[a] = range(*slice(s, e, p).indices(x.shape[a]))
+    sizes = tuple(len(r) for r in picked)
+    if x.is_const:
+        r = x.const[np.ix_(*picked)] if x.shape else x.const
+        return [Value(sizes, x.dtype, const=r.reshape(sizes).copy())]
+    L.need_device(x)
+    if all(r == range(n) for r, n in zip(picked, x.shape)):
+        return [x]
+    if any(r.step < 0 for r in picked if len(r) > 1):
+        L.fail("steps %s: a negative step of a computed tensor is not "
+               "converted (the device's strides are unsigned)" % sp)
+    full = _contiguous(x.shape)
+    offset = sum(r.start * st for r, st in zip(picked, full)) \
+        if all(sizes) else 0
+    strides = tuple(st * r.step for r, st in zip(picked, full))
+    return [_view_copy(L, x, offset, sizes, strides)]
+
+
+def split(L: Lowering, x: Value, split: "Value | None" = None
+          ) -> list[Value]:
+    """Split along ``axis``: each piece one strided IDENTITY of its view
+    (folded for a constant x). The sizes come from the 'split' input
+    (opset 13) or attribute, else equal parts: opset 18's num_outputs
+    (the last part smaller), or one per output."""
+    nd = len(x.shape)
+    if nd == 0:
+        L.fail("its input is a scalar")
+    axis = _axis(L, int(L.attr("axis", 0)), nd)
+    n = x.shape[axis]
+    outs = len(L.node.output)
+    if split is not None:
+        sizes = L.ints_of(split, "split")
+    elif L.attr("split") is not None:
+        sizes = [int(v) for v in L.attr("split")]
+    else:
+        parts = int(L.attr("num_outputs", outs))
+        if L.attr("num_outputs") is None and n % parts:
+            L.fail("axis %d of %d elements does not split into %d equal "
+                   "parts" % (axis, n, parts))
+        each = -(-n // parts)
+        sizes = [min(each, max(0, n - i * each)) for i in range(parts)]
+    if len(sizes) != outs or sum(sizes) != n or min(sizes) < 0:
+        L.fail("parts %s for %d outputs of axis %d of %d elements"
+               % (sizes, outs, axis, n))
+    full = _contiguous(x.shape)
+    res, at = [], 0
+    for size in sizes:
+        shape = x.shape[:axis] + (size,) + x.shape[axis + 1:]
+        if x.is_const:
+            r = np.take(x.const, range(at, at + size), axis=axis)
+            res.append(Value(shape, x.dtype, const=r))
+        else:
+            L.need_device(x)
+            res.append(_view_copy(L, x, at * full[axis], shape, full))
+        at += size
+    return res
+
+
+def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
+    """Trilu with a constant k: TRIL or TRIU over the last two dims, the
+    dims before them the matrices (folded for a constant x)."""
+    if len(x.shape) < 2:
+        L.fail("input is %s: Trilu takes a matrix or a batch of them"
+               % list(x.shape))
+    ks = [0] if k is None else L.ints_of(k, "k")
+    if len(ks) != 1:
+        L.fail("k has %d values; Trilu takes one" % len(ks))
+    diag = ks[0]
+    upper = bool(L.attr("upper", 1))
+    if x.is_const:
+        f = np.triu if upper else np.tril
+        return [Value(x.shape, x.dtype, const=f(x.const, diag).copy())]
+    r, c = x.shape[-2:]
+    # the device's diagonal is an int32; beyond the matrix it is all or none
+    diag = max(-r - 1, min(c + 1, diag))
+    out = L.gb.work(x.shape, x.dtype)
+    if x.size == 0:
+        return [out]
+    m = _numel(x.shape[:-1])
+    return [L.emit("TRIU" if upper else "TRIL", out, L.device(x),
+                   mnk=(m, c, r), attr=diag)]
+
+
+def _bools(L: Lowering, *vs: Value) -> None:
+    for v in vs:
+        if v.dtype != "bool":
+            L.fail("an input is %s; %s takes BOOL" % (type_name(v.dtype),
+                                                      L.node.op_type))
+
+
+def _truth(value: bool) -> Value:
+    return Value((), "bool", const=np.array(value))
+
+
+def logical_not(L: Lowering, x: Value) -> list[Value]:
+    """Not x = where(x, false, true): a strided IDENTITY and a SELECT."""
+    _bools(L, x)
+    if x.is_const:
+        return [Value(x.shape, "bool", const=np.logical_not(x.const))]
+    return where(L, x, _truth(False), _truth(True))
+
+
+def logical(L: Lowering, a: Value, b: Value) -> list[Value]:
+    """And, Or and Xor of bools as Where: a and b = where(b, a, false),
+    a or b = where(b, true, a), a xor b = where(b, not a, a)."""
+    _bools(L, a, b)
+    op = L.node.op_type
+    if a.is_const and b.is_const:
+        fold = {"And": np.logical_and, "Or": np.logical_or,
+                "Xor": np.logical_xor}[op]
+        r = fold(a.const, b.const)
+        return [Value(r.shape, "bool", const=r)]
+    if op == "And":
+        return where(L, b, a, _truth(False))
+    if op == "Or":
+        return where(L, b, _truth(True), a)
+    not_a, = logical_not(L, a)
+    return where(L, b, not_a, a)
+
+
+def is_nan(L: Lowering, x: Value) -> list[Value]:
+    """IsNaN: x != x, one CMP (NE is the predicate true for a NaN)."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; IsNaN takes %s" % (type_name(x.dtype),
+                                            type_list(_FLOATS)))
+    if x.is_const:
+        return [Value(x.shape, "bool", const=np.isnan(x.const))]
+    xd = L.device(x, "X")
+    return [L.emit("CMP", L.gb.work(x.shape, "bool"), xd, xd, count=x.size,
+                   attr="NE")]
+
+
+def is_inf(L: Lowering, x: Value) -> list[Value]:
+    """IsInf: x == +inf, x == -inf, or |x| == +inf for both (one CMP with
+    the infinity a weight read at a stride of 0, after an ABS)."""
+    if x.dtype not in _FLOATS:
+        L.fail("X is %s; IsInf takes %s" % (type_name(x.dtype),
+                                            type_list(_FLOATS)))
+    pos = bool(L.attr("detect_positive", 1))
+    neg = bool(L.attr("detect_negative", 1))
+    if x.is_const:
+        c = x.const
+        r = (np.isposinf(c) & pos) | (np.isneginf(c) & neg)
+        return [Value(x.shape, "bool", const=r)]
+    if not pos and not neg:
+        return [Value(x.shape, "bool", const=np.zeros(x.shape, np.bool_))]
+    xd = L.device(x, "X")
+    if pos and neg:
+        xd = L.emit("ABS", L.gb.work(x.shape, x.dtype), xd, count=x.size)
+    inf = L.gb.weight(host_values(np.array([np.inf if pos else -np.inf]),
+                                  x.dtype), x.dtype)
+    strides = _contiguous(x.shape)
+    walk = opdesc.Strided(x.shape, strides, strides, (0,) * len(x.shape))
+    if not x.shape:
+        walk = opdesc.Strided((1,), (1,), (1,), (0,))
+    return [L.emit("CMP", L.gb.work(x.shape, "bool"), xd, inf,
+                   strided=walk, attr="EQ")]
+
+
+def range_(L: Lowering, start: Value, limit: Value, delta: Value
+           ) -> list[Value]:
+    """Range of constant bounds, folded on the host (numpy's arange in
+    the bounds' type, as ONNX's: ceil((limit - start) / delta) values)."""
+    s, e, d = (L.const_of(v, what).reshape(()) for v, what in (
+        (start, "start"), (limit, "limit"), (delta, "delta")))
+    if len({start.dtype, limit.dtype, delta.dtype}) > 1:
+        L.fail("start, limit and delta are of different types")
+    n = max(0, int(np.ceil((float(e) - float(s)) / float(d)))) if d else 0
+    if not d:
+        L.fail("delta is 0")
+    r = (s + np.arange(n, dtype=np.asarray(s).dtype) * d).astype(s.dtype)
+    return [Value(r.shape, start.dtype, const=r)]
+
+
+def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
+    """Mod: of constants folded on the host (numpy's mod, the sign of the
+    divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
+    r = a - trunc(a / b) * b (DIV truncates, exact for every pair but
+    a / 0, which ONNX leaves undefined), and for fmod 0 r + b where r is
+    not 0 and its sign is not b's (CMPs, and Where's SELECTs), operands
+    broadcast by stride-0 walks. Computed floats are refused: a - q * b is
+    not C's fmod in floating point."""
+    if a.dtype != b.dtype:
+        L.fail("A is %s and B %s; Mod takes one type"
+               % (type_name(a.dtype), type_name(b.dtype)))
+    fmod = int(L.attr("fmod", 0))
+    floats = a.dtype in _FLOATS + ("float64",)
+    shape = _broadcast_shape(L, a, b)
+    if a.is_const and b.is_const:
+        x, y = a.const, b.const
+        if np.issubdtype(x.dtype, np.integer) and np.any(y == 0):
+            L.fail("B holds a 0: an integer Mod by 0 is undefined")
+        with np.errstate(all="ignore"):
+            r = np.fmod(x, y) if fmod else np.mod(x, y)
+        return [Value(r.shape, a.dtype, const=host_values(r, a.dtype))]
+    if floats or a.dtype == "bool":
+        L.fail("A or B is a computed %s tensor: davinci converts a Mod of "
+               "computed integers (the device has no floating-point "
+               "remainder)" % type_name(a.dtype))
+    # a scalar as one element: a strided walk has a dimension at least
+    ad, bd = (L.device(v, what).with_shape(v.shape or (1,))
+              for v, what in ((a, "A"), (b, "B")))
+    q = _broadcast_op(L, "DIV", ad, bd)
+    r = _broadcast_op(L, "SUB", ad, _broadcast_op(L, "MUL", q, bd))
+    if fmod:
+        return [r.with_shape(shape)]
+    zero = L.gb.weight(np.zeros(1, a.dtype), a.dtype)
+
+    def cmp(v: Value, predicate: str) -> Value:
+        """v @predicate 0, a BOOL of v's shape."""
+        st = _contiguous(v.shape)
+        walk = opdesc.Strided(v.shape, st, st, (0,) * len(v.shape))
+        return L.emit("CMP", L.gb.work(v.shape, "bool"), v, zero,
+                      strided=walk, attr=predicate)
+    r_neg, b_neg = cmp(r, "LT"), cmp(bd, "LT")
+    not_r_neg, = where(L, r_neg, _truth(False), _truth(True))
+    signs_differ, = where(L, b_neg, not_r_neg, r_neg)      # xor
+    fix, = where(L, cmp(r, "NE"), signs_differ, _truth(False))
+    y, = where(L, fix, _broadcast_op(L, "ADD", r, bd), r)
+    return [y.with_shape(shape)]
+
+
+def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
+    """GatherElements: folded when data and indices are constants (numpy's
+    take_along_axis); else one INDEX_SELECT of k = 1 over the data with
+    ``axis`` moved last (a strided IDENTITY, cut to the indices' other
+    dims), each position's indices a batch (moved likewise), and the result
+    moved back. Negative indices count from the end (wrapped on the device
+    when computed); one outside the axis fails the run, nothing written."""
+    if idx.dtype not in ("int32", "int64"):
+        L.fail("indices are %s; GatherElements takes INT32 or INT64"
+               % type_name(idx.dtype))
+    r = len(data.shape)
+    if len(idx.shape) != r or r == 0:
+        L.fail("data %s and indices %s: one rank, at least 1"
+               % (list(data.shape), list(idx.shape)))
+    axis = _axis(L, int(L.attr("axis", 0)), r)
+    n = data.shape[axis]
+    if any(i > d for j, (i, d) in enumerate(zip(idx.shape, data.shape))
+           if j != axis):
+        L.fail("indices %s reach past data %s beyond axis %d"
+               % (list(idx.shape), list(data.shape), axis))
+    if idx.is_const:
+        i = idx.const
+        if np.any((i < -n) | (i >= n)):
+            L.fail("indices outside the %d elements of axis %d" % (n, axis))
+        i = np.where(i < 0, i + n, i)
+        if data.is_const:
+            cut = data.const[tuple(slice(0, m) if j != axis else slice(None)
+                                   for j, m in enumerate(idx.shape))]
+            got = np.take_along_axis(cut, i, axis=axis)
+            return [Value(got.shape, data.dtype, const=got)]
+        idx = Value(idx.shape, idx.dtype, const=i)
+    out = L.gb.work(idx.shape, data.dtype)
+    if idx.size == 0:
+        return [out]
+    L.need_device(data, "data")
+    perm = [j for j in range(r) if j != axis] + [axis]
+    others = tuple(idx.shape[j] for j in perm[:-1])
+    batches, count = _numel(others), idx.shape[axis]
+    full = _contiguous(data.shape)
+    table = _view_copy(L, data, 0, others + (n,),
+                       tuple(full[j] for j in perm))
+    if idx.is_const:
+        index = L.gb.weight(np.ascontiguousarray(
+            idx.const.transpose(perm)), idx.dtype)
+    else:
+        index = _wrapped(L, _permuted(L, L.device(idx, "indices"), perm), n)
+    flat = L.gb.work((batches, count), data.dtype)
+    L.emit("INDEX_SELECT", flat, table.with_shape((batches * n, 1)),
+           index.with_shape((batches, count)), mnk=(batches, n, 1),
+           count=count, attr=idx.dtype.upper())
+    moved = flat.with_shape(others + (count,))
+    return [_permuted(L, moved, [int(j) for j in np.argsort(perm)])]
 
 
 #: every ONNX op davinci-atc converts, one row per registration: a handler
@@ -1332,6 +1746,7 @@ RULES: tuple[Rule, ...] = (
     Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", ("IDENTITY",),
          since=13),
     Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
+    Rule("ReduceMean", reduce_mean, "REDUCE_SUM", ("DIV",)),
     Rule("Cast", cast, "CAST"),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
@@ -1367,6 +1782,21 @@ RULES: tuple[Rule, ...] = (
     Rule("Gather", gather, "INDEX_SELECT", ("MEMCPY", "CMP", "ADD",
                                             "SELECT")),
     Rule("Concat", concat_device, also=("IDENTITY",)),
+    # views and masks: strided IDENTITYs, SELECT, CMP, a triangle op
+    Rule("Expand", expand, also=("IDENTITY",), since=8),
+    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY")),
+    Rule("Split", split, also=("MEMCPY", "IDENTITY"), since=2),
+    Rule("Trilu", trilu, "TRIU", ("TRIL",), since=14),
+    Rule("Not", logical_not, "SELECT", ("IDENTITY",)),
+    *(Rule(name, logical, "SELECT", ("IDENTITY",), since=7)
+      for name in ("And", "Or", "Xor")),
+    Rule("IsNaN", is_nan, "CMP", since=9),
+    Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
+    Rule("Range", range_, since=11),
+    Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
+                             "IDENTITY"), since=10),
+    Rule("GatherElements", gather_elements, "INDEX_SELECT",
+         ("IDENTITY", "MEMCPY", "CMP", "ADD", "SELECT"), since=11),
 )
 
 
