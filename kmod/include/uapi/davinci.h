@@ -1371,8 +1371,9 @@ struct davinci_jpegd_result {
  * point, subsampled chroma repeated over the pixels it covers when read
  * and the rounded mean of those it covers when written.
  *
- * A block that breaks a rule is refused at the doorbell (EINVAL): nothing
- * is written. The resize tables are allocated as the task starts (outside
+ * A block that breaks a rule fails the task with DAVINCI_STATUS_INVALID_TASK
+ * as the driver takes it in (DOC: parameter blocks): nothing is written.
+ * The resize tables are allocated as the task starts (outside
  * any lock); -ENOMEM there fails the task with DAVINCI_STATUS_INVALID_TASK
  * before anything is written.
  */
