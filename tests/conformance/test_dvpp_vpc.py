@@ -680,3 +680,26 @@ def test_jpeg_decode_then_resize_to_224_on_one_stream(media):
     decoded = unpack(sp, J.decode(data).nv12)
     for k, got in enumerate(unpack(dp, media.read(optr, dp.size))):
         check_resampled(got, decoded[k], "bilinear")
+
+
+def test_the_trace_names_vpc_tasks_on_no_ai_core(dev):
+    from davinci.trace import DeviceTraceReader
+    reader = DeviceTraceReader(dev)
+    reader.set_enabled(True)
+    sp = dvpp.Picture.aligned("nv12", 64, 48)
+    dp = dvpp.Picture.aligned("rgb", 64, 48)
+    src = dev.tensor(pack(sp, planes_of(sp, 40)))
+    out = dev.tensor(np.zeros(dp.size, np.uint8))
+    small = dev.tensor(np.zeros(dvpp.Picture.aligned("nv12", 32, 24).size,
+                                np.uint8))
+    ops.vpc_resize(src, sp, small, dvpp.Picture.aligned("nv12", 32, 24))
+    ops.vpc_crop(src, sp, small, dvpp.Picture.aligned("nv12", 32, 24),
+                 dvpp.Rect(0, 0, 31, 23))
+    ops.vpc_convert_color(src, sp, out, dp)
+    done = [r for r in reader.read().records if r.pid == os.getpid() and
+            r.kind == "TASK_COMPLETE" and r.op_name.startswith("VPC_")]
+    assert [r.op_name for r in done] == ["VPC_RESIZE", "VPC_CROP",
+                                         "VPC_CONVERT_COLOR"]
+    assert all(r.status == 0 and r.aicore == davinci._uapi.
+               DAVINCI_TRACE_NO_CORE for r in done)
+    reader.set_enabled(False)
