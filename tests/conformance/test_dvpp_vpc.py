@@ -6,9 +6,10 @@ Pictures made here go through acl.media as Ascend's samples call it
 picture descs, the *_async calls, synchronize_stream) and through
 davinci.ops. Every output channel is held to a numpy float64 reference of
 the formula NUMERICS.md (VPC) states: bilinear within 0.5 + 255/2048 of
-it (and bit for bit its 11-bit fixed-point rule), nearest exactly; colour conversion to Pillow's YCbCr <-> RGB within 1
-(and the exact rearrangements bit for bit); bytes outside what a call may
-write stay as they were; pictures that break DVPP's rules are refused
+it (and bit for bit its 11-bit fixed-point rule), nearest exactly;
+colour conversion to Pillow's YCbCr <-> RGB within 1 (and the exact
+rearrangements bit for bit); bytes outside what a call may write stay as
+they were; pictures that break DVPP's rules are refused
 with ACL_ERROR_INVALID_PARAM before anything is queued, by the device too
 for a raw parameter block (the task fails, nothing written), and no device
 memory is left behind.

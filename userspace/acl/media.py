@@ -611,9 +611,9 @@ def _picture(p: _PicDesc, what: str) -> _dvpp.Picture:
     fmt = _VPC_FORMATS.get(p.format)
     if fmt is None:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s's format %r: VPC takes "
-                      "PIXEL_FORMAT_YUV_SEMIPLANAR_420 (1), _YVU_SEMIPLANAR_420"
-                      " (2), _YUYV_PACKED_422 (7), _RGB_888 (12) or _BGR_888 "
-                      "(13)" % (what, p.format))
+                      "PIXEL_FORMAT_YUV_SEMIPLANAR_420 (1), "
+                      "_YVU_SEMIPLANAR_420 (2), _YUYV_PACKED_422 (7), "
+                      "_RGB_888 (12) or _BGR_888 (13)" % (what, p.format))
     pic = _dvpp.Picture(fmt, p.width, p.height, p.width_stride,
                         p.height_stride)
     if not p.data:
