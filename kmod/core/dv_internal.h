@@ -653,7 +653,14 @@ enum dv_op_shape {
 	DV_SHAPE_GENERATE,	/* dst: count elements, no source */
 	DV_SHAPE_TRIANGLE,	/* dst and src0: m x n, matrices of k rows */
 	DV_SHAPE_JPEGD,		/* the DVPP's JPEG decode (dvpp.c) */
+	DV_SHAPE_VPC,		/* the DVPP's VPC: resize, crop, colour (vpc.c) */
 };
+
+/* True for the shapes of the DVPP engine's tasks, which run on no AI core. */
+static inline bool dv_shape_is_dvpp(enum dv_op_shape shape)
+{
+	return shape == DV_SHAPE_JPEGD || shape == DV_SHAPE_VPC;
+}
 
 /* An operand dtype an op fixes (struct dv_opcode_info): 0 is none. */
 #define DV_OPD(x)	(DAVINCI_DTYPE_##x + 1)

@@ -42,6 +42,8 @@ _Static_assert(sizeof(struct davinci_params_random_uniform) <= DV_TASK_PARAMS_MA
 	       "a task holds a copy of RANDOM_UNIFORM's block");
 _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_vpc_crop) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of VPC_CROP's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -517,5 +519,32 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_JPEGD_DECODE_VERSION,
 		.check_params = dv_op_check_jpegd_decode,
 		.shape = DV_SHAPE_JPEGD,
+	},
+	[DAVINCI_OP_VPC_RESIZE] = {
+		.uses = DV_U_DST | DV_U_SRC0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_vpc_crop),
+		.params_version = DAVINCI_PARAMS_VPC_CROP_VERSION,
+		.check_params = dv_op_check_vpc_crop,
+		.shape = DV_SHAPE_VPC,
+	},
+	[DAVINCI_OP_VPC_CROP] = {
+		.uses = DV_U_DST | DV_U_SRC0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_vpc_crop),
+		.params_version = DAVINCI_PARAMS_VPC_CROP_VERSION,
+		.check_params = dv_op_check_vpc_crop,
+		.shape = DV_SHAPE_VPC,
+	},
+	[DAVINCI_OP_VPC_CONVERT_COLOR] = {
+		.uses = DV_U_DST | DV_U_SRC0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_vpc_crop),
+		.params_version = DAVINCI_PARAMS_VPC_CROP_VERSION,
+		.check_params = dv_op_check_vpc_crop,
+		.shape = DV_SHAPE_VPC,
 	},
 };

@@ -500,6 +500,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_op_extent_strided(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
 		return dv_dvpp_extent(task, params, ext);
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_VPC)
+		return dv_vpc_extent(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
 		/*
@@ -641,9 +643,9 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 
 	if (!es || !dst_es || !src1_es)
 		return 0;	/* dv_op_extent() refuses the dtype */
-	/* JPEGD_DECODE's operands are bytes (its result record too) */
+	/* the DVPP's operands are bytes (JPEGD's result record too) */
 	if (task->opcode < DAVINCI_OP_COUNT &&
-	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
+	    dv_shape_is_dvpp(dv_opcodes[task->opcode].shape))
 		return 0;
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;

@@ -50,6 +50,7 @@ int dv_op_check_random_uniform(const struct davinci_task *task,
 			       const void *params);
 int dv_op_check_jpegd_decode(const struct davinci_task *task,
 			     const void *params);
+int dv_op_check_vpc_crop(const struct davinci_task *task, const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
@@ -133,5 +134,16 @@ int dv_dvpp_extent(const struct davinci_task *task, const void *params,
 		   struct dv_op_extent *ext);
 int dv_dvpp_jpegd(const struct davinci_task *task, const void *params,
 		  void *dst, const void *src, void *result);
+
+/*
+ * The DVPP engine's VPC tasks (vpc.c, DOC: DVPP VPC): their extents (the
+ * two pictures' bytes), and the run of a resolved task, without dev->lock
+ * and outside an FPU section (a resize allocates its coordinate tables):
+ * 0, or -ENOMEM with nothing written.
+ */
+int dv_vpc_extent(const struct davinci_task *task, const void *params,
+		  struct dv_op_extent *ext);
+int dv_vpc_run(const struct davinci_task *task, const void *params,
+	       void *dst, const void *src);
 
 #endif /* _DAVINCI_OPS_H */

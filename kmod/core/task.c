@@ -346,6 +346,26 @@ static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
 }
 
 /*
+ * The DVPP engine's VPC tasks: one piece of work, no FPU section, a
+ * resize's coordinate tables allocated and freed inside (no lock is held
+ * here). Their only failure is that allocation, before anything is
+ * written.
+ */
+static u32 dv_exec_vpc(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st = dv_exec_check(dev, t);
+
+	if (st)
+		return st;
+	if (dv_vpc_run(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+		       dv_task_ptr(t, 1)))
+		return DAVINCI_STATUS_INVALID_TASK;
+	if (t->throttle_pct)
+		dv_exec_throttle(t, t->start_ns);
+	return dv_exec_check(dev, t);
+}
+
+/*
  * Claim chunks of a shared compute task and run them until none is left.
  * The owner also checks for cancellation, device loss and the watchdog,
  * and on a failure lets nobody claim more.
@@ -491,6 +511,11 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 	case DAVINCI_OP_JPEGD_DECODE:
 		st = dv_exec_jpegd(dev, t);
 		break;
+	case DAVINCI_OP_VPC_RESIZE:
+	case DAVINCI_OP_VPC_CROP:
+	case DAVINCI_OP_VPC_CONVERT_COLOR:
+		st = dv_exec_vpc(dev, t);
+		break;
 	default:
 		st = dv_exec_chunks(dev, t,
 				    dv_op_units(&t->desc, dv_task_params(t)),
@@ -545,7 +570,7 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	t->ctx = s->ctx;
 	t->stream_id = s->id;
 	/* the DVPP engine's tasks run on no AI core */
-	if (dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGD)
+	if (!dv_shape_is_dvpp(dv_opcodes[t->desc.opcode].shape))
 		dv_trace_take_core(dev, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st || (!t->hang && t->desc.opcode == DAVINCI_OP_NOP &&
@@ -723,8 +748,8 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 	if (dv_opcodes[d->opcode].shape == DV_SHAPE_POOL ||
 	    dv_opcodes[d->opcode].shape == DV_SHAPE_POOL_INDEX)
 		return false;
-	/* a JPEG decode allocates, and its few bytes are much work */
-	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGD)
+	/* a JPEG decode allocates, and its few bytes are much work; VPC too */
+	if (dv_shape_is_dvpp(dv_opcodes[d->opcode].shape))
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:

@@ -58,28 +58,27 @@ def test_every_name_of_ascend_samples_exists():
 
 
 def test_media_names_fail_cleanly(acl_dev):
-    # the JPEG decode's calls work (tests/conformance/test_dvpp_jpegd.py);
-    # the rest are stand-ins
-    assert acl.media.dvpp_create_resize_config() == 0
-    assert acl.media.dvpp_vpc_resize_async(1, 2, 3, 4, 5) == \
+    # the JPEG decode's and VPC's calls work (tests/conformance/
+    # test_dvpp_jpegd.py, test_dvpp_vpc.py); the rest are stand-ins
+    assert acl.media.dvpp_create_border_config() == 0
+    assert acl.media.dvpp_vpc_pyr_down_async(1, 2, 3, 4, 5) == \
         acl.ACL_ERROR_FEATURE_UNSUPPORTED
     assert "DVPP" in acl.get_recent_err_msg()
     p, ret = acl.media.dvpp_malloc(4096)
     assert ret == 0 and acl.media.dvpp_free(p) == 0
 
 
-#: acl.media names of pyACL beyond what the samples call, from CANN's
+#: acl.media names of pyACL beyond what the samples call (and beyond the VPC
+#: calls acl.media implements: resize, crop, crop and paste, their batches,
+#: convert color), from CANN's
 #: reference: the VPC function list (aclcppdevg "VPC": acldvppVpcResizeAsync
 #: .. acldvppVpcCalcHistAsync), the acldvppBorderConfig calls, spelled as
 #: pyACL's Python reference spells them (aclpythondevg "Function:
 #: dvpp_vpc_crop_resize_paste_async", "dvpp_create_border_config", ...)
 PYACL_MEDIA = """
-dvpp_vpc_resize_async dvpp_vpc_crop_async dvpp_vpc_crop_resize_async
-dvpp_vpc_batch_crop_async dvpp_vpc_batch_crop_resize_async
-dvpp_vpc_crop_and_paste_async dvpp_vpc_crop_resize_paste_async
-dvpp_vpc_batch_crop_and_paste_async dvpp_vpc_batch_crop_resize_paste_async
-dvpp_vpc_batch_crop_resize_make_border_async dvpp_vpc_convert_color_async
-dvpp_vpc_pyr_down_async dvpp_vpc_equalize_hist_async
+dvpp_vpc_crop_resize_async dvpp_vpc_batch_crop_resize_async
+dvpp_vpc_crop_resize_paste_async dvpp_vpc_batch_crop_resize_paste_async
+dvpp_vpc_batch_crop_resize_make_border_async dvpp_vpc_pyr_down_async dvpp_vpc_equalize_hist_async
 dvpp_vpc_make_border_async dvpp_vpc_calc_hist_async
 dvpp_create_border_config dvpp_destroy_border_config
 dvpp_set_border_config_value dvpp_set_border_config_border_type

@@ -77,6 +77,16 @@ _JPEGD_BLOCK, _JPEGD_FILE = 512 * len(_PROBE_PARAMS), 512 * len(
     _PROBE_PARAMS) + 64
 
 
+#: where its VPC tasks find their block: NV12 32 x 6 into NV12 32 x 6
+_VPC_BLOCK = 4000
+_VPC_PARAMS = dict(
+    src_format=_uapi.DAVINCI_VPC_FMT_NV12, src_width=32, src_height=6,
+    src_width_stride=32, src_height_stride=6,
+    dst_format=_uapi.DAVINCI_VPC_FMT_NV12, dst_width=32, dst_height=6,
+    dst_width_stride=32, dst_height_stride=6, crop_right=31, crop_bottom=5,
+    paste_right=31, paste_bottom=5)
+
+
 def _probe_jpeg() -> bytes:
     import io
 
@@ -99,6 +109,10 @@ def _probe_task(op, dst, src, block):
             src1=src, count=len(_probe_jpeg()),
             params=block.dev_addr + _JPEGD_BLOCK, params_size=op.params.size,
             params_version=op.params.version)
+    if op.kind == "vpc":
+        return davinci.make_task(
+            op.opcode, dst=dst, src0=src, params=block.dev_addr + _VPC_BLOCK,
+            params_size=op.params.size, params_version=op.params.version)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -129,6 +143,9 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         block.write(schema.by_name("JPEGD_DECODE").params.pack(
             dst_size=4096), offset=_JPEGD_BLOCK)
         block.write(_probe_jpeg(), offset=_JPEGD_FILE)
+        assert _JPEGD_FILE + len(_probe_jpeg()) <= _VPC_BLOCK
+        block.write(schema.by_name("VPC_CROP").params.pack(**_VPC_PARAMS),
+                    offset=_VPC_BLOCK)
         taken = 0
         for op in schema.OPS:
             if op.event:

@@ -57,6 +57,9 @@ int th_failures, th_passed, th_failed;
 	X(jpegd_truncated) \
 	X(jpegd_corrupt_bytes) \
 	X(jpegd_bad_headers) \
+	X(vpc_block_checks) \
+	X(vpc_runs_inside_exact_buffers) \
+	X(vpc_mutated_blocks) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

@@ -1,23 +1,37 @@
 # SPDX-License-Identifier: GPL-2.0
-"""acl.media: DVPP. JPEG decode works, on the device's DVPP engine (a
-DAVINCI_OP_JPEGD_DECODE task on the stream, DOC: DVPP JPEGD): channel
-descs and channels, picture descs and their setters and getters,
-dvpp_malloc / dvpp_free (device memory any task may use),
-dvpp_jpeg_get_image_info (and _v2, with the file's subsampling),
-dvpp_jpeg_predict_dec_size and dvpp_jpeg_decode_async, which completes on
-acl.rt.synchronize_stream, as Ascend's samples call them. The output is
-YUV420SP, NV12 (PIXEL_FORMAT_YUV_SEMIPLANAR_420) or NV21
-(PIXEL_FORMAT_YVU_SEMIPLANAR_420), at 128 x 16 alignment; once the stream
-is synchronized the output desc's width, height, strides and size are the
-decoded picture's and its ret code is 0. A file the decoder refuses fails
-the task: synchronize_stream returns ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's
-work runs as AICPU tasks in CANN) and the desc's ret code says why:
-ACL_ERROR_INVALID_FILE (corrupt or truncated), ACL_ERROR_UNSUPPORTED_JPEG
-(arithmetic coding, 12 bits, 4:1:1 ...), ACL_ERROR_INVALID_PARAM (a side
-above 8192, an output smaller than the picture: refused before anything is
-written). Every other name pyACL has (JPEG encode, VPC, PNG, VDEC, VENC)
-exists and fails cleanly: calls that create an object return 0 (pyACL's
-null handle), every other call returns ACL_ERROR_FEATURE_UNSUPPORTED
+"""acl.media: DVPP. JPEG decode and VPC work, on the device's DVPP engine
+(DAVINCI_OP_JPEGD_DECODE and the VPC tasks on the stream, DOC: DVPP JPEGD
+and DOC: DVPP VPC), as Ascend's samples call them: channel descs and
+channels, picture descs and their setters and getters, batch picture descs,
+dvpp_malloc / dvpp_free (device memory any task may use).
+
+JPEG decode: dvpp_jpeg_get_image_info (and _v2, with the file's
+subsampling), dvpp_jpeg_predict_dec_size and dvpp_jpeg_decode_async, which
+completes on acl.rt.synchronize_stream. The output is YUV420SP, NV12
+(PIXEL_FORMAT_YUV_SEMIPLANAR_420) or NV21 (PIXEL_FORMAT_YVU_SEMIPLANAR_420),
+at 128 x 16 alignment; once the stream is synchronized the output desc's
+width, height, strides and size are the decoded picture's and its ret code
+is 0. A file the decoder refuses fails the task: synchronize_stream returns
+ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's work runs as AICPU tasks in CANN) and
+the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or
+truncated), ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1
+...), ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
+picture: refused before anything is written).
+
+VPC: dvpp_vpc_resize_async (a resize config: dvpp_create_resize_config,
+dvpp_set_resize_config_interpolation 0 or 2 nearest, 1 bilinear),
+dvpp_vpc_crop_async, dvpp_vpc_crop_and_paste_async, dvpp_vpc_batch_crop_async
+and dvpp_vpc_batch_crop_and_paste_async (ROI configs: dvpp_create_roi_config
+(left, right, top, bottom), dvpp_set_roi_config), dvpp_vpc_convert_color_async,
+on YUV420SP NV12/NV21, YUYV packed 4:2:2, RGB888 and BGR888 pictures. A
+picture, ROI or scale DVPP's rules refuse (width strides a multiple of 16,
+height strides even, 10 x 6 .. 4096 x 4096, crop offsets even and ends odd,
+paste left a multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
+before anything is queued, its reason in acl.get_recent_err_msg().
+
+Every other name pyACL has (JPEG encode, PNG, VDEC, VENC, the other VPC
+calls) exists and fails cleanly: calls that create an object return 0
+(pyACL's null handle), every other call returns ACL_ERROR_FEATURE_UNSUPPORTED
 (200006); the message in acl.get_recent_err_msg() names the call."""
 
 import ctypes
@@ -98,10 +112,21 @@ dvpp_set_pic_desc_data dvpp_set_pic_desc_format dvpp_set_pic_desc_height
 dvpp_set_pic_desc_height_stride dvpp_set_pic_desc_size
 dvpp_set_pic_desc_width dvpp_set_pic_desc_width_stride dvpp_jpeg_get_image_info_v2
 """.split()
-UNSUPPORTED = [n for n in UNSUPPORTED if n not in JPEGD]
+#: the VPC calls this module implements
+VPC = """
+dvpp_create_resize_config dvpp_destroy_resize_config
+dvpp_set_resize_config_interpolation dvpp_get_resize_config_interpolation
+dvpp_create_roi_config dvpp_destroy_roi_config dvpp_set_roi_config
+dvpp_set_roi_config_left dvpp_set_roi_config_right dvpp_set_roi_config_top
+dvpp_set_roi_config_bottom dvpp_create_batch_pic_desc dvpp_get_pic_desc
+dvpp_destroy_batch_pic_desc dvpp_vpc_resize_async dvpp_vpc_crop_async
+dvpp_vpc_crop_and_paste_async dvpp_vpc_batch_crop_async
+dvpp_vpc_batch_crop_and_paste_async dvpp_vpc_convert_color_async
+""".split()
+UNSUPPORTED = [n for n in UNSUPPORTED if n not in JPEGD and n not in VPC]
 
-__all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED", "JPEGD"] + JPEGD + \
-    UNSUPPORTED
+__all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED", "JPEGD", "VPC"] + \
+    JPEGD + VPC + UNSUPPORTED
 
 
 def dvpp_malloc(size):
@@ -383,3 +408,367 @@ def dvpp_jpeg_decode_async(channel_desc, data, size, out_pic_desc, stream):
     _dvpp.launch_jpeg_decode(s.stream, data, size, p.data, p.size,
                              p.record.dev_addr, fmt)
 
+
+
+# ---------------------------------------------------------------------------
+# VPC: resize, crop, crop and paste, batch crop, colour conversion
+# ---------------------------------------------------------------------------
+
+#: acldvppPixelFormat -> the engine's VPC format name
+_VPC_FORMATS = {C.PIXEL_FORMAT_YUV_SEMIPLANAR_420: "nv12",
+                C.PIXEL_FORMAT_YVU_SEMIPLANAR_420: "nv21",
+                C.PIXEL_FORMAT_YUYV_PACKED_422: "yuyv",
+                C.PIXEL_FORMAT_RGB_888: "rgb",
+                C.PIXEL_FORMAT_BGR_888: "bgr"}
+#: acldvppSetResizeConfigInterpolation's values -> the engine's
+_INTERPOLATIONS = {C.DVPP_INTERPOLATION_DEFAULT: "nearest",
+                   C.DVPP_INTERPOLATION_BILINEAR: "bilinear",
+                   C.DVPP_INTERPOLATION_NEAREST: "nearest"}
+#: DVPP's limit on the crops of one batch call
+_MAX_BATCH_ROIS = 256
+
+
+class _ResizeConfig:
+    def __init__(self):
+        self.handle = S.new_handle()
+        self.interpolation = C.DVPP_INTERPOLATION_DEFAULT
+
+
+class _RoiConfig:
+    def __init__(self, left, right, top, bottom):
+        self.handle = S.new_handle()
+        self.left, self.right, self.top, self.bottom = left, right, top, \
+            bottom
+
+    def rect(self) -> _dvpp.Rect:
+        return _dvpp.Rect(self.left, self.top, self.right, self.bottom)
+
+
+class _BatchPicDesc:
+    def __init__(self, size: int):
+        self.handle = S.new_handle()
+        self.pics = [_PicDesc() for _ in range(size)]
+
+
+_resize_configs: dict = {}
+_rois: dict = {}
+_batches: dict = {}
+
+
+def _is_uint(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def dvpp_create_resize_config():
+    """A resize config (its handle), interpolation 0: DVPP's default."""
+    cfg = _ResizeConfig()
+    _resize_configs[cfg.handle] = cfg
+    return cfg.handle
+
+
+def _resize_config(handle) -> _ResizeConfig:
+    cfg = _resize_configs.get(handle)
+    if cfg is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "resize config %r does not "
+                      "exist: make one with dvpp_create_resize_config()"
+                      % (handle,))
+    return cfg
+
+
+@api()
+def dvpp_destroy_resize_config(resize_config):
+    _resize_config(resize_config)
+    del _resize_configs[resize_config]
+
+
+@api()
+def dvpp_set_resize_config_interpolation(resize_config, interpolation):
+    """Set the resize's algorithm: 0 (the default, DVPP's own nearest
+    neighbour: here OpenCV's INTER_NEAREST), 1 (OpenCV's INTER_LINEAR) or 2
+    (OpenCV's INTER_NEAREST)."""
+    cfg = _resize_config(resize_config)
+    if interpolation not in _INTERPOLATIONS:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "interpolation %r: 0 "
+                      "(default), 1 (bilinear) or 2 (nearest)"
+                      % (interpolation,))
+    cfg.interpolation = interpolation
+
+
+def dvpp_get_resize_config_interpolation(resize_config):
+    """The config's interpolation (0 for an unknown config)."""
+    cfg = _resize_configs.get(resize_config)
+    return cfg.interpolation if cfg is not None else 0
+
+
+def dvpp_create_roi_config(left, right, top, bottom):
+    """A ROI config (its handle; 0 for a negative offset or a right or
+    bottom before its left or top): the first and last column and row, as
+    pyACL orders them (left, right, top, bottom)."""
+    if not all(_is_uint(v) for v in (left, right, top, bottom)) or \
+            right < left or bottom < top:
+        S.record_error(C.ACL_ERROR_INVALID_PARAM, "ROI (%r, %r, %r, %r): "
+                       "offsets >= 0, left <= right, top <= bottom" % (
+                           left, right, top, bottom),
+                       "acl.media.dvpp_create_roi_config")
+        return 0
+    roi = _RoiConfig(left, right, top, bottom)
+    _rois[roi.handle] = roi
+    return roi.handle
+
+
+def _roi(handle) -> _RoiConfig:
+    roi = _rois.get(handle)
+    if roi is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "ROI config %r does not "
+                      "exist: make one with dvpp_create_roi_config()"
+                      % (handle,))
+    return roi
+
+
+@api()
+def dvpp_destroy_roi_config(roi_config):
+    _roi(roi_config)
+    del _rois[roi_config]
+
+
+@api()
+def dvpp_set_roi_config(roi_config, left, right, top, bottom):
+    roi = _roi(roi_config)
+    if not all(_is_uint(v) for v in (left, right, top, bottom)) or \
+            right < left or bottom < top:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "ROI (%r, %r, %r, %r): "
+                      "offsets >= 0, left <= right, top <= bottom"
+                      % (left, right, top, bottom))
+    roi.left, roi.right, roi.top, roi.bottom = left, right, top, bottom
+
+
+def _roi_setter(field: str):
+    def set_field(roi_config, value):
+        roi = _roi(roi_config)
+        if not _is_uint(value):
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s must be an int >= "
+                          "0, not %r" % (field, value))
+        setattr(roi, field, value)
+    set_field.__name__ = "dvpp_set_roi_config_" + field
+    set_field.__doc__ = "Set a ROI config's %s offset." % field
+    return api()(set_field)
+
+
+for _f in ("left", "right", "top", "bottom"):
+    globals()["dvpp_set_roi_config_" + _f] = _roi_setter(_f)
+del _f
+
+
+def dvpp_create_batch_pic_desc(batch_size):
+    """A batch of ``batch_size`` picture descs (its handle; 0 for a size
+    outside 1 .. 256)."""
+    if not _is_uint(batch_size) or not 1 <= batch_size <= _MAX_BATCH_ROIS:
+        S.record_error(C.ACL_ERROR_INVALID_PARAM, "batch size %r: 1 .. %d"
+                       % (batch_size, _MAX_BATCH_ROIS),
+                       "acl.media.dvpp_create_batch_pic_desc")
+        return 0
+    b = _BatchPicDesc(batch_size)
+    _batches[b.handle] = b
+    for p in b.pics:
+        _pics[p.handle] = p
+    return b.handle
+
+
+def _batch(handle) -> _BatchPicDesc:
+    b = _batches.get(handle)
+    if b is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "batch picture desc %r does "
+                      "not exist: make one with dvpp_create_batch_pic_desc()"
+                      % (handle,))
+    return b
+
+
+def dvpp_get_pic_desc(batch_pic_desc, index):
+    """The picture desc at ``index`` of a batch (0 for an unknown batch or
+    an index outside it)."""
+    b = _batches.get(batch_pic_desc)
+    if b is None or not _is_uint(index) or index >= len(b.pics):
+        S.record_error(C.ACL_ERROR_INVALID_PARAM, "no picture %r in batch "
+                       "desc %r" % (index, batch_pic_desc),
+                       "acl.media.dvpp_get_pic_desc")
+        return 0
+    return b.pics[index].handle
+
+
+@api()
+def dvpp_destroy_batch_pic_desc(batch_pic_desc):
+    b = _batch(batch_pic_desc)
+    del _batches[batch_pic_desc]
+    for p in b.pics:
+        _pics.pop(p.handle, None)
+        if p.record is not None and not p.record.freed:
+            p.record.free()
+
+
+def _picture(p: _PicDesc, what: str) -> _dvpp.Picture:
+    """The engine's layout of a picture desc, its data and size checked."""
+    p.settle()
+    fmt = _VPC_FORMATS.get(p.format)
+    if fmt is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s's format %r: VPC takes "
+                      "PIXEL_FORMAT_YUV_SEMIPLANAR_420 (1), "
+                      "_YVU_SEMIPLANAR_420 (2), _YUYV_PACKED_422 (7), "
+                      "_RGB_888 (12) or _BGR_888 (13)" % (what, p.format))
+    pic = _dvpp.Picture(fmt, p.width, p.height, p.width_stride,
+                        p.height_stride)
+    if not p.data:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s has no data: "
+                      "dvpp_set_pic_desc_data it" % what)
+    return pic
+
+
+def _checked(op: str, src: _dvpp.Picture, dst: _dvpp.Picture,
+             crop: _dvpp.Rect, paste: _dvpp.Rect, interpolation: str,
+             sp: _PicDesc, dp: _PicDesc) -> None:
+    try:
+        _dvpp.check_vpc(op, src, dst, crop, paste, interpolation)
+    except _dvpp.VpcError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, str(exc)) from None
+    for what, p, pic in (("the input desc", sp, src),
+                         ("the output desc", dp, dst)):
+        if p.size < pic.size:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s's size %d is below "
+                          "its picture's %d bytes (width stride x height "
+                          "stride%s)" % (what, p.size, pic.size,
+                                         " x 3 / 2" if pic.format in (
+                                             "nv12", "nv21") else ""))
+
+
+def _vpc_channel(channel_desc) -> None:
+    if not _channel(channel_desc).created:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "channel desc %r has no "
+                      "channel: call dvpp_create_channel" % (channel_desc,))
+
+
+def _launch(op, stream, jobs) -> None:
+    """Check every (src desc, dst desc, crop, paste, interpolation) of
+    ``jobs``, then queue one VPC task each on ``stream``."""
+    s = S.get_stream(stream)
+    checked = []
+    for i, (sp, dp, crop, paste, interp) in enumerate(jobs):
+        tag = " %d" % i if len(jobs) > 1 else ""
+        src = _picture(sp, "the input desc" + tag)
+        dst = _picture(dp, "the output desc" + tag)
+        crop = crop or src.whole()
+        paste = paste or dst.whole()
+        _checked(op, src, dst, crop, paste, interp, sp, dp)
+        checked.append((sp, src, dp, dst, crop, paste, interp))
+    for sp, src, dp, dst, crop, paste, interp in checked:
+        _dvpp.launch_vpc(s.stream, op, sp.data, src, dp.data, dst, crop,
+                         paste, interp)
+        dp.ret_code = 0
+
+
+@api()
+def dvpp_vpc_resize_async(channel_desc, in_pic_desc, out_pic_desc,
+                          resize_config, stream):
+    """Queue the resize of the input picture to the output desc's size
+    (DOC: DVPP VPC): the config's interpolation, formats of one family
+    (YUV420SP and YUYV, or RGB and BGR), DVPP's strides; completes on
+    acl.rt.synchronize_stream."""
+    _vpc_channel(channel_desc)
+    cfg = _resize_config(resize_config)
+    _launch("VPC_RESIZE", stream, [(_pic(in_pic_desc), _pic(out_pic_desc),
+                                    None, None,
+                                    _INTERPOLATIONS[cfg.interpolation])])
+
+
+@api()
+def dvpp_vpc_crop_async(channel_desc, in_pic_desc, out_pic_desc, crop_area,
+                        stream):
+    """Queue the crop of ``crop_area`` (even left and top, odd right and
+    bottom) resized to the whole output picture."""
+    _vpc_channel(channel_desc)
+    _launch("VPC_CROP", stream, [(_pic(in_pic_desc), _pic(out_pic_desc),
+                                  _roi(crop_area).rect(), None, "bilinear")])
+
+
+@api()
+def dvpp_vpc_crop_and_paste_async(channel_desc, in_pic_desc, out_pic_desc,
+                                  crop_area, paste_area, stream):
+    """Queue the crop of ``crop_area`` resized into ``paste_area`` of the
+    output (its left a multiple of 16), the rest of the output untouched."""
+    _vpc_channel(channel_desc)
+    _launch("VPC_CROP", stream, [(_pic(in_pic_desc), _pic(out_pic_desc),
+                                  _roi(crop_area).rect(),
+                                  _roi(paste_area).rect(), "bilinear")])
+
+
+def _batch_jobs(src_batch, roi_nums, dst_batch, crops, pastes):
+    sb, db = _batch(src_batch), _batch(dst_batch)
+    if not isinstance(roi_nums, (list, tuple)) or \
+            len(roi_nums) != len(sb.pics) or \
+            not all(_is_uint(n) and n > 0 for n in roi_nums):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "roi_nums must list, for "
+                      "each of the %d input pictures, its crops (> 0), not %r"
+                      % (len(sb.pics), roi_nums))
+    total = sum(roi_nums)
+    if total > min(_MAX_BATCH_ROIS, len(db.pics)) or len(crops) != total or \
+            (pastes is not None and len(pastes) != total):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%d crops (roi_nums %r) for "
+                      "%d crop areas%s and %d output pictures (at most %d)"
+                      % (total, roi_nums, len(crops), "" if pastes is None
+                         else ", %d paste areas" % len(pastes),
+                         len(db.pics), _MAX_BATCH_ROIS))
+    jobs, k = [], 0
+    for i, n in enumerate(roi_nums):
+        for _ in range(n):
+            jobs.append((sb.pics[i], db.pics[k], _roi(crops[k]).rect(),
+                         None if pastes is None else _roi(pastes[k]).rect(),
+                         "bilinear"))
+            k += 1
+    return jobs
+
+
+@api(1)
+def dvpp_vpc_batch_crop_async(channel_desc, src_batch_pic_descs, roi_nums,
+                              dst_batch_pic_descs, crop_areas, stream):
+    """(dst_batch_pic_descs, ret): queue roi_nums[i] crops of input i, the
+    crop areas in order, each resized into the next output picture; one
+    VPC_CROP task each, all checked before any is queued."""
+    _vpc_channel(channel_desc)
+    _launch("VPC_CROP", stream, _batch_jobs(
+        src_batch_pic_descs, roi_nums, dst_batch_pic_descs, crop_areas,
+        None))
+    return dst_batch_pic_descs
+
+
+@api(1)
+def dvpp_vpc_batch_crop_and_paste_async(channel_desc, src_batch_pic_descs,
+                                        roi_nums, dst_batch_pic_descs,
+                                        crop_areas, paste_areas, stream):
+    """(dst_batch_pic_descs, ret): the batch crop, each crop resized into
+    its paste area of its output picture."""
+    _vpc_channel(channel_desc)
+    _launch("VPC_CROP", stream, _batch_jobs(
+        src_batch_pic_descs, roi_nums, dst_batch_pic_descs, crop_areas,
+        paste_areas))
+    return dst_batch_pic_descs
+
+
+@api()
+def dvpp_vpc_convert_color_async(channel_desc, in_pic_desc, out_pic_desc,
+                                 stream):
+    """Queue the conversion of the input picture to the output desc's
+    format (YUV420SP NV12/NV21, YUYV, RGB888, BGR888; JFIF full-range
+    BT.601), the same size: an output width, height or stride of 0 is
+    taken from the input (the strides at DVPP's alignment) and set in the
+    desc."""
+    _vpc_channel(channel_desc)
+    sp, dp = _pic(in_pic_desc), _pic(out_pic_desc)
+    sp.settle()
+    dp.settle()
+    if not dp.width and not dp.height:
+        dp.width, dp.height = sp.width, sp.height
+    if not dp.width_stride or not dp.height_stride:
+        fmt = _VPC_FORMATS.get(dp.format)
+        if fmt is not None and dp.width and dp.height:
+            a = _dvpp.Picture.aligned(fmt, dp.width, dp.height)
+            dp.width_stride = dp.width_stride or a.width_stride
+            dp.height_stride = dp.height_stride or a.height_stride
+    _launch("VPC_CONVERT_COLOR", stream, [(sp, dp, None, None, "bilinear")])

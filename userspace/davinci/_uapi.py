@@ -314,6 +314,24 @@ class davinci_params_strided(_Struct):
 DAVINCI_PARAMS_STRIDED_VERSION = 1
 
 
+#: a VPC picture's format (DOC: DVPP VPC): acldvppPixelFormat's numbers
+DAVINCI_VPC_FMT_NV12 = 1
+DAVINCI_VPC_FMT_NV21 = 2
+DAVINCI_VPC_FMT_YUYV = 7
+DAVINCI_VPC_FMT_RGB = 12
+DAVINCI_VPC_FMT_BGR = 13
+#: struct davinci_params_vpc_crop's interpolation
+DAVINCI_VPC_BILINEAR = 0
+DAVINCI_VPC_NEAREST = 1
+DAVINCI_VPC_INTERP_COUNT = 2
+#: VPC's picture limits
+DAVINCI_VPC_MIN_WIDTH = 10
+DAVINCI_VPC_MIN_HEIGHT = 6
+DAVINCI_VPC_MAX_DIM = 4096
+DAVINCI_VPC_MIN_WSTRIDE = 32
+DAVINCI_VPC_MAX_WSTRIDE = 16384
+
+
 #: struct davinci_jpegd_result's @subsampling (DOC: DVPP JPEGD)
 DAVINCI_JPEGD_GREY = 0
 DAVINCI_JPEGD_444 = 1

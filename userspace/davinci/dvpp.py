@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The device's DVPP engine: JPEG decode as a task (DOC: DVPP JPEGD in
-davinci.h).
+"""The device's DVPP engine: JPEG decode (DOC: DVPP JPEGD in davinci.h)
+and VPC resize, crop, crop-and-paste and colour conversion (DOC: DVPP
+VPC) as tasks.
 
 :func:`launch_jpeg_decode` queues a DAVINCI_OP_JPEGD_DECODE on a stream:
 the JPEG's bytes in device memory, an output of a given capacity and a
@@ -9,7 +10,10 @@ picture's geometry and the decoder's errno). The device reads the file
 when the task starts, so an earlier task of the stream may write it.
 :func:`read_header` reads a JPEG's frame header on the host, as pyACL's
 ``dvpp_jpeg_get_image_info`` does, and :func:`nv12_size` is the output's
-size, ``dvpp_jpeg_predict_dec_size``'s answer.
+size, ``dvpp_jpeg_predict_dec_size``'s answer. :func:`launch_vpc` queues a
+VPC_RESIZE, VPC_CROP or VPC_CONVERT_COLOR between two :class:`Picture`
+layouts in device memory, after :func:`check_vpc` has applied DVPP's
+rules (which the device applies too).
 
 >>> from davinci import dvpp
 >>> dvpp.nv12_size(1920, 1080)
@@ -36,7 +40,8 @@ __all__ = ["JpegHeader", "JpegdResult", "JpegDecodeError", "read_header",
            "nv12_size", "launch_jpeg_decode", "read_result", "mark_pending",
            "PendingDecode", "RESULT_SIZE",
            "FORMATS", "SUBSAMPLING_NAMES", "MAX_DIM", "WIDTH_ALIGN",
-           "HEIGHT_ALIGN"]
+           "HEIGHT_ALIGN", "Picture", "Rect", "VpcError", "check_vpc",
+           "launch_vpc", "VPC_OPS", "VPC_FORMATS", "INTERPOLATIONS"]
 
 OP = schema.by_name("JPEGD_DECODE")
 #: output formats (the op's imm): "nv12" (U first) and "nv21" (V first)
@@ -275,3 +280,213 @@ class JpegDecodeError(TaskFailedError):
                 result.error_name, why, cause.message),
             cause.status, cause.stream_id, cause.seq, cause.opcode)
         self.result = result
+
+
+# ---------------------------------------------------------------------------
+# VPC: resize, crop (and paste), colour conversion (DOC: DVPP VPC)
+# ---------------------------------------------------------------------------
+
+VPC_OPS = {name: schema.by_name(name) for name in (
+    "VPC_RESIZE", "VPC_CROP", "VPC_CONVERT_COLOR")}
+#: VPC picture formats -> DAVINCI_VPC_FMT_* (acldvppPixelFormat's numbers)
+VPC_FORMATS = {"nv12": _uapi.DAVINCI_VPC_FMT_NV12,
+               "nv21": _uapi.DAVINCI_VPC_FMT_NV21,
+               "yuyv": _uapi.DAVINCI_VPC_FMT_YUYV,
+               "rgb": _uapi.DAVINCI_VPC_FMT_RGB,
+               "bgr": _uapi.DAVINCI_VPC_FMT_BGR}
+#: bytes of one pixel's row share, by format (YUV420SP: the Y plane's)
+_ROW_BYTES = {"nv12": 1, "nv21": 1, "yuyv": 2, "rgb": 3, "bgr": 3}
+#: the interpolations a resize takes -> DAVINCI_VPC_*
+INTERPOLATIONS = {"bilinear": _uapi.DAVINCI_VPC_BILINEAR,
+                  "nearest": _uapi.DAVINCI_VPC_NEAREST}
+VPC_MIN_WIDTH, VPC_MIN_HEIGHT = (_uapi.DAVINCI_VPC_MIN_WIDTH,
+                                 _uapi.DAVINCI_VPC_MIN_HEIGHT)
+VPC_MAX_DIM = _uapi.DAVINCI_VPC_MAX_DIM
+VPC_MIN_WSTRIDE, VPC_MAX_WSTRIDE = (_uapi.DAVINCI_VPC_MIN_WSTRIDE,
+                                    _uapi.DAVINCI_VPC_MAX_WSTRIDE)
+#: VPC's scale range, output over input size
+VPC_MIN_SCALE, VPC_MAX_SCALE = 1 / 32, 16
+
+
+class VpcError(InvalidArgumentError):
+    """A VPC picture, rect or pair DVPP's rules refuse (DOC: DVPP VPC)."""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A VPC picture's layout: ``format`` one of VPC_FORMATS, ``width``
+    and ``height`` in pixels, ``width_stride`` in bytes, ``height_stride``
+    in rows."""
+    format: str
+    width: int
+    height: int
+    width_stride: int
+    height_stride: int
+
+    @classmethod
+    def aligned(cls, fmt: str, width: int, height: int) -> "Picture":
+        """The picture at DVPP VPC's alignment: rows of ALIGN(row bytes,
+        16) (32 at least), ALIGN(height, 2) of them."""
+        if fmt not in VPC_FORMATS:
+            raise VpcError("VPC format %r: one of %s" % (
+                fmt, ", ".join(VPC_FORMATS)))
+        return cls(fmt, width, height,
+                   max(_align(width * _ROW_BYTES[fmt], 16), VPC_MIN_WSTRIDE),
+                   _align(height, 2))
+
+    @property
+    def yuv(self) -> bool:
+        return self.format in ("nv12", "nv21", "yuyv")
+
+    @property
+    def size(self) -> int:
+        """Bytes of the picture: ws * hs * 3 / 2 for YUV420SP, else ws *
+        hs."""
+        n = self.width_stride * self.height_stride
+        return n * 3 // 2 if self.format in ("nv12", "nv21") else n
+
+    def check(self, what: str, output: bool) -> None:
+        """Raise VpcError unless DVPP's VPC takes this picture (as an
+        output when ``output``)."""
+        if self.format not in VPC_FORMATS:
+            raise VpcError("%s: format %r is none of VPC's %s" % (
+                what, self.format, ", ".join(VPC_FORMATS)))
+        w, h, ws, hs = (self.width, self.height, self.width_stride,
+                        self.height_stride)
+        if not (VPC_MIN_WIDTH <= w <= VPC_MAX_DIM and
+                VPC_MIN_HEIGHT <= h <= VPC_MAX_DIM):
+            raise VpcError("%s: %d x %d is outside VPC's %d x %d .. %d x %d"
+                           % (what, w, h, VPC_MIN_WIDTH, VPC_MIN_HEIGHT,
+                              VPC_MAX_DIM, VPC_MAX_DIM))
+        row = w * _ROW_BYTES[self.format]
+        if ws % 16 or not VPC_MIN_WSTRIDE <= ws <= VPC_MAX_WSTRIDE or \
+                ws < row:
+            raise VpcError("%s: width stride %d must be a multiple of 16, "
+                           "%d .. %d and at least the row's %d bytes (use %d)"
+                           % (what, ws, VPC_MIN_WSTRIDE, VPC_MAX_WSTRIDE,
+                              row, max(_align(row, 16), VPC_MIN_WSTRIDE)))
+        if hs % 2 or hs > VPC_MAX_DIM or hs < h:
+            raise VpcError("%s: height stride %d must be even, at most %d "
+                           "and at least the height %d (use %d)" % (
+                               what, hs, VPC_MAX_DIM, h, _align(h, 2)))
+        if self.format == "yuyv" and w % 2:
+            raise VpcError("%s: a YUYV picture's width must be even, not %d"
+                           % (what, w))
+        if output and self.format in ("nv12", "nv21") and (w % 2 or h % 2):
+            raise VpcError("%s: a YUV420SP output's width and height must "
+                           "be even, not %d x %d" % (what, w, h))
+
+    def whole(self) -> "Rect":
+        return Rect(0, 0, self.width - 1, self.height - 1)
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A rect of a picture, as DVPP's ROI configs give it: its first and
+    last column and row (both included)."""
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+    @property
+    def width(self) -> int:
+        return self.right - self.left + 1
+
+    @property
+    def height(self) -> int:
+        return self.bottom - self.top + 1
+
+    def inside(self, pic: Picture) -> bool:
+        return 0 <= self.left <= self.right < pic.width and \
+            0 <= self.top <= self.bottom < pic.height
+
+    def aligned(self, left_align: int) -> bool:
+        return self.left % left_align == 0 and self.top % 2 == 0 and \
+            self.right % 2 == 1 and self.bottom % 2 == 1 and \
+            self.width >= VPC_MIN_WIDTH and self.height >= VPC_MIN_HEIGHT
+
+
+def check_vpc(op: str, src: Picture, dst: Picture, crop: Rect, paste: Rect,
+              interpolation: str = "bilinear") -> None:
+    """Raise VpcError for what the device would refuse of a VPC task
+    (``op`` "VPC_RESIZE", "VPC_CROP" or "VPC_CONVERT_COLOR"): the rules of
+    DOC: DVPP VPC, which the core checks too."""
+    if interpolation not in INTERPOLATIONS:
+        raise VpcError("interpolation %r: %s" % (
+            interpolation, " or ".join(INTERPOLATIONS)))
+    src.check("the input picture", False)
+    dst.check("the output picture", True)
+    for what, r, pic in (("the crop rect", crop, src),
+                         ("the paste rect", paste, dst)):
+        if not r.inside(pic):
+            raise VpcError("%s %s is not inside the %d x %d picture" % (
+                what, r, pic.width, pic.height))
+    if op == "VPC_CONVERT_COLOR":
+        if (src.width, src.height) != (dst.width, dst.height):
+            raise VpcError("a colour conversion keeps the size: %d x %d in, "
+                           "%d x %d out" % (src.width, src.height, dst.width,
+                                            dst.height))
+        return
+    if op == "VPC_CROP":
+        if not crop.aligned(2):
+            raise VpcError("the crop rect %s: DVPP takes an even left and "
+                           "top, an odd right and bottom, at least %d x %d"
+                           % (crop, VPC_MIN_WIDTH, VPC_MIN_HEIGHT))
+        if paste != dst.whole() and not paste.aligned(16):
+            raise VpcError("the paste rect %s: DVPP takes a left that is a "
+                           "multiple of 16, an even top, an odd right and "
+                           "bottom, at least %d x %d"
+                           % (paste, VPC_MIN_WIDTH, VPC_MIN_HEIGHT))
+    if src.yuv != dst.yuv:
+        raise VpcError("a %s of %s into %s: resize within YUV (nv12, nv21, "
+                       "yuyv) or within RGB (rgb, bgr); convert the colour "
+                       "with VPC_CONVERT_COLOR" % (op.lower(), src.format,
+                                                   dst.format))
+    for a, b, axis in ((crop.width, paste.width, "width"),
+                       (crop.height, paste.height, "height")):
+        if not (b <= 16 * a and 32 * b >= a):
+            raise VpcError("a %s from %d to %d: VPC scales by 1/32 .. 16"
+                           % (axis, a, b))
+
+
+def launch_vpc(stream: "Stream", op: str, src: int, src_pic: Picture,
+               dst: int, dst_pic: Picture, crop: Rect | None = None,
+               paste: Rect | None = None,
+               interpolation: str = "bilinear") -> int:
+    """Queue the VPC task ``op`` ("VPC_RESIZE", "VPC_CROP",
+    "VPC_CONVERT_COLOR") from the picture at device address ``src`` to the
+    one at ``dst``; ``crop`` and ``paste`` default to the whole pictures.
+    Checks what the device would refuse before submitting (VpcError) and
+    that the pictures lie in the context's memory and do not meet; the
+    task's sequence number."""
+    desc = VPC_OPS.get(op)
+    if desc is None:
+        raise InvalidArgumentError("VPC op %r: one of %s" % (
+            op, ", ".join(VPC_OPS)))
+    crop = crop or src_pic.whole()
+    paste = paste or dst_pic.whole()
+    check_vpc(op, src_pic, dst_pic, crop, paste, interpolation)
+    dev = stream.device
+    spans = (("the input picture", src, src_pic.size),
+             ("the output picture", dst, dst_pic.size))
+    for name, addr, n in spans:
+        _check_range(name, dev.find_buffer, addr, n)
+    if src < dst + dst_pic.size and dst < src + src_pic.size:
+        raise InvalidArgumentError("the input and output pictures share "
+                                   "memory")
+    block = desc.params.pack(
+        src_format=VPC_FORMATS[src_pic.format], src_width=src_pic.width,
+        src_height=src_pic.height, src_width_stride=src_pic.width_stride,
+        src_height_stride=src_pic.height_stride,
+        dst_format=VPC_FORMATS[dst_pic.format], dst_width=dst_pic.width,
+        dst_height=dst_pic.height, dst_width_stride=dst_pic.width_stride,
+        dst_height_stride=dst_pic.height_stride,
+        crop_left=crop.left, crop_top=crop.top, crop_right=crop.right,
+        crop_bottom=crop.bottom, paste_left=paste.left, paste_top=paste.top,
+        paste_right=paste.right, paste_bottom=paste.bottom,
+        interpolation=0 if op == "VPC_CONVERT_COLOR"
+        else INTERPOLATIONS[interpolation])
+    return dev.param_blocks.launch(stream, block, lambda at: make_task(
+        desc.opcode, dst=dst, src0=src, params=at,
+        params_size=desc.params.size, params_version=desc.params.version))

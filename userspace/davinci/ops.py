@@ -46,6 +46,7 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
            "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
            "adaptive_pool2d_kernel", "OP_FUNCTIONS", "jpeg_decode",
+           "vpc_resize", "vpc_crop", "vpc_convert_color",
            *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
@@ -1211,6 +1212,61 @@ def jpeg_decode(jpeg: DeviceTensor, out: DeviceTensor, format: str = "nv12",
     finally:
         out.writer = None
     return pending.result()
+
+
+def _vpc(op: str, src: DeviceTensor, src_pic, out: DeviceTensor, out_pic,
+         crop=None, paste=None, interpolation: str = "bilinear",
+         stream: Stream | None = None) -> DeviceTensor:
+    from . import dvpp
+    for name, t, pic in (("src", src, src_pic), ("out", out, out_pic)):
+        t = _tensor(t, name)
+        if t.dtype != "uint8" or not t.is_contiguous():
+            raise DTypeError("%s: %s must be a dense uint8 tensor, not %s"
+                             % (op.lower(), name, t.dtype))
+        if t.nbytes < pic.size:
+            raise InvalidArgumentError(
+                "%s: %s holds %d bytes, its picture %d" % (
+                    op.lower(), name, t.nbytes, pic.size))
+    _same_device(src, out)
+    s = _ordered(out, stream, [src])
+    dvpp.launch_vpc(s, op, src.dev_addr, src_pic, out.dev_addr, out_pic,
+                    crop, paste, interpolation)
+    if stream is not None:
+        out.writer = stream
+    else:
+        s.synchronize()
+    return out
+
+
+def vpc_resize(src: DeviceTensor, src_pic, out: DeviceTensor, out_pic,
+               interpolation: str = "bilinear",
+               stream: Stream | None = None) -> DeviceTensor:
+    """DAVINCI_OP_VPC_RESIZE on the DVPP engine: the picture ``src`` holds
+    (uint8, laid out as the :class:`davinci.dvpp.Picture` ``src_pic``)
+    resized into ``out`` (``out_pic``), "bilinear" (OpenCV's INTER_LINEAR)
+    or "nearest" (INTER_NEAREST) (DOC: DVPP VPC); ``out``. Without
+    ``stream`` it runs on the default stream and returns once done."""
+    return _vpc("VPC_RESIZE", src, src_pic, out, out_pic, None, None,
+                interpolation, stream)
+
+
+def vpc_crop(src: DeviceTensor, src_pic, out: DeviceTensor, out_pic, crop,
+             paste=None, interpolation: str = "bilinear",
+             stream: Stream | None = None) -> DeviceTensor:
+    """DAVINCI_OP_VPC_CROP: the :class:`davinci.dvpp.Rect` ``crop`` of
+    ``src`` resized into ``paste`` of ``out`` (default: all of it), the
+    rest of ``out`` untouched; ``out``."""
+    return _vpc("VPC_CROP", src, src_pic, out, out_pic, crop, paste,
+                interpolation, stream)
+
+
+def vpc_convert_color(src: DeviceTensor, src_pic, out: DeviceTensor,
+                      out_pic, stream: Stream | None = None) -> DeviceTensor:
+    """DAVINCI_OP_VPC_CONVERT_COLOR: ``src`` converted to ``out_pic``'s
+    format (NV12, NV21, YUYV, RGB, BGR; JFIF full-range BT.601), the same
+    size; ``out``."""
+    return _vpc("VPC_CONVERT_COLOR", src, src_pic, out, out_pic,
+                stream=stream)
 
 
 #: compare() predicate name -> DAVINCI_CMP_* (the schema's enum)

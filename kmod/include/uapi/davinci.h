@@ -856,7 +856,10 @@ enum davinci_opcode {
 	DAVINCI_OP_TRIL = 58,	/* dst[m,n] = src0 where j - i <= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_TRIU = 59,	/* dst[m,n] = src0 where j - i >= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_JPEGD_DECODE = 60,	/* DVPP JPEGD: the JPEG of @count bytes at src0 -> dst (NV12 or NV21 by @imm), its struct davinci_jpegd_result at src1 */
-	DAVINCI_OP_COUNT = 61,
+	DAVINCI_OP_VPC_RESIZE = 61,	/* DVPP VPC: the picture at src0 resized to the one at dst (bilinear or nearest), as struct davinci_params_vpc_crop describes them */
+	DAVINCI_OP_VPC_CROP = 62,	/* DVPP VPC: the crop rect of the picture at src0 resized into the paste rect of the one at dst, the rest of dst untouched */
+	DAVINCI_OP_VPC_CONVERT_COLOR = 63,	/* DVPP VPC: the picture at src0 converted to dst's format (YUV420SP, YUYV, RGB888, BGR888; JFIF full-range BT.601), the same size */
+	DAVINCI_OP_COUNT = 64,
 };
 
 /*
@@ -1068,6 +1071,57 @@ struct davinci_params_jpegd_decode {
 };
 
 #define DAVINCI_PARAMS_JPEGD_DECODE_VERSION	1
+
+/**
+ * struct davinci_params_vpc_crop - DAVINCI_OP_VPC_CROP's parameter block
+ * @src_format: the input's DAVINCI_VPC_FMT_* (DOC: DVPP VPC)
+ * @src_width: the input's pixels per row, 10 .. 4096
+ * @src_height: its rows, 6 .. 4096
+ * @src_width_stride: bytes from one row to the next, a multiple of 16, 32
+ *	.. 16384, at least its width's bytes
+ * @src_height_stride: rows of each plane, even, 6 .. 4096, at least its
+ *	height
+ * @dst_format: the output's DAVINCI_VPC_FMT_*
+ * @dst_width: the output's pixels per row (even for YUV420SP)
+ * @dst_height: its rows (even for YUV420SP)
+ * @dst_width_stride: as src_width_stride
+ * @dst_height_stride: as src_height_stride
+ * @crop_left: the input's first column read, even (VPC_CROP)
+ * @crop_top: its first row read, even
+ * @crop_right: its last column read, odd, below src_width
+ * @crop_bottom: its last row read, odd, below src_height
+ * @paste_left: the output's first column written, a multiple of 16
+ *	(VPC_CROP)
+ * @paste_top: its first row written, even
+ * @paste_right: its last column written, odd, below dst_width
+ * @paste_bottom: its last row written, odd, below dst_height
+ * @interpolation: DAVINCI_VPC_BILINEAR or DAVINCI_VPC_NEAREST
+ * @pad: zero
+ */
+struct davinci_params_vpc_crop {
+	__u32 src_format;
+	__u32 src_width;
+	__u32 src_height;
+	__u32 src_width_stride;
+	__u32 src_height_stride;
+	__u32 dst_format;
+	__u32 dst_width;
+	__u32 dst_height;
+	__u32 dst_width_stride;
+	__u32 dst_height_stride;
+	__u32 crop_left;
+	__u32 crop_top;
+	__u32 crop_right;
+	__u32 crop_bottom;
+	__u32 paste_left;
+	__u32 paste_top;
+	__u32 paste_right;
+	__u32 paste_bottom;
+	__u32 interpolation;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_VPC_CROP_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1269,6 +1323,80 @@ struct davinci_jpegd_result {
 	__u32 progressive;
 	__u64 out_size;
 };
+
+/**
+ * DOC: DVPP VPC
+ *
+ * DAVINCI_OP_VPC_RESIZE, _VPC_CROP and _VPC_CONVERT_COLOR run on the
+ * device's DVPP engine (VPC, its vision pre-processing core), not an AI
+ * core, as JPEGD_DECODE does: src0 is the input picture, dst the output,
+ * each as the struct davinci_params_vpc_crop all three take describes it:
+ * a DAVINCI_VPC_FMT_* (acldvppPixelFormat's numbers), width and height in
+ * pixels, width stride in bytes and height stride in rows.
+ *
+ *	NV12, NV21  a Y plane of width_stride x height_stride bytes, then
+ *		    width_stride x height_stride / 2 of interleaved U, V (NV12)
+ *		    or V, U (NV21) pairs, one per 2 x 2 pixels: ws * hs * 3 / 2
+ *		    bytes
+ *	YUYV	    Y0 U Y1 V per two pixels (YUV422 packed): ws * hs bytes
+ *	RGB, BGR    three bytes a pixel: ws * hs bytes
+ *
+ * A picture is 10 .. 4096 pixels wide and 6 .. 4096 high; its width
+ * stride a multiple of 16, 32 .. 16384 and at least a row's bytes
+ * (width, 2 * width for YUYV, 3 * width for RGB and BGR); its height
+ * stride even, 6 .. 4096 and at least its height. A YUYV picture has an
+ * even width; an output in NV12 or NV21 an even width and height (an
+ * input may be odd: its chroma then covers ceil(w / 2) x ceil(h / 2)).
+ *
+ * VPC_CROP reads the crop rect of the input (crop_left, _top even,
+ * crop_right, _bottom odd and inside the picture, so at least 10 x 6) and
+ * resizes it into the paste rect of the output (paste_left a multiple of
+ * 16, paste_top even, paste_right, _bottom odd and inside the picture,
+ * at least 10 x 6, or the whole output): every output byte outside the
+ * paste rect, the strides' padding among them, is left as it was
+ * (crop-and-paste; a crop alone pastes into the whole output). The scale, paste over crop size
+ * in each direction, is 1/32 .. 16. VPC_RESIZE is VPC_CROP of the whole
+ * input into the whole output (its rects must say so), without the
+ * rects' parity rules. Both resample each channel on its own plane (Y at
+ * full size, U and V at their subsampled size, each of R, G and B) with
+ * the parameter block's interpolation: DAVINCI_VPC_BILINEAR, OpenCV's
+ * INTER_LINEAR (pixel centres aligned, src = (dst + 0.5) * in / out -
+ * 0.5, clamped at the edges) in 11-bit fixed point, or DAVINCI_VPC_NEAREST,
+ * OpenCV's INTER_NEAREST (src = floor(dst * in / out)), exactly
+ * (kmod/core/NUMERICS.md, VPC). Input and output formats are of one
+ * family: NV12, NV21 and YUYV, or RGB and BGR.
+ *
+ * VPC_CONVERT_COLOR converts between any two of the five formats at the
+ * same width and height (its rects the whole pictures, interpolation 0):
+ * JFIF's full-range BT.601 (libjpeg's and Pillow's YCbCr) in 16-bit fixed
+ * point, subsampled chroma repeated over the pixels it covers when read
+ * and the rounded mean of those it covers when written.
+ *
+ * A block that breaks a rule fails the task with DAVINCI_STATUS_INVALID_TASK
+ * as the driver takes it in (DOC: parameter blocks): nothing is written.
+ * The resize tables are allocated as the task starts (outside
+ * any lock); -ENOMEM there fails the task with DAVINCI_STATUS_INVALID_TASK
+ * before anything is written.
+ */
+
+/* a VPC picture's format (struct davinci_params_vpc_crop's src_format) */
+#define DAVINCI_VPC_FMT_NV12	1	/* PIXEL_FORMAT_YUV_SEMIPLANAR_420 */
+#define DAVINCI_VPC_FMT_NV21	2	/* PIXEL_FORMAT_YVU_SEMIPLANAR_420 */
+#define DAVINCI_VPC_FMT_YUYV	7	/* PIXEL_FORMAT_YUYV_PACKED_422 */
+#define DAVINCI_VPC_FMT_RGB	12	/* PIXEL_FORMAT_RGB_888 */
+#define DAVINCI_VPC_FMT_BGR	13	/* PIXEL_FORMAT_BGR_888 */
+
+/* struct davinci_params_vpc_crop's interpolation */
+#define DAVINCI_VPC_BILINEAR	0
+#define DAVINCI_VPC_NEAREST	1
+#define DAVINCI_VPC_INTERP_COUNT	2
+
+/* VPC's picture limits */
+#define DAVINCI_VPC_MIN_WIDTH	10
+#define DAVINCI_VPC_MIN_HEIGHT	6
+#define DAVINCI_VPC_MAX_DIM	4096
+#define DAVINCI_VPC_MIN_WSTRIDE	32
+#define DAVINCI_VPC_MAX_WSTRIDE	16384
 
 /**
  * DOC: strided operands
