@@ -42,6 +42,8 @@ _Static_assert(sizeof(struct davinci_params_random_uniform) <= DV_TASK_PARAMS_MA
 	       "a task holds a copy of RANDOM_UNIFORM's block");
 _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_random_normal) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of RANDOM_NORMAL's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -517,5 +519,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_JPEGD_DECODE_VERSION,
 		.check_params = dv_op_check_jpegd_decode,
 		.shape = DV_SHAPE_JPEGD,
+	},
+	[DAVINCI_OP_RANDOM_NORMAL] = {
+		.uses = DV_U_DST | DV_U_COUNT,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_random_normal),
+		.params_version = DAVINCI_PARAMS_RANDOM_NORMAL_VERSION,
+		.check_params = dv_op_check_random_normal,
+		.shape = DV_SHAPE_GENERATE,
+		.kernel = dv_opk_generate,
 	},
 };

@@ -68,6 +68,7 @@ __all__ = [
     "DAVINCI_OP_TRIL",
     "DAVINCI_OP_TRIU",
     "DAVINCI_OP_JPEGD_DECODE",
+    "DAVINCI_OP_RANDOM_NORMAL",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -98,6 +99,7 @@ __all__ = [
     "DAVINCI_PARAMS_ARANGE_VERSION",
     "DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION",
     "DAVINCI_PARAMS_JPEGD_DECODE_VERSION",
+    "DAVINCI_PARAMS_RANDOM_NORMAL_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -161,7 +163,8 @@ DAVINCI_OP_BERNOULLI = 57
 DAVINCI_OP_TRIL = 58
 DAVINCI_OP_TRIU = 59
 DAVINCI_OP_JPEGD_DECODE = 60
-DAVINCI_OP_COUNT = 61
+DAVINCI_OP_RANDOM_NORMAL = 61
+DAVINCI_OP_COUNT = 62
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -191,6 +194,7 @@ DAVINCI_PARAMS_FILL_VERSION = 1
 DAVINCI_PARAMS_ARANGE_VERSION = 1
 DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION = 1
 DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
+DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -1766,7 +1770,40 @@ OPS = ({'acl': {},
                         {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
              'version': 1},
   'python': 'jpeg_decode',
-  'uses': ('dst', 'src0', 'src1', 'count')})
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words "
+         'of (seed, offset, i)',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': [],
+  'kernel': 'generate',
+  'kind': 'generate',
+  'name': 'RANDOM_NORMAL',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'no ONNX inference op draws random numbers'},
+  'opcode': 61,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': "the Philox key, as RANDOM_UNIFORM's",
+                         'name': 'seed',
+                         'type': 'u64'},
+                        {'doc': 'the counter of dst[0]: element i is one of '
+                                'the two normals of the pair of words (i % 4) '
+                                '/ 2 of the block at counter @offset + i / 4 '
+                                '(NUMERICS.md)',
+                         'name': 'offset',
+                         'type': 'u64'},
+                        {'doc': "a float64's bits",
+                         'name': 'mean',
+                         'type': 'u64'},
+                        {'doc': "a float64's bits: finite and not negative",
+                         'name': 'std',
+                         'type': 'u64'}],
+             'version': 1},
+  'python': 'random_normal',
+  'uses': ('dst', 'count')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -855,7 +855,8 @@ enum davinci_opcode {
 	DAVINCI_OP_TRIL = 58,	/* dst[m,n] = src0 where j - i <= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_TRIU = 59,	/* dst[m,n] = src0 where j - i >= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_JPEGD_DECODE = 60,	/* DVPP JPEGD: the JPEG of @count bytes at src0 -> dst (NV12 or NV21 by @imm), its struct davinci_jpegd_result at src1 */
-	DAVINCI_OP_COUNT = 61,
+	DAVINCI_OP_RANDOM_NORMAL = 61,	/* dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words of (seed, offset, i) */
+	DAVINCI_OP_COUNT = 62,
 };
 
 /*
@@ -1067,6 +1068,24 @@ struct davinci_params_jpegd_decode {
 };
 
 #define DAVINCI_PARAMS_JPEGD_DECODE_VERSION	1
+
+/**
+ * struct davinci_params_random_normal - DAVINCI_OP_RANDOM_NORMAL's parameter block
+ * @seed: the Philox key, as RANDOM_UNIFORM's
+ * @offset: the counter of dst[0]: element i is one of the two normals of
+ *	the pair of words (i % 4) / 2 of the block at counter @offset + i / 4
+ *	(NUMERICS.md)
+ * @mean: a float64's bits
+ * @std: a float64's bits: finite and not negative
+ */
+struct davinci_params_random_normal {
+	__u64 seed;
+	__u64 offset;
+	__u64 mean;
+	__u64 std;
+};
+
+#define DAVINCI_PARAMS_RANDOM_NORMAL_VERSION	1
 /* END GENERATED */
 
 /*
