@@ -44,6 +44,8 @@ _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
 _Static_assert(sizeof(struct davinci_params_vpc_crop) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of VPC_CROP's block");
+_Static_assert(sizeof(struct davinci_params_random_normal) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of RANDOM_NORMAL's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -546,5 +548,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_VPC_CROP_VERSION,
 		.check_params = dv_op_check_vpc_crop,
 		.shape = DV_SHAPE_VPC,
+	},
+	[DAVINCI_OP_RANDOM_NORMAL] = {
+		.uses = DV_U_DST | DV_U_COUNT,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_random_normal),
+		.params_version = DAVINCI_PARAMS_RANDOM_NORMAL_VERSION,
+		.check_params = dv_op_check_random_normal,
+		.shape = DV_SHAPE_GENERATE,
+		.kernel = dv_opk_generate,
 	},
 };

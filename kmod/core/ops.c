@@ -358,6 +358,32 @@ int dv_op_check_random_uniform(const struct davinci_task *task,
 	return 0;
 }
 
+/* @bits of a float64 is neither an infinity nor a NaN */
+static bool dv_f64_bits_finite(u64 bits)
+{
+	return ((bits >> 52) & 0x7ff) != 0x7ff;
+}
+
+/**
+ * dv_op_check_random_normal() - check RANDOM_NORMAL's parameter block
+ * @task: the task, which passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_random_normal
+ *
+ * Return: 0, or -EINVAL for a mean that is not finite or a std that is
+ * not finite or has its sign bit set (CPU torch refuses std < 0 too).
+ */
+int dv_op_check_random_normal(const struct davinci_task *task,
+			      const void *params)
+{
+	const struct davinci_params_random_normal *p = params;
+
+	(void)task;
+	if (!dv_f64_bits_finite(p->mean) || !dv_f64_bits_finite(p->std) ||
+	    (p->std >> 63))
+		return -EINVAL;
+	return 0;
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {

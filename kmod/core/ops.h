@@ -48,6 +48,8 @@ int dv_op_check_fill(const struct davinci_task *task, const void *params);
 int dv_op_check_arange(const struct davinci_task *task, const void *params);
 int dv_op_check_random_uniform(const struct davinci_task *task,
 			       const void *params);
+int dv_op_check_random_normal(const struct davinci_task *task,
+			      const void *params);
 int dv_op_check_jpegd_decode(const struct davinci_task *task,
 			     const void *params);
 int dv_op_check_vpc_crop(const struct davinci_task *task, const void *params);

@@ -49,7 +49,7 @@ DV_OP_KERNEL(index);		/* INDEX_SELECT (rows), INDEX_ADD (columns) */
 DV_OP_KERNEL(select);		/* SELECT, MASK_SCALE */
 DV_OP_KERNEL(argreduce);	/* ARGMAX, ARGMIN; units are rows */
 DV_OP_KERNEL(cumsum);		/* CUMSUM; units are rows */
-DV_OP_KERNEL(generate);		/* FILL ARANGE RANDOM_UNIFORM BERNOULLI */
+DV_OP_KERNEL(generate);	/* FILL ARANGE RANDOM_UNIFORM BERNOULLI RANDOM_NORMAL */
 DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -118,3 +118,18 @@ def uniform(words: np.ndarray, dtype: str) -> np.ndarray:
     bits = {"float32": 24, "float16": 11, "bfloat16": 8}[dtype]
     return ((words >> (32 - bits)).astype(np.float64) /
             (1 << bits)).astype(np.float32)
+
+
+def normal(seed: int, offset: int, n: int, mean: float = 0.0,
+           std: float = 1.0) -> np.ndarray:
+    """RANDOM_NORMAL's values in float64 (numpy's log, sqrt, cos and sin):
+    element i is one of the Box-Muller pair of words i & ~1 and (i & ~1) + 1,
+    u1 = ((w0 >> 8) + 1) 2^-24, u2 = (w1 >> 8) 2^-24, cos for even i."""
+    w = philox_words(seed, offset, (n + 3) // 4 * 4)
+    i = np.arange(n)
+    w0, w1 = w[i & ~1], w[(i & ~1) + 1]
+    u1 = ((w0 >> 8) + 1).astype(np.float64) / (1 << 24)
+    u2 = (w1 >> 8).astype(np.float64) / (1 << 24)
+    r = np.sqrt(-2 * np.log(u1))
+    trig = np.where(i & 1, np.sin(2 * np.pi * u2), np.cos(2 * np.pi * u2))
+    return mean + std * r * trig

@@ -456,6 +456,11 @@ def _uniform(dtype, seed, offset):
         R.philox_words(seed, offset, out.size), dtype).reshape(out.shape)
 
 
+def _normal(mean, std, seed, offset):
+    return lambda attr, out: R.normal(seed, offset, out.size, mean,
+                                      std).reshape(out.shape)
+
+
 def _bernoulli(attr, out, seed=7, offset=3):
     u = R.uniform(R.philox_words(seed, offset, out.size), "float32")
     return (u < np.float32(attr)).astype(out.dtype).reshape(out.shape)
@@ -654,6 +659,16 @@ SAMPLES: dict[str, list[Sample]] = {
             "float32", 0x123456789ABCDEF, 0xFFFFFFFFFFFFFFFF),
                kwargs={"seed": 0x123456789ABCDEF,
                        "offset": 0xFFFFFFFFFFFFFFFF}, only=("float32",))],
+    "RANDOM_NORMAL": [
+        # one ulp: the device rounds float64 to float32 and then to the
+        # dtype, and its log, sqrt and sin/cos are not numpy's (NUMERICS.md)
+        Sample("mean %g std %g %s" % (m, sd, dt), _with(_zeros((1001,))),
+               _normal(m, sd, 99, 6), ulps=1, only=(dt,),
+               kwargs={"mean": m, "std": sd, "seed": 99, "offset": 6})
+        for dt in _FLOAT_NAMES for m, sd in ((0.0, 1.0), (-3.5, 0.25))] + [
+        Sample("std 0", _with(_zeros((9,))), _normal(2.0, 0.0, 1, 0),
+               kwargs={"mean": 2.0, "std": 0.0, "seed": 1},
+               only=("float32",))],
     "BERNOULLI": [Sample("p 0.3", _with(_zeros((1000,))), _bernoulli,
                          attr=0.3, kwargs={"seed": 7, "offset": 3})],
     "TRIL": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.tril),

@@ -69,6 +69,7 @@ _PROBE_PARAMS = {
     "FILL": dict(value=0),
     "ARANGE": dict(start=0, step=0),
     "RANDOM_UNIFORM": dict(seed=0, offset=0),
+    "RANDOM_NORMAL": dict(seed=0, offset=0, mean=0, std=0),
 }
 
 

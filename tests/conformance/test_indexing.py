@@ -9,11 +9,13 @@ TRIL/TRIU at diagonals past the matrix; Philox against Random123's
 known answers, its offsets continuing a stream, its statistics; and
 what the device refuses."""
 
+import math
+
 import numpy as np
 import pytest
 
 from davinci import ops, opdesc
-from davinci.errors import TaskFailedError
+from davinci.errors import InvalidArgumentError, TaskFailedError
 
 from . import _ref as R
 
@@ -184,4 +186,46 @@ def test_the_device_refuses_what_has_no_answer(dev):
     _refused(dev, opdesc.describe("tril", "float32", dst=out.dev_addr,
                                   srcs=[x.dev_addr], mnk=(4, 6, 3), attr=0),
              out)
+    assert np.all(out.numpy() == 0)
+
+
+def test_normal_has_its_statistics_and_continues_the_philox_stream(dev):
+    n = 200_000
+    z = ops.random_normal(dev.empty((n,), "float32"), seed=11).numpy()
+    assert abs(z.mean()) < 5 / np.sqrt(n)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / n)
+    # the histogram against the normal's cdf, bins of 0.5 in [-3, 3]
+    edges = np.arange(-3, 3.01, 0.5)
+    hist = np.histogram(z, bins=edges)[0]
+    cdf = 0.5 * (1 + np.array([math.erf(e / math.sqrt(2)) for e in edges]))
+    want = n * np.diff(cdf)
+    assert np.all(np.abs(hist - want) < 5 * np.sqrt(want))
+    # the even and odd elements (a pair's cos and sin) are uncorrelated
+    assert abs(np.corrcoef(z[0::2], z[1::2])[0, 1]) < 5 / np.sqrt(n / 2)
+    s = ops.random_normal(dev.empty((n,), "float32"), 10.0, 0.5,
+                          seed=11).numpy()
+    assert np.abs(s - (10 + 0.5 * z.astype(np.float64))).max() < 4e-6
+    b = ops.random_normal(dev.empty((n - 4,), "float32"), seed=11,
+                          offset=1).numpy()
+    assert np.array_equal(z[4:], b)
+    for dt in ("float16", "bfloat16"):
+        h = ops.random_normal(dev.empty((n,), dt), seed=11).numpy()
+        assert abs(h.astype(np.float64).mean()) < 5 / np.sqrt(n)
+
+
+def test_normal_refuses_a_std_or_mean_that_is_no_number(dev):
+    out = dev.tensor(np.zeros(8, np.float32))
+    for mean, std in ((0.0, -1.0), (0.0, math.nan), (math.inf, 1.0),
+                      (0.0, -0.0)):
+        with pytest.raises(InvalidArgumentError):
+            ops.random_normal(out, mean, std)
+        block = dev.malloc(64)
+        block.write(opdesc.pack_params(
+            "random_normal", seed=0, offset=0,
+            mean=int(np.float64(mean).view(np.uint64)),
+            std=int(np.float64(std).view(np.uint64))))
+        _refused(dev, opdesc.describe("random_normal", "float32",
+                                      dst=out.dev_addr, count=8,
+                                      params_at=block.dev_addr), out)
+        block.free()
     assert np.all(out.numpy() == 0)

@@ -13,6 +13,7 @@ bit."""
 import pytest
 import torch
 import torch.nn.functional as F
+import torch_npu
 
 from test_op_table import _ran, trace  # noqa: F401 (a fixture)
 
@@ -266,3 +267,29 @@ def test_uniform_and_bernoulli_have_their_statistics(npu, trace):
     b = _run(trace, lambda: torch.empty(n, dtype=torch.bool, device="npu")
              .bernoulli_(0.2), {"BERNOULLI"}).cpu()
     assert abs(b.float().mean().item() - 0.2) < 5 * (0.16 / n) ** 0.5
+
+
+def test_randn_and_normal_draw_on_the_device_by_their_seeds(npu, trace):
+    n = 100_000
+    torch.manual_seed(5)
+    z = _run(trace, lambda: torch.randn(n, device="npu"),
+             {"RANDOM_NORMAL"}).cpu().double()
+    assert abs(z.mean().item()) < 5 / n ** 0.5
+    assert abs(z.var().item() - 1) < 5 * (2 / n) ** 0.5
+    torch.manual_seed(5)
+    _same(torch.randn(n, device="npu"), z.float())
+    w = _run(trace, lambda: torch.empty(n, device="npu").normal_(3, 0.5),
+             {"RANDOM_NORMAL"}).cpu().double()
+    assert abs(w.mean().item() - 3) < 5 * 0.5 / n ** 0.5
+    assert abs(w.std().item() - 0.5) < 5 * 0.5 * (0.5 / n) ** 0.5
+    # what a model's initialisation calls: nn.init.normal_ on a parameter
+    lin = torch.nn.Linear(64, 64).to("npu")
+    _run(trace, lambda: torch.nn.init.normal_(lin.weight, 0.0, 0.02),
+         {"RANDOM_NORMAL"})
+    assert abs(lin.weight.detach().cpu().std().item() - 0.02) < 0.002
+    for dt in (torch.float16, torch.bfloat16):
+        h = torch.randn(n, device="npu", dtype=dt).cpu().double()
+        assert abs(h.mean().item()) < 5 / n ** 0.5
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        torch.empty(4, device="npu").normal_(0, -1)
+    assert "aten::normal_" not in torch_npu.fallback_ops()

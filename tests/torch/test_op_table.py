@@ -336,6 +336,8 @@ def _indexing_samples():
             _t(dt, 30)),
         ("uniform_", 1): lambda dt: (lambda x: lambda: x.uniform_(-2, 3))(
             _t(dt, 30)),
+        ("normal_", 0): lambda dt: (lambda x: lambda: x.normal_(1, 2))(
+            _t(dt, 30)),
         ("bernoulli_", 0): lambda dt: (lambda x: lambda: x.bernoulli_(0.3))(
             _t(dt, 30)),
         ("cumsum", 0): lambda dt: (lambda x: lambda: x.cumsum(-1))(

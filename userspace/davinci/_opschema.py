@@ -71,6 +71,7 @@ __all__ = [
     "DAVINCI_OP_VPC_RESIZE",
     "DAVINCI_OP_VPC_CROP",
     "DAVINCI_OP_VPC_CONVERT_COLOR",
+    "DAVINCI_OP_RANDOM_NORMAL",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -102,6 +103,7 @@ __all__ = [
     "DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION",
     "DAVINCI_PARAMS_JPEGD_DECODE_VERSION",
     "DAVINCI_PARAMS_VPC_CROP_VERSION",
+    "DAVINCI_PARAMS_RANDOM_NORMAL_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -168,7 +170,8 @@ DAVINCI_OP_JPEGD_DECODE = 60
 DAVINCI_OP_VPC_RESIZE = 61
 DAVINCI_OP_VPC_CROP = 62
 DAVINCI_OP_VPC_CONVERT_COLOR = 63
-DAVINCI_OP_COUNT = 64
+DAVINCI_OP_RANDOM_NORMAL = 64
+DAVINCI_OP_COUNT = 65
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -199,6 +202,7 @@ DAVINCI_PARAMS_ARANGE_VERSION = 1
 DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION = 1
 DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_VPC_CROP_VERSION = 1
+DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2026,7 +2030,40 @@ OPS = ({'acl': {},
              'version': 1},
   'params_of': 'VPC_CROP',
   'python': 'vpc_convert_color',
-  'uses': ('dst', 'src0')})
+  'uses': ('dst', 'src0')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words "
+         'of (seed, offset, i)',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': [],
+  'kernel': 'generate',
+  'kind': 'generate',
+  'name': 'RANDOM_NORMAL',
+  'not_in': {'acl': "acl.op's generic path builds no parameter block yet",
+             'atc': 'no ONNX inference op draws random numbers'},
+  'opcode': 64,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': "the Philox key, as RANDOM_UNIFORM's",
+                         'name': 'seed',
+                         'type': 'u64'},
+                        {'doc': 'the counter of dst[0]: element i is one of '
+                                'the two normals of the pair of words (i % 4) '
+                                '/ 2 of the block at counter @offset + i / 4 '
+                                '(NUMERICS.md)',
+                         'name': 'offset',
+                         'type': 'u64'},
+                        {'doc': "a float64's bits",
+                         'name': 'mean',
+                         'type': 'u64'},
+                        {'doc': "a float64's bits: finite and not negative",
+                         'name': 'std',
+                         'type': 'u64'}],
+             'version': 1},
+  'python': 'random_normal',
+  'uses': ('dst', 'count')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import struct
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -401,6 +402,12 @@ def _strided(op: OpDef, name: str, strided: Strided, fields: dict,
                   params=int(params_at),
                   params_size=ctypes.sizeof(_uapi.davinci_params_strided),
                   params_version=_uapi.DAVINCI_PARAMS_STRIDED_VERSION)
+
+
+def f64_bits(x: float) -> int:
+    """The bits of float64 ``x``: how a parameter block holds a float64
+    (ARANGE's start and step, RANDOM_NORMAL's mean and std)."""
+    return struct.unpack("<Q", struct.pack("<d", float(x)))[0]
 
 
 def pack_params(op: "OpDef | str | int", **values) -> bytes:

@@ -28,6 +28,7 @@ itself fails such a task with ``DAVINCI_STATUS_MISALIGNED``.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -1117,10 +1118,6 @@ def _generated(op: OpDef, out, stream, attr=None, **fields
                            out, stream, [])
 
 
-def _f64_bits(x) -> int:
-    return int(np.array(float(x), dtype=np.float64).view(np.uint64))
-
-
 def _make_generator(op: OpDef):
     if op.name == "FILL":
         def fill(out, value, stream=None) -> DeviceTensor:
@@ -1134,7 +1131,7 @@ def _make_generator(op: OpDef):
             """out[i] := start + i * step (NUMERICS.md's arithmetic)."""
             o = _tensor(out, "out")
             if o.dtype in ("float32", "float16", "bfloat16"):
-                bits = (_f64_bits(start), _f64_bits(step))
+                bits = (opdesc.f64_bits(start), opdesc.f64_bits(step))
             elif int(start) != start or int(step) != step:
                 raise InvalidArgumentError("arange of %s takes integer start "
                                            "and step" % o.dtype)
@@ -1142,6 +1139,22 @@ def _make_generator(op: OpDef):
                 bits = (int(start) & (1 << 64) - 1, int(step) & (1 << 64) - 1)
             return _generated(op, o, stream, start=bits[0], step=bits[1])
         return arange
+
+    if op.name == "RANDOM_NORMAL":
+        def normal(out, mean=0.0, std=1.0, seed: int = 0, offset: int = 0,
+                   stream=None) -> DeviceTensor:
+            """out[i] := mean + std * the Box-Muller normal of
+            Philox4x32-10's words of (seed, offset, i) (NUMERICS.md)."""
+            if not (math.isfinite(mean) and math.isfinite(std) and
+                    std >= 0 and math.copysign(1, std) > 0):
+                raise InvalidArgumentError(
+                    "random_normal: mean %r and std %r must be finite and "
+                    "std not negative" % (mean, std))
+            return _generated(op, _tensor(out, "out"), stream,
+                              seed=int(seed) & _U64,
+                              offset=int(offset) & _U64,
+                              mean=opdesc.f64_bits(mean), std=opdesc.f64_bits(std))
+        return normal
 
     def random(*args, seed: int = 0, offset: int = 0, stream=None
                ) -> DeviceTensor:
@@ -1158,7 +1171,8 @@ _U64 = (1 << 64) - 1
 _SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
             "SELECT": _make_select, "MASK_SCALE": _make_mask_scale,
             "FILL": _make_generator, "ARANGE": _make_generator,
-            "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator}
+            "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator,
+            "RANDOM_NORMAL": _make_generator}
 
 
 def _export(op: OpDef) -> None:

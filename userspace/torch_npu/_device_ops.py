@@ -644,7 +644,8 @@ def index_rows(op: str, dst: torch.Tensor, src: torch.Tensor,
 
 
 def generate(op: str, out: torch.Tensor, attr=None, **fields) -> None:
-    """Dense ``out`` := FILL, ARANGE, RANDOM_UNIFORM or BERNOULLI of its
+    """Dense ``out`` := FILL, ARANGE, RANDOM_UNIFORM, RANDOM_NORMAL or
+    BERNOULLI of its
     parameter block ``fields``."""
     if not out.numel():
         return

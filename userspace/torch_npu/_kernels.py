@@ -23,6 +23,7 @@ import torch
 from torch.utils._pytree import tree_map
 
 import davinci
+from davinci import opdesc
 from davinci import ops as davinci_ops
 
 from . import _devices, _ext, memory, streams
@@ -1754,8 +1755,7 @@ def _arange_out(start, end, step=1, *, out):
         if out.shape != (size,):
             out.resize_((size,))
         if dt.is_floating_point:
-            bits = [int(np.array(float(v)).view(np.uint64))
-                    for v in (start, step)]
+            bits = [opdesc.f64_bits(v) for v in (start, step)]
         else:
             bits = [int(v) & (1 << 64) - 1 for v in (start, step)]
         D.generate("arange", out, start=bits[0], step=bits[1])
@@ -1845,6 +1845,22 @@ def _uniform_(x, from_=0.0, to=1.0, *, generator=None):
     warn_cpu("aten::uniform_", "a generator, dtype or layout")
     sync_for_host(x)
     host(x).uniform_(from_, to, generator=generator)
+    return x
+
+
+def _normal_(x, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError("normal expects std >= 0.0, but found std %s"
+                           % std)       # CPU torch's message
+    if generator is None and x.dtype in D.FLOATS and x.is_contiguous() and \
+            math.isfinite(mean) and math.isfinite(std) and \
+            _serves(x, "random_normal"):
+        D.generate("random_normal", x, seed=D.philox_key(), offset=0,
+                   mean=opdesc.f64_bits(mean), std=opdesc.f64_bits(abs(std)))
+        return x
+    warn_cpu("aten::normal_", "a generator, dtype or layout")
+    sync_for_host(x)
+    host(x).normal_(mean, std, generator=generator)
     return x
 
 

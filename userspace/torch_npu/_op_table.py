@@ -634,6 +634,10 @@ TABLE: tuple[Entry, ...] = (
                 "Philox key from torch's CPU generator"),
            Path(("RANDOM_UNIFORM", "AXPY"), "another range: from + (to - "
                 "from) * u")),
+    _entry("normal_", {"normal_": K._normal_},
+           Path(("RANDOM_NORMAL",), "contiguous, no generator: Box and "
+                "Muller's transform of Philox4x32-10 words, a key from "
+                "torch's CPU generator")),
     _entry("bernoulli_", {"bernoulli_.float": K._bernoulli_},
            Path(("BERNOULLI",), "contiguous, a number p, no generator",
                 DEVICE_DTYPES)),

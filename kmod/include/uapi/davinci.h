@@ -859,7 +859,8 @@ enum davinci_opcode {
 	DAVINCI_OP_VPC_RESIZE = 61,	/* DVPP VPC: the picture at src0 resized to the one at dst (bilinear or nearest), as struct davinci_params_vpc_crop describes them */
 	DAVINCI_OP_VPC_CROP = 62,	/* DVPP VPC: the crop rect of the picture at src0 resized into the paste rect of the one at dst, the rest of dst untouched */
 	DAVINCI_OP_VPC_CONVERT_COLOR = 63,	/* DVPP VPC: the picture at src0 converted to dst's format (YUV420SP, YUYV, RGB888, BGR888; JFIF full-range BT.601), the same size */
-	DAVINCI_OP_COUNT = 64,
+	DAVINCI_OP_RANDOM_NORMAL = 64,	/* dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words of (seed, offset, i) */
+	DAVINCI_OP_COUNT = 65,
 };
 
 /*
@@ -1122,6 +1123,24 @@ struct davinci_params_vpc_crop {
 };
 
 #define DAVINCI_PARAMS_VPC_CROP_VERSION	1
+
+/**
+ * struct davinci_params_random_normal - DAVINCI_OP_RANDOM_NORMAL's parameter block
+ * @seed: the Philox key, as RANDOM_UNIFORM's
+ * @offset: the counter of dst[0]: element i is one of the two normals of
+ *	the pair of words (i % 4) / 2 of the block at counter @offset + i / 4
+ *	(NUMERICS.md)
+ * @mean: a float64's bits
+ * @std: a float64's bits: finite and not negative
+ */
+struct davinci_params_random_normal {
+	__u64 seed;
+	__u64 offset;
+	__u64 mean;
+	__u64 std;
+};
+
+#define DAVINCI_PARAMS_RANDOM_NORMAL_VERSION	1
 /* END GENERATED */
 
 /*
