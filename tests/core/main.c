@@ -57,6 +57,8 @@ int th_failures, th_passed, th_failed;
 	X(jpegd_truncated) \
 	X(jpegd_corrupt_bytes) \
 	X(jpegd_bad_headers) \
+	X(jpege_roundtrip) \
+	X(jpege_refused) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \
