@@ -82,7 +82,13 @@ struct enc {
 	u8 q[2][64];	/* natural order */
 	struct huff dc[2], ac[2];
 	int pred[3];
+	s32 blk[64];	/* the block being encoded */
 };
+
+size_t dv_jpege_scratch_size(void)
+{
+	return sizeof(struct enc);
+}
 
 static void put8(struct enc *e, u8 b)
 {
@@ -362,12 +368,29 @@ static void write_headers(struct enc *e, const struct dv_jpege_params *p)
 	put8(e, 0);
 }
 
+/*
+ * The file's size for any picture of @p's size, a true worst case:
+ *   625 bytes of markers (SOI 2, APP0 18, two DQT 138, SOF0 19, four DHT
+ *   432, SOS 14, EOI 2)
+ * + 2 * ceil((6 * mcus * 1665 + 7) / 8) bytes of entropy-coded data:
+ *   an 8x8 block is at most 1665 bits: its DC difference (category 11
+ *   at most: a code of <= 16 bits and 11 bits of magnitude) and each of
+ *   its 63 AC positions 16 + 10 bits (a nonzero coefficient's code and
+ *   at most 10 magnitude bits; a zero one costs nothing but the ZRL of a
+ *   run of 16 or the EOB ending the block, codes of <= 16 bits standing
+ *   for at least one such position); 6 blocks a 4:2:0 MCU, up to 7 bits
+ *   of padding at the end; every 0xFF byte is followed by a stuffed 0x00,
+ *   which at most doubles the bytes.
+ * About 2.5 KB a 16x16 MCU (NUMERICS.md, JPEGE).
+ */
+#define JE_MARKER_BYTES 625
+#define JE_BLOCK_BITS (16 + 11 + 63 * (16 + 10))
+
 u64 dv_jpege_predict_size(const struct dv_jpege_params *p)
 {
 	u64 mcus = (u64)((p->width + 15) / 16) * ((p->height + 15) / 16);
 
-	/* worst case well under 6 blocks x 64 coefficients x 4 bytes */
-	return 1024 + mcus * 6 * 64 * 4;
+	return JE_MARKER_BYTES + 2 * ((mcus * 6 * JE_BLOCK_BITS + 7 + 7) / 8);
 }
 
 static int check(const struct dv_jpege_params *p, u64 pic_size)
@@ -387,19 +410,23 @@ static int check(const struct dv_jpege_params *p, u64 pic_size)
 }
 
 int dv_jpege_encode(const struct dv_jpege_params *p, const u8 *pic,
-		    u64 pic_size, u8 *out, u64 cap, u64 *written)
+		    u64 pic_size, u8 *out, u64 cap, void *scratch,
+		    size_t scratch_size, u64 *written)
 {
-	struct enc e_;
-	struct enc *e = &e_;
+	struct enc *e = scratch;
 	const u8 *uv = pic + (u64)p->width_stride * p->height_stride;
 	u32 mx, my, w1 = p->width - 1, h1 = p->height - 1;
 	u32 cw1 = (p->width + 1) / 2 - 1, ch1 = (p->height + 1) / 2 - 1;
-	s32 blk[64];
+	s32 *blk;
 	int r = check(p, pic_size), b, y, x, c;
 
 	if (r)
 		return r;
+	if (!scratch || scratch_size < sizeof(*e) ||
+	    (uintptr_t)scratch % 8)
+		return -EINVAL;
 	memset(e, 0, sizeof(*e));
+	blk = e->blk;
 	e->out = out;
 	e->cap = cap;
 	scale_q(e->q[0], std_lum_q, p->quality);

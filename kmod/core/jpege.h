@@ -9,8 +9,12 @@
  * DCT is libjpeg's jfdctint (islow), integers only, so the bytes are
  * exactly reproducible. No allocation, no FPU.
  *
- * Errors: -EINVAL for bad sizes, strides or quality; -ENOSPC when the
- * output buffer is too small (nothing is written past @cap).
+ * Its state (Huffman and quantization tables, the block being coded)
+ * lives in the caller's scratch of dv_jpege_scratch_size() bytes, 8-byte
+ * aligned, not on the stack: a kernel worker's stack is small.
+ *
+ * Errors: -EINVAL for bad sizes, strides, quality or scratch; -ENOSPC
+ * when the output buffer is too small (nothing is written past @cap).
  */
 #ifndef _DAVINCI_JPEGE_H
 #define _DAVINCI_JPEGE_H
@@ -28,11 +32,19 @@ struct dv_jpege_params {
 	u32 quality;
 };
 
-/* An upper bound of the file's size for these params. */
+/* The largest file any picture of @p's size encodes to (jpege.c). */
 u64 dv_jpege_predict_size(const struct dv_jpege_params *p);
 
-/* Encode @pic (width_stride * height_stride * 3 / 2 bytes) into @out. */
+/* Bytes of scratch dv_jpege_encode() takes. */
+size_t dv_jpege_scratch_size(void);
+
+/*
+ * Encode @pic (width_stride * height_stride * 3 / 2 bytes) into @out of
+ * @cap bytes, with @scratch of @scratch_size >= dv_jpege_scratch_size();
+ * *@written is the file's size on success.
+ */
 int dv_jpege_encode(const struct dv_jpege_params *p, const u8 *pic,
-		    u64 pic_size, u8 *out, u64 cap, u64 *written);
+		    u64 pic_size, u8 *out, u64 cap, void *scratch,
+		    size_t scratch_size, u64 *written);
 
 #endif

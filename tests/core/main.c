@@ -59,6 +59,7 @@ int th_failures, th_passed, th_failed;
 	X(jpegd_bad_headers) \
 	X(jpege_roundtrip) \
 	X(jpege_refused) \
+	X(jpege_noise_bound) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \
