@@ -301,6 +301,18 @@ static void encode_block(struct enc *e, s32 *blk, int t, int c)
 		put_bits(e, e->ac[t].code[0], e->ac[t].len[0]);
 }
 
+/*
+ * A luma block of a partial MCU wholly outside the picture, as libjpeg
+ * codes one (jccoefct.c's dummy blocks): no AC coefficients and the DC of
+ * the block coded before it (to its left, or for the bottom row the
+ * MCU's top right), a difference of 0.
+ */
+static void encode_dummy(struct enc *e)
+{
+	put_bits(e, e->dc[0].code[0], e->dc[0].len[0]);
+	put_bits(e, e->ac[0].code[0], e->ac[0].len[0]);
+}
+
 static void put_dht(struct enc *e, int cls, int id, const u8 *bits,
 		    const u8 *val)
 {
@@ -442,6 +454,10 @@ int dv_jpege_encode(const struct dv_jpege_params *p, const u8 *pic,
 				u32 by = my * 16 + (b >> 1) * 8;
 				u32 bx = mx * 16 + (b & 1) * 8;
 
+				if (bx > w1 || by > h1) {
+					encode_dummy(e);
+					continue;
+				}
 				for (y = 0; y < 8; y++) {
 					u32 sy = by + y > h1 ? h1 : by + y;
 
