@@ -42,6 +42,8 @@ _Static_assert(sizeof(struct davinci_params_random_uniform) <= DV_TASK_PARAMS_MA
 	       "a task holds a copy of RANDOM_UNIFORM's block");
 _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_jpege_encode) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of JPEGE_ENCODE's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -517,5 +519,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_JPEGD_DECODE_VERSION,
 		.check_params = dv_op_check_jpegd_decode,
 		.shape = DV_SHAPE_JPEGD,
+	},
+	[DAVINCI_OP_JPEGE_ENCODE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.max_imm = DAVINCI_JPEGE_ENCODE_COUNT - 1,
+		.params_size = sizeof(struct davinci_params_jpege_encode),
+		.params_version = DAVINCI_PARAMS_JPEGE_ENCODE_VERSION,
+		.check_params = dv_op_check_jpege_encode,
+		.shape = DV_SHAPE_JPEGE,
 	},
 };

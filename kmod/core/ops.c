@@ -500,6 +500,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_op_extent_strided(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
 		return dv_dvpp_extent(task, params, ext);
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
+		return dv_dvpp_jpege_extent(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
 		/*
@@ -644,6 +646,10 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 	/* JPEGD_DECODE's operands are bytes (its result record too) */
 	if (task->opcode < DAVINCI_OP_COUNT &&
 	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
+		return 0;
+	/* and JPEGE_ENCODE's */
+	if (task->opcode < DAVINCI_OP_COUNT &&
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
 		return 0;
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;

@@ -345,6 +345,21 @@ static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
 	return dv_exec_check(dev, t);
 }
 
+/* The DVPP engine's JPEG encode: as the decode above, its scratch too. */
+static u32 dv_exec_jpege(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st = dv_exec_check(dev, t);
+
+	if (st)
+		return st;
+	if (dv_dvpp_jpege(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+			  dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
+		return DAVINCI_STATUS_INVALID_TASK;
+	if (t->throttle_pct)
+		dv_exec_throttle(t, t->start_ns);
+	return dv_exec_check(dev, t);
+}
+
 /*
  * Claim chunks of a shared compute task and run them until none is left.
  * The owner also checks for cancellation, device loss and the watchdog,
@@ -487,6 +502,9 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 	case DAVINCI_OP_JPEGD_DECODE:
 		st = dv_exec_jpegd(dev, t);
 		break;
+	case DAVINCI_OP_JPEGE_ENCODE:
+		st = dv_exec_jpege(dev, t);
+		break;
 	default:
 		st = dv_exec_chunks(dev, t,
 				    dv_op_units(&t->desc, dv_task_params(t)),
@@ -540,7 +558,8 @@ void dv_task_run(struct dv_device *dev, struct dv_stream *s,
 	t->start_ns = start = os_now_ns();
 	t->ctx = s->ctx;
 	/* the DVPP engine's tasks run on no AI core */
-	if (dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGD)
+	if (dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGD &&
+	    dv_opcodes[t->desc.opcode].shape != DV_SHAPE_JPEGE)
 		dv_trace_take_core(dev, t);
 	st = dv_mgmt_task_start(dev, t);
 	if (st || (!t->hang && t->desc.opcode == DAVINCI_OP_NOP &&
@@ -720,6 +739,9 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 		return false;
 	/* a JPEG decode allocates, and its few bytes are much work */
 	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGD)
+		return false;
+	/* nor an encode: it allocates too */
+	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGE)
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:
