@@ -76,13 +76,15 @@ struct huff {
 struct enc {
 	u8 *out;
 	u64 cap, pos;
-	u32 acc;	/* bits, msb first */
+	u64 acc;	/* bits, msb first: < 8 left over, <= 27 put */
 	int nbits;
 	bool full;
 	u8 q[2][64];	/* natural order */
+	u32 rq[2][64];	/* ceil(2^32 / (q << 3)): quantizing by a multiply */
 	struct huff dc[2], ac[2];
 	int pred[3];
 	s32 blk[64];	/* the block being encoded */
+	s32 zz[64];	/* its quantized coefficients, in zigzag order */
 };
 
 size_t dv_jpege_scratch_size(void)
@@ -105,9 +107,10 @@ static void put16(struct enc *e, u16 v)
 	put8(e, v & 0xff);
 }
 
-static void put_bits(struct enc *e, u32 code, int len)
+/* @len <= 27 bits of @code, its high bits ignored */
+static inline void put_bits(struct enc *e, u32 code, int len)
 {
-	e->acc = (e->acc << len) | (code & ((1u << len) - 1));
+	e->acc = (e->acc << len) | (code & (((u64)1 << len) - 1));
 	e->nbits += len;
 	while (e->nbits >= 8) {
 		u8 b = (e->acc >> (e->nbits - 8)) & 0xff;
@@ -259,45 +262,55 @@ static void fdct(s32 *d)
 static void encode_block(struct enc *e, s32 *blk, int t, int c)
 {
 	const u8 *q = e->q[t];
-	int k, run = 0, v, a, n, diff;
+	const u32 *rq = e->rq[t];
+	s32 *zz = e->zz;
+	int k, run, v, a, n, diff, last = 0;
+	u64 nonzero = 0;
 
 	fdct(blk);
 	for (k = 0; k < 64; k++) {
-		/* libjpeg's quantize: round half away from zero, x8 scale */
-		s32 x = blk[k], d = (s32)q[k] << 3;
+		/*
+		 * libjpeg's quantize: (|x| + d / 2) / d, d = q << 3, the sign
+		 * put back (round half away from zero). The multiply by
+		 * rq = ceil(2^32 / d) = 2^32 / d + e / d, e < d <= 2040, is
+		 * that quotient while |x| + d / 2 < 2^32 / e, above 2^21:
+		 * |x| is at most 8 * 1024 (islow's 8x scaled coefficients).
+		 */
+		s32 x = blk[zigzag[k]];
+		u32 i = zigzag[k];
+		u32 m = (u32)(x < 0 ? -x : x) + ((u32)q[i] << 2);
+		s32 y = (s32)(((u64)m * rq[i]) >> 32);
 
-		if (x < 0)
-			blk[k] = -((-x + (d >> 1)) / d);
-		else
-			blk[k] = (x + (d >> 1)) / d;
+		zz[k] = x < 0 ? -y : y;
+		nonzero |= (u64)(y != 0) << k;
 	}
-	diff = blk[0] - e->pred[c];
-	e->pred[c] = blk[0];
+	diff = zz[0] - e->pred[c];
+	e->pred[c] = zz[0];
 	a = diff < 0 ? -diff : diff;
-	for (n = 0; a; n++)
-		a >>= 1;
-	put_bits(e, e->dc[t].code[n], e->dc[t].len[n]);
-	if (n)
-		put_bits(e, diff < 0 ? diff - 1 : diff, n);
-	for (k = 1; k < 64; k++) {
-		v = blk[zigzag[k]];
-		if (!v) {
-			run++;
-			continue;
-		}
+	n = a ? 32 - __builtin_clz(a) : 0;	/* its category */
+	/* the code (<= 16 bits) and the magnitude (<= 11) at once */
+	put_bits(e, ((u32)e->dc[t].code[n] << n) |
+		 ((diff < 0 ? diff - 1 : diff) & ((1u << n) - 1)),
+		 e->dc[t].len[n] + n);
+	/* the nonzero AC coefficients, by the bits of their positions */
+	nonzero &= ~(u64)1;
+	while (nonzero) {
+		k = __builtin_ctzll(nonzero);
+		nonzero &= nonzero - 1;
+		run = k - last - 1;
 		while (run > 15) {
 			put_bits(e, e->ac[t].code[0xf0], e->ac[t].len[0xf0]);
 			run -= 16;
 		}
+		v = zz[k];
 		a = v < 0 ? -v : v;
-		for (n = 0; a; n++)
-			a >>= 1;
-		put_bits(e, e->ac[t].code[(run << 4) | n],
-			 e->ac[t].len[(run << 4) | n]);
-		put_bits(e, v < 0 ? v - 1 : v, n);
-		run = 0;
+		n = 32 - __builtin_clz(a);
+		put_bits(e, ((u32)e->ac[t].code[(run << 4) | n] << n) |
+			 ((v < 0 ? v - 1 : v) & ((1u << n) - 1)),
+			 e->ac[t].len[(run << 4) | n] + n);
+		last = k;
 	}
-	if (run)
+	if (last != 63)
 		put_bits(e, e->ac[t].code[0], e->ac[t].len[0]);
 }
 
@@ -421,16 +434,68 @@ static int check(const struct dv_jpege_params *p, u64 pic_size)
 	return 0;
 }
 
+/*
+ * The 8x8 block at (@bx, @by) of a plane whose samples are @step bytes
+ * apart in rows of @stride bytes, less 128; past the last column @w1 and
+ * row @h1 the edge sample repeats (libjpeg's edge expansion).
+ */
+static void load_block(s32 *blk, const u8 *plane, u32 stride, u32 step,
+		       u32 bx, u32 by, u32 w1, u32 h1)
+{
+	const u8 *row;
+	u32 x, y, sx, sy;
+
+	if (bx + 7 <= w1 && by + 7 <= h1) {	/* inside: no edge */
+		row = plane + (u64)by * stride + (u64)bx * step;
+		for (y = 0; y < 8; y++, row += stride)
+			for (x = 0; x < 8; x++)
+				blk[y * 8 + x] = row[x * step] - 128;
+		return;
+	}
+	for (y = 0; y < 8; y++) {
+		sy = by + y > h1 ? h1 : by + y;
+		row = plane + (u64)sy * stride;
+		for (x = 0; x < 8; x++) {
+			sx = bx + x > w1 ? w1 : bx + x;
+			blk[y * 8 + x] = row[(u64)sx * step] - 128;
+		}
+	}
+}
+
+/* The MCU at (@mx, @my): four luma blocks, then Cb and Cr. */
+static void encode_mcu(struct enc *e, const struct dv_jpege_params *p,
+		       const u8 *pic, u32 mx, u32 my)
+{
+	const u8 *uv = pic + (u64)p->width_stride * p->height_stride;
+	u32 w1 = p->width - 1, h1 = p->height - 1;
+	u32 cw1 = (p->width + 1) / 2 - 1, ch1 = (p->height + 1) / 2 - 1;
+	u32 b, bx, by;
+	int c;
+
+	for (b = 0; b < 4; b++) {
+		by = my * 16 + (b >> 1) * 8;
+		bx = mx * 16 + (b & 1) * 8;
+		if (bx > w1 || by > h1) {
+			encode_dummy(e);
+			continue;
+		}
+		load_block(e->blk, pic, p->width_stride, 1, bx, by, w1, h1);
+		encode_block(e, e->blk, 0, 0);
+	}
+	for (c = 0; c < 2; c++) {
+		load_block(e->blk, uv + (p->nv21 ? 1 - c : c), p->width_stride,
+			   2, mx * 8, my * 8, cw1, ch1);
+		encode_block(e, e->blk, 1, c + 1);
+	}
+}
+
 int dv_jpege_encode(const struct dv_jpege_params *p, const u8 *pic,
 		    u64 pic_size, u8 *out, u64 cap, void *scratch,
 		    size_t scratch_size, u64 *written)
 {
 	struct enc *e = scratch;
-	const u8 *uv = pic + (u64)p->width_stride * p->height_stride;
-	u32 mx, my, w1 = p->width - 1, h1 = p->height - 1;
-	u32 cw1 = (p->width + 1) / 2 - 1, ch1 = (p->height + 1) / 2 - 1;
-	s32 *blk;
-	int r = check(p, pic_size), b, y, x, c;
+	int r = check(p, pic_size), b;
+	u32 mx, my;
 
 	if (r)
 		return r;
@@ -438,60 +503,21 @@ int dv_jpege_encode(const struct dv_jpege_params *p, const u8 *pic,
 	    (uintptr_t)scratch % 8)
 		return -EINVAL;
 	memset(e, 0, sizeof(*e));
-	blk = e->blk;
 	e->out = out;
 	e->cap = cap;
 	scale_q(e->q[0], std_lum_q, p->quality);
 	scale_q(e->q[1], std_chr_q, p->quality);
+	for (b = 0; b < 128; b++)
+		e->rq[b >> 6][b & 63] = 0xffffffffu /
+					((u32)e->q[b >> 6][b & 63] << 3) + 1;
 	build_huff(&e->dc[0], dc_lum_bits, dc_lum_val);
 	build_huff(&e->ac[0], ac_lum_bits, ac_lum_val);
 	build_huff(&e->dc[1], dc_chr_bits, dc_chr_val);
 	build_huff(&e->ac[1], ac_chr_bits, ac_chr_val);
 	write_headers(e, p);
-	for (my = 0; my < (p->height + 15) / 16 && !e->full; my++) {
-		for (mx = 0; mx < (p->width + 15) / 16; mx++) {
-			for (b = 0; b < 4; b++) {
-				u32 by = my * 16 + (b >> 1) * 8;
-				u32 bx = mx * 16 + (b & 1) * 8;
-
-				if (bx > w1 || by > h1) {
-					encode_dummy(e);
-					continue;
-				}
-				for (y = 0; y < 8; y++) {
-					u32 sy = by + y > h1 ? h1 : by + y;
-
-					for (x = 0; x < 8; x++) {
-						u32 sx = bx + x > w1 ? w1 :
-							 bx + x;
-
-						blk[y * 8 + x] =
-						  pic[(u64)sy * p->width_stride +
-						      sx] - 128;
-					}
-				}
-				encode_block(e, blk, 0, 0);
-			}
-			for (c = 0; c < 2; c++) {
-				int off = p->nv21 ? 1 - c : c;
-
-				for (y = 0; y < 8; y++) {
-					u32 sy = my * 8 + y > ch1 ? ch1 :
-						 my * 8 + y;
-
-					for (x = 0; x < 8; x++) {
-						u32 sx = mx * 8 + x > cw1 ?
-							 cw1 : mx * 8 + x;
-
-						blk[y * 8 + x] =
-						  uv[(u64)sy * p->width_stride +
-						     2 * sx + off] - 128;
-					}
-				}
-				encode_block(e, blk, 1, c + 1);
-			}
-		}
-	}
+	for (my = 0; my < (p->height + 15) / 16 && !e->full; my++)
+		for (mx = 0; mx < (p->width + 15) / 16; mx++)
+			encode_mcu(e, p, pic, mx, my);
 	if (e->nbits)
 		put_bits(e, 0x7f, 8 - e->nbits);
 	put16(e, 0xffd9);
