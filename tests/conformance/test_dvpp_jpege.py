@@ -355,3 +355,39 @@ def test_davinci_ops_jpeg_encode(dev):
         ops.jpeg_encode(src, out, 50, 30, quality=0)
     # the result record lives in the caller's memory: ctypes sees 16 bytes
     assert jpege.RESULT_SIZE == ctypes.sizeof(ctypes.c_int32) * 2 + 8
+
+
+@pytest.mark.parametrize("bad", [None, dict(width_stride=24),
+                                 dict(height_stride=3), dict(quality=0),
+                                 dict(quality=101), dict(width=0),
+                                 dict(width=17), dict(pad=1), "count"],
+                         ids=lambda b: "good" if b is None else str(b))
+def test_raw_task_blocks_the_engine_refuses(dev, bad):
+    """A JPEGE_ENCODE descriptor built by hand: its block checked by the
+    device as the task is taken in, whatever the runtime checks."""
+    import davinci
+    from davinci import jpege
+    op = jpege.OP
+    fields = dict(dst_size=4096, width=16, height=2, width_stride=16,
+                  height_stride=2, quality=75)
+    if isinstance(bad, dict):
+        fields.update(bad)
+    s = dev.stream()
+    with dev.malloc(4096) as pic, dev.malloc(4096) as out, \
+            dev.malloc(64) as rec, dev.malloc(4096) as block:
+        block.write(op.params.pack(**fields))
+        jpege.mark_pending(rec)
+        t = davinci.make_task(
+            op.opcode, dst=out.dev_addr, src0=pic.dev_addr, src1=rec.dev_addr,
+            count=47 if bad == "count" else 48, params=block.dev_addr,
+            params_size=op.params.size, params_version=op.params.version)
+        s.submit([t])
+        if bad is None:
+            s.synchronize()
+            r = jpege.read_result(rec)
+            assert r.ok and 600 < r.size <= jpege.predict_size(16, 2)
+            return
+        with pytest.raises(davinci.TaskFailedError) as e:
+            s.synchronize()
+        assert e.value.status_name == "INVALID_TASK"
+        assert not jpege.read_result(rec).done, "a refused task ran"

@@ -1318,8 +1318,11 @@ struct davinci_jpegd_result {
  * (kmod/core/NUMERICS.md, JPEGE), and no picture of a given size
  * encodes to more than 625 + 2 * ceil(6 * MCUs * 1665 / 8) bytes, MCUs =
  * ceil(width / 16) * ceil(height / 16): a @dst_size of that never fails.
- * The block's contents are checked as the task is submitted (-EINVAL).
- * It always writes the struct davinci_jpege_result at src1 (which must
+ * A block the engine does not take (a size, stride or quality out of
+ * range, a @count short of the strides' picture) fails the task with
+ * DAVINCI_STATUS_INVALID_TASK as it is taken in, before it runs and
+ * without writing src1. Once it runs, it writes the struct
+ * davinci_jpege_result at src1 (which must
  * not meet src0 or dst): @error 0 and the file's @size, or a negative
  * errno: -ENOSPC for a file larger than @dst_size (nothing is written
  * past it), -ENOMEM when the engine's scratch could not be allocated;
