@@ -31,10 +31,10 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle", "jpegd", "vpc")
-#: kinds a device engine runs that is not an AI core (the DVPP's JPEGD and
-#: VPC): no op kernel, and not a compute op of davinci.ops' table
-ENGINE_KINDS = ("jpegd", "vpc")
+         "generate", "triangle", "jpegd", "vpc", "jpege")
+#: kinds a device engine runs that is not an AI core (the DVPP's JPEGD,
+#: VPC and JPEGE): no op kernel, and not a compute op of davinci.ops' table
+ENGINE_KINDS = ("jpegd", "vpc", "jpege")
 #: descriptor fields each kind uses (DV_U_*)
 USES = {
     "none": (), "copy": ("DST", "SRC0", "COUNT"), "fill": ("DST", "COUNT"),
@@ -51,6 +51,7 @@ USES = {
     "triangle": ("DST", "SRC0", "MN", "K"),
     "jpegd": ("DST", "SRC0", "SRC1", "COUNT"),
     "vpc": ("DST", "SRC0"),
+    "jpege": ("DST", "SRC0", "SRC1", "COUNT"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")
@@ -108,14 +109,20 @@ def load(path: str = SCHEMA) -> list[dict]:
     """The schema's ops in opcode order, checked."""
     with open(path, "rb") as f:
         ops = tomllib.load(f)["op"]
-    for i, op in enumerate(sorted(ops, key=lambda o: o["opcode"])):
+    last = -1
+    for op in sorted(ops, key=lambda o: o["opcode"]):
         where = "op %r" % op.get("name")
         unknown = set(op) - FIELDS
         if unknown:
             raise SchemaError("%s: unknown fields %s" % (where, sorted(unknown)))
-        if op["opcode"] != i:
-            raise SchemaError("%s: opcode %d, expected %d (opcodes are dense "
-                              "and never reused)" % (where, op["opcode"], i))
+        # A number no op has is unassigned (another branch's, say): its
+        # table entry is empty, which the device refuses and its
+        # capabilities announce as not served.
+        if op["opcode"] <= last:
+            raise SchemaError("%s: opcode %d, after %d (opcodes are unique "
+                              "and never reused)" % (where, op["opcode"],
+                                                     last))
+        last = op["opcode"]
         if op["kind"] not in KINDS:
             raise SchemaError("%s: kind %r is none of %s" % (where, op["kind"],
                                                              KINDS))
@@ -163,6 +170,12 @@ def load(path: str = SCHEMA) -> list[dict]:
         _check_operand_dtypes(op, where)
     _resolve_params_of(ops)
     return sorted(ops, key=lambda o: o["opcode"])
+
+
+def op_count(ops: list[dict]) -> int:
+    """DAVINCI_OP_COUNT: one past the largest opcode (unassigned numbers
+    below it included)."""
+    return max(op["opcode"] for op in ops) + 1
 
 
 def _resolve_params_of(ops: list[dict]) -> None:
@@ -277,7 +290,7 @@ def uapi_block(ops: list[dict]) -> str:
     for op in ops:
         name = "DAVINCI_OP_%s = %d," % (op["name"], op["opcode"])
         lines.append("\t%s\t%s" % (name, _comment(op["doc"])))
-    lines += ["\tDAVINCI_OP_COUNT = %d," % len(ops), "};"]
+    lines += ["\tDAVINCI_OP_COUNT = %d," % op_count(ops), "};"]
     for op in ops:
         imm = op.get("imm")
         if not imm or imm["type"] != "enum":
@@ -437,7 +450,7 @@ def python_text(ops: list[dict], dtypes: list[dict]) -> str:
         row.setdefault("operand_dtypes", {})
         rows.append(row)
     consts = ["DAVINCI_OP_%s = %d" % (op["name"], op["opcode"]) for op in ops]
-    consts.append("DAVINCI_OP_COUNT = %d" % len(ops))
+    consts.append("DAVINCI_OP_COUNT = %d" % op_count(ops))
     for op in ops:
         imm = op.get("imm")
         if imm and imm["type"] == "enum":

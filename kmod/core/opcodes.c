@@ -46,6 +46,8 @@ _Static_assert(sizeof(struct davinci_params_vpc_crop) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of VPC_CROP's block");
 _Static_assert(sizeof(struct davinci_params_random_normal) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of RANDOM_NORMAL's block");
+_Static_assert(sizeof(struct davinci_params_jpege_encode) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of JPEGE_ENCODE's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -558,5 +560,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_random_normal,
 		.shape = DV_SHAPE_GENERATE,
 		.kernel = dv_opk_generate,
+	},
+	[DAVINCI_OP_JPEGE_ENCODE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.max_imm = DAVINCI_JPEGE_ENCODE_COUNT - 1,
+		.params_size = sizeof(struct davinci_params_jpege_encode),
+		.params_version = DAVINCI_PARAMS_JPEGE_ENCODE_VERSION,
+		.check_params = dv_op_check_jpege_encode,
+		.shape = DV_SHAPE_JPEGE,
 	},
 };

@@ -528,6 +528,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_dvpp_extent(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_VPC)
 		return dv_vpc_extent(task, params, ext);
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
+		return dv_dvpp_jpege_extent(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
 		/*
@@ -672,6 +674,10 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 	/* the DVPP's operands are bytes (JPEGD's result record too) */
 	if (task->opcode < DAVINCI_OP_COUNT &&
 	    dv_shape_is_dvpp(dv_opcodes[task->opcode].shape))
+		return 0;
+	/* and JPEGE_ENCODE's */
+	if (task->opcode < DAVINCI_OP_COUNT &&
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
 		return 0;
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;

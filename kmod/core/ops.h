@@ -53,6 +53,8 @@ int dv_op_check_random_normal(const struct davinci_task *task,
 int dv_op_check_jpegd_decode(const struct davinci_task *task,
 			     const void *params);
 int dv_op_check_vpc_crop(const struct davinci_task *task, const void *params);
+int dv_op_check_jpege_encode(const struct davinci_task *task,
+			     const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
@@ -147,5 +149,10 @@ int dv_vpc_extent(const struct davinci_task *task, const void *params,
 		  struct dv_op_extent *ext);
 int dv_vpc_run(const struct davinci_task *task, const void *params,
 	       void *dst, const void *src);
+/* JPEGE_ENCODE's (DOC: DVPP JPEGE), as JPEGD_DECODE's above */
+int dv_dvpp_jpege_extent(const struct davinci_task *task, const void *params,
+			 struct dv_op_extent *ext);
+int dv_dvpp_jpege(const struct davinci_task *task, const void *params,
+		  void *dst, const void *src, void *result);
 
 #endif /* _DAVINCI_OPS_H */

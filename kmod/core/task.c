@@ -345,6 +345,21 @@ static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
 	return dv_exec_check(dev, t);
 }
 
+/* The DVPP engine's JPEG encode: as the decode above, its scratch too. */
+static u32 dv_exec_jpege(struct dv_device *dev, struct dv_task *t)
+{
+	u32 st = dv_exec_check(dev, t);
+
+	if (st)
+		return st;
+	if (dv_dvpp_jpege(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+			  dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
+		return DAVINCI_STATUS_INVALID_TASK;
+	if (t->throttle_pct)
+		dv_exec_throttle(t, t->start_ns);
+	return dv_exec_check(dev, t);
+}
+
 /*
  * The DVPP engine's VPC tasks: one piece of work, no FPU section, a
  * resize's coordinate tables allocated and freed inside (no lock is held
@@ -515,6 +530,9 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 	case DAVINCI_OP_VPC_CROP:
 	case DAVINCI_OP_VPC_CONVERT_COLOR:
 		st = dv_exec_vpc(dev, t);
+		break;
+	case DAVINCI_OP_JPEGE_ENCODE:
+		st = dv_exec_jpege(dev, t);
 		break;
 	default:
 		st = dv_exec_chunks(dev, t,
@@ -750,6 +768,9 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 		return false;
 	/* a JPEG decode allocates, and its few bytes are much work; VPC too */
 	if (dv_shape_is_dvpp(dv_opcodes[d->opcode].shape))
+		return false;
+	/* nor an encode: it allocates too */
+	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGE)
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:

@@ -49,7 +49,10 @@ def test_opcodes_are_the_abis():
     for op in schema.OPS:
         assert getattr(_uapi, "DAVINCI_OP_" + op.name) == op.opcode
         assert _uapi.OP_NAMES[op.opcode] == op.name
-    assert _uapi.DAVINCI_OP_COUNT == len(schema.OPS)
+    # one past the last; a number below it no op has is unassigned
+    assert _uapi.DAVINCI_OP_COUNT == schema.OPS[-1].opcode + 1
+    assert [op.opcode for op in schema.OPS] == sorted(
+        {op.opcode for op in schema.OPS})
 
 
 @pytest.mark.parametrize("op", schema.COMPUTE_OPS, ids=lambda o: o.name)

@@ -28,7 +28,7 @@ def test_the_driver_announces_the_schema(dev):
     assert dev.version.has(_uapi.DAVINCI_FEAT_CAPS)
     caps = dev.capabilities()
     assert caps.source == "query"
-    assert caps.opcodes == len(schema.OPS) == _uapi.DAVINCI_OP_COUNT
+    assert caps.opcodes == _uapi.DAVINCI_OP_COUNT == schema.OPS[-1].opcode + 1
     assert caps.dtype_count == len(opdesc.DTYPE_CODES)
     assert caps.ops == schema.OPS
     assert caps.missing == () and caps.unknown_opcodes == ()
@@ -42,12 +42,17 @@ def test_the_driver_announces_the_schema(dev):
 def test_every_op_the_schema_declares_is_announced_by_the_ioctl(dev):
     """The raw answers: each opcode's mask is the schema's, because the
     driver answers from the table the schema generates."""
-    assert _raw(dev, _uapi.DAVINCI_CAP_OPCODES) == (0, len(schema.OPS))
+    assert _raw(dev, _uapi.DAVINCI_CAP_OPCODES) == (0,
+                                                     _uapi.DAVINCI_OP_COUNT)
     assert _raw(dev, _uapi.DAVINCI_CAP_DTYPES) == \
         (0, _uapi.DAVINCI_DTYPE_COUNT)
     for op in schema.OPS:
         assert _raw(dev, _uapi.DAVINCI_CAP_OP_DTYPES, op.opcode) == \
             (0, _schema_mask(op)), op.name
+    # a number no op has (unassigned yet) is not served
+    for code in range(_uapi.DAVINCI_OP_COUNT):
+        if schema.by_opcode(code) is None:
+            assert _raw(dev, _uapi.DAVINCI_CAP_OP_DTYPES, code) == (0, 0)
         assert _raw(dev, _uapi.DAVINCI_CAP_OP_PARAMS, op.opcode) == (
             0, 1 << op.params.version if op.params else 0)
         assert _raw(dev, _uapi.DAVINCI_CAP_OP_FLAGS, op.opcode) == (
@@ -79,13 +84,15 @@ _JPEGD_BLOCK, _JPEGD_FILE = 512 * len(_PROBE_PARAMS), 512 * len(
 
 
 #: where its VPC tasks find their block: NV12 32 x 6 into NV12 32 x 6
-_VPC_BLOCK = 4000
+_VPC_BLOCK = 4096
 _VPC_PARAMS = dict(
     src_format=_uapi.DAVINCI_VPC_FMT_NV12, src_width=32, src_height=6,
     src_width_stride=32, src_height_stride=6,
     dst_format=_uapi.DAVINCI_VPC_FMT_NV12, dst_width=32, dst_height=6,
     dst_width_stride=32, dst_height_stride=6, crop_right=31, crop_bottom=5,
     paste_right=31, paste_bottom=5)
+#: and JPEGE_ENCODE its block and a 16 x 2 NV12 picture (48 bytes)
+_JPEGE_BLOCK, _JPEGE_PICTURE = 4608, 4672
 
 
 def _probe_jpeg() -> bytes:
@@ -114,6 +121,13 @@ def _probe_task(op, dst, src, block):
         return davinci.make_task(
             op.opcode, dst=dst, src0=src, params=block.dev_addr + _VPC_BLOCK,
             params_size=op.params.size, params_version=op.params.version)
+    if op.kind == "jpege":
+        # the picture at block + _JPEGE_PICTURE, its JPEG into dst, the
+        # result record into src
+        return davinci.make_task(
+            op.opcode, dst=dst, src0=block.dev_addr + _JPEGE_PICTURE,
+            src1=src, count=48, params=block.dev_addr + _JPEGE_BLOCK,
+            params_size=op.params.size, params_version=op.params.version)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -137,7 +151,7 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
     caps = dev.capabilities()
     s = dev.stream(polled=False)
     with dev.malloc(4096) as dst, dev.malloc(4096) as src, \
-            dev.malloc(4096) as block:
+            dev.malloc(8192) as block:
         s.memset(src, 0, 4096)
         for i, (tag, fields) in enumerate(_PROBE_PARAMS.items()):
             block.write(opdesc.pack_params(tag, **fields), offset=512 * i)
@@ -147,6 +161,9 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         assert _JPEGD_FILE + len(_probe_jpeg()) <= _VPC_BLOCK
         block.write(schema.by_name("VPC_CROP").params.pack(**_VPC_PARAMS),
                     offset=_VPC_BLOCK)
+        block.write(schema.by_name("JPEGE_ENCODE").params.pack(
+            dst_size=4096, width=16, height=2, width_stride=16,
+            height_stride=2, quality=75), offset=_JPEGE_BLOCK)
         taken = 0
         for op in schema.OPS:
             if op.event:

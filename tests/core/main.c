@@ -60,6 +60,9 @@ int th_failures, th_passed, th_failed;
 	X(vpc_block_checks) \
 	X(vpc_runs_inside_exact_buffers) \
 	X(vpc_mutated_blocks) \
+	X(jpege_roundtrip) \
+	X(jpege_refused) \
+	X(jpege_noise_bound) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "fixtures.h"
+#include "dv_internal.h"	/* dv_opcodes[] */
 
 void test_operand_validation(void)
 {
@@ -375,6 +376,12 @@ void test_malformed(void)
 	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
 	t.opcode = 0xffff;
 	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
+	for (i = 0; i < DAVINCI_OP_COUNT; i++) {
+		if (dv_opcodes[i].flags)
+			continue;
+		t.opcode = i;	/* a number no op has (unassigned) */
+		CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);
+	}
 	t = t_nop(1);
 	t.dtype = DAVINCI_DTYPE_COUNT;
 	CHECK_EQ(bad_task(fx.ctx, &s, t), -EINVAL);

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(REPO, "userspace"))
 from davinci import schema  # noqa: E402
 
 globals().update({"OP_" + _op.name: _op.opcode for _op in schema.OPS})
-OP_COUNT = len(schema.OPS)
+OP_COUNT = schema.OPS[-1].opcode + 1
 (CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT,
  CMP_GE) = range(len(schema.by_name("CMP").imm.values))
 F32, F16, BF16, I32 = range(4)

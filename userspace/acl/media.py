@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""acl.media: DVPP. JPEG decode and VPC work, on the device's DVPP engine
+"""acl.media: DVPP. JPEG decode and encode and VPC work, on the DVPP engine
 (DAVINCI_OP_JPEGD_DECODE and the VPC tasks on the stream, DOC: DVPP JPEGD
 and DOC: DVPP VPC), as Ascend's samples call them: channel descs and
 channels, picture descs and their setters and getters, batch picture descs,
@@ -29,7 +29,18 @@ height strides even, 10 x 6 .. 4096 x 4096, crop offsets even and ends odd,
 paste left a multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
 before anything is queued, its reason in acl.get_recent_err_msg().
 
-Every other name pyACL has (JPEG encode, PNG, VDEC, VENC, the other VPC
+JPEG encode works too, on the DVPP engine's JPEGE (a
+DAVINCI_OP_JPEGE_ENCODE task, DOC: DVPP JPEGE): jpege configs and their
+level (0 .. 100; 0 encodes as 100, as DVPP's does), dvpp_jpeg_predict_enc_size
+(a true worst case: an output of that size never fails) and
+dvpp_jpeg_encode_async, from an NV12 or NV21 picture desc as DVPP JPEGE
+takes it (32 .. 8192 a side, even width and height, width stride a
+multiple of 16, height stride even; ACL_ERROR_INVALID_PARAM at the call
+otherwise) into device memory; synchronize_stream writes the file's size
+through the size pointer, and fails with ACL_ERROR_RT_AICPU_EXCEPTION for
+an output too small (nothing written past it).
+
+Every other name pyACL has (PNG, VDEC, VENC, the other VPC
 calls) exists and fails cleanly: calls that create an object return 0
 (pyACL's null handle), every other call returns ACL_ERROR_FEATURE_UNSUPPORTED
 (200006); the message in acl.get_recent_err_msg() names the call."""
@@ -123,10 +134,17 @@ dvpp_destroy_batch_pic_desc dvpp_vpc_resize_async dvpp_vpc_crop_async
 dvpp_vpc_crop_and_paste_async dvpp_vpc_batch_crop_async
 dvpp_vpc_batch_crop_and_paste_async dvpp_vpc_convert_color_async
 """.split()
-UNSUPPORTED = [n for n in UNSUPPORTED if n not in JPEGD and n not in VPC]
+#: the JPEG encode calls this module implements
+JPEGE = """
+dvpp_create_jpege_config dvpp_destroy_jpege_config
+dvpp_set_jpege_config_level dvpp_get_jpege_config_level
+dvpp_jpeg_predict_enc_size dvpp_jpeg_encode_async
+""".split()
+UNSUPPORTED = [n for n in UNSUPPORTED
+               if n not in JPEGD and n not in VPC and n not in JPEGE]
 
-__all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED", "JPEGD", "VPC"] + \
-    JPEGD + VPC + UNSUPPORTED
+__all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED", "JPEGD", "VPC",
+           "JPEGE"] + JPEGD + VPC + JPEGE + UNSUPPORTED
 
 
 def dvpp_malloc(size):
@@ -772,3 +790,164 @@ def dvpp_vpc_convert_color_async(channel_desc, in_pic_desc, out_pic_desc,
             dp.width_stride = dp.width_stride or a.width_stride
             dp.height_stride = dp.height_stride or a.height_stride
     _launch("VPC_CONVERT_COLOR", stream, [(sp, dp, None, None, "bilinear")])
+# ---------------------------------------------------------------------------
+# JPEG encode (JPEGE)
+# ---------------------------------------------------------------------------
+
+from davinci import jpege as _jpege  # noqa: E402
+from davinci.errors import InvalidArgumentError  # noqa: E402
+
+#: DVPP JPEGE's smallest side (CANN's JPEGE restrictions: 32 x 32 ..
+#: 8192 x 8192)
+JPEGE_MIN_DIM = 32
+#: acldvppPixelFormat's YUV422 packed formats, which DVPP JPEGE takes and
+#: this engine does not encode (yet)
+_PACKED_422 = {7: "YUYV", 8: "UYVY", 9: "YVYU", 10: "VYUY"}
+
+
+class _JpegeConfig:
+    def __init__(self):
+        self.handle = S.new_handle()
+        self.level = 100
+
+
+_jpege_configs: dict = {}
+
+
+def _jpege_config(handle) -> _JpegeConfig:
+    c = _jpege_configs.get(handle)
+    if c is None:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "jpege config %r does not "
+                      "exist: make one with dvpp_create_jpege_config()"
+                      % (handle,))
+    return c
+
+
+def dvpp_create_jpege_config():
+    """A JPEG encode config (its handle), level 100."""
+    c = _JpegeConfig()
+    _jpege_configs[c.handle] = c
+    return c.handle
+
+
+@api()
+def dvpp_destroy_jpege_config(jpege_config):
+    _jpege_config(jpege_config)
+    del _jpege_configs[jpege_config]
+
+
+@api()
+def dvpp_set_jpege_config_level(jpege_config, level):
+    """The encode's quality: 0 .. 100, a higher level a better picture
+    (libjpeg's quality scaling); 0 encodes as 100, as DVPP's does."""
+    c = _jpege_config(jpege_config)
+    if isinstance(level, bool) or not isinstance(level, int) or \
+            not 0 <= level <= 100:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "jpege level %r: an int of "
+                      "0 .. 100" % (level,))
+    c.level = level
+
+
+def dvpp_get_jpege_config_level(jpege_config):
+    """The config's level (0 for an unknown config, as pyACL's)."""
+    c = _jpege_configs.get(jpege_config)
+    return 0 if c is None else c.level
+
+
+def _jpege_input(pic_desc) -> _PicDesc:
+    """The input desc, checked as DVPP JPEGE checks it."""
+    p = _pic(pic_desc)
+    p.settle()
+    if p.format in _PACKED_422:
+        raise AclFail(C.ACL_ERROR_FEATURE_UNSUPPORTED, "JPEG encode of YUV422 "
+                      "packed %s: this engine encodes YUV420SP only "
+                      "(PIXEL_FORMAT_YUV_SEMIPLANAR_420 or _YVU_)"
+                      % _PACKED_422[p.format])
+    if p.format not in _FORMATS:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the input desc's format %r: "
+                      "the JPEG encode reads PIXEL_FORMAT_YUV_SEMIPLANAR_420 "
+                      "(1) or PIXEL_FORMAT_YVU_SEMIPLANAR_420 (2)"
+                      % (p.format,))
+    w, h, ws, hs = p.width, p.height, p.width_stride, p.height_stride
+    if not (JPEGE_MIN_DIM <= w <= _jpege.MAX_DIM and
+            JPEGE_MIN_DIM <= h <= _jpege.MAX_DIM) or w % 2 or h % 2:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "JPEG encode of %d x %d: "
+                      "DVPP JPEGE takes even sides of %d .. %d"
+                      % (w, h, JPEGE_MIN_DIM, _jpege.MAX_DIM))
+    try:
+        _jpege.check_picture(w, h, ws, hs)
+    except InvalidArgumentError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, str(exc)) from None
+    return p
+
+
+@api(1, (0,))
+def dvpp_jpeg_predict_enc_size(pic_desc, jpege_config):
+    """(size, ret): the largest file the input desc's picture encodes to
+    at any level and content; an output of that size never fails."""
+    _jpege_config(jpege_config)
+    p = _jpege_input(pic_desc)
+    return _jpege.predict_size(p.width, p.height)
+
+
+def _size_hook(record, size_ptr: int):
+    """A sync hook: once the encode completed, its file's size into the
+    caller's int32 at ``size_ptr`` (when it succeeded) and the record
+    freed."""
+    def hook() -> bool:
+        if record.freed:
+            return True
+        r = _jpege.read_result(record)
+        if not r.done:
+            return False
+        if r.ok:
+            ctypes.c_int32.from_address(size_ptr).value = r.size
+        record.free()
+        return True
+    return hook
+
+
+@api()
+def dvpp_jpeg_encode_async(channel_desc, in_pic_desc, data, size,
+                           jpege_config, stream):
+    """Queue the encode of the input desc's picture (device memory) on
+    ``stream`` into ``data`` (device memory); ``size`` points to an int32
+    (numpy_to_ptr or bytes_to_ptr of np.array([n], np.int32)): the
+    output's capacity, and once acl.rt.synchronize_stream returned, the
+    file's size."""
+    ch = _channel(channel_desc)
+    if not ch.created:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "channel desc %r has no "
+                      "channel: call dvpp_create_channel" % (channel_desc,))
+    level = _jpege_config(jpege_config).level
+    p = _jpege_input(in_pic_desc)
+    s = S.get_stream(stream)
+    from .util import _check_host
+    try:
+        _check_host(size, 4, "acl.media.dvpp_jpeg_encode_async size")
+    except (TypeError, ValueError) as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "size must point to an "
+                      "int32 in host memory: %s" % exc) from None
+    cap = ctypes.c_int32.from_address(size).value
+    if cap <= 0 or not data:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the output needs its data "
+                      "and a size > 0 (dvpp_jpeg_predict_enc_size), not %r, "
+                      "%d" % (data, cap))
+    if not p.data or not p.size:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the input desc needs its "
+                      "data and size (dvpp_set_pic_desc_data/_size)")
+    dev = s.ctx.device.dev
+    record = dev.malloc(_jpege.RESULT_SIZE, "normal_only")
+    try:
+        _jpege.mark_pending(record)
+        _jpege.launch_jpeg_encode(
+            s.stream, p.data, p.size, data, cap, record.dev_addr, p.width,
+            p.height, p.width_stride, p.height_stride, level or 100,
+            _FORMATS[p.format])
+    except InvalidArgumentError as exc:
+        record.free()
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, str(exc)) from None
+    except BaseException:
+        record.free()
+        raise
+    S.sync_hooks.append(_size_hook(record, size))

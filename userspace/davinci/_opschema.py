@@ -72,6 +72,7 @@ __all__ = [
     "DAVINCI_OP_VPC_CROP",
     "DAVINCI_OP_VPC_CONVERT_COLOR",
     "DAVINCI_OP_RANDOM_NORMAL",
+    "DAVINCI_OP_JPEGE_ENCODE",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -95,6 +96,9 @@ __all__ = [
     "DAVINCI_JPEGD_DECODE_NV12",
     "DAVINCI_JPEGD_DECODE_NV21",
     "DAVINCI_JPEGD_DECODE_COUNT",
+    "DAVINCI_JPEGE_ENCODE_NV12",
+    "DAVINCI_JPEGE_ENCODE_NV21",
+    "DAVINCI_JPEGE_ENCODE_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
     "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
@@ -104,6 +108,7 @@ __all__ = [
     "DAVINCI_PARAMS_JPEGD_DECODE_VERSION",
     "DAVINCI_PARAMS_VPC_CROP_VERSION",
     "DAVINCI_PARAMS_RANDOM_NORMAL_VERSION",
+    "DAVINCI_PARAMS_JPEGE_ENCODE_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -171,7 +176,8 @@ DAVINCI_OP_VPC_RESIZE = 61
 DAVINCI_OP_VPC_CROP = 62
 DAVINCI_OP_VPC_CONVERT_COLOR = 63
 DAVINCI_OP_RANDOM_NORMAL = 64
-DAVINCI_OP_COUNT = 65
+DAVINCI_OP_JPEGE_ENCODE = 65
+DAVINCI_OP_COUNT = 66
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -194,6 +200,9 @@ DAVINCI_INDEX_ADD_COUNT = 2
 DAVINCI_JPEGD_DECODE_NV12 = 0
 DAVINCI_JPEGD_DECODE_NV21 = 1
 DAVINCI_JPEGD_DECODE_COUNT = 2
+DAVINCI_JPEGE_ENCODE_NV12 = 0
+DAVINCI_JPEGE_ENCODE_NV21 = 1
+DAVINCI_JPEGE_ENCODE_COUNT = 2
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
 DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
@@ -203,6 +212,7 @@ DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION = 1
 DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_VPC_CROP_VERSION = 1
 DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
+DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2063,7 +2073,59 @@ OPS = ({'acl': {},
                          'type': 'u64'}],
              'version': 1},
   'python': 'random_normal',
-  'uses': ('dst', 'count')})
+  'uses': ('dst', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 '
+         '-> a JPEG at dst, its struct davinci_jpege_result at src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'imm': {'doc': "The picture's pixel format\n"
+                 '(DOC: DVPP JPEGE): YUV420SP, U first or V first.',
+          'name': 'format',
+          'type': 'enum',
+          'values': [{'doc': 'Y plane, then interleaved U, V '
+                             '(PIXEL_FORMAT_YUV_SEMIPLANAR_420)',
+                      'name': 'NV12'},
+                     {'doc': 'Y plane, then interleaved V, U '
+                             '(PIXEL_FORMAT_YVU_SEMIPLANAR_420)',
+                      'name': 'NV21'}]},
+  'kind': 'jpege',
+  'name': 'JPEGE_ENCODE',
+  'not_in': {'acl': 'acl.media.dvpp_jpeg_encode_async, not an operator',
+             'atc': 'not a model op',
+             'torch': 'no ATen op encodes JPEG'},
+  'opcode': 65,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'bytes of dst the file may take: the task '
+                                'fails with nothing written past them when it '
+                                'needs more',
+                         'name': 'dst_size',
+                         'type': 'u64'},
+                        {'doc': 'pixels per row, 1 .. 8192',
+                         'name': 'width',
+                         'type': 'u32'},
+                        {'doc': 'rows, 1 .. 8192',
+                         'name': 'height',
+                         'type': 'u32'},
+                        {'doc': 'bytes per row of each plane: a multiple of '
+                                '16, at least @width',
+                         'name': 'width_stride',
+                         'type': 'u32'},
+                        {'doc': 'rows of the Y plane: a multiple of 2, at '
+                                'least @height; @count at least width_stride '
+                                '* height_stride * 3 / 2',
+                         'name': 'height_stride',
+                         'type': 'u32'},
+                        {'doc': "1 .. 100, libjpeg's quality scaling of Annex "
+                                "K's tables",
+                         'name': 'quality',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'jpeg_encode',
+  'uses': ('dst', 'src0', 'src1', 'count')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

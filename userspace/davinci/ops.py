@@ -48,6 +48,7 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
            "adaptive_pool2d_kernel", "OP_FUNCTIONS", "jpeg_decode",
            "vpc_resize", "vpc_crop", "vpc_convert_color",
+           "jpeg_encode",
            *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
@@ -1281,6 +1282,53 @@ def vpc_convert_color(src: DeviceTensor, src_pic, out: DeviceTensor,
     size; ``out``."""
     return _vpc("VPC_CONVERT_COLOR", src, src_pic, out, out_pic,
                 stream=stream)
+def jpeg_encode(picture: DeviceTensor, out: DeviceTensor, width: int,
+                height: int, width_stride: int | None = None,
+                height_stride: int | None = None, quality: int = 75,
+                format: str = "nv12", stream: Stream | None = None):
+    """DAVINCI_OP_JPEGE_ENCODE on the DVPP engine: the YUV420SP picture
+    ``picture`` holds (uint8, NV12 or NV21, ``width_stride`` a multiple
+    of 16 and ``height_stride`` of 2, by default the width and height
+    rounded up to them) into a baseline JPEG in ``out`` (uint8; at least
+    ``davinci.jpege.predict_size(w, h)`` bytes never fails), at
+    ``quality`` 1 .. 100 (DOC: DVPP JPEGE). Without ``stream``: runs on
+    the default stream and returns its :class:`davinci.jpege.JpegeResult`
+    (the file is ``out``'s first ``size`` bytes), or raises
+    :class:`davinci.jpege.JpegEncodeError`. With one: returns a
+    :class:`davinci.jpege.PendingEncode` whose ``result()`` reads the
+    record once the stream is synchronized."""
+    from . import jpege
+    for name, t in (("picture", picture), ("out", out)):
+        t = _tensor(t, name)
+        if t.dtype != "uint8" or not t.is_contiguous():
+            raise DTypeError("jpeg_encode: %s must be a dense uint8 tensor, "
+                             "not %s" % (name, t.dtype))
+    _same_device(picture, out)
+    ws = -(-width // jpege.WIDTH_ALIGN) * jpege.WIDTH_ALIGN \
+        if width_stride is None else width_stride
+    hs = -(-height // jpege.HEIGHT_ALIGN) * jpege.HEIGHT_ALIGN \
+        if height_stride is None else height_stride
+    s = _ordered(out, stream, [picture])
+    record = out.device.malloc(jpege.RESULT_SIZE, "normal_only")
+    try:
+        jpege.mark_pending(record)
+        jpege.launch_jpeg_encode(s, picture.dev_addr, picture.nbytes,
+                                 out.dev_addr, out.nbytes, record.dev_addr,
+                                 width, height, ws, hs, quality, format)
+    except BaseException:
+        record.free()
+        raise
+    pending = jpege.PendingEncode(record)
+    if stream is not None:
+        out.writer = stream
+        return pending
+    try:
+        s.synchronize()
+    except TaskFailedError as exc:
+        raise jpege.JpegEncodeError(exc, pending.result()) from None
+    finally:
+        out.writer = None
+    return pending.result()
 
 
 #: compare() predicate name -> DAVINCI_CMP_* (the schema's enum)

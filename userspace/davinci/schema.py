@@ -240,6 +240,7 @@ OPS: tuple[OpDef, ...] = tuple(_opdef(r) for r in _opschema.OPS)
 #: the AI-core ops
 COMPUTE_OPS: tuple[OpDef, ...] = tuple(op for op in OPS if op.compute)
 _BY_NAME = {op.name: op for op in OPS}
+_BY_OPCODE = {op.opcode: op for op in OPS}
 _BY_PYTHON = {op.python: op for op in OPS if op.python}
 _BY_ACL = {name: op for op in OPS for name in op.acl}
 
@@ -250,7 +251,9 @@ def by_name(name: str) -> OpDef:
 
 
 def by_opcode(opcode: int) -> OpDef | None:
-    return OPS[opcode] if 0 <= opcode < len(OPS) else None
+    """The op of ``opcode``; None for a number no op has (past the last,
+    or unassigned)."""
+    return _BY_OPCODE.get(opcode)
 
 
 def by_python(name: str) -> OpDef | None:

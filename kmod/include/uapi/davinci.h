@@ -860,7 +860,8 @@ enum davinci_opcode {
 	DAVINCI_OP_VPC_CROP = 62,	/* DVPP VPC: the crop rect of the picture at src0 resized into the paste rect of the one at dst, the rest of dst untouched */
 	DAVINCI_OP_VPC_CONVERT_COLOR = 63,	/* DVPP VPC: the picture at src0 converted to dst's format (YUV420SP, YUYV, RGB888, BGR888; JFIF full-range BT.601), the same size */
 	DAVINCI_OP_RANDOM_NORMAL = 64,	/* dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words of (seed, offset, i) */
-	DAVINCI_OP_COUNT = 65,
+	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
+	DAVINCI_OP_COUNT = 66,
 };
 
 /*
@@ -915,6 +916,14 @@ enum davinci_opcode {
 #define DAVINCI_JPEGD_DECODE_NV12	0	/* Y plane, then interleaved U, V (PIXEL_FORMAT_YUV_SEMIPLANAR_420) */
 #define DAVINCI_JPEGD_DECODE_NV21	1	/* Y plane, then interleaved V, U (PIXEL_FORMAT_YVU_SEMIPLANAR_420) */
 #define DAVINCI_JPEGD_DECODE_COUNT	2
+
+/*
+ * DAVINCI_OP_JPEGE_ENCODE's format (struct davinci_task.imm). The picture's pixel format
+ * (DOC: DVPP JPEGE): YUV420SP, U first or V first.
+ */
+#define DAVINCI_JPEGE_ENCODE_NV12	0	/* Y plane, then interleaved U, V (PIXEL_FORMAT_YUV_SEMIPLANAR_420) */
+#define DAVINCI_JPEGE_ENCODE_NV21	1	/* Y plane, then interleaved V, U (PIXEL_FORMAT_YVU_SEMIPLANAR_420) */
+#define DAVINCI_JPEGE_ENCODE_COUNT	2
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
@@ -1141,6 +1150,31 @@ struct davinci_params_random_normal {
 };
 
 #define DAVINCI_PARAMS_RANDOM_NORMAL_VERSION	1
+
+/**
+ * struct davinci_params_jpege_encode - DAVINCI_OP_JPEGE_ENCODE's parameter block
+ * @dst_size: bytes of dst the file may take: the task fails with nothing
+ *	written past them when it needs more
+ * @width: pixels per row, 1 .. 8192
+ * @height: rows, 1 .. 8192
+ * @width_stride: bytes per row of each plane: a multiple of 16, at least
+ *	@width
+ * @height_stride: rows of the Y plane: a multiple of 2, at least @height;
+ *	@count at least width_stride * height_stride * 3 / 2
+ * @quality: 1 .. 100, libjpeg's quality scaling of Annex K's tables
+ * @pad: zero
+ */
+struct davinci_params_jpege_encode {
+	__u64 dst_size;
+	__u32 width;
+	__u32 height;
+	__u32 width_stride;
+	__u32 height_stride;
+	__u32 quality;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_JPEGE_ENCODE_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1416,6 +1450,45 @@ struct davinci_jpegd_result {
 #define DAVINCI_VPC_MAX_DIM	4096
 #define DAVINCI_VPC_MIN_WSTRIDE	32
 #define DAVINCI_VPC_MAX_WSTRIDE	16384
+
+/**
+ * DOC: DVPP JPEGE
+ *
+ * DAVINCI_OP_JPEGE_ENCODE runs on the DVPP engine, as JPEGD_DECODE does
+ * (no AI core): it encodes the YUV420SP picture of @count bytes at src0,
+ * NV12 or NV21 by @imm, into a baseline JFIF 4:2:0 JPEG at dst. Its
+ * parameter block (struct davinci_params_jpege_encode) gives the size,
+ * the strides (width_stride a multiple of 16, height_stride of 2, as DVPP
+ * JPEGE takes them: a Y plane of width_stride x height_stride bytes, then
+ * half as many of interleaved chroma pairs), the quality (1 .. 100:
+ * Annex K's tables scaled as libjpeg's jpeg_quality_scaling) and the
+ * bytes of dst the file may take. The bytes are exactly reproducible
+ * (kmod/core/NUMERICS.md, JPEGE), and no picture of a given size
+ * encodes to more than 625 + 2 * ceil(6 * MCUs * 1665 / 8) bytes, MCUs =
+ * ceil(width / 16) * ceil(height / 16): a @dst_size of that never fails.
+ * A block the engine does not take (a size, stride or quality out of
+ * range, a @count short of the strides' picture) fails the task with
+ * DAVINCI_STATUS_INVALID_TASK as it is taken in, before it runs and
+ * without writing src1. Once it runs, it writes the struct
+ * davinci_jpege_result at src1 (which must
+ * not meet src0 or dst): @error 0 and the file's @size, or a negative
+ * errno: -ENOSPC for a file larger than @dst_size (nothing is written
+ * past it), -ENOMEM when the engine's scratch could not be allocated;
+ * the task then fails with DAVINCI_STATUS_INVALID_TASK.
+ */
+
+/**
+ * struct davinci_jpege_result - what a JPEGE_ENCODE task writes at src1
+ * @error: 0 when the picture was encoded, else a negative errno (DOC:
+ *	DVPP JPEGE)
+ * @pad: zero
+ * @size: bytes of the file at dst (0 after an error)
+ */
+struct davinci_jpege_result {
+	__s32 error;
+	__u32 pad;
+	__u64 size;
+};
 
 /**
  * DOC: strided operands

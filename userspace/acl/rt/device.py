@@ -110,7 +110,10 @@ def synchronize_device():
     """Wait for every stream of the current device."""
     with S.lock:
         d = S.require_context().device
-    d.dev.synchronize()
+    try:
+        d.dev.synchronize()
+    finally:
+        S.run_sync_hooks()
 
 
 @api(locked=False)

@@ -51,7 +51,10 @@ def destroy_stream(stream):
 def _sync_stream(stream, timeout):
     with S.lock:
         s = S.get_stream(stream)
-    s.stream.synchronize(timeout)
+    try:
+        s.stream.synchronize(timeout)
+    finally:
+        S.run_sync_hooks()
 
 
 @api(locked=False)
