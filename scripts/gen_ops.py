@@ -31,10 +31,10 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle", "jpegd")
-#: kinds a device engine runs that is not an AI core (the DVPP's JPEGD):
+         "generate", "triangle", "jpegd", "pngd")
+#: kinds a device engine runs that is not an AI core (the DVPP's JPEGD, PNGD):
 #: no op kernel, and not a compute op of davinci.ops' table
-ENGINE_KINDS = ("jpegd",)
+ENGINE_KINDS = ("jpegd", "pngd")
 #: descriptor fields each kind uses (DV_U_*)
 USES = {
     "none": (), "copy": ("DST", "SRC0", "COUNT"), "fill": ("DST", "COUNT"),
@@ -50,6 +50,7 @@ USES = {
     "generate": ("DST", "COUNT"),
     "triangle": ("DST", "SRC0", "MN", "K"),
     "jpegd": ("DST", "SRC0", "SRC1", "COUNT"),
+    "pngd": ("DST", "SRC0", "SRC1", "COUNT"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")

@@ -42,6 +42,8 @@ _Static_assert(sizeof(struct davinci_params_random_uniform) <= DV_TASK_PARAMS_MA
 	       "a task holds a copy of RANDOM_UNIFORM's block");
 _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of PNGD_DECODE's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -517,5 +519,45 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_JPEGD_DECODE_VERSION,
 		.check_params = dv_op_check_jpegd_decode,
 		.shape = DV_SHAPE_JPEGD,
+	},
+	[DAVINCI_OP_RESERVED_61] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_62] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_63] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_64] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_65] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_PNGD_DECODE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.max_imm = DAVINCI_PNGD_DECODE_COUNT - 1,
+		.params_size = sizeof(struct davinci_params_pngd_decode),
+		.params_version = DAVINCI_PARAMS_PNGD_DECODE_VERSION,
+		.check_params = dv_op_check_pngd_decode,
+		.shape = DV_SHAPE_PNGD,
 	},
 };

@@ -498,7 +498,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return -EINVAL;
 	if (task->flags & DAVINCI_TASK_F_STRIDED)
 		return dv_op_extent_strided(task, params, ext);
-	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD ||
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_PNGD)
 		return dv_dvpp_extent(task, params, ext);
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
@@ -641,9 +642,10 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 
 	if (!es || !dst_es || !src1_es)
 		return 0;	/* dv_op_extent() refuses the dtype */
-	/* JPEGD_DECODE's operands are bytes (its result record too) */
+	/* the DVPP decodes' operands are bytes (their result records too) */
 	if (task->opcode < DAVINCI_OP_COUNT &&
-	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
+	    (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD ||
+	     dv_opcodes[task->opcode].shape == DV_SHAPE_PNGD))
 		return 0;
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;

@@ -300,7 +300,7 @@ static void pd_fill_info(const struct pd_hdr *h, u32 format,
 	info->bit_depth = h->depth;
 	info->colour_type = h->ctype;
 	info->interlace = h->interlace;
-	info->components = comps[h->ctype] + (h->trns ? 1 : 0);
+	info->components = comps[h->ctype];
 	info->alpha = h->ctype == 4 || h->ctype == 6 || h->trns;
 	info->channels = format == DV_PNGD_RGBA ||
 			 (format == DV_PNGD_AUTO && info->alpha) ? 4 : 3;

@@ -69,8 +69,8 @@ enum dv_pngd_format {
  * @bit_depth: IHDR's: 1, 2, 4, 8 or 16
  * @colour_type: IHDR's: 0 grey, 2 RGB, 3 palette, 4 grey + alpha, 6 RGBA
  * @interlace: 1 for Adam7
- * @components: the file's: 1 grey, 2 grey + alpha, 3 RGB or palette, 4
- *	RGBA; a tRNS chunk adds one to grey, RGB and palette
+ * @components: the file's colour type's: 1 grey, 2 grey + alpha, 3 RGB or
+ *	palette, 4 RGBA (as acldvppPngGetImageInfo's; tRNS sets @alpha)
  * @alpha: the file has alpha (colour type 4 or 6, or tRNS)
  * @channels: of the output, 3 (RGB888) or 4 (RGBA8888)
  * @width_stride: bytes per output row, ALIGN(@width, 128) * @channels

@@ -26,6 +26,8 @@ from opslib import lib_path
 
 #: enum dv_pngd_format
 RGB, RGBA, AUTO = range(3)
+#: the engine's format names (davinci.dvpp.PNG_FORMATS) -> enum dv_pngd_format
+FORMATS = {"rgb888": RGB, "rgba8888": RGBA, "auto": AUTO}
 #: colour type -> samples per pixel
 SPP = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4),

@@ -68,6 +68,12 @@ __all__ = [
     "DAVINCI_OP_TRIL",
     "DAVINCI_OP_TRIU",
     "DAVINCI_OP_JPEGD_DECODE",
+    "DAVINCI_OP_RESERVED_61",
+    "DAVINCI_OP_RESERVED_62",
+    "DAVINCI_OP_RESERVED_63",
+    "DAVINCI_OP_RESERVED_64",
+    "DAVINCI_OP_RESERVED_65",
+    "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -91,6 +97,10 @@ __all__ = [
     "DAVINCI_JPEGD_DECODE_NV12",
     "DAVINCI_JPEGD_DECODE_NV21",
     "DAVINCI_JPEGD_DECODE_COUNT",
+    "DAVINCI_PNGD_DECODE_RGB888",
+    "DAVINCI_PNGD_DECODE_RGBA8888",
+    "DAVINCI_PNGD_DECODE_AUTO",
+    "DAVINCI_PNGD_DECODE_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
     "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
@@ -98,6 +108,7 @@ __all__ = [
     "DAVINCI_PARAMS_ARANGE_VERSION",
     "DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION",
     "DAVINCI_PARAMS_JPEGD_DECODE_VERSION",
+    "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -161,7 +172,13 @@ DAVINCI_OP_BERNOULLI = 57
 DAVINCI_OP_TRIL = 58
 DAVINCI_OP_TRIU = 59
 DAVINCI_OP_JPEGD_DECODE = 60
-DAVINCI_OP_COUNT = 61
+DAVINCI_OP_RESERVED_61 = 61
+DAVINCI_OP_RESERVED_62 = 62
+DAVINCI_OP_RESERVED_63 = 63
+DAVINCI_OP_RESERVED_64 = 64
+DAVINCI_OP_RESERVED_65 = 65
+DAVINCI_OP_PNGD_DECODE = 66
+DAVINCI_OP_COUNT = 67
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -184,6 +201,10 @@ DAVINCI_INDEX_ADD_COUNT = 2
 DAVINCI_JPEGD_DECODE_NV12 = 0
 DAVINCI_JPEGD_DECODE_NV21 = 1
 DAVINCI_JPEGD_DECODE_COUNT = 2
+DAVINCI_PNGD_DECODE_RGB888 = 0
+DAVINCI_PNGD_DECODE_RGBA8888 = 1
+DAVINCI_PNGD_DECODE_AUTO = 2
+DAVINCI_PNGD_DECODE_COUNT = 3
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
 DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
@@ -191,6 +212,7 @@ DAVINCI_PARAMS_FILL_VERSION = 1
 DAVINCI_PARAMS_ARANGE_VERSION = 1
 DAVINCI_PARAMS_RANDOM_UNIFORM_VERSION = 1
 DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
+DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -1766,6 +1788,122 @@ OPS = ({'acl': {},
                         {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
              'version': 1},
   'python': 'jpeg_decode',
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_61',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 61,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_62',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 62,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_63',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 63,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_64',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 64,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_65',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 65,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or '
+         'RGBA8888 by @imm), its struct davinci_pngd_result at src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'imm': {'doc': "The output's pixel format\n"
+                 '(DOC: DVPP PNGD): packed 8-bit samples, rows of '
+                 'ALIGN(width, 128) pixels,\n'
+                 'ALIGN(height, 16) rows.',
+          'name': 'format',
+          'type': 'enum',
+          'values': [{'doc': 'R, G, B per pixel, any alpha dropped '
+                             '(PIXEL_FORMAT_RGB_888)',
+                      'name': 'RGB888'},
+                     {'doc': 'R, G, B, A per pixel (PIXEL_FORMAT_RGBA_8888)',
+                      'name': 'RGBA8888'},
+                     {'doc': 'RGBA8888 for a file with alpha, else RGB888 '
+                             '(PIXEL_FORMAT_UNKNOWN)',
+                      'name': 'AUTO'}]},
+  'kind': 'pngd',
+  'name': 'PNGD_DECODE',
+  'not_in': {'acl': 'acl.media.dvpp_png_decode_async, not an operator',
+             'atc': 'not a model op',
+             'torch': 'no ATen op decodes PNG'},
+  'opcode': 66,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'bytes of dst the decode may write: at least '
+                                "the picture's out_size, else the task fails "
+                                'before it writes',
+                         'name': 'dst_size',
+                         'type': 'u64'},
+                        {'doc': 'the largest width and height taken, 1 .. '
+                                "4096 (0: 4096, DVPP PNGD's)",
+                         'name': 'max_dim',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'png_decode',
   'uses': ('dst', 'src0', 'src1', 'count')})
 
 DTYPES = ({'bytes': 4,
