@@ -252,10 +252,14 @@ ERROR_NAMES[0] = "ACL_SUCCESS"
 ACL_STREAM_FAST_LAUNCH = 0x00000001
 ACL_STREAM_FAST_SYNC = 0x00000002
 
-# acldvppPixelFormat (acl.media's JPEG decode writes these two)
+# acldvppPixelFormat (acl.media's JPEG decode writes NV12 and NV21, its
+# PNG decode RGB888, or RGBA8888 for a file with alpha at UNKNOWN)
 PIXEL_FORMAT_YUV_400 = 0
 PIXEL_FORMAT_YUV_SEMIPLANAR_420 = 1     # NV12
 PIXEL_FORMAT_YVU_SEMIPLANAR_420 = 2     # NV21
+PIXEL_FORMAT_RGB_888 = 12
+PIXEL_FORMAT_RGBA_8888 = 16
+PIXEL_FORMAT_UNKNOWN = 10000
 
 # acldvppJpegFormat (dvpp_jpeg_get_image_info_v2)
 ACL_JPEG_CSS_444 = 0
