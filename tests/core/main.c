@@ -57,6 +57,10 @@ int th_failures, th_passed, th_failed;
 	X(jpegd_truncated) \
 	X(jpegd_corrupt_bytes) \
 	X(jpegd_bad_headers) \
+	X(pngd_samples) \
+	X(pngd_truncated) \
+	X(pngd_corrupt_bytes) \
+	X(pngd_bad_headers) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \
