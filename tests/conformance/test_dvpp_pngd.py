@@ -15,6 +15,7 @@ before anything is written.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import struct
@@ -117,6 +118,7 @@ def _pillow(img: Image.Image, **kw) -> bytes:
     return b.getvalue()
 
 
+@functools.lru_cache(maxsize=None)
 def _files(w: int, h: int) -> dict:
     rgb, rgba = _img(w, h, seed=w)
     im = Image.fromarray(rgb)

@@ -150,23 +150,21 @@ def _pack_row(samples: np.ndarray, depth: int) -> bytes:
     return out.tobytes()
 
 
-def _paeth(a: int, b: int, c: int) -> int:
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    if pa <= pb and pa <= pc:
-        return a
-    return b if pb <= pc else c
-
-
 def _filter(ftype: int, row: bytes, prev: bytes, bpp: int) -> bytes:
-    out = bytearray(len(row))
-    for i, x in enumerate(row):
-        a = row[i - bpp] if i >= bpp else 0
-        b = prev[i]
-        c = prev[i - bpp] if i >= bpp else 0
-        pred = (0, a, b, (a + b) >> 1, _paeth(a, b, c))[ftype]
-        out[i] = (x - pred) & 0xFF
-    return bytes([ftype]) + bytes(out)
+    """Filter @row (raw bytes) against @prev (the previous raw row): the
+    predictors are of raw bytes, so a whole row at once."""
+    x = np.frombuffer(row, np.uint8).astype(np.int32)
+    b = np.frombuffer(prev, np.uint8).astype(np.int32)
+    a = np.concatenate([np.zeros(min(bpp, len(x)), np.int32), x[:-bpp]])
+    c = np.concatenate([np.zeros(min(bpp, len(b)), np.int32), b[:-bpp]])
+    a, c = a[:len(x)], c[:len(x)]
+    if ftype == 4:
+        p = a + b - c
+        pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+        pred = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+    else:
+        pred = (0 * x, a, b, (a + b) >> 1)[ftype]
+    return bytes([ftype]) + ((x - pred) & 0xFF).astype(np.uint8).tobytes()
 
 
 def raw_stream(samples: np.ndarray, ctype: int, depth: int,

@@ -18,7 +18,7 @@ strides and a :class:`PngdResult`.
 >>> dvpp.nv12_size(1920, 1080)
 3133440
 >>> dvpp.png_out_size(1920, 1080, 4)
-8847360
+8355840
 """
 
 from __future__ import annotations
