@@ -5,8 +5,9 @@
  * dv_pngd_parse() walks the chunks once, checking each CRC-32 and the
  * order PNG requires. dv_pngd_decode() then inflates the zlib stream the
  * IDAT chunks carry (RFC 1950/1951: stored, fixed and dynamic Huffman
- * blocks, canonical codes decoded bit by bit as zlib's puff does, a 32 KiB
- * window in the scratch), and hands each byte to the row assembler, which
+ * blocks, canonical codes looked up 9 bits at a time and longer ones
+ * decoded bit by bit as zlib's puff does, a 32 KiB window in the
+ * scratch), and hands each byte to the row assembler, which
  * undoes each row's filter against the previous row of its pass and
  * writes the row's pixels at their places in the output (Adam7: the
  * pass's start and step). The whole picture is never held inflated: the
@@ -18,6 +19,7 @@
 #define PD_MAXBITS 15
 #define PD_NLEN 288
 #define PD_NDIST 30
+#define PD_FAST 9		/* bits of the first-level lookup */
 
 static const u32 pd_crc_table[256] = {
 	0x00000000, 0x77073096, 0xee0e612c, 0x990951ba,
@@ -86,10 +88,16 @@ static const u32 pd_crc_table[256] = {
 	0xb40bbe37, 0xc30c8ea1, 0x5a05df1b, 0x2d02ef8d,
 };
 
-/* a canonical Huffman code: codes per length, symbols in code order */
+/*
+ * a canonical Huffman code: codes per length, symbols in code order, and
+ * for each PD_FAST bits of input (least significant first) the symbol
+ * and length of the code they start with, when it is no longer (symbol
+ * << 4 | length; 0: decode bit by bit)
+ */
 struct pd_huff {
 	u16 count[PD_MAXBITS + 1];
 	u16 symbol[PD_NLEN];
+	u16 fast[1 << PD_FAST];
 };
 
 /* what the chunk walk found */
@@ -561,6 +569,24 @@ static int pd_byte(struct pd *s)
 	return s->data[s->pos++];
 }
 
+/*
+ * The next whole byte after the bits taken so far (the stored block's
+ * and the Adler-32's): those a lookup read ahead first, or -1.
+ */
+static int pd_aligned_byte(struct pd *s)
+{
+	int c;
+
+	s->bitbuf >>= s->bitcnt & 7;
+	s->bitcnt &= ~7u;
+	if (!s->bitcnt)
+		return pd_byte(s);
+	c = s->bitbuf & 0xff;
+	s->bitbuf >>= 8;
+	s->bitcnt -= 8;
+	return c;
+}
+
 static u32 pd_bits(struct pd *s, u32 n)
 {
 	u32 v;
@@ -585,7 +611,25 @@ static u32 pd_bits(struct pd *s, u32 n)
 static int pd_decode(struct pd *s, const struct pd_huff *h)
 {
 	int code = 0, first = 0, index = 0, count, len;
+	u32 e;
 
+	/* read ahead up to PD_FAST bits; the stream may end before */
+	while (s->bitcnt < PD_FAST) {
+		int c = pd_byte(s);
+
+		if (c < 0)
+			break;
+		s->bitbuf |= (u32)c << s->bitcnt;
+		s->bitcnt += 8;
+	}
+	if (s->bitcnt >= PD_FAST) {
+		e = h->fast[s->bitbuf & ((1u << PD_FAST) - 1)];
+		if (e) {
+			s->bitbuf >>= e & 15;
+			s->bitcnt -= e & 15;
+			return (int)(e >> 4);
+		}
+	}
 	for (len = 1; len <= PD_MAXBITS; len++) {
 		code |= (int)pd_bits(s, 1);
 		if (s->err)
@@ -602,6 +646,23 @@ static int pd_decode(struct pd *s, const struct pd_huff *h)
 	return -1;
 }
 
+/* fill @h->fast from its counts and symbols (codes in canonical order) */
+static void pd_fast_table(struct pd_huff *h)
+{
+	u32 code = 0, index = 0, len, i, rev, k;
+
+	for (len = 1; len <= PD_FAST; len++) {
+		for (i = 0; i < h->count[len]; i++, code++, index++) {
+			/* the code's bits come first bit first: reversed */
+			for (rev = 0, k = 0; k < len; k++)
+				rev |= ((code >> k) & 1) << (len - 1 - k);
+			for (k = rev; k < (1u << PD_FAST); k += 1u << len)
+				h->fast[k] = (u16)(h->symbol[index] << 4 | len);
+		}
+		code <<= 1;
+	}
+}
+
 /*
  * Build @h from @n code lengths; the codes left unused: 0 for a complete
  * code, > 0 for an incomplete one, < 0 for an over-subscribed one.
@@ -613,6 +674,7 @@ static int pd_construct(struct pd_huff *h, const u16 *length, u32 n)
 	u32 len, sym;
 
 	memset(h->count, 0, sizeof(h->count));
+	memset(h->fast, 0, sizeof(h->fast));
 	for (sym = 0; sym < n; sym++)
 		h->count[length[sym]]++;
 	if (h->count[0] == n)
@@ -630,6 +692,7 @@ static int pd_construct(struct pd_huff *h, const u16 *length, u32 n)
 	for (sym = 0; sym < n; sym++)
 		if (length[sym])
 			h->symbol[offs[length[sym]]++] = (u16)sym;
+	pd_fast_table(h);
 	return left;
 }
 
@@ -693,10 +756,8 @@ static int pd_stored(struct pd *s)
 	int c[4], i, err;
 	u32 len;
 
-	s->bitbuf = 0;
-	s->bitcnt = 0;
 	for (i = 0; i < 4; i++) {
-		c[i] = pd_byte(s);
+		c[i] = pd_aligned_byte(s);
 		if (c[i] < 0)
 			return -EINVAL;
 	}
@@ -704,7 +765,7 @@ static int pd_stored(struct pd *s)
 	if (((u32)c[2] | (u32)c[3] << 8) != (~len & 0xffff))
 		return -EINVAL;
 	while (len--) {
-		i = pd_byte(s);
+		i = pd_aligned_byte(s);
 		if (i < 0)
 			return -EINVAL;
 		err = pd_emit(s, (u8)i);
@@ -825,10 +886,8 @@ static int pd_inflate(struct pd *s)
 		if (err)
 			return err;
 	} while (!last);
-	s->bitbuf = 0;
-	s->bitcnt = 0;
 	for (i = 0; i < 4; i++) {
-		int c = pd_byte(s);
+		int c = pd_aligned_byte(s);
 
 		if (c < 0)
 			return -EINVAL;
