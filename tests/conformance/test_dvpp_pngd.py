@@ -329,3 +329,28 @@ def test_decode_is_a_pngd_task_on_no_ai_core(dev, fmt):
         ops.png_decode(png, short, format=fmt)
     assert e.value.result.error_name == "ENOSPC"
     assert e.value.opcode == davinci.schema.by_name("PNGD_DECODE").opcode
+
+
+def test_sides_above_the_limit_refused_from_ihdr(acl_dev):
+    """A side above 4096 (or the task's max_dim) is refused from IHDR:
+    ACL_ERROR_INVALID_PARAM, the output untouched."""
+    import davinci
+    from davinci import dvpp, ops
+    acl = acl_dev
+    wide = P.write(np.zeros((1, 4097, 1), np.uint8), 0, 8)
+    d = acl_decode(acl, wide, RGB888, out_size=1 << 16, fill=0x5A)
+    assert d.sync_ret == acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
+    assert d.fields["ret_code"] == acl.constants.ACL_ERROR_INVALID_PARAM
+    assert (d.out == 0x5A).all()
+    with davinci.Device(0) as dev:
+        data = _files(40, 36)["RGB"]
+        png = dev.tensor(np.frombuffer(data, np.uint8))
+        out = dev.empty((dvpp.png_out_size(40, 36, 3),), "uint8")
+        with pytest.raises(dvpp.PngDecodeError) as e:
+            ops.png_decode(png, out, format="rgb888", max_dim=39)
+        assert e.value.result.error_name == "E2BIG"
+        s = dev.stream()        # the default one is in its error state
+        pending = ops.png_decode(png, out, format="rgb888", max_dim=40,
+                                 stream=s)
+        s.synchronize()
+        assert pending.result().ok
