@@ -24,6 +24,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_SECONDS ?= 60
 # the JPEG decoder's two fuzzers (libFuzzer in C, a mutator in Python)
 JPEG_FUZZ_SECONDS ?= 30
+# the PNG decoder's libFuzzer run (fuzz_pngd.c)
+PNG_FUZZ_SECONDS ?= 30
 # clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
 SOAK_CLIENTS ?= 10000
 
@@ -74,6 +76,11 @@ $(BUILD)/fuzz_jpegd: tests/fuzz/fuzz_jpegd.c kmod/core/jpegd.c kmod/core/jpegd.h
 	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined tests/fuzz/fuzz_jpegd.c kmod/core/jpegd.c -o $@
 
+$(BUILD)/fuzz_pngd: tests/fuzz/fuzz_pngd.c kmod/core/pngd.c kmod/core/pngd.h
+	@mkdir -p $(@D)
+	clang-14 $(filter-out -Werror,$(CORE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined tests/fuzz/fuzz_pngd.c kmod/core/pngd.c -o $@
+
 install-py: core
 	$(VENV)/bin/pip install -q . 2>&1 | grep -v "is ignored: it is neither" || true
 	chmod -R a+rX $(VENV)
@@ -89,8 +96,8 @@ test-core: $(BUILD)/test_core $(BUILD)/asan/test_core
 	$(BUILD)/test_core
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/test_core
 
-test-fuzz: $(BUILD)/fuzz_dispatch $(BUILD)/fuzz_jpegd core
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jpeg
+test-fuzz: $(BUILD)/fuzz_dispatch $(BUILD)/fuzz_jpegd $(BUILD)/fuzz_pngd core
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jpeg $(BUILD)/fuzz-corpus-png
 	$(BUILD)/fuzz_dispatch -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
 		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus tests/fuzz/corpus
 	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
@@ -101,6 +108,8 @@ test-fuzz: $(BUILD)/fuzz_dispatch $(BUILD)/fuzz_jpegd core
 	DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
 		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 \
 		$(PY) tests/fuzz/fuzz_jpeg.py --seconds $(JPEG_FUZZ_SECONDS)
+	$(BUILD)/fuzz_pngd -max_total_time=$(PNG_FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus-png tests/fuzz/corpus-png
 
 # The Python suites run twice on the in-process backend: plain, and with the
 # core built under AddressSanitizer and UBSan (Python itself is not, so its

@@ -31,10 +31,11 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle", "jpegd", "vpc", "jpege")
+         "generate", "triangle", "jpegd", "vpc", "jpege", "pngd")
 #: kinds a device engine runs that is not an AI core (the DVPP's JPEGD,
-#: VPC and JPEGE): no op kernel, and not a compute op of davinci.ops' table
-ENGINE_KINDS = ("jpegd", "vpc", "jpege")
+#: VPC, JPEGE and PNGD): no op kernel, and not a compute op of davinci.ops'
+#: table
+ENGINE_KINDS = ("jpegd", "vpc", "jpege", "pngd")
 #: descriptor fields each kind uses (DV_U_*)
 USES = {
     "none": (), "copy": ("DST", "SRC0", "COUNT"), "fill": ("DST", "COUNT"),
@@ -52,6 +53,7 @@ USES = {
     "jpegd": ("DST", "SRC0", "SRC1", "COUNT"),
     "vpc": ("DST", "SRC0"),
     "jpege": ("DST", "SRC0", "SRC1", "COUNT"),
+    "pngd": ("DST", "SRC0", "SRC1", "COUNT"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")

@@ -655,13 +655,14 @@ enum dv_op_shape {
 	DV_SHAPE_JPEGD,		/* the DVPP's JPEG decode (dvpp.c) */
 	DV_SHAPE_VPC,		/* the DVPP's VPC: resize, crop, colour (vpc.c) */
 	DV_SHAPE_JPEGE,		/* the DVPP's JPEG encode (dvpp.c) */
+	DV_SHAPE_PNGD,		/* the DVPP's PNG decode (dvpp.c) */
 };
 
 /* True for the shapes of the DVPP engine's tasks, which run on no AI core. */
 static inline bool dv_shape_is_dvpp(enum dv_op_shape shape)
 {
 	return shape == DV_SHAPE_JPEGD || shape == DV_SHAPE_VPC ||
-	       shape == DV_SHAPE_JPEGE;
+	       shape == DV_SHAPE_JPEGE || shape == DV_SHAPE_PNGD;
 }
 
 /* An operand dtype an op fixes (struct dv_opcode_info): 0 is none. */

@@ -2,8 +2,8 @@
 /*
  * dvpp.c - the DVPP engine's tasks: DAVINCI_OP_JPEGD_DECODE (DOC: DVPP
  * JPEGD in davinci.h), the JPEG decoder of jpegd.c run on a task's
- * operands, and DAVINCI_OP_JPEGE_ENCODE (DOC: DVPP JPEGE), jpege.c's
- * encoder.
+ * operands, DAVINCI_OP_JPEGE_ENCODE (DOC: DVPP JPEGE), jpege.c's encoder,
+ * and DAVINCI_OP_PNGD_DECODE (DOC: DVPP PNGD), the PNG decoder of pngd.c.
  *
  * Integer code only: no FPU section. The coders' scratch memory is
  * allocated here, as the task starts, by a worker that holds no lock and
@@ -12,6 +12,7 @@
 #include "dv_internal.h"
 #include "jpegd.h"
 #include "jpege.h"
+#include "pngd.h"
 
 /**
  * dv_op_check_jpegd_decode() - check JPEGD_DECODE's parameter block
@@ -31,9 +32,26 @@ int dv_op_check_jpegd_decode(const struct davinci_task *task,
 }
 
 /**
- * dv_dvpp_extent() - bytes a JPEGD_DECODE task touches
+ * dv_op_check_pngd_decode() - check PNGD_DECODE's parameter block
+ * @task: a PNGD_DECODE task that passed dv_task_validate()
+ * @params: the copy of its struct davinci_params_pngd_decode
+ *
+ * Return: 0 for @max_dim at most DV_PNGD_MAX_DIM and @pad zero, or
+ * -EINVAL.
+ */
+int dv_op_check_pngd_decode(const struct davinci_task *task,
+			    const void *params)
+{
+	const struct davinci_params_pngd_decode *p = params;
+
+	(void)task;
+	return p->max_dim <= DV_PNGD_MAX_DIM && !p->pad ? 0 : -EINVAL;
+}
+
+/**
+ * dv_dvpp_extent() - bytes a JPEGD_DECODE or PNGD_DECODE task touches
  * @task: the task, which passed dv_task_validate()
- * @params: its checked parameter block
+ * @params: its checked parameter block (both blocks start with @dst_size)
  * @ext: out: dst @dst_size bytes, src0 @count, src1 the result record
  *
  * Return: 0, or -EINVAL when a range wraps around the address space or
@@ -48,7 +66,9 @@ int dv_dvpp_extent(const struct davinci_task *task, const void *params,
 		return -EINVAL;
 	ext->dst = p->dst_size;
 	ext->src0 = task->count;
-	ext->src1 = sizeof(struct davinci_jpegd_result);
+	ext->src1 = task->opcode == DAVINCI_OP_PNGD_DECODE ?
+		    sizeof(struct davinci_pngd_result) :
+		    sizeof(struct davinci_jpegd_result);
 	if ((ext->dst && task->dst + ext->dst - 1 < task->dst) ||
 	    (ext->src0 && task->src0 + ext->src0 - 1 < task->src0) ||
 	    task->src1 + ext->src1 - 1 < task->src1)
@@ -237,6 +257,63 @@ int dv_dvpp_jpege(const struct davinci_task *task, const void *params,
 	dv_free(scratch);
 	r.error = err;
 	r.size = err ? 0 : written;
+	memcpy(result, &r, sizeof(r));
+	return err;
+}
+
+/**
+ * dv_dvpp_pngd() - run a PNGD_DECODE task
+ * @task: the task, resolved (dv_dvpp_extent() passed)
+ * @params: its checked struct davinci_params_pngd_decode
+ * @dst: host address of its output, @dst_size bytes
+ * @src: host address of the PNG, @count bytes
+ * @result: host address of its struct davinci_pngd_result (any
+ *	alignment), written whatever the outcome
+ *
+ * Walks the chunks, refuses a picture whose output is larger than
+ * @dst_size before writing dst (-ENOSPC), allocates the scratch the
+ * header asks for (no lock held: it may sleep) and decodes. Call without
+ * dev->lock and outside an FPU section.
+ *
+ * Return: 0, or the decoder's negative errno (-ENOMEM when the scratch
+ * cannot be allocated).
+ */
+int dv_dvpp_pngd(const struct davinci_task *task, const void *params,
+		 void *dst, const void *src, void *result)
+{
+	const struct davinci_params_pngd_decode *p = params;
+	struct davinci_pngd_result r;
+	struct dv_pngd_info info;
+	void *scratch;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	err = dv_pngd_parse(src, task->count, p->max_dim, task->imm, &info);
+	if (!err) {
+		r.width = info.width;
+		r.height = info.height;
+		r.bit_depth = info.bit_depth;
+		r.colour_type = info.colour_type;
+		r.interlace = info.interlace;
+		r.components = info.components;
+		r.channels = info.channels;
+		r.width_stride = info.width_stride;
+		r.height_stride = info.height_stride;
+		r.out_size = info.out_size;
+		if (info.out_size > p->dst_size)
+			err = -ENOSPC;
+	}
+	if (!err) {
+		scratch = dv_zalloc(info.scratch_size);
+		if (!scratch)
+			err = -ENOMEM;
+		else
+			err = dv_pngd_decode(src, task->count, p->max_dim,
+					     task->imm, dst, p->dst_size,
+					     scratch, info.scratch_size, NULL);
+		dv_free(scratch);
+	}
+	r.error = err;
 	memcpy(result, &r, sizeof(r));
 	return err;
 }

@@ -48,6 +48,8 @@ _Static_assert(sizeof(struct davinci_params_random_normal) <= DV_TASK_PARAMS_MAX
 	       "a task holds a copy of RANDOM_NORMAL's block");
 _Static_assert(sizeof(struct davinci_params_jpege_encode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGE_ENCODE's block");
+_Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of PNGD_DECODE's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -570,5 +572,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_JPEGE_ENCODE_VERSION,
 		.check_params = dv_op_check_jpege_encode,
 		.shape = DV_SHAPE_JPEGE,
+	},
+	[DAVINCI_OP_PNGD_DECODE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT | DV_U_IMM,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.max_imm = DAVINCI_PNGD_DECODE_COUNT - 1,
+		.params_size = sizeof(struct davinci_params_pngd_decode),
+		.params_version = DAVINCI_PARAMS_PNGD_DECODE_VERSION,
+		.check_params = dv_op_check_pngd_decode,
+		.shape = DV_SHAPE_PNGD,
 	},
 };

@@ -524,7 +524,8 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return -EINVAL;
 	if (task->flags & DAVINCI_TASK_F_STRIDED)
 		return dv_op_extent_strided(task, params, ext);
-	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD)
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD ||
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_PNGD)
 		return dv_dvpp_extent(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_VPC)
 		return dv_vpc_extent(task, params, ext);
@@ -671,13 +672,9 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 
 	if (!es || !dst_es || !src1_es)
 		return 0;	/* dv_op_extent() refuses the dtype */
-	/* the DVPP's operands are bytes (JPEGD's result record too) */
+	/* the DVPP's operands are bytes (the result records too) */
 	if (task->opcode < DAVINCI_OP_COUNT &&
 	    dv_shape_is_dvpp(dv_opcodes[task->opcode].shape))
-		return 0;
-	/* and JPEGE_ENCODE's */
-	if (task->opcode < DAVINCI_OP_COUNT &&
-	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
 		return 0;
 	if (task->dst & (dst_es - 1))
 		bad |= DV_OP_MISALIGNED_DST;

@@ -55,6 +55,8 @@ int dv_op_check_jpegd_decode(const struct davinci_task *task,
 int dv_op_check_vpc_crop(const struct davinci_task *task, const void *params);
 int dv_op_check_jpege_encode(const struct davinci_task *task,
 			     const void *params);
+int dv_op_check_pngd_decode(const struct davinci_task *task,
+			    const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
@@ -128,16 +130,20 @@ void dv_op_run_strided(const struct davinci_task *task,
 		       const void *src0, const void *src1, u64 begin, u64 end);
 
 /*
- * The DVPP engine's JPEGD_DECODE (dvpp.c, DOC: DVPP JPEGD): its extents
- * (dv_op_extent() calls it), and the decode of a resolved task, without
- * dev->lock and outside an FPU section (it allocates the decoder's
- * scratch). dv_dvpp_jpegd() returns 0 or the decoder's negative errno,
- * which it also writes into the struct davinci_jpegd_result at @result.
+ * The DVPP engine's JPEGD_DECODE and PNGD_DECODE (dvpp.c, DOC: DVPP JPEGD,
+ * DOC: DVPP PNGD): their extents (dv_op_extent() calls it), and the decode
+ * of a resolved task, without dev->lock and outside an FPU section (it
+ * allocates the decoder's scratch). dv_dvpp_jpegd() and dv_dvpp_pngd()
+ * return 0 or the decoder's negative errno, which they also write into
+ * the result record (struct davinci_jpegd_result, davinci_pngd_result) at
+ * @result.
  */
 int dv_dvpp_extent(const struct davinci_task *task, const void *params,
 		   struct dv_op_extent *ext);
 int dv_dvpp_jpegd(const struct davinci_task *task, const void *params,
 		  void *dst, const void *src, void *result);
+int dv_dvpp_pngd(const struct davinci_task *task, const void *params,
+		 void *dst, const void *src, void *result);
 
 /*
  * The DVPP engine's VPC tasks (vpc.c, DOC: DVPP VPC): their extents (the

@@ -327,18 +327,23 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 }
 
 /*
- * The DVPP engine's JPEG decode: one piece of work, no FPU section, the
- * decoder's scratch allocated and freed inside (no lock is held here).
- * A decode error fails the task; its errno is in the result record.
+ * The DVPP engine's JPEG or PNG decode: one piece of work, no FPU
+ * section, the decoder's scratch allocated and freed inside (no lock is
+ * held here). A decode error fails the task; its errno is in the result
+ * record.
  */
 static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
 {
+	int (*decode)(const struct davinci_task *task, const void *params,
+		      void *dst, const void *src, void *result) =
+		t->desc.opcode == DAVINCI_OP_PNGD_DECODE ? dv_dvpp_pngd :
+		dv_dvpp_jpegd;
 	u32 st = dv_exec_check(dev, t);
 
 	if (st)
 		return st;
-	if (dv_dvpp_jpegd(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
-			  dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
+	if (decode(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+		   dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
 		return DAVINCI_STATUS_INVALID_TASK;
 	if (t->throttle_pct)
 		dv_exec_throttle(t, t->start_ns);
@@ -524,6 +529,7 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 				    dv_chunk_memset);
 		break;
 	case DAVINCI_OP_JPEGD_DECODE:
+	case DAVINCI_OP_PNGD_DECODE:
 		st = dv_exec_jpegd(dev, t);
 		break;
 	case DAVINCI_OP_VPC_RESIZE:
@@ -766,11 +772,8 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 	if (dv_opcodes[d->opcode].shape == DV_SHAPE_POOL ||
 	    dv_opcodes[d->opcode].shape == DV_SHAPE_POOL_INDEX)
 		return false;
-	/* a JPEG decode allocates, and its few bytes are much work; VPC too */
+	/* the DVPP's tasks allocate, and their few bytes are much work */
 	if (dv_shape_is_dvpp(dv_opcodes[d->opcode].shape))
-		return false;
-	/* nor an encode: it allocates too */
-	if (dv_opcodes[d->opcode].shape == DV_SHAPE_JPEGE)
 		return false;
 	switch (dv_opcodes[d->opcode].shape) {
 	case DV_SHAPE_NONE:

@@ -93,6 +93,17 @@ _VPC_PARAMS = dict(
     paste_right=31, paste_bottom=5)
 #: and JPEGE_ENCODE its block and a 16 x 2 NV12 picture (48 bytes)
 _JPEGE_BLOCK, _JPEGE_PICTURE = 4608, 4672
+#: where it finds PNGD_DECODE's block and a 1 x 1 grey PNG
+_PNGD_BLOCK, _PNGD_FILE = _JPEGD_BLOCK + 32, 5120
+
+
+def _probe_png() -> bytes:
+    import io
+
+    from PIL import Image
+    b = io.BytesIO()
+    Image.new("L", (1, 1)).save(b, "PNG")
+    return b.getvalue()
 
 
 def _probe_jpeg() -> bytes:
@@ -109,6 +120,14 @@ def _probe_task(op, dst, src, block):
     holds each op's parameter block at 512 bytes times its index in
     _PROBE_PARAMS."""
     tags = list(_PROBE_PARAMS)
+    if op.kind == "pngd":
+        # the PNG at block + _PNGD_FILE, its 6 KiB of RGB888 into dst, the
+        # result record into src
+        return davinci.make_task(
+            op.opcode, dst=dst, src0=block.dev_addr + _PNGD_FILE,
+            src1=src, count=len(_probe_png()),
+            params=block.dev_addr + _PNGD_BLOCK, params_size=op.params.size,
+            params_version=op.params.version)
     if op.kind == "jpegd":
         # the JPEG at block + _JPEGD_FILE, its 3 KiB of NV12 into dst, the
         # result record into src
@@ -150,7 +169,7 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
     refused whole at the doorbell when it did not."""
     caps = dev.capabilities()
     s = dev.stream(polled=False)
-    with dev.malloc(4096) as dst, dev.malloc(4096) as src, \
+    with dev.malloc(8192) as dst, dev.malloc(4096) as src, \
             dev.malloc(8192) as block:
         s.memset(src, 0, 4096)
         for i, (tag, fields) in enumerate(_PROBE_PARAMS.items()):
@@ -164,6 +183,9 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         block.write(schema.by_name("JPEGE_ENCODE").params.pack(
             dst_size=4096, width=16, height=2, width_stride=16,
             height_stride=2, quality=75), offset=_JPEGE_BLOCK)
+        block.write(schema.by_name("PNGD_DECODE").params.pack(
+            dst_size=8192), offset=_PNGD_BLOCK)
+        block.write(_probe_png(), offset=_PNGD_FILE)
         taken = 0
         for op in schema.OPS:
             if op.event:

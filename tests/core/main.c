@@ -63,6 +63,10 @@ int th_failures, th_passed, th_failed;
 	X(jpege_roundtrip) \
 	X(jpege_refused) \
 	X(jpege_noise_bound) \
+	X(pngd_samples) \
+	X(pngd_truncated) \
+	X(pngd_corrupt_bytes) \
+	X(pngd_bad_headers) \
 	X(misaligned_operands) \
 	X(mmap) \
 	X(malformed) \

@@ -265,7 +265,8 @@ def error_code(exc: BaseException) -> int:
     if isinstance(exc, TaskFailedError):
         # a DVPP task (a JPEG decode) that failed: CANN runs DVPP's work
         # as AICPU tasks, whose failures synchronize reports so
-        if exc.opcode == davinci.schema.by_name("JPEGD_DECODE").opcode:
+        if exc.opcode in (davinci.schema.by_name("JPEGD_DECODE").opcode,
+                          davinci.schema.by_name("PNGD_DECODE").opcode):
             return C.ACL_ERROR_RT_AICPU_EXCEPTION
         if exc.opcode == davinci.schema.by_name("JPEGE_ENCODE").opcode:
             return C.ACL_ERROR_RT_AICPU_EXCEPTION

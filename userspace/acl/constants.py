@@ -253,7 +253,8 @@ ACL_STREAM_FAST_LAUNCH = 0x00000001
 ACL_STREAM_FAST_SYNC = 0x00000002
 
 # acldvppPixelFormat (acl.media's JPEG decode writes the YUV420SP two, VPC
-# takes those, YUYV packed 4:2:2, RGB888 and BGR888)
+# takes those, YUYV packed 4:2:2, RGB888 and BGR888, its PNG decode writes
+# RGB888, or RGBA8888 for a file with alpha at UNKNOWN)
 PIXEL_FORMAT_YUV_400 = 0
 PIXEL_FORMAT_YUV_SEMIPLANAR_420 = 1     # NV12
 PIXEL_FORMAT_YVU_SEMIPLANAR_420 = 2     # NV21
@@ -272,6 +273,7 @@ PIXEL_FORMAT_ARGB_8888 = 14
 PIXEL_FORMAT_ABGR_8888 = 15
 PIXEL_FORMAT_RGBA_8888 = 16
 PIXEL_FORMAT_BGRA_8888 = 17
+PIXEL_FORMAT_UNKNOWN = 10000
 
 # acldvppSetResizeConfigInterpolation: 0 (the default) Huawei's own
 # nearest neighbour, 1 OpenCV's bilinear, 2 OpenCV's nearest neighbour

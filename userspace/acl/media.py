@@ -16,7 +16,14 @@ ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's work runs as AICPU tasks in CANN) and
 the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or
 truncated), ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1
 ...), ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
-picture: refused before anything is written).
+picture: refused before anything is written). PNG decode works the same way (a DAVINCI_OP_PNGD_DECODE task,
+DOC: DVPP PNGD): dvpp_png_get_image_info, dvpp_png_predict_dec_size and
+dvpp_png_decode_async into PIXEL_FORMAT_RGB_888, or PIXEL_FORMAT_UNKNOWN
+(RGBA8888 for a file with alpha, RGB888 otherwise), rows of ALIGN(width,
+128) pixels, ALIGN(height, 16) rows; a file it refuses gives the desc
+ACL_ERROR_INVALID_FILE (corrupt, truncated, a bad CRC or Adler-32),
+ACL_ERROR_FORMAT_NOT_MATCH (an unknown critical chunk) or
+ACL_ERROR_INVALID_PARAM.
 
 VPC: dvpp_vpc_resize_async (a resize config: dvpp_create_resize_config,
 dvpp_set_resize_config_interpolation 0 or 2 nearest, 1 bilinear),
@@ -40,10 +47,10 @@ otherwise) into device memory; synchronize_stream writes the file's size
 through the size pointer, and fails with ACL_ERROR_RT_AICPU_EXCEPTION for
 an output too small (nothing written past it).
 
-Every other name pyACL has (PNG, VDEC, VENC, the other VPC
-calls) exists and fails cleanly: calls that create an object return 0
-(pyACL's null handle), every other call returns ACL_ERROR_FEATURE_UNSUPPORTED
-(200006); the message in acl.get_recent_err_msg() names the call."""
+Every other name pyACL has (VDEC, VENC, the other VPC calls) exists and
+fails cleanly: calls that create an object return 0 (pyACL's null
+handle), every other call returns ACL_ERROR_FEATURE_UNSUPPORTED (200006);
+the message in acl.get_recent_err_msg() names the call."""
 
 import ctypes
 import errno as _errno
@@ -140,11 +147,15 @@ dvpp_create_jpege_config dvpp_destroy_jpege_config
 dvpp_set_jpege_config_level dvpp_get_jpege_config_level
 dvpp_jpeg_predict_enc_size dvpp_jpeg_encode_async
 """.split()
-UNSUPPORTED = [n for n in UNSUPPORTED
-               if n not in JPEGD and n not in VPC and n not in JPEGE]
+#: the PNG decode calls this module implements
+PNGD = """
+dvpp_png_decode_async dvpp_png_get_image_info dvpp_png_predict_dec_size
+""".split()
+UNSUPPORTED = [n for n in UNSUPPORTED if n not in JPEGD and n not in VPC
+               and n not in JPEGE and n not in PNGD]
 
 __all__ = ["dvpp_malloc", "dvpp_free", "UNSUPPORTED", "JPEGD", "VPC",
-           "JPEGE"] + JPEGD + VPC + JPEGE + UNSUPPORTED
+           "JPEGE", "PNGD"] + JPEGD + VPC + JPEGE + PNGD + UNSUPPORTED
 
 
 def dvpp_malloc(size):
@@ -200,7 +211,8 @@ class _ChannelDesc:
 
 class _PicDesc:
     """A picture desc; ``record`` is its device-side result record (the
-    decoder writes it), held from a decode until the desc is destroyed."""
+    decoder writes it), held from a decode until the desc is destroyed;
+    ``png``: the record is a PNG decode's."""
 
     FIELDS = ("data", "size", "format", "width", "height", "width_stride",
               "height_stride")
@@ -211,12 +223,14 @@ class _PicDesc:
             setattr(self, f, 0)
         self.ret_code = 0
         self.record = None          # davinci.Buffer
+        self.png = False
 
     def settle(self) -> None:
         """Take in what a completed decode wrote (its record), once."""
         if self.record is None or self.record.freed:
             return
-        r = _dvpp.read_result(self.record)
+        r = (_dvpp.read_png_result if self.png else _dvpp.read_result)(
+            self.record)
         if not r.done:
             return
         if r.ok:
@@ -226,8 +240,24 @@ class _PicDesc:
             self.size = r.out_size
             self.ret_code = 0
         else:
-            self.ret_code = _RET_CODES.get(r.error, C.ACL_ERROR_FAILURE)
-        _dvpp.mark_pending(self.record)     # read: nothing new until the next
+            self.ret_code = (_PNG_RET_CODES if self.png else _RET_CODES).get(
+                r.error, C.ACL_ERROR_FAILURE)
+        # read: nothing new until the next
+        _dvpp.mark_pending(self.record, size=_dvpp.PNG_RESULT_SIZE
+                           if self.png else _dvpp.RESULT_SIZE)
+
+    def take_record(self, dev, png: bool):
+        """The desc's result record on ``dev``, for a JPEG (or ``png``)
+        decode, marked pending."""
+        size = _dvpp.PNG_RESULT_SIZE if png else _dvpp.RESULT_SIZE
+        if self.record is not None and not self.record.freed and (
+                self.record.device is not dev or self.png != png):
+            self.record.free()
+        if self.record is None or self.record.freed:
+            self.record = dev.malloc(size, "normal_only")
+        self.png = png
+        _dvpp.mark_pending(self.record, size=size)
+        return self.record
 
 
 _channels: dict = {}
@@ -419,12 +449,9 @@ def dvpp_jpeg_decode_async(channel_desc, data, size, out_pic_desc, stream):
     if not p.data or not p.size:
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the output desc needs its "
                       "data and size (dvpp_set_pic_desc_data/_size)")
-    dev = s.ctx.device.dev
-    if p.record is None or p.record.freed or p.record.device is not dev:
-        p.record = dev.malloc(_dvpp.RESULT_SIZE, "normal_only")
-    _dvpp.mark_pending(p.record)
+    record = p.take_record(s.ctx.device.dev, False)
     _dvpp.launch_jpeg_decode(s.stream, data, size, p.data, p.size,
-                             p.record.dev_addr, fmt)
+                             record.dev_addr, fmt)
 
 
 
@@ -951,3 +978,96 @@ def dvpp_jpeg_encode_async(channel_desc, in_pic_desc, data, size,
         record.free()
         raise
     S.sync_hooks.append(_size_hook(record, size))
+
+
+# ---------------------------------------------------------------------------
+# PNG decode (PNGD)
+# ---------------------------------------------------------------------------
+
+#: the output desc's format -> the engine's (acldvppPngDecodeAsync takes
+#: these two; dvpp_png_predict_dec_size RGBA_8888 too)
+_PNG_FORMATS = {C.PIXEL_FORMAT_RGB_888: "rgb888",
+                C.PIXEL_FORMAT_UNKNOWN: "auto"}
+_PNG_PREDICT = (C.PIXEL_FORMAT_RGB_888, C.PIXEL_FORMAT_RGBA_8888,
+                C.PIXEL_FORMAT_UNKNOWN)
+#: DVPP PNGD's smallest and largest sides (acldvppPngPredictDecSize's)
+PNG_MIN_DIM, PNG_MAX_DIM = 32, _dvpp.PNG_MAX_DIM
+#: the decoder's errno -> the output desc's ret code
+_PNG_RET_CODES = {-_errno.EINVAL: C.ACL_ERROR_INVALID_FILE,
+                  -_errno.EOPNOTSUPP: C.ACL_ERROR_FORMAT_NOT_MATCH,
+                  -_errno.E2BIG: C.ACL_ERROR_INVALID_PARAM,
+                  -_errno.ENOSPC: C.ACL_ERROR_INVALID_PARAM,
+                  -_errno.ENOMEM: C.ACL_ERROR_BAD_ALLOC}
+
+
+def _png_header(data, size) -> _dvpp.PngHeader:
+    if isinstance(size, int) and 0 < size <= 29:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "a PNG of %d bytes: it must "
+                      "be larger than 29 (signature and IHDR)" % size)
+    try:
+        return _dvpp.read_png_header(_read(data, size))
+    except ValueError as exc:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "not a PNG the header of "
+                      "which can be read: %s" % exc) from None
+
+
+@api(3, (0, 0, 0))
+def dvpp_png_get_image_info(data, size):
+    """(width, height, components, ret) of the PNG at ``data`` (host or
+    device memory): components 1 grey, 2 grey + alpha, 3 RGB or palette, 4
+    RGBA (IHDR's colour type, as acldvppPngGetImageInfo; its V100 refuses
+    palette files, which this engine decodes)."""
+    h = _png_header(data, size)
+    return h.width, h.height, h.components
+
+
+@api(1, (0,))
+def dvpp_png_predict_dec_size(data, size, output_pixel_format):
+    """(size, ret): the output buffer the decode needs, as
+    acldvppPngPredictDecSize computes it: ALIGN(height, 16) rows of
+    ALIGN(width, 128) pixels of 3 (RGB_888) or 4 (RGBA_8888, UNKNOWN)
+    samples of the file's bit depth, 8 at least (so a 16-bit file's is
+    twice what the engine writes); sides 32 .. 4096."""
+    if output_pixel_format not in _PNG_PREDICT:
+        raise AclFail(C.ACL_ERROR_FORMAT_NOT_MATCH, "the PNG decode writes "
+                      "PIXEL_FORMAT_RGB_888 (12), PIXEL_FORMAT_RGBA_8888 (16)"
+                      " or PIXEL_FORMAT_UNKNOWN (10000), not %r"
+                      % (output_pixel_format,))
+    h = _png_header(data, size)
+    for side, v in (("width", h.width), ("height", h.height)):
+        if not PNG_MIN_DIM <= v <= PNG_MAX_DIM:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM, "PNG %s %d: DVPP PNGD "
+                          "takes %d .. %d" % (side, v, PNG_MIN_DIM,
+                                              PNG_MAX_DIM))
+    ch = 3 if output_pixel_format == C.PIXEL_FORMAT_RGB_888 else 4
+    ws = _dvpp._align(h.width, _dvpp.WIDTH_ALIGN)
+    row = (ws * max(8, h.bit_depth) * ch + 7) >> 3
+    return row * _dvpp._align(h.height, _dvpp.HEIGHT_ALIGN)
+
+
+@api()
+def dvpp_png_decode_async(channel_desc, data, size, out_pic_desc, stream):
+    """Queue the decode of the ``size``-byte PNG at ``data`` (device
+    memory) on ``stream`` into the output desc's data (its size the
+    capacity, its format PIXEL_FORMAT_RGB_888 or PIXEL_FORMAT_UNKNOWN:
+    RGBA8888 for a file with alpha); it completes on
+    acl.rt.synchronize_stream, which then also fills the desc's width,
+    height, strides (width_stride in bytes) and size."""
+    ch = _channel(channel_desc)
+    if not ch.created:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "channel desc %r has no "
+                      "channel: call dvpp_create_channel" % (channel_desc,))
+    p = _pic(out_pic_desc)
+    s = S.get_stream(stream)
+    p.settle()
+    fmt = _PNG_FORMATS.get(p.format)
+    if fmt is None:
+        raise AclFail(C.ACL_ERROR_FORMAT_NOT_MATCH, "the output desc's "
+                      "format %r: the PNG decode writes PIXEL_FORMAT_RGB_888 "
+                      "(12) or PIXEL_FORMAT_UNKNOWN (10000)" % (p.format,))
+    if not p.data or not p.size:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the output desc needs its "
+                      "data and size (dvpp_set_pic_desc_data/_size)")
+    record = p.take_record(s.ctx.device.dev, True)
+    _dvpp.launch_png_decode(s.stream, data, size, p.data, p.size,
+                            record.dev_addr, fmt)

@@ -73,6 +73,7 @@ __all__ = [
     "DAVINCI_OP_VPC_CONVERT_COLOR",
     "DAVINCI_OP_RANDOM_NORMAL",
     "DAVINCI_OP_JPEGE_ENCODE",
+    "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -99,6 +100,10 @@ __all__ = [
     "DAVINCI_JPEGE_ENCODE_NV12",
     "DAVINCI_JPEGE_ENCODE_NV21",
     "DAVINCI_JPEGE_ENCODE_COUNT",
+    "DAVINCI_PNGD_DECODE_RGB888",
+    "DAVINCI_PNGD_DECODE_RGBA8888",
+    "DAVINCI_PNGD_DECODE_AUTO",
+    "DAVINCI_PNGD_DECODE_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
     "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
@@ -109,6 +114,7 @@ __all__ = [
     "DAVINCI_PARAMS_VPC_CROP_VERSION",
     "DAVINCI_PARAMS_RANDOM_NORMAL_VERSION",
     "DAVINCI_PARAMS_JPEGE_ENCODE_VERSION",
+    "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -177,7 +183,8 @@ DAVINCI_OP_VPC_CROP = 62
 DAVINCI_OP_VPC_CONVERT_COLOR = 63
 DAVINCI_OP_RANDOM_NORMAL = 64
 DAVINCI_OP_JPEGE_ENCODE = 65
-DAVINCI_OP_COUNT = 66
+DAVINCI_OP_PNGD_DECODE = 66
+DAVINCI_OP_COUNT = 67
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -203,6 +210,10 @@ DAVINCI_JPEGD_DECODE_COUNT = 2
 DAVINCI_JPEGE_ENCODE_NV12 = 0
 DAVINCI_JPEGE_ENCODE_NV21 = 1
 DAVINCI_JPEGE_ENCODE_COUNT = 2
+DAVINCI_PNGD_DECODE_RGB888 = 0
+DAVINCI_PNGD_DECODE_RGBA8888 = 1
+DAVINCI_PNGD_DECODE_AUTO = 2
+DAVINCI_PNGD_DECODE_COUNT = 3
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
 DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
@@ -213,6 +224,7 @@ DAVINCI_PARAMS_JPEGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_VPC_CROP_VERSION = 1
 DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
+DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2125,6 +2137,47 @@ OPS = ({'acl': {},
                         {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
              'version': 1},
   'python': 'jpeg_encode',
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or '
+         'RGBA8888 by @imm), its struct davinci_pngd_result at src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'imm': {'doc': "The output's pixel format\n"
+                 '(DOC: DVPP PNGD): packed 8-bit samples, rows of '
+                 'ALIGN(width, 128) pixels,\n'
+                 'ALIGN(height, 16) rows.',
+          'name': 'format',
+          'type': 'enum',
+          'values': [{'doc': 'R, G, B per pixel, any alpha dropped '
+                             '(PIXEL_FORMAT_RGB_888)',
+                      'name': 'RGB888'},
+                     {'doc': 'R, G, B, A per pixel (PIXEL_FORMAT_RGBA_8888)',
+                      'name': 'RGBA8888'},
+                     {'doc': 'RGBA8888 for a file with alpha, else RGB888 '
+                             '(PIXEL_FORMAT_UNKNOWN)',
+                      'name': 'AUTO'}]},
+  'kind': 'pngd',
+  'name': 'PNGD_DECODE',
+  'not_in': {'acl': 'acl.media.dvpp_png_decode_async, not an operator',
+             'atc': 'not a model op',
+             'torch': 'no ATen op decodes PNG'},
+  'opcode': 66,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'bytes of dst the decode may write: at least '
+                                "the picture's out_size, else the task fails "
+                                'before it writes',
+                         'name': 'dst_size',
+                         'type': 'u64'},
+                        {'doc': 'the largest width and height taken, 1 .. '
+                                "4096 (0: 4096, DVPP PNGD's)",
+                         'name': 'max_dim',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'png_decode',
   'uses': ('dst', 'src0', 'src1', 'count')})
 
 DTYPES = ({'bytes': 4,

@@ -364,6 +364,23 @@ class davinci_jpege_result(_Struct):
     ]
 
 
+class davinci_pngd_result(_Struct):
+    """What a PNGD_DECODE task writes at its src1 (DOC: DVPP PNGD)."""
+    _fields_ = [
+        ("error", ctypes.c_int32),
+        ("width", _u32),
+        ("height", _u32),
+        ("bit_depth", _u32),
+        ("colour_type", _u32),
+        ("interlace", _u32),
+        ("components", _u32),
+        ("channels", _u32),
+        ("width_stride", _u32),
+        ("height_stride", _u32),
+        ("out_size", _u64),
+    ]
+
+
 def _params_struct(op: dict) -> type:
     """struct davinci_params_<op>, from the op schema as the header's is."""
     ctype = {"u32": _u32, "u64": _u64}
@@ -827,6 +844,7 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_version, davinci_device_info, davinci_limits, davinci_cap,
     davinci_params_strided, *PARAMS_STRUCTS.values(), davinci_jpegd_result,
     davinci_jpege_result,
+    davinci_pngd_result,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,

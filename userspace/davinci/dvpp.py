@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The device's DVPP engine: JPEG decode (DOC: DVPP JPEGD in davinci.h)
-and VPC resize, crop, crop-and-paste and colour conversion (DOC: DVPP
-VPC) as tasks.
+"""The device's DVPP engine: JPEG and PNG decode (DOC: DVPP JPEGD and DOC:
+DVPP PNGD in davinci.h) and VPC resize, crop, crop-and-paste and colour
+conversion (DOC: DVPP VPC) as tasks.
 
 :func:`launch_jpeg_decode` queues a DAVINCI_OP_JPEGD_DECODE on a stream:
 the JPEG's bytes in device memory, an output of a given capacity and a
@@ -10,7 +10,10 @@ picture's geometry and the decoder's errno). The device reads the file
 when the task starts, so an earlier task of the stream may write it.
 :func:`read_header` reads a JPEG's frame header on the host, as pyACL's
 ``dvpp_jpeg_get_image_info`` does, and :func:`nv12_size` is the output's
-size, ``dvpp_jpeg_predict_dec_size``'s answer. :func:`launch_vpc` queues a
+size, ``dvpp_jpeg_predict_dec_size``'s answer. :func:`launch_png_decode`,
+:func:`read_png_header` and :func:`png_out_size` are the same for PNG: a
+DAVINCI_OP_PNGD_DECODE writing RGB888 or RGBA8888 at 128-pixel x 16-row
+strides and a :class:`PngdResult`. :func:`launch_vpc` queues a
 VPC_RESIZE, VPC_CROP or VPC_CONVERT_COLOR between two :class:`Picture`
 layouts in device memory, after :func:`check_vpc` has applied DVPP's
 rules (which the device applies too).
@@ -18,6 +21,8 @@ rules (which the device applies too).
 >>> from davinci import dvpp
 >>> dvpp.nv12_size(1920, 1080)
 3133440
+>>> dvpp.png_out_size(1920, 1080, 4)
+8355840
 """
 
 from __future__ import annotations
@@ -41,7 +46,11 @@ __all__ = ["JpegHeader", "JpegdResult", "JpegDecodeError", "read_header",
            "PendingDecode", "RESULT_SIZE",
            "FORMATS", "SUBSAMPLING_NAMES", "MAX_DIM", "WIDTH_ALIGN",
            "HEIGHT_ALIGN", "Picture", "Rect", "VpcError", "check_vpc",
-           "launch_vpc", "VPC_OPS", "VPC_FORMATS", "INTERPOLATIONS"]
+           "launch_vpc", "VPC_OPS", "VPC_FORMATS", "INTERPOLATIONS",
+           "PngHeader", "PngdResult", "PngDecodeError",
+           "read_png_header", "png_out_size", "launch_png_decode",
+           "read_png_result", "PNG_FORMATS", "PNG_MAX_DIM",
+           "PNG_RESULT_SIZE"]
 
 OP = schema.by_name("JPEGD_DECODE")
 #: output formats (the op's imm): "nv12" (U first) and "nv21" (V first)
@@ -189,9 +198,11 @@ def read_result(buf: "Buffer", offset: int = 0) -> JpegdResult:
                        bool(r.progressive), int(r.out_size))
 
 
-def mark_pending(buf: "Buffer", offset: int = 0) -> None:
-    """Write a record whose ``done`` is false, before launching into it."""
-    buf.write(struct.pack("<i", PENDING) + bytes(RESULT_SIZE - 4), offset)
+def mark_pending(buf: "Buffer", offset: int = 0,
+                 size: int = RESULT_SIZE) -> None:
+    """Write a record (of ``size`` bytes: PNG_RESULT_SIZE for a PNG
+    decode's) whose ``done`` is false, before launching into it."""
+    buf.write(struct.pack("<i", PENDING) + bytes(size - 4), offset)
 
 
 def _check_range(name: str, buf_of, addr: int, nbytes: int) -> None:
@@ -246,13 +257,15 @@ class PendingDecode:
     :meth:`result` reads it (``done`` false until the task completed) and
     frees the memory."""
 
-    def __init__(self, record: "Buffer"):
+    def __init__(self, record: "Buffer", reader=None):
         self._record = record
-        self._result: JpegdResult | None = None
+        self._read = reader or read_result
+        self._result = None
 
-    def result(self) -> JpegdResult:
+    def result(self):
+        """The JpegdResult (PngdResult for a PNG decode's record)."""
         if self._result is None:
-            r = read_result(self._record)
+            r = self._read(self._record)
             if not r.done:
                 return r
             self._result = r
@@ -490,3 +503,186 @@ def launch_vpc(stream: "Stream", op: str, src: int, src_pic: Picture,
     return dev.param_blocks.launch(stream, block, lambda at: make_task(
         desc.opcode, dst=dst, src0=src, params=at,
         params_size=desc.params.size, params_version=desc.params.version))
+
+
+# PNG decode (PNGD)
+# ---------------------------------------------------------------------------
+
+PNG_OP = schema.by_name("PNGD_DECODE")
+#: output formats (the op's imm): "rgb888", "rgba8888", "auto" (RGBA8888
+#: for a file with alpha, else RGB888)
+PNG_FORMATS = {v.lower(): i for i, v in enumerate(PNG_OP.imm.values)}
+#: DVPP PNGD's largest side
+PNG_MAX_DIM = 4096
+#: bytes of struct davinci_pngd_result
+PNG_RESULT_SIZE = ctypes.sizeof(_uapi.davinci_pngd_result)
+_PNG_SIG = b"\x89PNG\r\n\x1a\n"
+#: colour type -> the file's components (pngd.h)
+_PNG_COMPONENTS = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}
+_PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8),
+               4: (8, 16), 6: (8, 16)}
+
+
+def png_out_size(width: int, height: int, channels: int) -> int:
+    """Bytes of a width x height picture of ``channels`` (3: RGB888, 4:
+    RGBA8888) at DVPP PNGD's 128-pixel x 16-row alignment."""
+    return _align(width, WIDTH_ALIGN) * channels * _align(height,
+                                                          HEIGHT_ALIGN)
+
+
+@dataclass(frozen=True)
+class PngHeader:
+    """A PNG's IHDR, and whether a tRNS chunk comes before its first IDAT
+    (``alpha``: colour type 4 or 6, or tRNS). ``supported``: the engine
+    decodes this kind of file (IHDR values PNG allows, sides at most
+    PNG_MAX_DIM)."""
+    width: int
+    height: int
+    bit_depth: int
+    colour_type: int
+    interlace: int
+    trns: bool
+
+    @property
+    def alpha(self) -> bool:
+        return self.colour_type in (4, 6) or self.trns
+
+    @property
+    def components(self) -> int:
+        return _PNG_COMPONENTS[self.colour_type]
+
+    @property
+    def supported(self) -> bool:
+        return 1 <= self.width <= PNG_MAX_DIM and \
+            1 <= self.height <= PNG_MAX_DIM
+
+    def channels(self, fmt: str) -> int:
+        """Output channels for format ``fmt`` (PNG_FORMATS)."""
+        return 4 if fmt == "rgba8888" or (fmt == "auto" and self.alpha) \
+            else 3
+
+    def out_size(self, fmt: str) -> int:
+        return png_out_size(self.width, self.height, self.channels(fmt))
+
+
+def read_png_header(data: bytes) -> PngHeader:
+    """The IHDR of the PNG ``data``, and whether tRNS precedes its first
+    IDAT (the chunks are walked, their CRCs not checked: the engine checks
+    them); ValueError for data that is not a PNG or ends before IHDR."""
+    if data[:8] != _PNG_SIG:
+        raise ValueError("not a PNG: it does not start with the signature "
+                         "89 50 4E 47 0D 0A 1A 0A")
+    if len(data) < 33 or data[12:16] != b"IHDR" or \
+            struct.unpack_from(">I", data, 8)[0] != 13:
+        raise ValueError("the PNG's first chunk is not a whole IHDR")
+    w, h, depth, ctype, comp, filt, il = struct.unpack_from(">IIBBBBB", data,
+                                                             16)
+    if not w or not h or depth not in _PNG_DEPTHS.get(ctype, ()) or comp \
+            or filt or il > 1:
+        raise ValueError("the PNG's IHDR is invalid: %dx%d, bit depth %d, "
+                         "colour type %d, methods %d/%d/%d" % (
+                             w, h, depth, ctype, comp, filt, il))
+    trns, pos = False, 33
+    while pos + 8 <= len(data):
+        n = struct.unpack_from(">I", data, pos)[0]
+        kind = data[pos + 4:pos + 8]
+        if kind in (b"IDAT", b"IEND"):
+            break
+        trns |= kind == b"tRNS"
+        pos += 12 + n
+    return PngHeader(w, h, depth, ctype, il, trns)
+
+
+@dataclass(frozen=True)
+class PngdResult:
+    """What a PNGD_DECODE task wrote (struct davinci_pngd_result):
+    ``error`` is 0 or the decoder's negative errno; ``done`` is false for
+    a task that has not completed."""
+    error: int
+    width: int
+    height: int
+    bit_depth: int
+    colour_type: int
+    interlace: int
+    components: int
+    channels: int
+    width_stride: int
+    height_stride: int
+    out_size: int
+
+    @property
+    def done(self) -> bool:
+        return self.error != PENDING
+
+    @property
+    def ok(self) -> bool:
+        return self.error == 0
+
+    @property
+    def error_name(self) -> str:
+        return _errno.errorcode.get(-self.error, str(self.error)) \
+            if self.error < 0 else "OK" if not self.error else "PENDING"
+
+
+def read_png_result(buf: "Buffer", offset: int = 0) -> PngdResult:
+    """The PNG decode's result record at ``offset`` of ``buf``."""
+    r = _uapi.davinci_pngd_result.from_buffer_copy(
+        buf.read(PNG_RESULT_SIZE, offset))
+    return PngdResult(*(int(getattr(r, f)) for f, _ in r._fields_))
+
+
+def launch_png_decode(stream: "Stream", src: int, size: int, dst: int,
+                      dst_size: int, result: int, fmt: str = "auto",
+                      max_dim: int = 0) -> int:
+    """Queue the decode of the ``size``-byte PNG at device address ``src``
+    into ``dst_size`` bytes at ``dst`` (``fmt`` one of PNG_FORMATS), its
+    PngdResult written at ``result``; the task's sequence number. Checks
+    what the device would refuse before submitting, as
+    launch_jpeg_decode."""
+    if fmt not in PNG_FORMATS:
+        raise InvalidArgumentError("PNG decode to %r: the engine writes %s"
+                                   % (fmt, ", ".join(PNG_FORMATS)))
+    if size <= 0 or dst_size <= 0:
+        raise InvalidArgumentError("PNG decode of %d bytes into %d: both "
+                                   "must be > 0" % (size, dst_size))
+    if not 0 <= max_dim <= PNG_MAX_DIM:
+        raise InvalidArgumentError("max_dim %d: 0 (%d) .. %d" % (
+            max_dim, PNG_MAX_DIM, PNG_MAX_DIM))
+    dev = stream.device
+    spans = (("the PNG", src, size), ("the output", dst, dst_size),
+             ("the result record", result, PNG_RESULT_SIZE))
+    for name, addr, n in spans:
+        _check_range(name, dev.find_buffer, addr, n)
+    for i, (na, a, la) in enumerate(spans):
+        for nb, b, lb in spans[i + 1:]:
+            if a < b + lb and b < a + la:
+                raise InvalidArgumentError("%s and %s share memory" % (na,
+                                                                       nb))
+    block = PNG_OP.params.pack(dst_size=dst_size, max_dim=max_dim)
+    return dev.param_blocks.launch(stream, block, lambda at: make_task(
+        PNG_OP.opcode, dst=dst, src0=src, src1=result, count=size,
+        imm=PNG_FORMATS[fmt], params=at, params_size=PNG_OP.params.size,
+        params_version=PNG_OP.params.version))
+
+
+class PngDecodeError(TaskFailedError):
+    """A PNG decode task failed: ``result`` is what it wrote (its
+    ``error``, the decoder's errno, says why)."""
+
+    def __init__(self, cause: TaskFailedError, result: PngdResult):
+        why = {-_errno.EINVAL: "the data is not a PNG the standard allows "
+               "(a bad CRC or Adler-32, a corrupt or truncated zlib stream "
+               "or file)",
+               -_errno.EOPNOTSUPP: "the PNG has a critical chunk the DVPP "
+               "engine does not know",
+               -_errno.E2BIG: "a side is above the engine's limit",
+               -_errno.ENOSPC: "the output buffer is smaller than the "
+               "picture's %d bytes: allocate dvpp.png_out_size(w, h, "
+               "channels)" % result.out_size,
+               -_errno.ENOMEM: "the device could not allocate the "
+               "decoder's scratch memory"}.get(result.error, "")
+        TaskFailedError.__init__(
+            self, "PNG decode failed with %s: %s (%s)" % (
+                result.error_name, why, cause.message),
+            cause.status, cause.stream_id, cause.seq, cause.opcode)
+        self.result = result

@@ -48,7 +48,7 @@ __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
            "adaptive_pool2d_kernel", "OP_FUNCTIONS", "jpeg_decode",
            "vpc_resize", "vpc_crop", "vpc_convert_color",
-           "jpeg_encode",
+           "jpeg_encode", "png_decode",
            *OP_FUNCTIONS]
 
 #: dtype name -> (DAVINCI_DTYPE_*, numpy storage dtype), from the schema:
@@ -1326,6 +1326,46 @@ def jpeg_encode(picture: DeviceTensor, out: DeviceTensor, width: int,
         s.synchronize()
     except TaskFailedError as exc:
         raise jpege.JpegEncodeError(exc, pending.result()) from None
+    finally:
+        out.writer = None
+    return pending.result()
+
+
+def png_decode(png: DeviceTensor, out: DeviceTensor, format: str = "auto",
+               max_dim: int = 0, stream: Stream | None = None):
+    """DAVINCI_OP_PNGD_DECODE on the DVPP engine: the PNG whose bytes
+    ``png`` holds (uint8) into ``out`` (uint8, at least
+    ``davinci.dvpp.png_out_size(w, h, channels)`` bytes), "rgb888",
+    "rgba8888" or "auto" (RGBA for a file with alpha) at 128-pixel x
+    16-row strides (DOC: DVPP PNGD). Without ``stream``: runs on the
+    default stream and returns its :class:`davinci.dvpp.PngdResult`, or
+    raises :class:`davinci.dvpp.PngDecodeError`. With one: returns a
+    :class:`davinci.dvpp.PendingDecode` whose ``result()`` reads the record
+    once the stream is synchronized."""
+    from . import dvpp
+    for name, t in (("png", png), ("out", out)):
+        t = _tensor(t, name)
+        if t.dtype != "uint8" or not t.is_contiguous():
+            raise DTypeError("png_decode: %s must be a dense uint8 tensor, "
+                             "not %s" % (name, t.dtype))
+    _same_device(png, out)
+    s = _ordered(out, stream, [png])
+    record = out.device.malloc(dvpp.PNG_RESULT_SIZE, "normal_only")
+    try:
+        dvpp.mark_pending(record, size=dvpp.PNG_RESULT_SIZE)
+        dvpp.launch_png_decode(s, png.dev_addr, png.nbytes, out.dev_addr,
+                               out.nbytes, record.dev_addr, format, max_dim)
+    except BaseException:
+        record.free()
+        raise
+    pending = dvpp.PendingDecode(record, dvpp.read_png_result)
+    if stream is not None:
+        out.writer = stream
+        return pending
+    try:
+        s.synchronize()
+    except TaskFailedError as exc:
+        raise dvpp.PngDecodeError(exc, pending.result()) from None
     finally:
         out.writer = None
     return pending.result()

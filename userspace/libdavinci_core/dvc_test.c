@@ -3,12 +3,13 @@
  * dvc_test.c - test hooks of libdavinci_core (dvc_test.h): the op
  * kernels' validation, extents, work units and dispatch, for the Python
  * op tests (tests/ops/opslib.py) that run them on numpy arrays without a
- * device, and the JPEG decoder (tests/ops/jpegdlib.py). Exported under
+ * device, and the JPEG and PNG decoders (tests/ops/jpegdlib.py, pngdlib.py). Exported under
  * the dvc_ prefix like the rest of the API.
  */
 #include "dvc_test.h"
 #include "jpegd.h"
 #include "numerics.h"
+#include "pngd.h"
 #include "ops.h"
 
 bool dvc_op_is_compute(u16 opcode)
@@ -92,4 +93,18 @@ int dvc_jpegd_decode_planes(const void *data, size_t size, u32 max_dim,
 {
 	return dv_jpegd_decode_planes(data, size, max_dim, out, out_size,
 				      scratch, scratch_size, info);
+}
+
+int dvc_pngd_parse(const void *data, size_t size, u32 max_dim, u32 format,
+		   struct dv_pngd_info *info)
+{
+	return dv_pngd_parse(data, size, max_dim, format, info);
+}
+
+int dvc_pngd_decode(const void *data, size_t size, u32 max_dim, u32 format,
+		    void *out, size_t out_size, void *scratch,
+		    size_t scratch_size, struct dv_pngd_info *info)
+{
+	return dv_pngd_decode(data, size, max_dim, format, out, out_size,
+			      scratch, scratch_size, info);
 }

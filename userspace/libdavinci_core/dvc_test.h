@@ -6,7 +6,8 @@
  * The dvc_op_* functions (dvc_test.c) are exported by libdavinci_core.so
  * because the Python op tests (tests/ops) call them through ctypes; they
  * run the op kernels of ops.h on plain memory, without a device; the
- * dvc_jpegd_* ones, for tests/ops/jpegdlib.py, the JPEG decoder of jpegd.h.
+ * dvc_jpegd_* ones, for tests/ops/jpegdlib.py, the JPEG decoder of jpegd.h;
+ * the dvc_pngd_* ones, for tests/ops/pngdlib.py, the PNG decoder of pngd.h.
  * os_posix_fault_zalloc_countdown and os_posix_wake_one_calls are not
  * exported: only programs built from the core's sources (tests/core,
  * tests/fuzz) use them.
@@ -21,6 +22,7 @@
 struct davinci_task;
 struct dv_op_extent;
 struct dv_jpegd_info;
+struct dv_pngd_info;
 
 /*
  * Fault injection (os_posix.c): when set to N > 0, the Nth os_zalloc()
@@ -59,5 +61,12 @@ int dvc_jpegd_decode(const void *data, size_t size, uint32_t max_dim,
 int dvc_jpegd_decode_planes(const void *data, size_t size, uint32_t max_dim,
 			    void *out, size_t out_size, void *scratch,
 			    size_t scratch_size, struct dv_jpegd_info *info);
+
+/* dv_pngd_parse() and dv_pngd_decode() of pngd.h, as they are. */
+int dvc_pngd_parse(const void *data, size_t size, uint32_t max_dim,
+		   uint32_t format, struct dv_pngd_info *info);
+int dvc_pngd_decode(const void *data, size_t size, uint32_t max_dim,
+		    uint32_t format, void *out, size_t out_size, void *scratch,
+		    size_t scratch_size, struct dv_pngd_info *info);
 
 #endif /* _DVC_TEST_H */

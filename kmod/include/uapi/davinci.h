@@ -861,7 +861,8 @@ enum davinci_opcode {
 	DAVINCI_OP_VPC_CONVERT_COLOR = 63,	/* DVPP VPC: the picture at src0 converted to dst's format (YUV420SP, YUYV, RGB888, BGR888; JFIF full-range BT.601), the same size */
 	DAVINCI_OP_RANDOM_NORMAL = 64,	/* dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words of (seed, offset, i) */
 	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
-	DAVINCI_OP_COUNT = 66,
+	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
+	DAVINCI_OP_COUNT = 67,
 };
 
 /*
@@ -924,6 +925,16 @@ enum davinci_opcode {
 #define DAVINCI_JPEGE_ENCODE_NV12	0	/* Y plane, then interleaved U, V (PIXEL_FORMAT_YUV_SEMIPLANAR_420) */
 #define DAVINCI_JPEGE_ENCODE_NV21	1	/* Y plane, then interleaved V, U (PIXEL_FORMAT_YVU_SEMIPLANAR_420) */
 #define DAVINCI_JPEGE_ENCODE_COUNT	2
+
+/*
+ * DAVINCI_OP_PNGD_DECODE's format (struct davinci_task.imm). The output's pixel format
+ * (DOC: DVPP PNGD): packed 8-bit samples, rows of ALIGN(width, 128) pixels,
+ * ALIGN(height, 16) rows.
+ */
+#define DAVINCI_PNGD_DECODE_RGB888	0	/* R, G, B per pixel, any alpha dropped (PIXEL_FORMAT_RGB_888) */
+#define DAVINCI_PNGD_DECODE_RGBA8888	1	/* R, G, B, A per pixel (PIXEL_FORMAT_RGBA_8888) */
+#define DAVINCI_PNGD_DECODE_AUTO	2	/* RGBA8888 for a file with alpha, else RGB888 (PIXEL_FORMAT_UNKNOWN) */
+#define DAVINCI_PNGD_DECODE_COUNT	3
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
@@ -1175,6 +1186,22 @@ struct davinci_params_jpege_encode {
 };
 
 #define DAVINCI_PARAMS_JPEGE_ENCODE_VERSION	1
+
+/**
+ * struct davinci_params_pngd_decode - DAVINCI_OP_PNGD_DECODE's parameter block
+ * @dst_size: bytes of dst the decode may write: at least the picture's
+ *	out_size, else the task fails before it writes
+ * @max_dim: the largest width and height taken, 1 .. 4096 (0: 4096, DVPP
+ *	PNGD's)
+ * @pad: zero
+ */
+struct davinci_params_pngd_decode {
+	__u64 dst_size;
+	__u32 max_dim;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_PNGD_DECODE_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1488,6 +1515,63 @@ struct davinci_jpege_result {
 	__s32 error;
 	__u32 pad;
 	__u64 size;
+};
+
+/**
+ * DOC: DVPP PNGD
+ *
+ * DAVINCI_OP_PNGD_DECODE runs on the device's DVPP engine, as JPEGD_DECODE
+ * does (no AI core): it decodes the PNG of @count bytes at src0 (every
+ * colour type and bit depth, Adam7, tRNS; every chunk's CRC and the zlib
+ * stream's Adler-32 checked) into packed 8-bit pixels at dst, by @imm
+ * RGB888, RGBA8888 or AUTO (RGBA8888 for a file with alpha, else RGB888),
+ * as DVPP PNGD writes them: width_stride = ALIGN(width, 128) * 3 or 4
+ * bytes, height_stride = ALIGN(height, 16) rows, the padding zeros; 16-bit
+ * samples become their high byte, grey of 1, 2 or 4 bits is scaled to 8,
+ * grey is R = G = B (kmod/core/NUMERICS.md, PNGD). Its parameter block
+ * (struct davinci_params_pngd_decode) gives the bytes of dst it may write
+ * and the largest side it takes (4096 at most). It reads the file when it
+ * starts and always writes the struct davinci_pngd_result at src1 (which
+ * must not meet src0 or dst): the header's geometry and @error, 0 or the
+ * decoder's negative errno: -EINVAL for data that is not a PNG the
+ * standard allows (a bad CRC, a corrupt or truncated zlib stream, a bad
+ * Adler-32, a truncated file among them), -EOPNOTSUPP for an unknown
+ * critical chunk, -E2BIG for a side above @max_dim, -ENOSPC for a picture
+ * whose output needs more than @dst_size bytes (found from the header,
+ * before anything is written). A failed decode fails the task with
+ * DAVINCI_STATUS_INVALID_TASK; dst's contents are then unspecified, but
+ * for a chunk-level error, -ENOSPC and -E2BIG, where it is untouched.
+ */
+
+/**
+ * struct davinci_pngd_result - what a PNGD_DECODE task writes at src1
+ * @error: 0 when the picture was decoded, else a negative errno (DOC: DVPP
+ *	PNGD)
+ * @width: pixels per row (0 when the chunks could not be read)
+ * @height: rows
+ * @bit_depth: the file's, 1 .. 16
+ * @colour_type: the file's: 0 grey, 2 RGB, 3 palette, 4 grey + alpha, 6
+ *	RGBA
+ * @interlace: 1 for Adam7
+ * @components: the file's colour type's: 1 grey, 2 grey + alpha, 3 RGB or
+ *	palette, 4 RGBA
+ * @channels: of the output, 3 (RGB888) or 4 (RGBA8888)
+ * @width_stride: bytes per output row, ALIGN(@width, 128) * @channels
+ * @height_stride: ALIGN(@height, 16)
+ * @out_size: bytes of the output, @width_stride * @height_stride
+ */
+struct davinci_pngd_result {
+	__s32 error;
+	__u32 width;
+	__u32 height;
+	__u32 bit_depth;
+	__u32 colour_type;
+	__u32 interlace;
+	__u32 components;
+	__u32 channels;
+	__u32 width_stride;
+	__u32 height_stride;
+	__u64 out_size;
 };
 
 /**
