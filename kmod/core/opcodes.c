@@ -518,4 +518,40 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_jpegd_decode,
 		.shape = DV_SHAPE_JPEGD,
 	},
+	[DAVINCI_OP_RESERVED_61] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_62] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_63] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_64] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_65] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_RESERVED_66] = {
+		.uses = 0,
+		.dtypes = DV_DT_NONE,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_NONE,
+	},
 };

@@ -68,6 +68,12 @@ __all__ = [
     "DAVINCI_OP_TRIL",
     "DAVINCI_OP_TRIU",
     "DAVINCI_OP_JPEGD_DECODE",
+    "DAVINCI_OP_RESERVED_61",
+    "DAVINCI_OP_RESERVED_62",
+    "DAVINCI_OP_RESERVED_63",
+    "DAVINCI_OP_RESERVED_64",
+    "DAVINCI_OP_RESERVED_65",
+    "DAVINCI_OP_RESERVED_66",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -161,7 +167,13 @@ DAVINCI_OP_BERNOULLI = 57
 DAVINCI_OP_TRIL = 58
 DAVINCI_OP_TRIU = 59
 DAVINCI_OP_JPEGD_DECODE = 60
-DAVINCI_OP_COUNT = 61
+DAVINCI_OP_RESERVED_61 = 61
+DAVINCI_OP_RESERVED_62 = 62
+DAVINCI_OP_RESERVED_63 = 63
+DAVINCI_OP_RESERVED_64 = 64
+DAVINCI_OP_RESERVED_65 = 65
+DAVINCI_OP_RESERVED_66 = 66
+DAVINCI_OP_COUNT = 67
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -1766,7 +1778,97 @@ OPS = ({'acl': {},
                         {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
              'version': 1},
   'python': 'jpeg_decode',
-  'uses': ('dst', 'src0', 'src1', 'count')})
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_61',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 61,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_62',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 62,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_63',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 63,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_64',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 64,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_65',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 65,
+  'operand_dtypes': {},
+  'uses': ()},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "reserved: another branch's op takes this opcode (placeholder, "
+         'replaced at merge)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',),
+  'flags': (),
+  'kind': 'none',
+  'name': 'RESERVED_66',
+  'not_in': {'acl': 'a placeholder',
+             'atc': 'a placeholder',
+             'torch': 'a placeholder'},
+  'opcode': 66,
+  'operand_dtypes': {},
+  'uses': ()})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -855,7 +855,13 @@ enum davinci_opcode {
 	DAVINCI_OP_TRIL = 58,	/* dst[m,n] = src0 where j - i <= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_TRIU = 59,	/* dst[m,n] = src0 where j - i >= @imm (row i of each matrix of @k rows), else 0 */
 	DAVINCI_OP_JPEGD_DECODE = 60,	/* DVPP JPEGD: the JPEG of @count bytes at src0 -> dst (NV12 or NV21 by @imm), its struct davinci_jpegd_result at src1 */
-	DAVINCI_OP_COUNT = 61,
+	DAVINCI_OP_RESERVED_61 = 61,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_RESERVED_62 = 62,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_RESERVED_63 = 63,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_RESERVED_64 = 64,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_RESERVED_65 = 65,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_RESERVED_66 = 66,	/* reserved: another branch's op takes this opcode (placeholder, replaced at merge) */
+	DAVINCI_OP_COUNT = 67,
 };
 
 /*
