@@ -31,7 +31,7 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle", "jpegd")
+         "generate", "triangle", "jpegd", "aipp")
 #: kinds a device engine runs that is not an AI core (the DVPP's JPEGD):
 #: no op kernel, and not a compute op of davinci.ops' table
 ENGINE_KINDS = ("jpegd",)
@@ -50,6 +50,7 @@ USES = {
     "generate": ("DST", "COUNT"),
     "triangle": ("DST", "SRC0", "MN", "K"),
     "jpegd": ("DST", "SRC0", "SRC1", "COUNT"),
+    "aipp": ("DST", "SRC0", "SRC1"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")

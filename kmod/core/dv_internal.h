@@ -652,6 +652,7 @@ enum dv_op_shape {
 	DV_SHAPE_GENERATE,	/* dst: count elements, no source */
 	DV_SHAPE_TRIANGLE,	/* dst and src0: m x n, matrices of k rows */
 	DV_SHAPE_JPEGD,		/* the DVPP's JPEG decode (dvpp.c) */
+	DV_SHAPE_AIPP,		/* dst, src0, src1: the params' pictures */
 };
 
 /* An operand dtype an op fixes (struct dv_opcode_info): 0 is none. */

@@ -42,6 +42,8 @@ _Static_assert(sizeof(struct davinci_params_random_uniform) <= DV_TASK_PARAMS_MA
 	       "a task holds a copy of RANDOM_UNIFORM's block");
 _Static_assert(sizeof(struct davinci_params_jpegd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_aipp) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of AIPP's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -553,5 +555,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.dtypes = DV_DT_NONE,
 		.flags = DAVINCI_TASK_F_NOTIFY,
 		.shape = DV_SHAPE_NONE,
+	},
+	[DAVINCI_OP_AIPP] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_aipp),
+		.params_version = DAVINCI_PARAMS_AIPP_VERSION,
+		.check_params = dv_op_check_aipp,
+		.shape = DV_SHAPE_AIPP,
+		.kernel = dv_opk_aipp,
 	},
 };

@@ -69,12 +69,20 @@ _PROBE_PARAMS = {
     "FILL": dict(value=0),
     "ARANGE": dict(start=0, step=0),
     "RANDOM_UNIFORM": dict(seed=0, offset=0),
+    "AIPP": dict(batch=1, channels=3, height=2, width=4, src_size=24),
 }
 
 
 #: where _probe_task's JPEGD_DECODE finds its block and a 1 x 1 grey JPEG
 _JPEGD_BLOCK, _JPEGD_FILE = 512 * len(_PROBE_PARAMS), 512 * len(
     _PROBE_PARAMS) + 64
+#: where AIPP finds its config: a 4 x 2 RGB888 picture as it is
+_AIPP_CONFIG = _JPEGD_FILE + 512
+
+
+def _probe_aipp_config() -> bytes:
+    from davinci.aipp import AippConfig
+    return AippConfig("RGB888_U8", 4, 2).pack()
 
 
 def _probe_jpeg() -> bytes:
@@ -99,6 +107,11 @@ def _probe_task(op, dst, src, block):
             src1=src, count=len(_probe_jpeg()),
             params=block.dev_addr + _JPEGD_BLOCK, params_size=op.params.size,
             params_version=op.params.version)
+    if op.kind == "aipp":   # the picture at src, its config in block
+        return opdesc.describe(
+            op, "float32", dst=dst,
+            srcs=(src, block.dev_addr + _AIPP_CONFIG),
+            params_at=block.dev_addr + 512 * tags.index(op.name))
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -122,13 +135,14 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
     caps = dev.capabilities()
     s = dev.stream(polled=False)
     with dev.malloc(4096) as dst, dev.malloc(4096) as src, \
-            dev.malloc(4096) as block:
+            dev.malloc(8192) as block:
         s.memset(src, 0, 4096)
         for i, (tag, fields) in enumerate(_PROBE_PARAMS.items()):
             block.write(opdesc.pack_params(tag, **fields), offset=512 * i)
         block.write(schema.by_name("JPEGD_DECODE").params.pack(
             dst_size=4096), offset=_JPEGD_BLOCK)
         block.write(_probe_jpeg(), offset=_JPEGD_FILE)
+        block.write(_probe_aipp_config(), offset=_AIPP_CONFIG)
         taken = 0
         for op in schema.OPS:
             if op.event:
