@@ -121,7 +121,7 @@ def _rule(op: schema.OpDef) -> _OpRule:
 
 
 #: compute kinds no converter emits yet, whose operand extents _extents()
-#: does not know (the generating and triangle ops)
+#: does not know (the generating and triangle ops); AIPP's are known
 _NOT_IN_MODELS = ("generate", "triangle")
 #: what a model may run: every compute op of the schema (with its
 #: parameter block or a strided one in PARAMS) but those kinds, and its
@@ -512,6 +512,20 @@ def _strided_extents(o: Op, rule: _OpRule, block: bytes, es: int,
     return out
 
 
+#: bytes of the struct davinci_aipp_config an AIPP op reads at src1
+_AIPP_CONFIG_SIZE = ctypes.sizeof(_uapi.davinci_aipp_config)
+
+
+def _aipp_block(op: schema.OpDef, block: bytes) -> dict:
+    """An AIPP block's fields, checked as the device checks them
+    (kmod/core/aipp.c dv_op_check_aipp())."""
+    p = _fields(op, block)
+    _check(1 <= p["batch"] <= 1024 and p["channels"] == 3 and
+           1 <= p["height"] <= 8192 and 1 <= p["width"] <= 8192 and
+           1 <= p["src_size"] <= 1 << 28, "an AIPP block the device refuses")
+    return p
+
+
 def _operand_sizes(op: schema.OpDef, es: int, dst_es: int, imm: int = 0
                    ) -> tuple[int, int, int]:
     """Bytes of an element of dst, src0 and src1: the record's dtypes, but
@@ -552,6 +566,12 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
             size = 8 if name == "indices" else es
             ext.append((tid, elems[name] * size, size, False))
         return ext
+    if kind == "aipp":
+        p = _aipp_block(op, block)
+        return [(o.dst, p["batch"] * 3 * p["height"] * p["width"] * es, es,
+                 False),
+                (o.src0, p["batch"] * p["src_size"], 1, False),
+                (o.src1, _AIPP_CONFIG_SIZE, 4, False)]
     if kind == "matmul":
         return [(o.dst, o.m * o.n * es, es, False),
                 (o.src0, o.m * o.k * es, es, False),
