@@ -45,6 +45,8 @@ from ._objects import (ACL_FORMATS, AclModel, Dataset, ModelDesc,
                        datasets, descs, get_dataset, get_model, io_at, models,
                        next_model_id)
 from ._objects import get_desc as _desc_of
+from . import aipp as _aipp
+from .aipp import *  # noqa: F401,F403 - acl.mdl's dynamic AIPP
 
 __all__ = [
     "load_from_file", "load_from_mem", "unload", "query_size",
@@ -58,7 +60,7 @@ __all__ = [
     "get_dynamic_batch", "set_dynamic_batch_size", "get_dynamic_hw",
     "set_dynamic_hw_size", "create_dataset", "destroy_dataset",
     "add_dataset_buffer", "get_dataset_buffer", "get_dataset_num_buffers",
-    "execute", "execute_async"]
+    "execute", "execute_async", *_aipp.__all__]
 
 
 # -- loading ------------------------------------------------------------------

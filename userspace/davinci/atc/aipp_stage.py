@@ -96,8 +96,7 @@ def plan(conf, names: list[str], dims: list[list[int]],
                 op.fail("max_src_image_size", "max_src_image_size %d is "
                         "above davinci's 2^28 bytes" % size)
             stages[rank] = Stage(op, rank, h, w, [d[0], size], "ND", size,
-                                 None, extra)
-            extra += 1
+                                 None)
             continue
         cfg = op.config(h, w)
         sw, sh = cfg.src_w, cfg.src_h
@@ -106,6 +105,11 @@ def plan(conf, names: list[str], dims: list[list[int]],
                "XRGB8888_U8": [d[0], sh, sw, 4]}[cfg.input_format]
         stages[rank] = Stage(op, rank, h, w, pic, "NHWC",
                              picture_bytes(cfg.input_format, sw, sh), cfg)
+    # the config inputs follow the model's, in the order of their inputs
+    for st in sorted(stages.values(), key=lambda st: st.index):
+        if st.dynamic:
+            st.config_input = extra
+            extra += 1
     return stages
 
 

@@ -468,9 +468,6 @@ def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
         if st.dynamic:
             ins.append(F.IoDesc(aipp_stage.DYNAMIC_AIPP_INPUT, "uint8", "ND",
                                 aipp_stage.config_dims()))
-    if stages:
-        info = dict(info, aipp=[{"input": st.index, "mode": st.op.mode}
-                                for st in stages.values()])
     if batches:
         ins.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [1]))
     outs = []
