@@ -3,7 +3,7 @@
 parser (Ascend's aipp_op text format), its refusals naming the file's
 line, the model it makes (the u8 picture as input, AIPP its first op) and
 the command line's --insert_op_conf, --output_type and
---dynamic_image_size. (The models run in tests/conformance/
+--dynamic_image_size (its gears and refusals). (The models run in tests/conformance/
 test_atc_aipp.py on every backend.)"""
 
 import numpy as np
@@ -203,4 +203,25 @@ def test_the_command_line(tmp_path):
     p = _atc("--model", str(src), "--framework=5", "--output",
              str(tmp_path / "d"), "--input_shape=x:1,3,-1,-1",
              "--dynamic_image_size=6,8;12,16")
-    assert p.returncode == 1 and "--dynamic_image_size" in p.stderr
+    assert p.returncode == 0, p.stderr
+    om = omfile.parse((tmp_path / "d.om").read_bytes())
+    assert om.hw_sizes == [[6, 8], [12, 16]]
+    assert om.inputs[0].dims == [1, 3, -1, -1]
+    assert [om.dims(om.inputs[0], g) for g in (0, 1)] == [[1, 3, 6, 8],
+                                                         [1, 3, 12, 16]]
+    assert om.inputs[-1].name == "ascend_mbatch_shape_data"
+    assert om.outputs[0].dims == [1, 2, -1, -1]
+    for args, words in (
+            (["--input_shape=x:1,3,6,8", "--dynamic_image_size=6,8"],
+             "height and width are -1"),
+            (["--input_shape=x:1,-1,-1,-1", "--dynamic_image_size=6,8"],
+             "height and width of a 4-D input"),
+            (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=6,8;6,8"],
+             "distinct"),
+            (["--input_shape=x:-1,3,-1,-1", "--dynamic_image_size=6,8",
+              "--dynamic_batch_size=1,2"], "give one"),
+            (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=6,8",
+              "--insert_op_conf=%s" % cfg], "AIPP makes one image size")):
+        p = _atc("--model", str(src), "--framework=5", "--output",
+                 str(tmp_path / "e"), *args)
+        assert p.returncode == 1 and words in p.stderr, (args, p.stderr)

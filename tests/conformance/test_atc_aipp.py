@@ -6,7 +6,8 @@ converted on the host by NUMERICS.md's formulas (davinci.aipp.reference);
 NV12, NV21, RGB888 and XRGB8888 pictures, crop and padding; dynamic AIPP
 through acl.mdl's set_aipp_* / set_input_aipp changing the mean between
 two executes; --output_type; a config the device does not take fails the
-task with nothing written."""
+task with nothing written; and --dynamic_image_size's model run at each of
+its sizes through acl.mdl's set_dynamic_hw_size."""
 
 import numpy as np
 import pytest
@@ -391,3 +392,73 @@ def test_dynamic_aipp_refuses_what_it_cannot_do(acl_dev, tmp_path):
         assert acl.mdl.execute(model_id, r.ins, r.outs) != 0
     finally:
         r.close()
+
+
+def _fcn(seed=13):
+    """Conv 3x3 -> Relu (its output's size is the image's) and a
+    GlobalAveragePool of it (its size is not), on 1 x 3 x h x w."""
+    rng = np.random.default_rng(seed)
+    w1 = (rng.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1],
+                              name="conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["y"], ["g"], name="gap")]
+    g = helper.make_graph(
+        nodes, "fcn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("g", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w1, "w1")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_dynamic_image_size_runs_each_size(acl_dev, tmp_path):
+    """--input_shape x:1,3,-1,-1 --dynamic_image_size "16,10;8,12": one
+    model, each execute at the size set_dynamic_hw_size picks, equal to
+    onnxruntime's at that size (the buffers are the largest size's, the
+    first); no size chosen or another one refused."""
+    m = _fcn()
+    path = tmp_path / "hw.om"
+    path.write_bytes(atc.convert(m, input_shape="x:1,3,-1,-1",
+                                 dynamic_image_size="16,10;8,12"))
+    model_id, ret = acl.mdl.load_from_file(str(path))
+    assert ret == 0
+    r = _AclRun(model_id)
+    try:
+        d = r.desc
+        idx, ret = acl.mdl.get_input_index_by_name(
+            d, acl.ACL_DYNAMIC_TENSOR_NAME)
+        assert (idx, ret) == (1, 0)
+        info, ret = acl.mdl.get_dynamic_hw(d, -1)
+        assert ret == 0 and info == {"hwCount": 2, "hw": [[16, 10], [8, 12]]}
+        assert acl.mdl.get_input_dims(d, 0)[0]["dims"] == [1, 3, -1, -1]
+        assert acl.mdl.get_input_size_by_index(d, 0) == 3 * 16 * 10 * 4
+        assert acl.mdl.execute(model_id, r.ins, r.outs) == \
+            acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert acl.mdl.set_dynamic_hw_size(model_id, r.ins, idx, 8, 8) == \
+            acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert acl.mdl.set_dynamic_hw_size(model_id, r.ins, 0, 8, 12) == \
+            acl.ACL_ERROR_GE_PARAM_INVALID
+        rng = np.random.default_rng(14)
+        for h, w in ((16, 10), (8, 12), (16, 10)):
+            assert acl.mdl.set_dynamic_hw_size(model_id, r.ins, idx, h, w) \
+                == 0
+            x = rng.standard_normal((1, 3, h, w)).astype(np.float32)
+            r.put(0, x)
+            assert acl.mdl.execute(model_id, r.ins, r.outs) == 0
+            y, g = _ort_all(m, x)
+            dims, ret = acl.mdl.get_cur_output_dims(d, 0)
+            assert ret == 0 and dims["dims"] == [1, 4, h, w]
+            np.testing.assert_allclose(r.get(0, y.shape), y, rtol=1e-5,
+                                       atol=1e-5)
+            np.testing.assert_allclose(r.get(1, g.shape), g, rtol=1e-5,
+                                       atol=1e-5)
+    finally:
+        r.close()
+
+
+def _ort_all(m, x):
+    sess = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x})

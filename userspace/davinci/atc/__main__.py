@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
                    help='FP32, FP16, UINT8 ... for every output, or '
                         '"node:index:FP16;..." for some')
     p.add_argument("--dynamic_image_size", default=None,
-                   help='"h,w;h,w": refused (not supported yet)')
+                   help='image sizes of a model whose inputs\' height and '
+                        'width are -1 in --input_shape, "112,112;224,224"')
     p.add_argument("--log", default="null", help="accepted, ignored")
     return p
 
@@ -88,11 +89,6 @@ def main(argv: "list[str] | None" = None) -> int:
                   args.framework, _FRAMEWORKS.get(args.framework, "unknown")),
               file=sys.stderr)
         return 2
-    if args.dynamic_image_size is not None:
-        print("davinci-atc: ATC run failed: --dynamic_image_size is not "
-              "supported yet: convert one model per image size (a static "
-              "--input_shape each)", file=sys.stderr)
-        return 1
     try:
         path = convert_file(args.model, args.output,
                             input_shape=args.input_shape,
@@ -100,7 +96,8 @@ def main(argv: "list[str] | None" = None) -> int:
                             soc_version=args.soc_version,
                             input_format=args.input_format,
                             insert_op_conf=args.insert_op_conf,
-                            output_type=args.output_type)
+                            output_type=args.output_type,
+                            dynamic_image_size=args.dynamic_image_size)
     except (ConversionError, OSError) as exc:
         print("davinci-atc: ATC run failed: %s" % exc, file=sys.stderr)
         return 1

@@ -164,11 +164,13 @@ def convert(model, input_shape: "str | dict | None" = None,
             dynamic_batch_size: "str | list[int] | None" = None,
             soc_version: str = "davinci", input_format: str = "ND",
             source: str = "", insert_op_conf=None,
-            output_type: "str | None" = None) -> bytes:
+            output_type: "str | None" = None,
+            dynamic_image_size: "str | list | None" = None) -> bytes:
     """Convert ``model`` (an onnx ModelProto, or a path) into the bytes of
     a davinci offline model. ``insert_op_conf``: an AIPP config file's
     path (or its parsed aipp_ops) whose stage goes in front of the model
-    (aipp_stage); ``output_type``: ATC's --output_type. Raises
+    (aipp_stage); ``output_type``: ATC's --output_type;
+    ``dynamic_image_size``: ATC's "h,w;h,w" (the inputs' -1 dims). Raises
     :class:`ConversionError`."""
     onnx = _onnx()
     if isinstance(model, (str, os.PathLike)):
@@ -187,6 +189,10 @@ def convert(model, input_shape: "str | dict | None" = None,
     shapes = input_shape if isinstance(input_shape, dict) \
         else parse_input_shape(input_shape)
     batches = _batches(dynamic_batch_size)
+    hws = _hw_sizes(dynamic_image_size)
+    if batches and hws:
+        raise ConversionError("--dynamic_batch_size and --dynamic_image_size "
+                              "are two kinds of dynamic model: give one")
     init_names = {t.name for t in g.initializer}
     _refuse_types(g, init_names)
     # one of a type davinci-atc does not know is read by no node
@@ -209,6 +215,14 @@ def convert(model, input_shape: "str | dict | None" = None,
         dims = list(shapes[vi.name] if vi.name in shapes else _dims(vi))
         _check_io_shape("input", vi.name, dims)
         dyn = [i for i, d in enumerate(dims) if d < 0]
+        if hws and dyn:
+            if len(dyn) != 2 or len(dims) != 4:
+                raise ConversionError(
+                    "--dynamic_image_size fills the height and width of a "
+                    "4-D input: give them as -1 in --input_shape (%s:1,3,-1,"
+                    "-1); input %r is %s" % (vi.name, vi.name, dims))
+            in_dims.append(dims)
+            continue
         if dyn and (dyn != [0] or not batches):
             raise ConversionError(
                 "input %r has unknown dimensions %s (shape %s): give "
@@ -221,6 +235,13 @@ def convert(model, input_shape: "str | dict | None" = None,
                 "input set to -1 in --input_shape (input %r is %s)"
                 % (vi.name, dims))
         in_dims.append(dims)
+    if hws and not any(d < 0 for dims in in_dims for d in dims):
+        raise ConversionError("--dynamic_image_size needs an input whose "
+                              "height and width are -1 in --input_shape "
+                              "(\"x:1,3,-1,-1\")")
+    if hws and insert_op_conf is not None:
+        raise ConversionError("--dynamic_image_size with --insert_op_conf is "
+                              "not supported: AIPP makes one image size")
     stages = {} if insert_op_conf is None else aipp_stage.plan(
         insert_op_conf, [vi.name for vi in inputs], in_dims,
         [_elem(vi) for vi in inputs])
@@ -230,15 +251,17 @@ def convert(model, input_shape: "str | dict | None" = None,
     weights = Weights()
     gears = []
     out_shapes = None
-    for gi in range(max(1, len(batches))):
+    all_shapes = []
+    for gi in range(max(1, len(batches), len(hws))):
         gb = GearBuilder(gi, weights)
         b = batches[gi] if batches else None
+        hw = hws[gi] if hws else None
         env = dict(inits)
         cfgs = {st.index: gb.io(F.KIND_INPUT, st.config_input,
                                 aipp_stage.config_dims(), "uint8")
                 for st in stages.values() if st.dynamic}
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
-            shape = [b if d < 0 else d for d in dims]
+            shape = _gear_shape(dims, b, hw)
             st = stages.get(i)
             if st is None:
                 env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
@@ -249,11 +272,14 @@ def convert(model, input_shape: "str | dict | None" = None,
                                    vi.name)
         if batches:
             gb.io(F.KIND_INPUT, len(inputs) + n_dyn, (1,), "int32", nbytes=8)
+        if hws:
+            gb.io(F.KIND_INPUT, len(inputs), (2,), "int64")
         made_by = _lower_nodes(onnx, g, env, gb, opsets)
         _cast_outputs(g, env, gb, out_types)
         shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
             out_shapes = shapes_now
+        all_shapes.append(shapes_now)
         gears.append(gb)
         if b is not None:
             for (s0, _), (s, _) in zip(out_shapes, shapes_now):
@@ -261,12 +287,14 @@ def convert(model, input_shape: "str | dict | None" = None,
                     raise ConversionError(
                         "output shapes change beyond the batch dimension "
                         "between batch sizes (%s and %s)" % (s0, s))
-    data = F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
-                                 weights, gears, input_format, stages,
-                                 {"producer": "davinci-atc",
-                                  "soc_version": soc_version,
-                                  "source": source,
-                                  "opset": opsets[""]}))
+    om = _assemble(inputs, in_dims, g, out_shapes, batches, weights, gears,
+                   input_format, stages, {"producer": "davinci-atc",
+                                          "soc_version": soc_version,
+                                          "source": source,
+                                          "opset": opsets[""]})
+    if hws:
+        _set_gear_dims(om, in_dims, all_shapes, hws)
+    data = F.serialize(om)
     try:
         F.parse(data)       # never hand out a model the loader refuses
     except F.ModelFormatError as exc:
@@ -275,6 +303,56 @@ def convert(model, input_shape: "str | dict | None" = None,
             "refuse (%s): davinci-atc does not check this limit yet; please "
             "report it" % exc) from None
     return data
+
+
+def _hw_sizes(spec) -> list[list[int]]:
+    """ATC's --dynamic_image_size "112,112;224,224" -> [[112, 112],
+    [224, 224]] (height, width)."""
+    if not spec:
+        return []
+    parts = [p.split(",") for p in spec.split(";") if p.strip()] \
+        if isinstance(spec, str) else spec
+    try:
+        vals = [[int(v) for v in p] for p in parts]
+    except (ValueError, TypeError):
+        vals = None
+    if not vals or any(len(v) != 2 or min(v) < 1 for v in vals) or \
+            len(vals) > F.MAX_GEARS or \
+            len({tuple(v) for v in vals}) != len(vals):
+        raise ConversionError("--dynamic_image_size %r: give 1 to %d distinct "
+                              "\"height,width\" sizes, as \"112,112;224,"
+                              "224\"" % (spec, F.MAX_GEARS))
+    return vals
+
+
+def _gear_shape(dims, batch, hw) -> list[int]:
+    """``dims`` in one gear: -1 is the batch, or the height then the
+    width."""
+    if hw is not None:
+        fill = iter(hw)
+        return [next(fill) if d < 0 else d for d in dims]
+    return [batch if d < 0 else d for d in dims]
+
+
+def _set_gear_dims(om: F.OfflineModel, in_dims, all_shapes, hws) -> None:
+    """A dynamic-image-size model's inputs and outputs: -1 where a dim
+    changes between gears, and each gear's dims."""
+    om.hw_sizes = [list(hw) for hw in hws]
+    for i, dims in enumerate(in_dims):
+        if any(d < 0 for d in dims):
+            om.inputs[i].dims = list(dims)
+            om.inputs[i].gear_dims = [_gear_shape(dims, None, hw)
+                                      for hw in hws]
+    om.inputs.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [2]))
+    for j, io in enumerate(om.outputs):
+        per = [shapes[j][0] for shapes in all_shapes]
+        if any(len(p) != len(per[0]) for p in per):
+            raise ConversionError(
+                "graph output %r changes rank between image sizes (%s)"
+                % (io.name, per))
+        io.dims = [d if all(p[k] == d for p in per) else -1
+                   for k, d in enumerate(per[0])]
+        io.gear_dims = [list(p) for p in per]
 
 
 def _batches(spec) -> list[int]:
