@@ -21,7 +21,7 @@ from . import _uapi
 from .errors import InvalidArgumentError
 
 __all__ = ["AippConfig", "FORMATS", "CONFIG_SIZE", "picture_bytes",
-           "reference", "f32_bits"]
+           "reference", "f32_bits", "config_from_bytes"]
 
 #: CANN's input_format names -> DAVINCI_AIPP_*
 FORMATS = {"YUV420SP_U8": _uapi.DAVINCI_AIPP_YUV420SP_U8,
@@ -151,7 +151,7 @@ class AippConfig:
                 if not np.isfinite(np.float32(v)):
                     bad("%s_chn_%d = %r is not a finite float32"
                         % (name, i, v))
-        if not np.isfinite(np.float32(self.padding_value)):
+        if self.padding and not np.isfinite(np.float32(self.padding_value)):
             bad("padding_value %r is not a finite float32"
                 % self.padding_value)
 
@@ -183,6 +183,48 @@ class AippConfig:
         c.min[:] = [f32_bits(v) for v in self.min]
         c.var_reci[:] = [f32_bits(v) for v in self.var_reci]
         return bytes(c)
+
+
+def _f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def config_from_bytes(raw: bytes) -> AippConfig:
+    """The AippConfig of a struct davinci_aipp_config's bytes; raises
+    InvalidArgumentError for a version, switch bits or reserved words the
+    device refuses (:meth:`AippConfig.check` says the rest)."""
+    if len(raw) != CONFIG_SIZE:
+        raise InvalidArgumentError("AIPP config: %d bytes, not %d"
+                                   % (len(raw), CONFIG_SIZE))
+    c = _uapi.davinci_aipp_config.from_buffer_copy(raw)
+    known = (_uapi.DAVINCI_AIPP_CSC | _uapi.DAVINCI_AIPP_RBUV_SWAP |
+             _uapi.DAVINCI_AIPP_AX_SWAP | _uapi.DAVINCI_AIPP_CROP |
+             _uapi.DAVINCI_AIPP_PADDING)
+    if c.version != _uapi.DAVINCI_AIPP_CONFIG_VERSION or \
+            c.switches & ~known or any(c.reserved):
+        raise InvalidArgumentError(
+            "AIPP config: version %d, switches %#x, reserved %s: the device "
+            "takes version %d, switches within %#x and zeros"
+            % (c.version, c.switches, list(c.reserved),
+               _uapi.DAVINCI_AIPP_CONFIG_VERSION, known))
+    names = {v: k for k, v in FORMATS.items()}
+    sw = c.switches
+    cfg = AippConfig(names.get(c.input_format, "format %d" % c.input_format),
+                     c.src_w, c.src_h, csc=bool(sw & _uapi.DAVINCI_AIPP_CSC),
+                     rbuv_swap=bool(sw & _uapi.DAVINCI_AIPP_RBUV_SWAP),
+                     ax_swap=bool(sw & _uapi.DAVINCI_AIPP_AX_SWAP),
+                     matrix=list(c.matrix), input_bias=list(c.input_bias),
+                     output_bias=list(c.output_bias),
+                     crop=bool(sw & _uapi.DAVINCI_AIPP_CROP),
+                     crop_x=c.crop_x, crop_y=c.crop_y, crop_w=c.crop_w,
+                     crop_h=c.crop_h,
+                     padding=bool(sw & _uapi.DAVINCI_AIPP_PADDING),
+                     pad_left=c.pad_left, pad_right=c.pad_right,
+                     pad_top=c.pad_top, pad_bottom=c.pad_bottom,
+                     padding_value=_f32(c.padding_value),
+                     mean=list(c.mean), min=[_f32(b) for b in c.min],
+                     var_reci=[_f32(b) for b in c.var_reci])
+    return cfg
 
 
 def _channels(cfg: AippConfig, pic: np.ndarray) -> np.ndarray:

@@ -60,6 +60,9 @@ ANY_GEAR = 0xFFFF
 NO_TENSOR = 0xFFFFFFFF
 #: the extra input of a dynamic-batch model, as Huawei's ATC names it
 MBATCH_INPUT = "ascend_mbatch_shape_data"
+#: the input of a dynamic-AIPP model's parameters (pyACL's
+#: ACL_DYNAMIC_AIPP_NAME)
+DYNAMIC_AIPP_INPUT = "ascend_dynamic_aipp_data"
 
 #: limits a file must stay within (far above any model davinci-atc makes)
 MAX_META = 1 << 20
@@ -751,6 +754,38 @@ def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor],
     return out
 
 
+def _check_aipp_configs(ops: list[Op], tensors: list[Tensor],
+                        weights: bytes, params: bytes,
+                        inputs: list[IoDesc]) -> None:
+    """An AIPP op's config is a weight, the one the device takes for its
+    block (kmod/core/aipp.c dv_aipp_check_config()): static AIPP; or the
+    input ascend_dynamic_aipp_data, which acl.mdl.set_input_aipp writes
+    and the device checks as each run starts: dynamic AIPP. Nothing else
+    (a computed tensor's bytes) is a config."""
+    from . import aipp
+    for i, o in enumerate(ops):
+        if o.opcode != _uapi.DAVINCI_OP_AIPP:
+            continue
+        t = tensors[o.src1]
+        if t.kind == KIND_INPUT:
+            _check(inputs[t.index].name == DYNAMIC_AIPP_INPUT,
+                   "op %d: an AIPP reads its config from input %r, not %s"
+                   % (i, inputs[t.index].name, DYNAMIC_AIPP_INPUT))
+            continue
+        _check(t.kind == KIND_WEIGHT, "op %d: an AIPP reads its config "
+               "from a weight or the %s input, not a tensor of kind %d"
+               % (i, DYNAMIC_AIPP_INPUT, t.kind))
+        p = _fields(_RULES[o.opcode].op,
+                    params[o.params:o.params + _block_size(o)])
+        try:
+            aipp.config_from_bytes(weights[t.offset:t.offset +
+                                           _AIPP_CONFIG_SIZE]).check(
+                p["height"], p["width"], p["src_size"])
+        except DavinciError as exc:
+            _fail("op %d: its AIPP config (a weight) is one the device "
+                  "refuses (%s)" % (i, exc))
+
+
 def parse(data: bytes) -> OfflineModel:
     """Check and decode an offline model; raises :class:`ModelFormatError`."""
     data = bytes(data)
@@ -765,6 +800,7 @@ def parse(data: bytes) -> OfflineModel:
     ops = _ops(*sect[SECT_OPS], gears, tensors, params)
     model = OfflineModel(inputs, outputs, batches, weights, tensors, ops,
                          info, (amaj, amin), params, hw)
+    _check_aipp_configs(ops, tensors, weights, params, inputs)
     for kind, ios in ((KIND_INPUT, inputs), (KIND_OUTPUT, outputs)):
         for i, io in enumerate(ios):
             for g in range(gears):

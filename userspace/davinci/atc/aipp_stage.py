@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import omfile as F
 from ..aipp import CONFIG_SIZE, AippConfig, picture_bytes
 from .aipp_conf import AippOp, read_aipp_conf
 from .builder import ConversionError, GearBuilder, Value
@@ -22,7 +23,7 @@ __all__ = ["Stage", "DYNAMIC_AIPP_INPUT", "plan"]
 
 #: the extra input of a model with dynamic AIPP (pyACL's
 #: ACL_DYNAMIC_AIPP_NAME)
-DYNAMIC_AIPP_INPUT = "ascend_dynamic_aipp_data"
+DYNAMIC_AIPP_INPUT = F.DYNAMIC_AIPP_INPUT
 _FLOATS = ("float32", "float16", "bfloat16")
 
 
