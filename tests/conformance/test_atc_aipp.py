@@ -114,6 +114,25 @@ def test_a_yuv420sp_model_is_onnxruntime_on_the_host_converted_picture(
     assert not np.allclose(_ort(m, other), got, rtol=1e-3, atol=1e-3)
 
 
+def test_static_aipp_in_a_dynamic_batch_model(dev, tmp_path):
+    """One config for every picture of the batch the gear runs."""
+    m = _cnn(2)
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    path = _conf(tmp_path, SAMPLE_CFG % "false")
+    data = atc.convert(m, input_shape="x:-1,3,%d,%d" % (H, W),
+                       dynamic_batch_size="1,3", insert_op_conf=path)
+    assert omfile.parse(data).inputs[0].dims == [-1, H * 3 // 2, W, 1]
+    cfg = atc.aipp_conf.read_aipp_conf(path)[0].config(H, W)
+    pics = np.random.default_rng(3).integers(0, 256, (3, H * 3 // 2, W, 1),
+                                             dtype=np.uint8)
+    with Model(dev, data) as mod:
+        got, = mod.run([pics], batch=3)
+    x = np.stack([aipp.reference(cfg, p.reshape(-1), "float32")
+                  for p in pics])
+    want = np.concatenate([_ort(m, x[i:i + 1]) for i in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 def dataclass_replace(cfg, **kw):
     c = cfg.copy()
     for k, v in kw.items():

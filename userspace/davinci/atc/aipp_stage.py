@@ -120,8 +120,8 @@ def config_dims() -> list[int]:
 
 
 def refuse_with_batches(stages: dict[int, Stage]) -> None:
-    """Dynamic AIPP's config is one for every picture: a dynamic batch is
-    fine, but say so when it is not what a caller may expect."""
+    """Refuse dynamic AIPP in a dynamic-batch model (its config input
+    would have to hold a set per picture); static AIPP takes any batch."""
     for st in stages.values():
         if st.dynamic and st.pic_dims[0] < 0:
             raise ConversionError(
