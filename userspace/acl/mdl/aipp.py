@@ -26,7 +26,7 @@ import itertools
 import math
 import struct
 
-from davinci import _uapi, schema
+from davinci import schema
 from davinci import omfile as F
 from davinci.aipp import CONFIG_SIZE, FORMATS, AippConfig
 from davinci.errors import InvalidArgumentError
@@ -264,7 +264,7 @@ def _stages(om) -> list[dict]:
     AIPP) and the image it makes."""
     out = []
     for o in om.ops:
-        if o.gear or o.opcode != _uapi.DAVINCI_OP_AIPP:
+        if o.gear or o.opcode != _AIPP.opcode:
             continue
         pic, cfg = om.tensors[o.src0], om.tensors[o.src1]
         if pic.kind != F.KIND_INPUT:
