@@ -225,3 +225,18 @@ def test_the_command_line(tmp_path):
         p = _atc("--model", str(src), "--framework=5", "--output",
                  str(tmp_path / "e"), *args)
         assert p.returncode == 1 and words in p.stderr, (args, p.stderr)
+
+
+def test_the_compact_form_some_samples_write():
+    """``aipp_op{`` and ``key: value`` without spaces, long decimals."""
+    op, = parse_aipp_conf(
+        "aipp_op{\n   aipp_mode : static\n   input_format : RGB888_U8\n"
+        "   src_image_size_w : 8\n   src_image_size_h : 6\n\n"
+        "   csc_switch : false\n   rbuv_swap_switch : true\n\n"
+        "   min_chn_0 : 0\n   min_chn_1 : 0\n   min_chn_2 : 0\n"
+        "   var_reci_chn_0: 0.0039215686274509803921568627451\n"
+        "   var_reci_chn_1: 0.0039215686274509803921568627451\n"
+        "   var_reci_chn_2: 0.0039215686274509803921568627451\n\n}\n")
+    cfg = op.config(6, 8)
+    assert cfg.rbuv_swap and not cfg.csc
+    assert np.float32(cfg.var_reci[2]) == np.float32(1 / 255)
