@@ -211,20 +211,26 @@ def test_the_command_line(tmp_path):
                                                          [1, 3, 12, 16]]
     assert om.inputs[-1].name == "ascend_mbatch_shape_data"
     assert om.outputs[0].dims == [1, 2, -1, -1]
-    for args, words in (
-            (["--input_shape=x:1,3,6,8", "--dynamic_image_size=6,8"],
-             "height and width are -1"),
-            (["--input_shape=x:1,-1,-1,-1", "--dynamic_image_size=6,8"],
-             "height and width of a 4-D input"),
-            (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=6,8;6,8"],
-             "distinct"),
-            (["--input_shape=x:-1,3,-1,-1", "--dynamic_image_size=6,8",
-              "--dynamic_batch_size=1,2"], "give one"),
-            (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=6,8",
-              "--insert_op_conf=%s" % cfg], "AIPP makes one image size")):
-        p = _atc("--model", str(src), "--framework=5", "--output",
-                 str(tmp_path / "e"), *args)
-        assert p.returncode == 1 and words in p.stderr, (args, p.stderr)
+
+
+@pytest.mark.parametrize("kw,words", [
+    (dict(input_shape="x:1,3,6,8", dynamic_image_size="6,8"),
+     "height and width are -1"),
+    (dict(input_shape="x:1,-1,-1,-1", dynamic_image_size="6,8"),
+     "height and width of a 4-D input"),
+    (dict(input_shape="x:1,3,-1,-1", dynamic_image_size="6,8;6,8"),
+     "distinct"),
+    (dict(input_shape="x:1,3,-1,-1", dynamic_image_size="6;8"), "distinct"),
+    (dict(input_shape="x:-1,3,-1,-1", dynamic_image_size="6,8",
+          dynamic_batch_size="1,2"), "give one"),
+    (dict(input_shape="x:1,3,-1,-1", dynamic_image_size="6,8",
+          insert_op_conf=parse_aipp_conf(SAMPLE)),
+     "AIPP makes one image size"),
+])
+def test_dynamic_image_size_refusals(kw, words):
+    with pytest.raises(atc.ConversionError) as ei:
+        atc.convert(_conv(), **kw)
+    assert words in str(ei.value)
 
 
 def test_the_compact_form_some_samples_write():
