@@ -31,7 +31,8 @@ END = "/* END GENERATED */"
 
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
-         "generate", "triangle", "jpegd", "vpc", "jpege", "pngd")
+         "generate", "triangle", "jpegd", "vpc", "jpege", "pngd",
+         "aipp")
 #: kinds a device engine runs that is not an AI core (the DVPP's JPEGD,
 #: VPC, JPEGE and PNGD): no op kernel, and not a compute op of davinci.ops'
 #: table
@@ -54,6 +55,7 @@ USES = {
     "vpc": ("DST", "SRC0"),
     "jpege": ("DST", "SRC0", "SRC1", "COUNT"),
     "pngd": ("DST", "SRC0", "SRC1", "COUNT"),
+    "aipp": ("DST", "SRC0", "SRC1"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")

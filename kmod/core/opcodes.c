@@ -50,6 +50,8 @@ _Static_assert(sizeof(struct davinci_params_jpege_encode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of JPEGE_ENCODE's block");
 _Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of PNGD_DECODE's block");
+_Static_assert(sizeof(struct davinci_params_aipp) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of AIPP's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -582,5 +584,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.params_version = DAVINCI_PARAMS_PNGD_DECODE_VERSION,
 		.check_params = dv_op_check_pngd_decode,
 		.shape = DV_SHAPE_PNGD,
+	},
+	[DAVINCI_OP_AIPP] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_aipp),
+		.params_version = DAVINCI_PARAMS_AIPP_VERSION,
+		.check_params = dv_op_check_aipp,
+		.shape = DV_SHAPE_AIPP,
+		.kernel = dv_opk_aipp,
 	},
 };

@@ -11,6 +11,7 @@
 #include "dv_internal.h"
 #include "ops_conv.h"
 #include "ops_pool.h"
+#include "aipp.h"
 
 /* Chunk sizes (work units per os_fpu_begin()/os_fpu_end() section). */
 #define DV_OP_EW_CHUNK		65536ULL	/* elements */
@@ -531,6 +532,13 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		return dv_vpc_extent(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
 		return dv_dvpp_jpege_extent(task, params, ext);
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP) {
+		/* it only reads src0 and src1: they may overlap */
+		if (dv_aipp_extent(task, params, &ext->dst, &ext->src0,
+				   &ext->src1))
+			return -EINVAL;
+		goto check;
+	}
 	switch (dv_opcodes[task->opcode].shape) {
 	case DV_SHAPE_BINARY:
 		/*
@@ -636,6 +644,7 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	default:
 		return -EINVAL;
 	}
+check:
 	if (dv_range_wraps(task->dst, ext->dst) ||
 	    dv_range_wraps(task->src0, ext->src0) ||
 	    dv_range_wraps(task->src1, ext->src1))
@@ -682,6 +691,13 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 		bad |= DV_OP_MISALIGNED_SRC0;
 	if (task->src1 & (src1_es - 1))
 		bad |= DV_OP_MISALIGNED_SRC1;
+	/* AIPP reads a picture's bytes and a config of u32 fields */
+	if (task->opcode < DAVINCI_OP_COUNT &&
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP) {
+		bad &= ~(DV_OP_MISALIGNED_SRC0 | DV_OP_MISALIGNED_SRC1);
+		if (task->src1 & (sizeof(u32) - 1))
+			bad |= DV_OP_MISALIGNED_SRC1;
+	}
 	/* MAXPOOL2D_BACKWARD's src1 holds int64 indices */
 	if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD &&
 	    (task->src1 & (sizeof(s64) - 1)))
@@ -760,6 +776,14 @@ static u64 dv_pooling_planes(u16 opcode, const void *params, u64 *terms)
 	return g.planes;
 }
 
+/* AIPP's units: the rows of its images (0 without a block). */
+static u64 dv_aipp_rows(const void *params)
+{
+	const struct davinci_params_aipp *p = params;
+
+	return p ? (u64)p->batch * p->height : 0;
+}
+
 /**
  * dv_op_units() - work units of a compute task
  * @task: a validated task
@@ -782,6 +806,8 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
 	case DV_SHAPE_REDUCE:
 	case DV_SHAPE_TRIANGLE:
 		return task->m;
+	case DV_SHAPE_AIPP:
+		return dv_aipp_rows(params);
 	case DV_SHAPE_CONV:
 		return dv_conv_rows(task->opcode, params, &seg, &flop);
 	case DV_SHAPE_POOL:
@@ -848,6 +874,12 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
 		return rows ? rows : 1;
+	case DV_SHAPE_AIPP:
+		/* a unit is a row of each of an image's three channels */
+		per_row = params ? 3ULL *
+			  ((const struct davinci_params_aipp *)params)->width : 1;
+		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
+		return rows ? rows : 1;
 	case DV_SHAPE_INDEX:
 		/* a unit moves k elements (a row), or count (a column) */
 		per_row = task->opcode == DAVINCI_OP_INDEX_ADD ? task->count :
@@ -869,26 +901,39 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 bool dv_op_reads_data(const struct davinci_task *task)
 {
 	return dv_op_is_compute(task->opcode) &&
-	       dv_opcodes[task->opcode].shape == DV_SHAPE_INDEX;
+	       (dv_opcodes[task->opcode].shape == DV_SHAPE_INDEX ||
+		dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP);
 }
 
 /**
  * dv_op_check_data() - check the data an op addresses memory with
  * @task: a task that passed dv_op_extent(), for which dv_op_reads_data()
- * @src1: host address of its src1 (the indices)
+ * @params: the checked copy of its parameter block (NULL: none)
+ * @src1: host address of its src1 (the indices, AIPP's config)
  *
  * Integer code, no FPU. Every one of the @m x @count indices lies in
- * [0, @n): the rows of the table each batch indexes.
+ * [0, @n): the rows of the table each batch indexes; AIPP's config is one
+ * dv_aipp_check_config() takes.
  *
- * Return: 0, or -EINVAL for an index out of range.
+ * Return: 0, or -EINVAL for an index out of range or a bad config.
  */
-int dv_op_check_data(const struct davinci_task *task, const void *src1)
+int dv_op_check_data(const struct davinci_task *task, const void *params,
+		     const void *src1)
 {
 	u64 i, total = (u64)task->m * task->count;
 	u64 n = task->n;
 
 	if (!dv_op_reads_data(task))
 		return 0;
+	if (dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP) {
+		struct davinci_aipp_config cfg;
+		struct dv_aipp_geom g;
+
+		if (!params)
+			return -EINVAL;
+		memcpy(&cfg, src1, sizeof(cfg));
+		return dv_aipp_check_config(params, &cfg, &g);
+	}
 	if (dv_op_src1_dtype(task) == DAVINCI_DTYPE_INT32) {
 		const s32 *idx = src1;
 

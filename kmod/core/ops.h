@@ -57,6 +57,7 @@ int dv_op_check_jpege_encode(const struct davinci_task *task,
 			     const void *params);
 int dv_op_check_pngd_decode(const struct davinci_task *task,
 			    const void *params);
+int dv_op_check_aipp(const struct davinci_task *task, const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);
@@ -74,13 +75,16 @@ u8 dv_op_dst_dtype(const struct davinci_task *task);
 u8 dv_op_src1_dtype(const struct davinci_task *task);
 
 /*
- * Ops whose operands' contents address memory (the indexed ops) check
- * them as the task starts, before a chunk runs: dv_op_check_data() is 0,
- * or -EINVAL (an index out of range) and the task fails with
+ * Ops whose operands' contents address memory (the indexed ops) or
+ * describe the work (AIPP's config) check them as the task starts, before
+ * a chunk runs: dv_op_check_data() is 0, or -EINVAL (an index out of
+ * range, a config the op does not take) and the task fails with
  * DAVINCI_STATUS_INVALID_TASK, touching nothing. Integer code only.
+ * @params: the checked copy of the task's parameter block (NULL: none).
  */
 bool dv_op_reads_data(const struct davinci_task *task);
-int dv_op_check_data(const struct davinci_task *task, const void *src1);
+int dv_op_check_data(const struct davinci_task *task, const void *params,
+		     const void *src1);
 
 /* @n elements of @es bytes between two strided runs (ops_view.c). */
 void dv_elem_copy(u8 *dst, u64 dst_stride, const u8 *src, u64 src_stride,

@@ -51,5 +51,6 @@ DV_OP_KERNEL(argreduce);	/* ARGMAX, ARGMIN; units are rows */
 DV_OP_KERNEL(cumsum);		/* CUMSUM; units are rows */
 DV_OP_KERNEL(generate);	/* FILL ARANGE RANDOM_UNIFORM BERNOULLI RANDOM_NORMAL */
 DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
+DV_OP_KERNEL(aipp);		/* AIPP; units are rows of dst's images */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -565,7 +565,8 @@ static u32 dv_task_check_data(struct dv_device *dev, struct dv_task *t)
 	if (t->hang || !dv_op_reads_data(&t->desc))
 		return DAVINCI_STATUS_OK;
 	os_mutex_unlock(dev->lock);
-	bad = dv_op_check_data(&t->desc, dv_task_ptr(t, 2));
+	bad = dv_op_check_data(&t->desc, dv_task_params(t),
+			       dv_task_ptr(t, 2));
 	os_mutex_lock(dev->lock);
 	return bad ? DAVINCI_STATUS_INVALID_TASK : DAVINCI_STATUS_OK;
 }

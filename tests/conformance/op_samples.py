@@ -470,6 +470,46 @@ def _tri(fn):
     return lambda attr, x: fn(x, attr)
 
 
+def _aipp_cases():
+    """AIPP's configs: an NV12 picture through the BT.601 matrix, a crop,
+    padding and the samples' ImageNet normalisation; an RGB888 one with
+    R and B swapped and a mean only."""
+    from davinci.aipp import AippConfig
+    return [
+        ("nv12 csc crop pad", AippConfig(
+            "YUV420SP_U8", 20, 14, csc=True,
+            matrix=[256, 0, 359, 256, -88, -183, 256, 454, 0],
+            input_bias=[0, 128, 128], crop=True, crop_x=2, crop_y=4,
+            crop_w=15, crop_h=9, padding=True, pad_left=1, pad_right=2,
+            pad_top=2, pad_bottom=1, padding_value=-0.75,
+            mean=[124, 117, 104, 0], min=[0.5, 0.0, 0.25, 0.0],
+            var_reci=[0.0171247538316637, 0.0175070028011204,
+                      0.0174291938997821, 1.0])),
+        ("rgb888 swap", AippConfig(
+            "RGB888_U8", 9, 5, rbuv_swap=True, mean=[3, 100, 255, 0],
+            var_reci=[0.5, -0.125, 3.0, 1.0])),
+    ]
+
+
+def _aipp_samples():
+    from davinci.aipp import picture_bytes, reference
+    out = []
+    for name, cfg in _aipp_cases():
+        h, w = cfg.out_size()
+        size = picture_bytes(cfg.input_format, cfg.src_w, cfg.src_h)
+        packed = np.frombuffer(cfg.pack(), np.uint8).copy()
+        for dt in _FLOAT_NAMES:
+            out.append(Sample(
+                "%s %s" % (name, dt),
+                lambda rng, dtype, size=size, packed=packed: [
+                    rng.integers(0, 256, size, dtype=np.uint8), packed],
+                lambda attr, pic, _, cfg=cfg: reference(
+                    cfg, pic, "float32")[None],
+                kwargs={"height": h, "width": w, "dtype": dt},
+                input_dtypes=("uint8", "uint8"), only=(dt,)))
+    return out
+
+
 _FLOAT_NAMES = ("float32", "float16", "bfloat16")
 
 SAMPLES: dict[str, list[Sample]] = {
@@ -675,6 +715,7 @@ SAMPLES: dict[str, list[Sample]] = {
                     attr=d) for d in (0, 2, -3)],
     "TRIU": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.triu),
                     attr=d) for d in (0, 1, -2)],
+    "AIPP": _aipp_samples(),
 }
 
 

@@ -75,16 +75,24 @@ _PROBE_PARAMS = {
     "ARANGE": dict(start=0, step=0),
     "RANDOM_UNIFORM": dict(seed=0, offset=0),
     "RANDOM_NORMAL": dict(seed=0, offset=0, mean=0, std=0),
+    "AIPP": dict(batch=1, channels=3, height=2, width=4, src_size=24),
 }
 
 
 #: where _probe_task's JPEGD_DECODE finds its block and a 1 x 1 grey JPEG
 _JPEGD_BLOCK, _JPEGD_FILE = 512 * len(_PROBE_PARAMS), 512 * len(
     _PROBE_PARAMS) + 64
+#: where AIPP finds its config: a 4 x 2 RGB888 picture as it is
+_AIPP_CONFIG = _JPEGD_FILE + 512
+
+
+def _probe_aipp_config() -> bytes:
+    from davinci.aipp import AippConfig
+    return AippConfig("RGB888_U8", 4, 2).pack()
 
 
 #: where its VPC tasks find their block: NV12 32 x 6 into NV12 32 x 6
-_VPC_BLOCK = 4096
+_VPC_BLOCK = _JPEGD_BLOCK + 1024
 _VPC_PARAMS = dict(
     src_format=_uapi.DAVINCI_VPC_FMT_NV12, src_width=32, src_height=6,
     src_width_stride=32, src_height_stride=6,
@@ -92,9 +100,9 @@ _VPC_PARAMS = dict(
     dst_width_stride=32, dst_height_stride=6, crop_right=31, crop_bottom=5,
     paste_right=31, paste_bottom=5)
 #: and JPEGE_ENCODE its block and a 16 x 2 NV12 picture (48 bytes)
-_JPEGE_BLOCK, _JPEGE_PICTURE = 4608, 4672
+_JPEGE_BLOCK, _JPEGE_PICTURE = _VPC_BLOCK + 128, _VPC_BLOCK + 192
 #: where it finds PNGD_DECODE's block and a 1 x 1 grey PNG
-_PNGD_BLOCK, _PNGD_FILE = _JPEGD_BLOCK + 32, 5120
+_PNGD_BLOCK, _PNGD_FILE = _JPEGD_BLOCK + 32, _VPC_BLOCK + 512
 
 
 def _probe_png() -> bytes:
@@ -147,6 +155,11 @@ def _probe_task(op, dst, src, block):
             op.opcode, dst=dst, src0=block.dev_addr + _JPEGE_PICTURE,
             src1=src, count=48, params=block.dev_addr + _JPEGE_BLOCK,
             params_size=op.params.size, params_version=op.params.version)
+    if op.kind == "aipp":   # the picture at src, its config in block
+        return opdesc.describe(
+            op, "float32", dst=dst,
+            srcs=(src, block.dev_addr + _AIPP_CONFIG),
+            params_at=block.dev_addr + 512 * tags.index(op.name))
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:
@@ -177,7 +190,7 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         block.write(schema.by_name("JPEGD_DECODE").params.pack(
             dst_size=4096), offset=_JPEGD_BLOCK)
         block.write(_probe_jpeg(), offset=_JPEGD_FILE)
-        assert _JPEGD_FILE + len(_probe_jpeg()) <= _VPC_BLOCK
+        assert _JPEGD_FILE + len(_probe_jpeg()) <= _AIPP_CONFIG
         block.write(schema.by_name("VPC_CROP").params.pack(**_VPC_PARAMS),
                     offset=_VPC_BLOCK)
         block.write(schema.by_name("JPEGE_ENCODE").params.pack(
@@ -186,6 +199,7 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
         block.write(schema.by_name("PNGD_DECODE").params.pack(
             dst_size=8192), offset=_PNGD_BLOCK)
         block.write(_probe_png(), offset=_PNGD_FILE)
+        block.write(_probe_aipp_config(), offset=_AIPP_CONFIG)
         taken = 0
         for op in schema.OPS:
             if op.event:

@@ -116,6 +116,16 @@ def _own_args(op, a, b, s):
         return ([mask, a, b] if op.name == "SELECT" else [a, mask]), {}
     if op.kind == "generate":
         return [dev.empty(a.shape, a.dtype)], dict(SAMPLES[op.name][0].kwargs)
+    if op.name == "AIPP":      # a's bytes as an NV12 picture, its sample's
+        from davinci.aipp import picture_bytes
+        from .op_samples import _aipp_cases
+        cfg = _aipp_cases()[0][1]
+        h, w = cfg.out_size()
+        pic = a.numpy(raw=True).view(np.uint8).reshape(-1)[:picture_bytes(
+            cfg.input_format, cfg.src_w, cfg.src_h)]
+        return [dev.tensor(pic.copy()), dev.tensor(np.frombuffer(
+            cfg.pack(), np.uint8).copy())], {"height": h, "width": w,
+                                             "dtype": a.dtype}
     return None
 
 

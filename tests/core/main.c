@@ -53,6 +53,9 @@ int th_failures, th_passed, th_failed;
 	X(fill_block_checks) \
 	X(index_out_of_range_touches_nothing) \
 	X(index_add_order_and_chunks) \
+	X(aipp_block_checks) \
+	X(aipp_bad_config_touches_nothing) \
+	X(aipp_runs_and_chunks) \
 	X(jpegd_samples) \
 	X(jpegd_truncated) \
 	X(jpegd_corrupt_bytes) \

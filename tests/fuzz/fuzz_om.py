@@ -64,11 +64,40 @@ def _cnn() -> bytes:
         [("w", w), ("b", np.ones(4, np.float32))]))
 
 
+def _aipp_cnn() -> bytes:
+    """A Conv behind a static AIPP stage (its config a weight) whose
+    picture is cropped and padded, and one of a gear per image size."""
+    from onnx import helper
+    from davinci.atc.aipp_conf import parse_aipp_conf
+    from tests.conformance._onnx_models import model
+    w = np.ones((2, 3, 1, 1), np.float32)
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="c")],
+              [("x", [1, 3, 4, 6])], [("y", [1, 2, 4, 6])], [("w", w)])
+    conf = parse_aipp_conf(
+        "aipp_op {\n aipp_mode : static\n input_format : YUV420SP_U8\n"
+        " src_image_size_w : 8\n src_image_size_h : 6\n csc_switch : true\n"
+        " crop : true\n load_start_pos_w : 2\n crop_size_w : 4\n"
+        " crop_size_h : 4\n padding : true\n left_padding_size : 1\n"
+        " right_padding_size : 1\n mean_chn_0 : 10\n var_reci_chn_1 : 0.5\n"
+        "}\n")
+    return atc.convert(m, insert_op_conf=conf)
+
+
+def _hw_cnn() -> bytes:
+    from onnx import helper
+    from tests.conformance._onnx_models import model
+    w = np.ones((2, 3, 1, 1), np.float32)
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="c")],
+              [("x", [1, 3, "h", "w"])], [("y", None)], [("w", w)])
+    return atc.convert(m, input_shape="x:1,3,-1,-1",
+                       dynamic_image_size="4,6;2,2")
+
+
 def seeds() -> list[bytes]:
     m, _ = mlp(n_in=16, hidden=8, n_out=4)
     return [atc.convert(m, input_shape="x:2,16"),
             atc.convert(m, input_shape="x:-1,16", dynamic_batch_size="1,3"),
-            _cnn()]
+            _cnn(), _aipp_cnn(), _hw_cnn()]
 
 
 def _record_fields(data: bytes) -> list[tuple[int, str]]:

@@ -289,3 +289,29 @@ ACL_JPEG_CSS_GRAY = 3
 ACL_JPEG_CSS_440 = 4
 ACL_JPEG_CSS_411 = 5
 ACL_JPEG_CSS_UNKNOWN = 1000
+
+# aclAippInputFormat (acl.mdl.set_aipp_input_format); davinci's AIPP takes
+# the first three
+ACL_YUV420SP_U8 = 1
+ACL_XRGB8888_U8 = 2
+ACL_RGB888_U8 = 3
+ACL_YUV400_U8 = 4
+ACL_NC1HWC0DI_FP16 = 5
+ACL_NC1HWC0DI_S8 = 6
+ACL_ARGB8888_U8 = 7
+ACL_YUYV_U8 = 8
+ACL_YUV422SP_U8 = 9
+ACL_AYUV444_U8 = 10
+ACL_RAW10 = 11
+ACL_RAW12 = 12
+ACL_RAW16 = 13
+ACL_RAW24 = 14
+
+# aclmdlInputAippType (acl.mdl.get_aipp_type)
+ACL_DATA_WITHOUT_AIPP = 0
+ACL_DATA_WITH_STATIC_AIPP = 1
+ACL_DATA_WITH_DYNAMIC_AIPP = 2
+ACL_DYNAMIC_AIPP_NODE = 3
+
+#: the name of the extra input holding a dynamic-AIPP model's parameters
+ACL_DYNAMIC_AIPP_NAME = "ascend_dynamic_aipp_data"

@@ -74,6 +74,7 @@ __all__ = [
     "DAVINCI_OP_RANDOM_NORMAL",
     "DAVINCI_OP_JPEGE_ENCODE",
     "DAVINCI_OP_PNGD_DECODE",
+    "DAVINCI_OP_AIPP",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -115,6 +116,7 @@ __all__ = [
     "DAVINCI_PARAMS_RANDOM_NORMAL_VERSION",
     "DAVINCI_PARAMS_JPEGE_ENCODE_VERSION",
     "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
+    "DAVINCI_PARAMS_AIPP_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -184,7 +186,8 @@ DAVINCI_OP_VPC_CONVERT_COLOR = 63
 DAVINCI_OP_RANDOM_NORMAL = 64
 DAVINCI_OP_JPEGE_ENCODE = 65
 DAVINCI_OP_PNGD_DECODE = 66
-DAVINCI_OP_COUNT = 67
+DAVINCI_OP_AIPP = 67
+DAVINCI_OP_COUNT = 68
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -225,6 +228,7 @@ DAVINCI_PARAMS_VPC_CROP_VERSION = 1
 DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
 DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
+DAVINCI_PARAMS_AIPP_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2178,7 +2182,49 @@ OPS = ({'acl': {},
                         {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
              'version': 1},
   'python': 'png_decode',
-  'uses': ('dst', 'src0', 'src1', 'count')})
+  'uses': ('dst', 'src0', 'src1', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "ATC's AI pre-processing: the @params batch pictures at src0 (u8, "
+         'the struct davinci_aipp_config at src1 says their format and size) '
+         'cropped, colour-converted, padded and normalised into dst, NCHW of '
+         '@dtype',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['image', 'config'],
+  'kernel': 'aipp',
+  'kind': 'aipp',
+  'name': 'AIPP',
+  'not_in': {'acl': "ATC's AIPP stage, not an operator",
+             'atc': 'not an ONNX op: davinci-atc --insert_op_conf puts it in '
+                    'front of the model',
+             'torch': 'no ATen op is AIPP'},
+  'opcode': 67,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'pictures at src0, 1 .. 1024, each @src_size '
+                                'bytes apart; dst holds as many images',
+                         'name': 'batch',
+                         'type': 'u32'},
+                        {'doc': "dst's channels: 3",
+                         'name': 'channels',
+                         'type': 'u32'},
+                        {'doc': "dst's rows, 1 .. 8192: the crop's height "
+                                'plus the top and bottom padding',
+                         'name': 'height',
+                         'type': 'u32'},
+                        {'doc': "dst's columns, 1 .. 8192: the crop's width "
+                                'plus the left and right padding',
+                         'name': 'width',
+                         'type': 'u32'},
+                        {'doc': 'bytes of one picture src0 holds, the largest '
+                                "the config may describe (dynamic AIPP's "
+                                'max_src_image_size), 1 .. 2^28',
+                         'name': 'src_size',
+                         'type': 'u64'}],
+             'version': 1},
+  'python': 'aipp',
+  'uses': ('dst', 'src0', 'src1')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -381,6 +381,44 @@ class davinci_pngd_result(_Struct):
     ]
 
 
+#: struct davinci_aipp_config's @input_format and @switches (DOC: AIPP)
+DAVINCI_AIPP_YUV420SP_U8 = 1
+DAVINCI_AIPP_XRGB8888_U8 = 2
+DAVINCI_AIPP_RGB888_U8 = 3
+DAVINCI_AIPP_CSC = 1 << 0
+DAVINCI_AIPP_RBUV_SWAP = 1 << 1
+DAVINCI_AIPP_AX_SWAP = 1 << 2
+DAVINCI_AIPP_CROP = 1 << 3
+DAVINCI_AIPP_PADDING = 1 << 4
+DAVINCI_AIPP_CONFIG_VERSION = 1
+
+
+class davinci_aipp_config(_Struct):
+    """What an AIPP task reads at its src1 (DOC: AIPP)."""
+    _fields_ = [
+        ("version", _u32),
+        ("input_format", _u32),
+        ("src_w", _u32),
+        ("src_h", _u32),
+        ("switches", _u32),
+        ("matrix", ctypes.c_int32 * 9),
+        ("input_bias", _u32 * 3),
+        ("output_bias", _u32 * 3),
+        ("crop_x", _u32),
+        ("crop_y", _u32),
+        ("crop_w", _u32),
+        ("crop_h", _u32),
+        ("pad_left", _u32),
+        ("pad_right", _u32),
+        ("pad_top", _u32),
+        ("pad_bottom", _u32),
+        ("padding_value", _u32),
+        ("mean", ctypes.c_int32 * 4),
+        ("min", _u32 * 4),
+        ("var_reci", _u32 * 4),
+        ("reserved", _u32 * 3),
+    ]
+
 def _params_struct(op: dict) -> type:
     """struct davinci_params_<op>, from the op schema as the header's is."""
     ctype = {"u32": _u32, "u64": _u64}
@@ -845,6 +883,7 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_params_strided, *PARAMS_STRUCTS.values(), davinci_jpegd_result,
     davinci_jpege_result,
     davinci_pngd_result,
+    davinci_aipp_config,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
     davinci_stream_create, davinci_stream_id, davinci_doorbell,

@@ -167,14 +167,31 @@ class Model:
                 % (batch, self.om.batches))
         return self.om.batches.index(batch)
 
+    def gear_of_hw(self, height: int, width: int) -> int:
+        """The gear that runs images of ``height`` x ``width`` (a model
+        converted with --dynamic_image_size)."""
+        sizes = [list(hw) for hw in self.om.hw_sizes]
+        if not sizes:
+            raise InvalidArgumentError(
+                "the model has a static image size; it was not converted "
+                "with --dynamic_image_size")
+        if [height, width] not in sizes:
+            raise InvalidArgumentError(
+                "image size %d x %d is not one of the model's %s"
+                % (height, width, sizes))
+        return sizes.index([height, width])
+
     def input_size(self, index: int, gear: int | None = None) -> int:
-        """Bytes of input ``index`` (the largest gear's by default)."""
-        g = self.om.gears - 1 if gear is None else gear
-        return self.om.io_tensor(F.KIND_INPUT, index, g).size
+        """Bytes of input ``index`` (the largest gear's by default: image
+        sizes, unlike batches, need not grow with the gear)."""
+        return self._io_size(F.KIND_INPUT, index, gear)
 
     def output_size(self, index: int, gear: int | None = None) -> int:
-        g = self.om.gears - 1 if gear is None else gear
-        return self.om.io_tensor(F.KIND_OUTPUT, index, g).size
+        return self._io_size(F.KIND_OUTPUT, index, gear)
+
+    def _io_size(self, kind: int, index: int, gear: "int | None") -> int:
+        gears = range(self.om.gears) if gear is None else (gear,)
+        return max(self.om.io_tensor(kind, index, g).size for g in gears)
 
     # -- execution ------------------------------------------------------------
     def check_io(self, addrs, gear: int) -> None:
@@ -265,12 +282,19 @@ class Model:
             self._capture.submit(plan.tasks)
         return g
 
-    def run(self, inputs: "list[np.ndarray]", batch: int = 0
-            ) -> list[np.ndarray]:
+    def run(self, inputs: "list[np.ndarray]", batch: int = 0,
+            hw: "tuple[int, int] | None" = None) -> list[np.ndarray]:
         """Convenience: upload ``inputs``, run, return the outputs (numpy
         arrays of the model's dtypes; bfloat16 ones are ml_dtypes.bfloat16
-        arrays, as onnx.numpy_helper makes)."""
-        gear = self.gear_of(batch)
+        arrays, as onnx.numpy_helper makes). ``batch`` picks a dynamic
+        batch model's gear, ``hw`` (height, width) a dynamic image size
+        one's."""
+        if self.om.hw_sizes and hw is None:
+            raise InvalidArgumentError(
+                "the model has dynamic image sizes %s: give hw=(height, "
+                "width)" % [list(x) for x in self.om.hw_sizes])
+        gear = self.gear_of_hw(*hw) if hw is not None else \
+            self.gear_of(batch)
         om = self.om
         real = [io for io in om.inputs if io.name != F.MBATCH_INPUT]
         if len(inputs) != len(real):

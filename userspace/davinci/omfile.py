@@ -60,6 +60,9 @@ ANY_GEAR = 0xFFFF
 NO_TENSOR = 0xFFFFFFFF
 #: the extra input of a dynamic-batch model, as Huawei's ATC names it
 MBATCH_INPUT = "ascend_mbatch_shape_data"
+#: the input of a dynamic-AIPP model's parameters (pyACL's
+#: ACL_DYNAMIC_AIPP_NAME)
+DYNAMIC_AIPP_INPUT = "ascend_dynamic_aipp_data"
 
 #: limits a file must stay within (far above any model davinci-atc makes)
 MAX_META = 1 << 20
@@ -121,7 +124,7 @@ def _rule(op: schema.OpDef) -> _OpRule:
 
 
 #: compute kinds no converter emits yet, whose operand extents _extents()
-#: does not know (the generating ops)
+#: does not know (the generating ops); AIPP's are known
 _NOT_IN_MODELS = ("generate",)
 #: what a model may run: every compute op of the schema (with its
 #: parameter block or a strided one in PARAMS) but those kinds, and its
@@ -145,10 +148,16 @@ class IoDesc:
     dtype: str
     format: str
     dims: list[int]         # -1 at the batch dimension of a dynamic model
+    #: a dynamic-image-size model's dims in each gear (its dims hold -1
+    #: where they differ); None for every other model
+    gear_dims: "list[list[int]] | None" = None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "dtype": self.dtype,
-                "format": self.format, "dims": list(self.dims)}
+        out = {"name": self.name, "dtype": self.dtype,
+               "format": self.format, "dims": list(self.dims)}
+        if self.gear_dims is not None:
+            out["gear_dims"] = [list(d) for d in self.gear_dims]
+        return out
 
 
 @dataclass
@@ -195,6 +204,8 @@ class OfflineModel:
     abi: tuple[int, int] = (_uapi.DAVINCI_ABI_MAJOR, _uapi.DAVINCI_ABI_MINOR)
     #: the PARAMS section: the ops' parameter blocks
     params: bytes = b""
+    #: a dynamic-image-size model's (height, width) of each gear
+    hw_sizes: list = field(default_factory=list)
 
     def block(self, o: Op) -> "bytes | None":
         """The bytes of ``o``'s parameter block (None: it has none)."""
@@ -204,7 +215,7 @@ class OfflineModel:
 
     @property
     def gears(self) -> int:
-        return max(1, len(self.batches))
+        return max(1, len(self.batches), len(self.hw_sizes))
 
     def workspace_size(self, gear: int) -> int:
         return max([t.offset + t.size for t in self.tensors
@@ -218,6 +229,8 @@ class OfflineModel:
 
     def dims(self, io: IoDesc, gear: int) -> list[int]:
         """``io``'s dims in ``gear`` (the batch filled in)."""
+        if io.gear_dims is not None:
+            return list(io.gear_dims[gear])
         if not self.batches:
             return list(io.dims)
         return [self.batches[gear] if d == -1 else d for d in io.dims]
@@ -231,6 +244,8 @@ def serialize(model: OfflineModel) -> bytes:
     meta.update({"inputs": [i.to_json() for i in model.inputs],
                  "outputs": [o.to_json() for o in model.outputs],
                  "batches": list(model.batches)})
+    if model.hw_sizes:
+        meta["hw_sizes"] = [list(hw) for hw in model.hw_sizes]
     blobs = [
         (SECT_META, 0, json.dumps(meta, sort_keys=True).encode()),
         (SECT_WEIGHTS, 0, bytes(model.weights)),
@@ -338,7 +353,7 @@ def _int(v, lo: int, hi: int, what: str) -> int:
     return v
 
 
-def _io(v, what: str, dynamic: bool) -> IoDesc:
+def _io(v, what: str, dynamic: bool, hw_gears: int = 0) -> IoDesc:
     _check(isinstance(v, dict), "%s is not an object" % what)
     name, dtype, fmt, dims = (v.get("name"), v.get("dtype"), v.get("format"),
                               v.get("dims"))
@@ -348,12 +363,31 @@ def _io(v, what: str, dynamic: bool) -> IoDesc:
     _check(fmt in FORMATS, "%s has unknown format %r" % (what, fmt))
     _check(isinstance(dims, list) and len(dims) <= MAX_DIMS,
            "%s: dims must be a list of at most %d" % (what, MAX_DIMS))
-    dims = [_int(d, -1 if dynamic and i == 0 else 0, 1 << 31,
+    dims = [_int(d, -1 if (dynamic and i == 0) or hw_gears else 0, 1 << 31,
                  "%s dim %d" % (what, i)) for i, d in enumerate(dims)]
-    return IoDesc(name, dtype, fmt, dims)
+    gear_dims = v.get("gear_dims")
+    if not hw_gears or (gear_dims is None and -1 not in dims):
+        _check(gear_dims is None, "%s has gear_dims, and the model no "
+               "hw_sizes" % what)
+        return IoDesc(name, dtype, fmt, dims)
+    _check(isinstance(gear_dims, list) and len(gear_dims) == hw_gears,
+           "%s: gear_dims must list its dims in each of the %d gears"
+           % (what, hw_gears))
+    out = []
+    for g, gd in enumerate(gear_dims):
+        _check(isinstance(gd, list) and len(gd) == len(dims),
+               "%s: gear %d's dims are not %d long" % (what, g, len(dims)))
+        gd = [_int(d, 0, 1 << 31, "%s gear %d dim %d" % (what, g, i))
+              for i, d in enumerate(gd)]
+        _check(all(a == b for a, b in zip(dims, gd) if a != -1),
+               "%s: gear %d's dims %s are not its dims %s" % (what, g, gd,
+                                                              dims))
+        out.append(gd)
+    return IoDesc(name, dtype, fmt, dims, out)
 
 
-def _meta(blob: bytes) -> tuple[list[IoDesc], list[IoDesc], list[int], dict]:
+def _meta(blob: bytes) -> tuple[list[IoDesc], list[IoDesc], list[int], dict,
+                                list[list[int]]]:
     _check(len(blob) <= MAX_META, "META section of %d bytes (at most %d)"
            % (len(blob), MAX_META))
     try:
@@ -366,18 +400,28 @@ def _meta(blob: bytes) -> tuple[list[IoDesc], list[IoDesc], list[int], dict]:
            "batches must be a list of at most %d" % MAX_GEARS)
     batches = [_int(b, 1, 1 << 20, "batch") for b in batches]
     _check(batches == sorted(set(batches)), "batches must be increasing")
+    hw = meta.get("hw_sizes", [])
+    _check(isinstance(hw, list) and len(hw) <= MAX_GEARS and
+           all(isinstance(p, list) and len(p) == 2 for p in hw),
+           "hw_sizes must be a list of at most %d [height, width] pairs"
+           % MAX_GEARS)
+    hw = [[_int(h, 1, 1 << 20, "height"), _int(w, 1, 1 << 20, "width")]
+          for h, w in hw]
+    _check(len({tuple(p) for p in hw}) == len(hw), "hw_sizes repeats a size")
+    _check(not (hw and batches), "a model has batches or hw_sizes, not both")
     ins, outs = meta.get("inputs"), meta.get("outputs")
     _check(isinstance(ins, list) and isinstance(outs, list)
            and len(ins) <= MAX_IO and 0 < len(outs) <= MAX_IO,
            "inputs must be a list (empty for a model of constants) and "
            "outputs a non-empty one")
     dyn = bool(batches)
-    inputs = [_io(v, "input %d" % i, dyn) for i, v in enumerate(ins)]
-    outputs = [_io(v, "output %d" % i, dyn) for i, v in enumerate(outs)]
+    inputs = [_io(v, "input %d" % i, dyn, len(hw)) for i, v in enumerate(ins)]
+    outputs = [_io(v, "output %d" % i, dyn, len(hw))
+               for i, v in enumerate(outs)]
     info = {k: v for k, v in meta.items()
-            if k not in ("inputs", "outputs", "batches")
+            if k not in ("inputs", "outputs", "batches", "hw_sizes")
             and isinstance(v, (str, int))}
-    return inputs, outputs, batches, info
+    return inputs, outputs, batches, info, hw
 
 
 def _tensors(count: int, blob: bytes, gears: int, nin: int, nout: int,
@@ -512,6 +556,20 @@ def _strided_extents(o: Op, rule: _OpRule, block: bytes, es: int,
     return out
 
 
+#: bytes of the struct davinci_aipp_config an AIPP op reads at src1
+_AIPP_CONFIG_SIZE = ctypes.sizeof(_uapi.davinci_aipp_config)
+
+
+def _aipp_block(op: schema.OpDef, block: bytes) -> dict:
+    """An AIPP block's fields, checked as the device checks them
+    (kmod/core/aipp.c dv_op_check_aipp())."""
+    p = _fields(op, block)
+    _check(1 <= p["batch"] <= 1024 and p["channels"] == 3 and
+           1 <= p["height"] <= 8192 and 1 <= p["width"] <= 8192 and
+           1 <= p["src_size"] <= 1 << 28, "an AIPP block the device refuses")
+    return p
+
+
 def _operand_sizes(op: schema.OpDef, es: int, dst_es: int, imm: int = 0
                    ) -> tuple[int, int, int]:
     """Bytes of an element of dst, src0 and src1: the record's dtypes, but
@@ -552,6 +610,12 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
             size = 8 if name == "indices" else es
             ext.append((tid, elems[name] * size, size, False))
         return ext
+    if kind == "aipp":
+        p = _aipp_block(op, block)
+        return [(o.dst, p["batch"] * 3 * p["height"] * p["width"] * es, es,
+                 False),
+                (o.src0, p["batch"] * p["src_size"], 1, False),
+                (o.src1, _AIPP_CONFIG_SIZE, 4, False)]
     if kind == "matmul":
         return [(o.dst, o.m * o.n * es, es, False),
                 (o.src0, o.m * o.k * es, es, False),
@@ -693,20 +757,53 @@ def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor],
     return out
 
 
+def _check_aipp_configs(ops: list[Op], tensors: list[Tensor],
+                        weights: bytes, params: bytes,
+                        inputs: list[IoDesc]) -> None:
+    """An AIPP op's config is a weight, the one the device takes for its
+    block (kmod/core/aipp.c dv_aipp_check_config()): static AIPP; or the
+    input ascend_dynamic_aipp_data, which acl.mdl.set_input_aipp writes
+    and the device checks as each run starts: dynamic AIPP. Nothing else
+    (a computed tensor's bytes) is a config."""
+    from . import aipp
+    for i, o in enumerate(ops):
+        if o.opcode != _uapi.DAVINCI_OP_AIPP:
+            continue
+        t = tensors[o.src1]
+        if t.kind == KIND_INPUT:
+            _check(inputs[t.index].name == DYNAMIC_AIPP_INPUT,
+                   "op %d: an AIPP reads its config from input %r, not %s"
+                   % (i, inputs[t.index].name, DYNAMIC_AIPP_INPUT))
+            continue
+        _check(t.kind == KIND_WEIGHT, "op %d: an AIPP reads its config "
+               "from a weight or the %s input, not a tensor of kind %d"
+               % (i, DYNAMIC_AIPP_INPUT, t.kind))
+        p = _fields(_RULES[o.opcode].op,
+                    params[o.params:o.params + _block_size(o)])
+        try:
+            aipp.config_from_bytes(weights[t.offset:t.offset +
+                                           _AIPP_CONFIG_SIZE]).check(
+                p["height"], p["width"], p["src_size"])
+        except DavinciError as exc:
+            _fail("op %d: its AIPP config (a weight) is one the device "
+                  "refuses (%s)" % (i, exc))
+
+
 def parse(data: bytes) -> OfflineModel:
     """Check and decode an offline model; raises :class:`ModelFormatError`."""
     data = bytes(data)
     amaj, amin, nsect = _header(data)
     sect = _sections(data, nsect)
-    inputs, outputs, batches, info = _meta(sect[SECT_META][1])
-    gears = max(1, len(batches))
+    inputs, outputs, batches, info, hw = _meta(sect[SECT_META][1])
+    gears = max(1, len(batches), len(hw))
     weights = sect[SECT_WEIGHTS][1]
     tensors = _tensors(*sect[SECT_TENSORS], gears, len(inputs), len(outputs),
                        len(weights))
     params = sect.get(SECT_PARAMS, (0, b""))[1]
     ops = _ops(*sect[SECT_OPS], gears, tensors, params)
     model = OfflineModel(inputs, outputs, batches, weights, tensors, ops,
-                         info, (amaj, amin), params)
+                         info, (amaj, amin), params, hw)
+    _check_aipp_configs(ops, tensors, weights, params, inputs)
     for kind, ios in ((KIND_INPUT, inputs), (KIND_OUTPUT, outputs)):
         for i, io in enumerate(ios):
             for g in range(gears):

@@ -48,7 +48,7 @@ ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2,
-           "index": 2, "generate": 0, "triangle": 1}
+           "index": 2, "generate": 0, "triangle": 1, "aipp": 2}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -323,7 +323,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         m, n = rows
         _dims(op, m=m, n=n)
         fields.update(m=m, n=n)
-    elif op.kind not in ("conv", "pool", "pool_index"):  # sizes: the block
+    elif op.kind not in ("conv", "pool", "pool_index", "aipp"):  # the block
         if count < 0:
             raise ShapeError("%s: negative element count" % name)
         fields["count"] = int(count)
@@ -453,6 +453,8 @@ def check_alignment(task, op: str | None = None,
         for i in range(SOURCES[opdef.kind])]
     if opdef.kind == "pool_index":
         fields[2] = ("src1", "int64")   # MAXPOOL2D_BACKWARD's indices
+    if opdef.kind == "aipp":            # a picture's bytes, u32 fields
+        fields[1:] = [("src0", "uint8"), ("src1", "int32")]
     for field, dtype in fields:
         addr = int(getattr(task, field))
         align = ITEMSIZES[dtype]

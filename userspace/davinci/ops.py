@@ -1167,13 +1167,53 @@ def _make_generator(op: OpDef):
     return random
 
 
+def _make_aipp(op: OpDef):
+    def aipp(image, config, height: int, width: int, dtype="float16",
+             batch: int = 1, out=None, stream=None) -> DeviceTensor:
+        """``batch`` pictures of ``image`` (dense uint8, its bytes split
+        evenly between them) through the struct davinci_aipp_config whose
+        bytes ``config`` holds (dense uint8, davinci.aipp.CONFIG_SIZE of
+        them: see davinci.aipp.AippConfig.pack) into ``out``, (batch, 3,
+        height, width) of ``dtype``. The device checks the config as the
+        task starts: a bad one fails it (TaskFailedError)."""
+        from .aipp import CONFIG_SIZE
+        image, config = _tensor(image, "image"), _tensor(config, "config")
+        _same_device(image, config)
+        for name, t in (("image", image), ("config", config)):
+            if t.dtype != "uint8" or not t.is_contiguous():
+                raise DTypeError("aipp: %s must be a dense uint8 tensor, "
+                                 "not %s" % (name, t.dtype))
+        if config.nbytes != CONFIG_SIZE:
+            raise ShapeError("aipp: config holds %d bytes, a struct "
+                             "davinci_aipp_config %d" % (config.nbytes,
+                                                         CONFIG_SIZE))
+        if batch < 1 or image.nbytes % batch:
+            raise ShapeError("aipp: %d bytes of image do not split into %d "
+                             "pictures" % (image.nbytes, batch))
+        result = dtype_name(dtype)
+        if result not in op.dtypes:
+            raise DTypeError("aipp writes %s, not %s"
+                             % (", ".join(op.dtypes), result))
+        res = _out(op.python, out, image.device,
+                   (batch, 3, int(height), int(width)), result)
+        block = opdesc.pack_params(op, batch=batch, channels=3,
+                                   height=int(height), width=int(width),
+                                   src_size=image.nbytes // batch)
+        return _run_with_block(block, lambda at: opdesc.describe(
+            op, result, dst=res.dev_addr,
+            srcs=(image.dev_addr, config.dev_addr), params_at=at,
+            names={"dst": "out", "src0": "image", "src1": "config"}),
+            res, stream, [image, config])
+    return aipp
+
+
 _U64 = (1 << 64) - 1
 #: davinci.ops' functions of the ops whose operands no kind describes alone
 _SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
             "SELECT": _make_select, "MASK_SCALE": _make_mask_scale,
             "FILL": _make_generator, "ARANGE": _make_generator,
             "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator,
-            "RANDOM_NORMAL": _make_generator}
+            "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp}
 
 
 def _export(op: OpDef) -> None:

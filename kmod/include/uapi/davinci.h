@@ -862,7 +862,8 @@ enum davinci_opcode {
 	DAVINCI_OP_RANDOM_NORMAL = 64,	/* dst[i] = @mean + @std * Box-Muller normal of Philox4x32-10's words of (seed, offset, i) */
 	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
 	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
-	DAVINCI_OP_COUNT = 67,
+	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
+	DAVINCI_OP_COUNT = 68,
 };
 
 /*
@@ -1202,6 +1203,28 @@ struct davinci_params_pngd_decode {
 };
 
 #define DAVINCI_PARAMS_PNGD_DECODE_VERSION	1
+
+/**
+ * struct davinci_params_aipp - DAVINCI_OP_AIPP's parameter block
+ * @batch: pictures at src0, 1 .. 1024, each @src_size bytes apart; dst
+ *	holds as many images
+ * @channels: dst's channels: 3
+ * @height: dst's rows, 1 .. 8192: the crop's height plus the top and bottom
+ *	padding
+ * @width: dst's columns, 1 .. 8192: the crop's width plus the left and
+ *	right padding
+ * @src_size: bytes of one picture src0 holds, the largest the config may
+ *	describe (dynamic AIPP's max_src_image_size), 1 .. 2^28
+ */
+struct davinci_params_aipp {
+	__u32 batch;
+	__u32 channels;
+	__u32 height;
+	__u32 width;
+	__u64 src_size;
+};
+
+#define DAVINCI_PARAMS_AIPP_VERSION	1
 /* END GENERATED */
 
 /*
@@ -1572,6 +1595,89 @@ struct davinci_pngd_result {
 	__u32 width_stride;
 	__u32 height_stride;
 	__u64 out_size;
+};
+
+/**
+ * DOC: AIPP
+ *
+ * DAVINCI_OP_AIPP is ATC's AI pre-processing stage on an AI core: each of
+ * the @batch pictures at src0 (u8, @src_size bytes apart) is cropped,
+ * channel-swapped, colour-converted, normalised and padded into an NCHW
+ * image of @dtype (float32, float16 or bfloat16) at dst, as the struct
+ * davinci_aipp_config at src1 says (one config for every picture). The
+ * config is device memory read as the task starts, so an earlier task
+ * (or the host, for dynamic AIPP) may write it; a config the op does not
+ * take (an unknown format or switch, a picture larger than @src_size, a
+ * crop outside the picture, a crop plus padding that is not dst's
+ * @height x @width, a non-finite float) fails the task with
+ * DAVINCI_STATUS_INVALID_TASK before anything is written. Formats: NV12
+ * (YUV420SP_U8: w x h Y bytes, then w x h / 2 of interleaved U, V; NV21
+ * with DAVINCI_AIPP_RBUV_SWAP; even sizes and crop offsets), RGB888_U8
+ * (3 bytes a pixel) and XRGB8888_U8 (4, the X first; RGBX with
+ * DAVINCI_AIPP_AX_SWAP). The formulas are kmod/core/NUMERICS.md's (AIPP).
+ */
+
+/* struct davinci_aipp_config's @input_format */
+#define DAVINCI_AIPP_YUV420SP_U8	1
+#define DAVINCI_AIPP_XRGB8888_U8	2
+#define DAVINCI_AIPP_RGB888_U8		3
+
+/* struct davinci_aipp_config's @switches */
+#define DAVINCI_AIPP_CSC		(1U << 0)	/* the colour matrix */
+#define DAVINCI_AIPP_RBUV_SWAP		(1U << 1)	/* R with B, U with V */
+#define DAVINCI_AIPP_AX_SWAP		(1U << 2)	/* RGBX, not XRGB */
+#define DAVINCI_AIPP_CROP		(1U << 3)	/* the crop fields */
+#define DAVINCI_AIPP_PADDING		(1U << 4)	/* the padding fields */
+
+#define DAVINCI_AIPP_CONFIG_VERSION	1
+
+/**
+ * struct davinci_aipp_config - what a DAVINCI_OP_AIPP task reads at src1
+ * @version: DAVINCI_AIPP_CONFIG_VERSION
+ * @input_format: DAVINCI_AIPP_*_U8
+ * @src_w: the picture's width, 1 .. 8192 (even for YUV420SP)
+ * @src_h: its height, 1 .. 8192 (even for YUV420SP)
+ * @switches: DAVINCI_AIPP_CSC .. DAVINCI_AIPP_PADDING
+ * @matrix: the CSC matrix, row-major, each -32768 .. 32767 (CSC)
+ * @input_bias: subtracted from the channels before the matrix, 0 .. 255
+ * @output_bias: added after it, 0 .. 255
+ * @crop_x: the crop's first column (CROP; else the whole picture)
+ * @crop_y: its first row
+ * @crop_w: its width, >= 1
+ * @crop_h: its height, >= 1
+ * @pad_left: columns of @padding_value left of the crop (PADDING)
+ * @pad_right: right of it
+ * @pad_top: rows above it
+ * @pad_bottom: rows below it
+ * @padding_value: float32 bits, the padded elements of every channel
+ * @mean: mean_chn_0..3, -32768 .. 32767
+ * @min: min_chn_0..3, float32 bits
+ * @var_reci: var_reci_chn_0..3, float32 bits (CANN's float16 values are
+ *	exact in float32)
+ * @reserved: zero
+ */
+struct davinci_aipp_config {
+	__u32 version;
+	__u32 input_format;
+	__u32 src_w;
+	__u32 src_h;
+	__u32 switches;
+	__s32 matrix[9];
+	__u32 input_bias[3];
+	__u32 output_bias[3];
+	__u32 crop_x;
+	__u32 crop_y;
+	__u32 crop_w;
+	__u32 crop_h;
+	__u32 pad_left;
+	__u32 pad_right;
+	__u32 pad_top;
+	__u32 pad_bottom;
+	__u32 padding_value;
+	__s32 mean[4];
+	__u32 min[4];
+	__u32 var_reci[4];
+	__u32 reserved[3];
 };
 
 /**

@@ -22,7 +22,9 @@ unknown model id with ACL_ERROR_GE_EXEC_MODEL_ID_INVALID (145003).
 A model converted with ``--dynamic_batch_size`` has an extra last input,
 ``ascend_mbatch_shape_data`` (ACL_DYNAMIC_TENSOR_NAME): give it a buffer of
 ``get_input_size_by_index`` bytes and pick the batch with
-``set_dynamic_batch_size`` before each execute.
+``set_dynamic_batch_size`` before each execute; one converted with
+``--dynamic_image_size`` has it too, and ``set_dynamic_hw_size`` picks the
+image size (``get_dynamic_hw`` lists them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from ._objects import (ACL_FORMATS, AclModel, Dataset, ModelDesc,
                        datasets, descs, get_dataset, get_model, io_at, models,
                        next_model_id)
 from ._objects import get_desc as _desc_of
+from . import aipp as _aipp
+from .aipp import *  # noqa: F401,F403 - acl.mdl's dynamic AIPP
 
 __all__ = [
     "load_from_file", "load_from_mem", "unload", "query_size",
@@ -58,7 +62,7 @@ __all__ = [
     "get_dynamic_batch", "set_dynamic_batch_size", "get_dynamic_hw",
     "set_dynamic_hw_size", "create_dataset", "destroy_dataset",
     "add_dataset_buffer", "get_dataset_buffer", "get_dataset_num_buffers",
-    "execute", "execute_async"]
+    "execute", "execute_async", *_aipp.__all__]
 
 
 # -- loading ------------------------------------------------------------------
@@ -330,18 +334,33 @@ def set_dynamic_batch_size(model_id, dataset, index, batch_size):
 
 @api(1, ({"hwCount": 0, "hw": []},))
 def get_dynamic_hw(model_desc, index):
-    """(hw_info, ret): davinci-atc makes no dynamic-resolution models."""
-    _om(model_desc)
-    return {"hwCount": 0, "hw": []}
+    """(hw_info, ret): {"hwCount", "hw": [[height, width], ...]} of a model
+    converted with --dynamic_image_size, empty for any other."""
+    hw = [list(p) for p in _om(model_desc).hw_sizes]
+    return {"hwCount": len(hw), "hw": hw}
 
 
 @api()
 def set_dynamic_hw_size(model_id, dataset, index, height, width):
-    """ret: refused, the model has no dynamic resolution."""
-    get_model(model_id)
-    get_dataset(dataset)
-    raise AclFail(C.ACL_ERROR_MODEL_NOT_DYNAMIC,
-                  "davinci-atc makes no dynamic-resolution models")
+    """ret: run the next execute of ``dataset`` on images of ``height`` x
+    ``width``; ``index`` is the model's ascend_mbatch_shape_data input."""
+    m = get_model(model_id)
+    ds = get_dataset(dataset)
+    om = m.model.om
+    if not om.hw_sizes:
+        raise AclFail(C.ACL_ERROR_MODEL_NOT_DYNAMIC,
+                      "the model has a static image size: convert it with "
+                      "--input_shape=x:1,3,-1,-1 --dynamic_image_size="
+                      "\"h,w;h,w\" to choose sizes")
+    if index != len(om.inputs) - 1:
+        raise AclFail(C.ACL_ERROR_GE_PARAM_INVALID,
+                      "index %r is not the model's %s input (%d)"
+                      % (index, F.MBATCH_INPUT, len(om.inputs) - 1))
+    if [height, width] not in [list(p) for p in om.hw_sizes]:
+        raise AclFail(C.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+                      "image size %r x %r is not one of the model's %s"
+                      % (height, width, [list(p) for p in om.hw_sizes]))
+    ds.hw = (height, width)
 
 
 # -- datasets -----------------------------------------------------------------
@@ -433,6 +452,15 @@ def _prepare(model_id, input, output, stream=None):  # noqa: A002 - pyACL
                           "%d, batch) with one of %s first"
                           % (len(om.inputs) - 1, om.batches))
         gear = m.model.gear_of(ds_in.batch)
+    if om.hw_sizes:
+        if not ds_in.hw:
+            raise AclFail(C.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+                          "the model has dynamic image sizes: call "
+                          "acl.mdl.set_dynamic_hw_size(model_id, dataset, %d, "
+                          "height, width) with one of %s first"
+                          % (len(om.inputs) - 1,
+                             [list(p) for p in om.hw_sizes]))
+        gear = m.model.gear_of_hw(*ds_in.hw)
     addrs = _addresses(m, ds_in, ds_out, gear)
     try:
         m.model.check_io(addrs, gear)

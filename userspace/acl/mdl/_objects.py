@@ -44,6 +44,7 @@ class ModelDesc:
 class Dataset:
     buffers: list[int] = field(default_factory=list)   # data buffer handles
     batch: int = 0              # set_dynamic_batch_size's choice
+    hw: tuple = ()              # set_dynamic_hw_size's (height, width)
 
 
 _ids = itertools.count(1)

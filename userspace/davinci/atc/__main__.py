@@ -37,6 +37,16 @@ def _parser() -> argparse.ArgumentParser:
                    help='batch sizes of a dynamic-batch model, "1,2,4,8"')
     p.add_argument("--input_format", default="ND",
                    help="ND, NCHW or NHWC (recorded for 4-D inputs)")
+    p.add_argument("--insert_op_conf", default=None,
+                   help="an AIPP config (aipp_op { ... }): its stage goes "
+                        "in front of the model, whose input becomes the u8 "
+                        "picture")
+    p.add_argument("--output_type", default=None,
+                   help='FP32, FP16, UINT8 ... for every output, or '
+                        '"node:index:FP16;..." for some')
+    p.add_argument("--dynamic_image_size", default=None,
+                   help='image sizes of a model whose inputs\' height and '
+                        'width are -1 in --input_shape, "112,112;224,224"')
     p.add_argument("--log", default="null", help="accepted, ignored")
     return p
 
@@ -84,7 +94,10 @@ def main(argv: "list[str] | None" = None) -> int:
                             input_shape=args.input_shape,
                             dynamic_batch_size=args.dynamic_batch_size,
                             soc_version=args.soc_version,
-                            input_format=args.input_format)
+                            input_format=args.input_format,
+                            insert_op_conf=args.insert_op_conf,
+                            output_type=args.output_type,
+                            dynamic_image_size=args.dynamic_image_size)
     except (ConversionError, OSError) as exc:
         print("davinci-atc: ATC run failed: %s" % exc, file=sys.stderr)
         return 1

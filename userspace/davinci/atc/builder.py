@@ -308,12 +308,15 @@ class GearBuilder:
                 block = strided.pack()
                 count = strided.count
             if opdef.compute:
+                # AIPP's dtype is its image's, its sources bytes
                 t = opdesc.describe(
-                    opdef, srcs[0].dtype if srcs else dst.dtype, dst=0,
+                    opdef, srcs[0].dtype if srcs and opdef.kind != "aipp"
+                    else dst.dtype, dst=0,
                     srcs=(0,) * len(srcs), count=count, rows=rows, mnk=mnk,
                     attr=attr, transpose=transpose,
                     dst_dtype=dst.dtype if opdef.kind == "cast" or (
-                        srcs and dst.dtype != srcs[0].dtype) else None,
+                        srcs and dst.dtype != srcs[0].dtype and
+                        opdef.kind != "aipp") else None,
                     params_at=_BLOCK_CHECK_AT if block else 0,
                     strided=strided)
                 fields = {f: int(getattr(t, f)) for f in

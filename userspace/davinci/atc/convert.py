@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
+from . import aipp_stage
 from .fuse import fold_batch_norms
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
@@ -162,9 +163,15 @@ def _opsets(model) -> dict[str, int]:
 def convert(model, input_shape: "str | dict | None" = None,
             dynamic_batch_size: "str | list[int] | None" = None,
             soc_version: str = "davinci", input_format: str = "ND",
-            source: str = "") -> bytes:
+            source: str = "", insert_op_conf=None,
+            output_type: "str | None" = None,
+            dynamic_image_size: "str | list | None" = None) -> bytes:
     """Convert ``model`` (an onnx ModelProto, or a path) into the bytes of
-    a davinci offline model. Raises :class:`ConversionError`."""
+    a davinci offline model. ``insert_op_conf``: an AIPP config file's
+    path (or its parsed aipp_ops) whose stage goes in front of the model
+    (aipp_stage); ``output_type``: ATC's --output_type;
+    ``dynamic_image_size``: ATC's "h,w;h,w" (the inputs' -1 dims). Raises
+    :class:`ConversionError`."""
     onnx = _onnx()
     if isinstance(model, (str, os.PathLike)):
         source = source or os.path.basename(str(model))
@@ -182,6 +189,10 @@ def convert(model, input_shape: "str | dict | None" = None,
     shapes = input_shape if isinstance(input_shape, dict) \
         else parse_input_shape(input_shape)
     batches = _batches(dynamic_batch_size)
+    hws = _hw_sizes(dynamic_image_size)
+    if batches and hws:
+        raise ConversionError("--dynamic_batch_size and --dynamic_image_size "
+                              "are two kinds of dynamic model: give one")
     init_names = {t.name for t in g.initializer}
     _refuse_types(g, init_names)
     # one of a type davinci-atc does not know is read by no node
@@ -204,6 +215,14 @@ def convert(model, input_shape: "str | dict | None" = None,
         dims = list(shapes[vi.name] if vi.name in shapes else _dims(vi))
         _check_io_shape("input", vi.name, dims)
         dyn = [i for i, d in enumerate(dims) if d < 0]
+        if hws and dyn:
+            if len(dyn) != 2 or len(dims) != 4:
+                raise ConversionError(
+                    "--dynamic_image_size fills the height and width of a "
+                    "4-D input: give them as -1 in --input_shape (%s:1,3,-1,"
+                    "-1); input %r is %s" % (vi.name, vi.name, dims))
+            in_dims.append(dims)
+            continue
         if dyn and (dyn != [0] or not batches):
             raise ConversionError(
                 "input %r has unknown dimensions %s (shape %s): give "
@@ -216,22 +235,51 @@ def convert(model, input_shape: "str | dict | None" = None,
                 "input set to -1 in --input_shape (input %r is %s)"
                 % (vi.name, dims))
         in_dims.append(dims)
+    if hws and not any(d < 0 for dims in in_dims for d in dims):
+        raise ConversionError("--dynamic_image_size needs an input whose "
+                              "height and width are -1 in --input_shape "
+                              "(\"x:1,3,-1,-1\")")
+    if hws and insert_op_conf is not None:
+        raise ConversionError("--dynamic_image_size with --insert_op_conf is "
+                              "not supported: AIPP makes one image size")
+    stages = {} if insert_op_conf is None else aipp_stage.plan(
+        insert_op_conf, [vi.name for vi in inputs], in_dims,
+        [_elem(vi) for vi in inputs])
+    aipp_stage.refuse_with_batches(stages)
+    n_dyn = sum(st.dynamic for st in stages.values())
+    out_types = _output_types(output_type, g)
     weights = Weights()
     gears = []
     out_shapes = None
-    for gi in range(max(1, len(batches))):
+    all_shapes = []
+    for gi in range(max(1, len(batches), len(hws))):
         gb = GearBuilder(gi, weights)
         b = batches[gi] if batches else None
+        hw = hws[gi] if hws else None
         env = dict(inits)
+        cfgs = {st.index: gb.io(F.KIND_INPUT, st.config_input,
+                                aipp_stage.config_dims(), "uint8")
+                for st in stages.values() if st.dynamic}
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
-            shape = [b if d < 0 else d for d in dims]
-            env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
+            shape = _gear_shape(dims, b, hw)
+            st = stages.get(i)
+            if st is None:
+                env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
+                continue
+            pic = gb.io(F.KIND_INPUT, i, [b if d < 0 else d
+                                          for d in st.pic_dims], "uint8")
+            env[vi.name] = st.emit(gb, pic, cfgs.get(i), shape, _elem(vi),
+                                   vi.name)
         if batches:
-            gb.io(F.KIND_INPUT, len(inputs), (1,), "int32", nbytes=8)
+            gb.io(F.KIND_INPUT, len(inputs) + n_dyn, (1,), "int32", nbytes=8)
+        if hws:
+            gb.io(F.KIND_INPUT, len(inputs), (2,), "int64")
         made_by = _lower_nodes(onnx, g, env, gb, opsets)
+        _cast_outputs(g, env, gb, out_types)
         shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
             out_shapes = shapes_now
+        all_shapes.append(shapes_now)
         gears.append(gb)
         if b is not None:
             for (s0, _), (s, _) in zip(out_shapes, shapes_now):
@@ -239,12 +287,14 @@ def convert(model, input_shape: "str | dict | None" = None,
                     raise ConversionError(
                         "output shapes change beyond the batch dimension "
                         "between batch sizes (%s and %s)" % (s0, s))
-    data = F.serialize(_assemble(inputs, in_dims, g, out_shapes, batches,
-                                 weights, gears, input_format,
-                                 {"producer": "davinci-atc",
-                                  "soc_version": soc_version,
-                                  "source": source,
-                                  "opset": opsets[""]}))
+    om = _assemble(inputs, in_dims, g, out_shapes, batches, weights, gears,
+                   input_format, stages, {"producer": "davinci-atc",
+                                          "soc_version": soc_version,
+                                          "source": source,
+                                          "opset": opsets[""]})
+    if hws:
+        _set_gear_dims(om, in_dims, all_shapes, hws)
+    data = F.serialize(om)
     try:
         F.parse(data)       # never hand out a model the loader refuses
     except F.ModelFormatError as exc:
@@ -253,6 +303,56 @@ def convert(model, input_shape: "str | dict | None" = None,
             "refuse (%s): davinci-atc does not check this limit yet; please "
             "report it" % exc) from None
     return data
+
+
+def _hw_sizes(spec) -> list[list[int]]:
+    """ATC's --dynamic_image_size "112,112;224,224" -> [[112, 112],
+    [224, 224]] (height, width)."""
+    if not spec:
+        return []
+    parts = [p.split(",") for p in spec.split(";") if p.strip()] \
+        if isinstance(spec, str) else spec
+    try:
+        vals = [[int(v) for v in p] for p in parts]
+    except (ValueError, TypeError):
+        vals = None
+    if not vals or any(len(v) != 2 or min(v) < 1 for v in vals) or \
+            len(vals) > F.MAX_GEARS or \
+            len({tuple(v) for v in vals}) != len(vals):
+        raise ConversionError("--dynamic_image_size %r: give 1 to %d distinct "
+                              "\"height,width\" sizes, as \"112,112;224,"
+                              "224\"" % (spec, F.MAX_GEARS))
+    return vals
+
+
+def _gear_shape(dims, batch, hw) -> list[int]:
+    """``dims`` in one gear: -1 is the batch, or the height then the
+    width."""
+    if hw is not None:
+        fill = iter(hw)
+        return [next(fill) if d < 0 else d for d in dims]
+    return [batch if d < 0 else d for d in dims]
+
+
+def _set_gear_dims(om: F.OfflineModel, in_dims, all_shapes, hws) -> None:
+    """A dynamic-image-size model's inputs and outputs: -1 where a dim
+    changes between gears, and each gear's dims."""
+    om.hw_sizes = [list(hw) for hw in hws]
+    for i, dims in enumerate(in_dims):
+        if any(d < 0 for d in dims):
+            om.inputs[i].dims = list(dims)
+            om.inputs[i].gear_dims = [_gear_shape(dims, None, hw)
+                                      for hw in hws]
+    om.inputs.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [2]))
+    for j, io in enumerate(om.outputs):
+        per = [shapes[j][0] for shapes in all_shapes]
+        if any(len(p) != len(per[0]) for p in per):
+            raise ConversionError(
+                "graph output %r changes rank between image sizes (%s)"
+                % (io.name, per))
+        io.dims = [d if all(p[k] == d for p in per) else -1
+                   for k, d in enumerate(per[0])]
+        io.gear_dims = [list(p) for p in per]
 
 
 def _batches(spec) -> list[int]:
@@ -269,6 +369,66 @@ def _batches(spec) -> list[int]:
         raise ConversionError("--dynamic_batch_size %r: 1 to %d distinct "
                               "positive sizes" % (spec, F.MAX_GEARS))
     return sorted(vals)
+
+
+#: ATC's --output_type names -> device dtypes
+_OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16", "UINT8": "uint8",
+                 "INT8": "int8", "INT32": "int32", "INT64": "int64",
+                 "BF16": "bfloat16", "BOOL": "bool"}
+
+
+def _output_types(spec: "str | None", g) -> dict[int, str]:
+    """ATC's --output_type: one type for every output ("FP16"), or
+    "node:index:type;..." naming the node whose output ``index`` is a
+    graph output -> {graph output number: device dtype}."""
+    if not spec:
+        return {}
+
+    def dtype(name: str) -> str:
+        if name.upper() not in _OUTPUT_TYPES:
+            raise ConversionError("--output_type %r: types are %s" % (
+                spec, ", ".join(_OUTPUT_TYPES)))
+        return _OUTPUT_TYPES[name.upper()]
+    if ":" not in spec:
+        return {j: dtype(spec.strip()) for j in range(len(g.output))}
+    made = {}
+    for idx, node in enumerate(g.node):
+        for k, o in enumerate(node.output):
+            made[(_node_name(node, idx), k)] = o
+    outs = [vo.name for vo in g.output]
+    want: dict[int, str] = {}
+    for part in filter(None, (p.strip() for p in spec.split(";"))):
+        node, sep, rest = part.partition(":")
+        k, sep2, t = rest.partition(":")
+        try:
+            key = (node, int(k))
+        except ValueError:
+            key = None
+        if not sep or not sep2 or key is None:
+            raise ConversionError("--output_type %r: give TYPE, or "
+                                  "node:index:TYPE;... (for example "
+                                  "\"prob:0:FP16\")" % spec)
+        name = made.get(key)
+        if name is None or name not in outs:
+            raise ConversionError(
+                "--output_type %r: output %d of node %r is not a graph "
+                "output (the graph's outputs are %s)" % (spec, key[1], node,
+                                                         outs))
+        want[outs.index(name)] = dtype(t)
+    return want
+
+
+def _cast_outputs(g, env: dict, gb: GearBuilder, want: dict) -> None:
+    """Cast each graph output --output_type names to its type."""
+    for j, dtype in want.items():
+        name = g.output[j].name
+        v = env.get(name)
+        if v is None or v.dtype == dtype:
+            continue
+        v = gb.device(v)
+        env[name] = gb.emit("CAST", gb.work(v.shape, dtype), v,
+                            count=v.size, where="--output_type of graph "
+                            "output %r" % name)
 
 
 def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
@@ -375,9 +535,17 @@ def _io_desc(name: str, dims, dtype: str, fmt: str) -> F.IoDesc:
 
 
 def _assemble(inputs, in_dims, g, out_shapes, batches, weights: Weights,
-              gears, fmt: str, info: dict) -> F.OfflineModel:
-    ins = [_io_desc(vi.name, dims, _elem(vi), fmt)
-           for vi, dims in zip(inputs, in_dims)]
+              gears, fmt: str, stages: dict, info: dict) -> F.OfflineModel:
+    ins = []
+    for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
+        st = stages.get(i)
+        ins.append(_io_desc(vi.name, dims, _elem(vi), fmt) if st is None
+                   else F.IoDesc(vi.name, "uint8", st.pic_format,
+                                 list(st.pic_dims)))
+    for st in sorted(stages.values(), key=lambda s: s.config_input):
+        if st.dynamic:
+            ins.append(F.IoDesc(aipp_stage.DYNAMIC_AIPP_INPUT, "uint8", "ND",
+                                aipp_stage.config_dims()))
     if batches:
         ins.append(F.IoDesc(F.MBATCH_INPUT, "int64", "ND", [1]))
     outs = []
