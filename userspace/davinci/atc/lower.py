@@ -1609,6 +1609,53 @@ def range_(L: Lowering, start: Value, limit: Value, delta: Value
     return [Value(r.shape, start.dtype, const=r)]
 
 
+def _clip(L: Lowering, x: Value, lo: "Value | None", hi: "Value | None"
+          ) -> list[Value]:
+    """min(max(x, lo), hi) as numpy's clip: a MAX and a MIN reading the
+    bound at a stride of 0 (a NaN stays NaN; lo > hi gives hi)."""
+    if x.dtype == "bool":
+        L.fail("input is BOOL; Clip takes numbers")
+    for v, what in ((lo, "min"), (hi, "max")):
+        if v is not None and (v.dtype != x.dtype or v.size != 1):
+            L.fail("%s is %s %s; Clip takes one %s" % (
+                what, type_name(v.dtype), list(v.shape), type_name(x.dtype)))
+    if x.is_const and all(v is None or v.is_const for v in (lo, hi)):
+        r = x.const
+        if lo is not None:
+            r = np.maximum(r, lo.const.reshape(()))
+        if hi is not None:
+            r = np.minimum(r, hi.const.reshape(()))
+        return [Value(x.shape, x.dtype, const=host_values(r, x.dtype))]
+    if lo is None and hi is None:
+        return [x]
+    y = L.device(x).with_shape(x.shape or (1,))
+    ones = (1,) * len(y.shape)
+    for op, v, what in (("MAX", lo, "min"), ("MIN", hi, "max")):
+        if v is not None:
+            y = _broadcast_op(L, op, y, L.device(v, what).with_shape(ones))
+    return [y.with_shape(x.shape)]
+
+
+def clip_attributes(L: Lowering, x: Value) -> list[Value]:
+    """Clip before opset 11: its bounds are float attributes, by default
+    the float's lowest and largest (an infinity becomes one of them)."""
+    if x.dtype not in _FLOATS:
+        L.fail("input is %s; Clip before opset 11 takes %s"
+               % (type_name(x.dtype), type_list(_FLOATS)))
+    big = float(np.finfo(np.float32).max)
+    lo, hi = (Value((), x.dtype, const=host_values(
+        np.array(L.attr(name, default), np.float32), x.dtype))
+        for name, default in (("min", -big), ("max", big)))
+    return _clip(L, x, lo, hi)
+
+
+def clip(L: Lowering, x: Value, lo: "Value | None" = None,
+         hi: "Value | None" = None) -> list[Value]:
+    """Clip from opset 11: its bounds are optional inputs, constant or
+    computed scalars (ReLU6 is Clip(x, 0, 6))."""
+    return _clip(L, x, lo, hi)
+
+
 def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
     """Mod: of constants folded on the host (numpy's mod, the sign of the
     divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
@@ -1793,6 +1840,8 @@ RULES: tuple[Rule, ...] = (
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
     Rule("Range", range_, since=11),
+    Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
+    Rule("Clip", clip, "MAX", ("MIN",), since=11),
     Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
                              "IDENTITY"), since=10),
     Rule("GatherElements", gather_elements, "INDEX_SELECT",
