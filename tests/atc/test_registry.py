@@ -272,6 +272,14 @@ SAMPLES = {
         lambda: model([_n("Mod", ["a", "b"])], [("a", [2, 3]), ("b", [3])],
                       [("y", [2, 3])],
                       types={n: TensorProto.INT32 for n in "aby"})],
+    ("", "Clip", "1-10"): [
+        lambda: model([_n("Clip", ["x"], min=0.0, max=6.0)], [("x", [2, 3])],
+                      [("y", [2, 3])], opset=10)],
+    # computed bounds too: each a MAX or MIN at a stride of 0
+    ("", "Clip", "11+"): [
+        lambda: model([_n("Clip", ["x", "lo", "hi"])],
+                      [("x", [2, 3]), ("hi", [])], [("y", [2, 3])],
+                      [("lo", np.array(0.0, np.float32))])],
     ("", "Range", "11+"): [
         lambda: model([_n("Range", ["a", "b", "d"])], [], [("y", [3])],
                       [("a", np.array(1.0, np.float32)),

@@ -2,7 +2,8 @@
 """Models exported by torch.onnx.export (the TorchScript exporter,
 opset 17), converted by davinci-atc and run through acl.mdl as Ascend's
 samples run an .om file, on every backend: a ResNet-18 (64 x 64, batch
-1), a 2-layer nn.TransformerEncoder, and transformers' BertModel,
+1), a MobileNetV2-style CNN and a small ViT (32 x 32), a 2-layer
+nn.TransformerEncoder, and transformers' BertModel,
 BertForMaskedLM and GPT2LMHeadModel from tiny configs (2 layers of hidden
 32, 8 tokens of int64 input_ids with an attention_mask that hides the
 last two), in eval mode. Each output is compared with onnxruntime's run
@@ -39,7 +40,8 @@ TORCH_TESTS = os.path.join(os.path.dirname(os.path.dirname(
 #: the onnx backend tests' tolerance (as test_atc_cnn's)
 RTOL, ATOL = 1e-3, 1e-7
 SEQ = 8
-MODELS = ("resnet18", "encoder", "bert_model", "bert", "gpt2")
+MODELS = ("resnet18", "mobilenet", "vit", "encoder", "bert_model", "bert",
+          "gpt2")
 
 
 def _tiny_models():
@@ -89,6 +91,70 @@ def _transformer(make):
     return net, {"input_ids": ids, "attention_mask": mask}
 
 
+class _InvertedResidual(torch.nn.Module):
+    """MobileNetV2's block: 1x1 expansion, 3x3 depthwise, 1x1 projection,
+    batch norms and ReLU6 (exported as Clip), the shortcut added."""
+
+    def __init__(self, c: int, e: int = 6):
+        super().__init__()
+        nn = torch.nn
+        self.b = nn.Sequential(
+            nn.Conv2d(c, c * e, 1, bias=False), nn.BatchNorm2d(c * e),
+            nn.ReLU6(), nn.Conv2d(c * e, c * e, 3, 1, 1, groups=c * e,
+                                  bias=False),
+            nn.BatchNorm2d(c * e), nn.ReLU6(),
+            nn.Conv2d(c * e, c, 1, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        return x + self.b(x)
+
+
+def _mobilenet():
+    """A MobileNetV2-style net at 32 x 32: a strided stem, two inverted
+    residual blocks, global pooling and a classifier."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16),
+        nn.ReLU6(), _InvertedResidual(16), _InvertedResidual(16),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+        nn.Linear(16, 10)).eval()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    return net, {"image": torch.randn(1, 3, 32, 32)}
+
+
+class _ViT(torch.nn.Module):
+    """A vision transformer at 32 x 32: 8 x 8 patches by a Conv, a class
+    token concatenated before them (the patches' 2-D transpose copied
+    dense), learnt positions, 2 pre-norm encoder layers with GELU, the
+    class token's head."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+        nn = torch.nn
+        self.patch = nn.Conv2d(3, d, 8, 8)
+        self.cls = nn.Parameter(torch.randn(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, 17, d))
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+            d, 4, 64, dropout=0.0, batch_first=True, activation="gelu",
+            norm_first=True), 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), t], 1)
+        return self.head(self.enc(t + self.pos)[:, 0])
+
+
+def _vit():
+    torch.manual_seed(0)
+    return _ViT().eval(), {"image": torch.randn(1, 3, 32, 32)}
+
+
 def _encoder():
     """nn.TransformerEncoder, 2 layers of 32 with 4 heads (its head size
     a Mod of shapes, folded)."""
@@ -103,6 +169,10 @@ def _build(which: str, tm):
         return _resnet18(tm)
     if which == "encoder":
         return _encoder()
+    if which == "mobilenet":
+        return _mobilenet()
+    if which == "vit":
+        return _vit()
     if which == "bert_model":       # the encoder's hidden states
         return _transformer(lambda: tm.tiny_bert(head=False))
     if which == "bert":

@@ -306,22 +306,40 @@ def _check_folded(x, w, z, y1, y2, y3, y4):
     _same_bits(y4, (x.T @ w)[None])
 
 
-@pytest.mark.parametrize("after,outs,match", [
-    ("Relu", [("y", [4, 6])], "relu0' reads it"),
-    (None, [("t", [4, 6])], "graph output"),
-    ("Flatten", [("y", [1, 24])], "reshaped"),
-])
-def test_transpose_that_moves_data_is_refused_elsewhere(dev, after, outs,
-                                                        match):
-    nodes = [_node("Transpose", ["x"], ["t"], perm=[1, 0])]
-    if after:
-        nodes.append(_node(after, ["t"], axis=0) if after == "Flatten"
-                     else _node(after, ["t"]))
-    m = model(nodes, [("x", [6, 4])], outs)
-    with pytest.raises(atc.ConversionError,
-                       match="transpose0.*%s.*no exact transposed copy"
-                       % match):
-        atc.convert(m)
+@pytest.mark.parametrize("after,outs", [
+    ("Abs", [("y", [4, 6])]),
+    (None, [("t", [4, 6])]),
+    ("Flatten", [("y", [1, 24])]),
+    ("Concat", [("y", [4, 12])]),
+], ids=["abs", "graph output", "reshaped", "concat"])
+def test_transpose_read_elsewhere_is_copied_dense(dev, after, outs):
+    """A 2-D transpose read by an op without a transpose flag (a ViT's
+    patches into a Concat) is copied dense by one strided IDENTITY, once
+    for all its readers: every bit through; a MatMul reading it too still
+    takes its flag."""
+    nodes = [_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             helper.make_node("MatMul", ["t", "w"], ["z"], name="mm")]
+    if after == "Flatten":
+        nodes.append(_node(after, ["t"], axis=0))
+    elif after == "Concat":
+        nodes.append(_node(after, ["t", "t"], axis=1))
+    elif after:
+        nodes.append(_node(after, ["t"]))
+    m = model(nodes, [("x", [6, 4]), ("w", [6, 3])],
+              outs + [("z", [4, 3])])
+    ops = [schema.by_opcode(o.opcode).name
+           for o in omfile.parse(atc.convert(m)).ops]
+    # one dense copy (and a Concat's of its two pieces)
+    assert ops.count("IDENTITY") == (3 if after == "Concat" else 1)
+    assert "MATMUL" in ops
+    x, w = _special(6, 4), _special(6, 3)
+    y, z = _run(dev, m, x, w)
+    want = {"Abs": np.abs(x.T), None: x.T,
+            "Flatten": x.T.reshape(1, 24),
+            "Concat": np.concatenate([x.T, x.T], 1)}[after]
+    _same_bits(y, want)
+    with np.errstate(invalid="ignore"):
+        _same_bits(z, x.T @ w)
 
 
 def test_transpose_of_a_scalar_constant(dev):

@@ -3,7 +3,7 @@
 every backend against onnx.reference: Expand, Slice and Split (of graph
 inputs and of computed tensors, every bit through: NaN, inf, -0), Trilu
 with a constant k, And, Or, Xor and Not, IsNaN and IsInf, GatherElements
-(one INDEX_SELECT) and ReduceMean; Range, Mod and GatherElements of
+(one INDEX_SELECT), ReduceMean and Clip; Range, Mod and GatherElements of
 constants folded at conversion, and what each refuses.
 ONNX's node tests give Slice's bounds, Split's sizes, Expand's shape and
 Trilu's k as graph inputs, which davinci-atc (as ATC, for a static model)
@@ -407,3 +407,39 @@ def test_mod_of_computed_floats_is_refused():
               [("b", np.array([3, 3], np.float32))])
     with pytest.raises(atc.ConversionError, match="floating-point"):
         atc.convert(m)
+
+
+@pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (None, 0.5), (-1.0, None),
+                                   (2.0, -2.0), (None, None)])
+@pytest.mark.parametrize("computed", [False, True])
+def test_clip(dev, rng, lo, hi, computed):
+    """numpy's clip, NaN through, a min above the max giving the max;
+    bounds as initializers or graph inputs (opset 13), attributes before
+    opset 11."""
+    x = _special(rng, 3, 4) * 4
+    ins, inits, feeds = ["x"], [], {"x": x}
+    for name, v in (("lo", lo), ("hi", hi)):
+        if v is None:
+            ins.append("")
+        elif computed:
+            ins.append(name)
+            feeds[name] = np.array(v, np.float32)
+        else:
+            ins.append(name)
+            inits.append((name, np.array(v, np.float32)))
+    while ins[-1] == "":
+        ins.pop()
+    m = model([_n("Clip", ins)], [("x", [3, 4])] + [
+        (n, []) for n in feeds if n != "x"], [("y", None)], inits)
+    _same(dev, m, feeds)
+    attrs = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+    old = model([_n("Clip", ["x"], **attrs)], [("x", [3, 4])], [("y", None)],
+                opset=10)
+    _same(dev, old, {"x": x})
+
+
+def test_clip_of_int64(dev, rng):
+    m = model([_n("Clip", ["x", "lo", "hi"])], [("x", [5])], [("y", None)],
+              [("lo", np.array(-3, I64)), ("hi", np.array(1 << 40, I64))],
+              types={"x": TensorProto.INT64, "y": TensorProto.INT64})
+    _same(dev, m, {"x": np.array([-5, -3, 0, 1 << 41, 7], I64)})

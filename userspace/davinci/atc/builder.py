@@ -76,22 +76,19 @@ class ConversionError(Exception):
 @dataclass(frozen=True)
 class Transposed:
     """A 2-D transpose not done: the value is the transpose of its storage,
-    ``rows`` x ``cols`` row-major. Only a MatMul or Gemm reads such a value,
-    through the MATMUL op's TRANS_A/TRANS_B flag; ``where`` names the
-    Transpose node for the error when something else would."""
+    ``rows`` x ``cols`` row-major. A MatMul or Gemm reads such a value
+    through the MATMUL op's TRANS_A/TRANS_B flag, any other reader a dense
+    copy (davinci.atc.lower.dense); ``where`` names the Transpose node."""
     rows: int
     cols: int
     where: str
 
     def refusal(self, use: str) -> str:
         return ("%s transposes a %d x %d tensor, and %s: davinci-atc folds "
-                "a transpose that moves data only into the transpose flag of "
-                "the MatMul or Gemm that reads it. davinci has no exact "
-                "transposed copy (a MATMUL by an identity would turn inf and "
-                "NaN into NaN in the neighbouring elements and -0 into +0), "
-                "so feed the transpose to a MatMul or Gemm, or transpose the "
-                "tensor before exporting the model"
-                % (self.where, self.rows, self.cols, use))
+                "such a transpose into the transpose flag of the MatMul or "
+                "Gemm that reads it and copies it dense (a strided "
+                "IDENTITY) for other readers, but not for this use: please "
+                "report it" % (self.where, self.rows, self.cols, use))
 
 
 def _squeezed(shape) -> tuple[int, ...]:
@@ -192,6 +189,8 @@ class GearBuilder:
         self._sliced: set[int] = set()           # work tensors with slices
         # a slice's tensor id -> (the work tensor it is part of, offset)
         self._parent: dict[int, tuple[int, int]] = {}
+        #: a transposed value's storage tensor -> its dense copy
+        self.dense_copies: dict[int, "Value"] = {}
 
     # -- storage ------------------------------------------------------------
     def _add(self, t: "F.Tensor | None") -> int:

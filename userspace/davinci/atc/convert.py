@@ -17,7 +17,8 @@ from .fuse import fold_batch_norms
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
-from .lower import (Lowering, check_inputs, constant_value, find_rule,
+from .lower import (Lowering, check_inputs, constant_value, dense,
+                    find_rule,
                     supported_ops)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
@@ -446,6 +447,7 @@ def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
                     vo.name, made_by.get(vo.name, ""), type_name(v.dtype),
                     type_list(DEVICE_DTYPES)))
         _check_io_shape("graph output", vo.name, v.shape)
+        v = dense(gb, v, "graph output %d" % j)
         gb.make_output(v, j)
         shapes.append((list(v.shape), v.dtype))
     return shapes
@@ -478,7 +480,7 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
                                                domain))
         args = _node_inputs(node, name, env, rule.arity)
         L = Lowering(gb, node, name, _attrs(onnx, node), rule)
-        check_inputs(L, args)
+        args = check_inputs(L, args)
         outs = rule.lower(L, *args)
         for j, o in enumerate(node.output):
             if not o:

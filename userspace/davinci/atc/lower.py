@@ -40,7 +40,7 @@ from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       type_list, type_name)
 
 __all__ = ["Rule", "RULES", "Lowering", "find_rule",
-           "supported_ops", "check_inputs", "constant_value",
+           "supported_ops", "check_inputs", "constant_value", "dense",
            "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
 #: onnxruntime's contrib domain (its training ops among them)
@@ -712,6 +712,33 @@ def cast(L: Lowering, x: Value) -> list[Value]:
     return [L.emit("CAST", out, x, count=x.size)]
 
 
+def dense(gb: GearBuilder, v: Value, where: str) -> Value:
+    """``v`` in memory as its shape says: a Transpose's result not yet done
+    (see :class:`Transposed`) copied by one strided IDENTITY (bytes moved,
+    every bit through), for a reader without a transpose flag; any other
+    value as it is."""
+    t = v.transposed
+    if t is None:
+        return v
+    out = gb.dense_copies.get(v.tid)        # one copy for every reader
+    if out is None:
+        out = gb.work((t.cols, t.rows), v.dtype)
+        walk = opdesc.Strided((t.cols, t.rows), (t.rows, 1), (1, t.cols))
+        gb.emit("IDENTITY", out, v.storage(), strided=walk, where=where)
+        gb.dense_copies[v.tid] = out
+    return out.with_shape(v.shape)
+
+
+def _view(L: Lowering, x: Value, shape) -> Value:
+    """``x`` seen with ``shape``; a transposed value whose data the new
+    shape needs in memory is made dense first."""
+    if x.transposed is not None and tuple(
+            d for d in shape if d != 1) != tuple(d for d in x.shape
+                                                 if d != 1):
+        x = dense(L.gb, x, L.where)
+    return x.with_shape(shape)
+
+
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
     want = L.ints_of(shape, "the target shape")
     allowzero = int(L.attr("allowzero", 0))
@@ -725,7 +752,7 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
         dims[dims.index(-1)] = x.size // known if known else 0
     if _numel(dims) != x.size:
         L.fail("cannot reshape %s to %s" % (list(x.shape), want))
-    return [x.with_shape(dims)]
+    return [_view(L, x, dims)]
 
 
 def flatten(L: Lowering, x: Value) -> list[Value]:
@@ -735,7 +762,7 @@ def flatten(L: Lowering, x: Value) -> list[Value]:
         L.fail("axis %d outside -%d..%d (the input is %d-D)"
                % (axis, nd, nd, nd))
     axis = axis + nd if axis < 0 else axis
-    return [x.with_shape((_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
+    return [_view(L, x, (_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
 
 
 def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
@@ -754,7 +781,7 @@ def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
     if wide:
         L.fail("axes %s of shape %s are not of size 1" % (wide,
                                                           list(x.shape)))
-    return [x.with_shape([d for i, d in enumerate(x.shape) if i not in drop])]
+    return [_view(L, x, [d for i, d in enumerate(x.shape) if i not in drop])]
 
 
 def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
@@ -767,14 +794,15 @@ def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
     shape = list(x.shape)
     for a in norm:
         shape.insert(a, 1)
-    return [x.with_shape(shape)]
+    return [_view(L, x, shape)]
 
 
 def transpose(L: Lowering, x: Value) -> list[Value]:
     """A layout no-op (the permutation moves only size-1 dimensions) is a
     view; a 2-D transpose is left to the MatMul or Gemm that reads it (its
-    transpose flag, see :class:`Transposed`); anything else is refused:
-    davinci has no exact transposed copy."""
+    transpose flag, see :class:`Transposed`), copied dense by a strided
+    IDENTITY for another reader (:func:`dense`); any other permutation is
+    a strided IDENTITY at once."""
     nd = len(x.shape)
     perm = [int(p) for p in L.attr("perm", list(range(nd))[::-1])]
     if sorted(perm) != list(range(nd)):
@@ -1609,6 +1637,53 @@ def range_(L: Lowering, start: Value, limit: Value, delta: Value
     return [Value(r.shape, start.dtype, const=r)]
 
 
+def _clip(L: Lowering, x: Value, lo: "Value | None", hi: "Value | None"
+          ) -> list[Value]:
+    """min(max(x, lo), hi) as numpy's clip: a MAX and a MIN reading the
+    bound at a stride of 0 (a NaN stays NaN; lo > hi gives hi)."""
+    if x.dtype == "bool":
+        L.fail("input is BOOL; Clip takes numbers")
+    for v, what in ((lo, "min"), (hi, "max")):
+        if v is not None and (v.dtype != x.dtype or v.size != 1):
+            L.fail("%s is %s %s; Clip takes one %s" % (
+                what, type_name(v.dtype), list(v.shape), type_name(x.dtype)))
+    if x.is_const and all(v is None or v.is_const for v in (lo, hi)):
+        r = x.const
+        if lo is not None:
+            r = np.maximum(r, lo.const.reshape(()))
+        if hi is not None:
+            r = np.minimum(r, hi.const.reshape(()))
+        return [Value(x.shape, x.dtype, const=host_values(r, x.dtype))]
+    if lo is None and hi is None:
+        return [x]
+    y = L.device(x).with_shape(x.shape or (1,))
+    ones = (1,) * len(y.shape)
+    for op, v, what in (("MAX", lo, "min"), ("MIN", hi, "max")):
+        if v is not None:
+            y = _broadcast_op(L, op, y, L.device(v, what).with_shape(ones))
+    return [y.with_shape(x.shape)]
+
+
+def clip_attributes(L: Lowering, x: Value) -> list[Value]:
+    """Clip before opset 11: its bounds are float attributes, by default
+    the float's lowest and largest (an infinity becomes one of them)."""
+    if x.dtype not in _FLOATS:
+        L.fail("input is %s; Clip before opset 11 takes %s"
+               % (type_name(x.dtype), type_list(_FLOATS)))
+    big = float(np.finfo(np.float32).max)
+    lo, hi = (Value((), x.dtype, const=host_values(
+        np.array(L.attr(name, default), np.float32), x.dtype))
+        for name, default in (("min", -big), ("max", big)))
+    return _clip(L, x, lo, hi)
+
+
+def clip(L: Lowering, x: Value, lo: "Value | None" = None,
+         hi: "Value | None" = None) -> list[Value]:
+    """Clip from opset 11: its bounds are optional inputs, constant or
+    computed scalars (ReLU6 is Clip(x, 0, 6))."""
+    return _clip(L, x, lo, hi)
+
+
 def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
     """Mod: of constants folded on the host (numpy's mod, the sign of the
     divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
@@ -1793,6 +1868,8 @@ RULES: tuple[Rule, ...] = (
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
     Rule("Range", range_, since=11),
+    Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
+    Rule("Clip", clip, "MAX", ("MIN",), since=11),
     Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
                              "IDENTITY"), since=10),
     Rule("GatherElements", gather_elements, "INDEX_SELECT",
@@ -1824,16 +1901,15 @@ def find_rule(domain: str, op_type: str, opset: int) -> "Rule | None":
                  (domain, op_type) and r.covers(opset)), None)
 
 
-def check_inputs(L: Lowering, args) -> None:
-    """Refuse a Transpose's result as an input of an op that cannot take
-    it: MatMul and Gemm fold it into their transpose flag, views only look
-    at it in another shape (Rule.takes_transposed)."""
+def check_inputs(L: Lowering, args) -> list:
+    """The node's inputs as its handler takes them: a Transpose's result
+    not yet done stays so for a rule that takes it (MatMul and Gemm fold
+    it into their transpose flag, views only look at it in another shape:
+    Rule.takes_transposed), and is made dense (:func:`dense`) for any
+    other."""
     if L.rule.takes_transposed:
-        return
-    for v in args:
-        if v is not None and v.transposed is not None:
-            raise ConversionError(v.transposed.refusal(
-                "%s reads it" % L.where))
+        return list(args)
+    return [v if v is None else dense(L.gb, v, L.where) for v in args]
 
 
 def supported_ops() -> list[str]:
