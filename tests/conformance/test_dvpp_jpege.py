@@ -391,3 +391,31 @@ def test_raw_task_blocks_the_engine_refuses(dev, bad):
             s.synchronize()
         assert e.value.status_name == "INVALID_TASK"
         assert not jpege.read_result(rec).done, "a refused task ran"
+
+
+def test_encode_runs_on_no_ai_core(dev):
+    """The trace's records of a JPEGE_ENCODE task name no AI core: it runs
+    on the DVPP engine."""
+    from davinci import jpege, ops, schema
+    from davinci.trace import TraceSession
+    from davinci.trace.records import NO_CORE
+    pic = Picture(photo(64, 32, seed=4))
+    src = dev.tensor(np.frombuffer(pic.data, np.uint8))
+    out = dev.empty((jpege.predict_size(64, 32),), "uint8")
+    session = TraceSession(devices=[0], spans=False, poll_ms=0)
+    session.start()
+    try:
+        session.drain()
+        assert ops.jpeg_encode(src, out, 64, 32).ok
+        ops.add(dev.tensor(np.ones(4, np.float32)),
+                dev.tensor(np.ones(4, np.float32)))
+        records = [r for r in session.drain().records
+                   if r.pid == os.getpid()]
+    finally:
+        session.stop()
+    mine = [r for r in records if r.opcode == jpege.OP.opcode]
+    added = [r for r in records
+             if r.opcode == schema.by_name("ADD").opcode]
+    assert mine and added
+    assert all(r.aicore == NO_CORE for r in mine)
+    assert any(r.aicore != NO_CORE for r in added)   # the trace names cores
