@@ -2,9 +2,11 @@
 /*
  * pngd.c - the PNG decoder of the DVPP PNGD engine (pngd.h).
  *
- * dv_pngd_parse() walks the chunks once, checking each CRC-32 and the
- * order PNG requires. dv_pngd_decode() then inflates the zlib stream the
- * IDAT chunks carry (RFC 1950/1951: stored, fixed and dynamic Huffman
+ * dv_pngd_parse() walks the chunks once, checking the order PNG requires
+ * and each CRC-32 but the IDATs' (the bulk of the file, checked once, by
+ * dv_pngd_decode() as it reads them). dv_pngd_decode() then inflates the
+ * zlib stream the IDAT chunks carry (RFC 1950/1951: stored, fixed and
+ * dynamic Huffman
  * blocks, canonical codes looked up 9 bits at a time and longer ones
  * decoded bit by bit as zlib's puff does, a 32 KiB window in the
  * scratch), and hands each byte to the row assembler, which
@@ -123,6 +125,9 @@ struct pd {
 	u32 left;		/* bytes of the current IDAT after pos */
 	size_t next;		/* header of the chunk after the current one */
 	u32 bitbuf, bitcnt;
+	u32 crc;		/* of the current IDAT so far */
+	bool in_idat;		/* pos is in an IDAT whose CRC is unchecked */
+	bool crc_bad;		/* an IDAT's CRC did not match */
 	int err;
 	/* inflate */
 	u32 wpos;		/* bytes inflated so far (window position) */
@@ -249,7 +254,9 @@ static int pd_walk(const u8 *data, size_t size, u32 max_dim,
 		if (!pd_letter(t[0]) || !pd_letter(t[1]) || !pd_letter(t[2]) ||
 		    !pd_letter(t[3]))
 			return -EINVAL;
-		if (pd_crc(t, (size_t)len + 4) != pd_be32(d + len))
+		/* IDAT's: dv_pngd_decode() checks them as it reads them */
+		if (!pd_is_type(t, "IDAT") &&
+		    pd_crc(t, (size_t)len + 4) != pd_be32(d + len))
 			return -EINVAL;
 		if (pos == 8) {
 			if (!pd_is_type(t, "IHDR") || len != 13)
@@ -439,6 +446,19 @@ static int pd_put_row(struct pd *s)
 	u32 d = h->depth, i;
 	u32 r, g, b, al;
 
+	/* 8-bit grey, RGB and RGBA without tRNS: the samples as they are */
+	if (d == 8 && !h->trns && h->ctype != 3 && h->ctype != 4) {
+		u32 spp = h->spp;
+
+		for (i = 0; i < s->pw; i++, o += step, x += spp) {
+			o[0] = x[0];
+			o[1] = x[spp >= 3];
+			o[2] = x[spp >= 3 ? 2 : 0];
+			if (s->ch == 4)
+				o[3] = spp == 4 ? x[3] : 255;
+		}
+		return 0;
+	}
 	for (i = 0; i < s->pw; i++, o += step) {
 		al = 255;
 		switch (h->ctype) {
@@ -511,24 +531,36 @@ static int pd_put_row(struct pd *s)
 	return 0;
 }
 
-/* one inflated byte: into the window, the checksum and the row */
-static inline int pd_emit(struct pd *s, u8 v)
+/*
+ * The Adler-32 of the stream goes on over the @n bytes at @p (a row: the
+ * stream is the rows, each filter byte first). zlib's rule: at most 5552
+ * bytes between reductions keeps s2 within 32 bits.
+ */
+static void pd_adler(struct pd *s, const u8 *p, u32 n)
+{
+	u32 s1 = s->s1, s2 = s->s2, k;
+
+	while (n) {
+		k = n < 5552 ? n : 5552;
+		n -= k;
+		while (k--) {
+			s1 += *p++;
+			s2 += s1;
+		}
+		s1 %= 65521;
+		s2 %= 65521;
+	}
+	s->s1 = s1;
+	s->s2 = s2;
+}
+
+/* a row is in: its checksum, its filter undone, its pixels out */
+static int pd_row_done(struct pd *s)
 {
 	u8 *t;
 	int err;
 
-	if (s->done)
-		return -EINVAL;		/* more data than the picture's rows */
-	s->window[s->wpos++ & (PD_WINDOW - 1)] = v;
-	s->s1 += v;
-	if (s->s1 >= 65521)
-		s->s1 -= 65521;
-	s->s2 += s->s1;
-	if (s->s2 >= 65521)
-		s->s2 -= 65521;
-	s->cur[s->rpos++] = v;
-	if (s->rpos < s->rl)
-		return 0;
+	pd_adler(s, s->cur, s->rl);
 	err = pd_unfilter(s);
 	if (!err)
 		err = pd_put_row(s);
@@ -548,15 +580,36 @@ static inline int pd_emit(struct pd *s, u8 v)
 	return 0;
 }
 
+/* one inflated byte: into the window and the row */
+static inline int pd_emit(struct pd *s, u8 v)
+{
+	if (s->done)
+		return -EINVAL;		/* more data than the picture's rows */
+	s->window[s->wpos++ & (PD_WINDOW - 1)] = v;
+	s->cur[s->rpos++] = v;
+	return s->rpos < s->rl ? 0 : pd_row_done(s);
+}
+
 /* ---- inflate ---- */
 
-/* the next byte of the IDAT stream, or -1 at its end */
+/*
+ * The next byte of the IDAT stream, or -1 at its end or at an IDAT whose
+ * CRC-32 (checked as each chunk's last byte is read) does not match
+ * (s->crc_bad).
+ */
 static int pd_byte(struct pd *s)
 {
+	u8 v;
+
 	while (!s->left) {
 		const u8 *c;
 
-		if (s->size - s->next < 12)
+		if (s->in_idat) {
+			s->in_idat = false;
+			if ((s->crc ^ 0xffffffffu) != pd_be32(s->data + s->pos))
+				s->crc_bad = true;
+		}
+		if (s->crc_bad || s->size - s->next < 12)
 			return -1;
 		c = s->data + s->next;
 		if (!pd_is_type(c + 4, "IDAT"))
@@ -564,9 +617,13 @@ static int pd_byte(struct pd *s)
 		s->pos = s->next + 8;
 		s->left = pd_be32(c);
 		s->next = s->pos + s->left + 4;
+		s->in_idat = true;
+		s->crc = ~pd_crc(c + 4, 4);
 	}
 	s->left--;
-	return s->data[s->pos++];
+	v = s->data[s->pos++];
+	s->crc = pd_crc_table[(s->crc ^ v) & 0xff] ^ (s->crc >> 8);
+	return v;
 }
 
 /*
@@ -895,7 +952,10 @@ static int pd_inflate(struct pd *s)
 	}
 	if (adler != (s->s2 << 16 | s->s1) || !s->done)
 		return -EINVAL;		/* bad checksum, or rows missing */
-	return 0;
+	/* the CRCs of the rest of this IDAT and of any after it */
+	while (pd_byte(s) >= 0)
+		;
+	return s->crc_bad ? -EINVAL : 0;
 }
 
 /* zero the padding right of each row and the rows below the picture */

@@ -94,11 +94,11 @@ struct dv_pngd_info {
 };
 
 /*
- * dv_pngd_parse() - walk the chunks of @data (every CRC, the order and
- * lengths, IHDR, PLTE, tRNS, IEND) and fill @info for output @format
- * (enum dv_pngd_format). @max_dim: the largest width and height taken (0:
- * DV_PNGD_MAX_DIM); -E2BIG above. The zlib stream is checked by
- * dv_pngd_decode().
+ * dv_pngd_parse() - walk the chunks of @data (the order and lengths, the
+ * CRC of every chunk but IDAT, IHDR, PLTE, tRNS, IEND) and fill @info for
+ * output @format (enum dv_pngd_format). @max_dim: the largest width and
+ * height taken (0: DV_PNGD_MAX_DIM); -E2BIG above. The IDATs' CRCs and
+ * the zlib stream are checked by dv_pngd_decode(), as it reads them.
  */
 int dv_pngd_parse(const void *data, size_t size, u32 max_dim, u32 format,
 		  struct dv_pngd_info *info);

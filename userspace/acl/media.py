@@ -63,7 +63,7 @@ from . import constants as C
 from . import rt
 from ._state import AclFail, api
 
-#: DVPP, JPEG, VDEC and VENC calls of pyACL (those in JPEGD work)
+#: DVPP, JPEG, VDEC and VENC calls of pyACL (those of JPEGD and PNGD work)
 UNSUPPORTED = """
 dvpp_create_batch_pic_desc dvpp_create_channel dvpp_create_channel_desc
 dvpp_create_jpege_config dvpp_create_pic_desc dvpp_create_resize_config

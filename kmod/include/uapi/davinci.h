@@ -1563,7 +1563,8 @@ struct davinci_jpege_result {
  * whose output needs more than @dst_size bytes (found from the header,
  * before anything is written). A failed decode fails the task with
  * DAVINCI_STATUS_INVALID_TASK; dst's contents are then unspecified, but
- * for a chunk-level error, -ENOSPC and -E2BIG, where it is untouched.
+ * for -ENOSPC, -E2BIG and an error in the chunks' layout or a CRC other
+ * than an IDAT's (found before decoding), where it is untouched.
  */
 
 /**
