@@ -6,8 +6,8 @@ tiny-task latency against a null ioctl, batched NOPs against a bare Python
 loop writing the same descriptors, NOP throughput of N streams from N threads
 against one, task-graph replay, matmul and copies against numpy, a 3x3
 convolution against CPU torch, an offline
-model against per-op calls and numpy, a JPEG decode, a JPEG encode and a
-VPC resize (acl.media) against Pillow. Prints
+model against per-op calls and numpy, a JPEG decode, a JPEG encode, a PNG
+decode and a VPC resize (acl.media) against Pillow. Prints
 absolute figures and ratios, marks a row that misses its goal, and writes
 them all as JSON (--json PATH). Nothing here is asserted: it measures.
 
