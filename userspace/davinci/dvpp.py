@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["JpegHeader", "JpegdResult", "JpegDecodeError", "read_header",
            "nv12_size", "launch_jpeg_decode", "read_result", "mark_pending",
-           "PendingDecode", "RESULT_SIZE",
+           "PendingResult", "EngineResult", "RESULT_SIZE",
            "FORMATS", "SUBSAMPLING_NAMES", "MAX_DIM", "WIDTH_ALIGN",
            "HEIGHT_ALIGN", "Picture", "Rect", "VpcError", "check_vpc",
            "launch_vpc", "VPC_OPS", "VPC_FORMATS", "INTERPOLATIONS",
@@ -159,20 +159,10 @@ def _frame(seg: bytes, sof: int) -> JpegHeader:
     return JpegHeader(width, height, n, sub, sof == 2, sof, precision)
 
 
-@dataclass(frozen=True)
-class JpegdResult:
-    """What a JPEGD_DECODE task wrote (struct davinci_jpegd_result):
-    ``error`` is 0 or the decoder's negative errno; ``done`` is false for
-    a task that has not completed."""
+class EngineResult:
+    """What every DVPP engine's result record answers: ``error`` is 0 or
+    the engine's negative errno, PENDING until its task completed."""
     error: int
-    width: int
-    height: int
-    components: int
-    subsampling: int
-    width_stride: int
-    height_stride: int
-    progressive: bool
-    out_size: int
 
     @property
     def done(self) -> bool:
@@ -186,6 +176,22 @@ class JpegdResult:
     def error_name(self) -> str:
         return _errno.errorcode.get(-self.error, str(self.error)) \
             if self.error < 0 else "OK" if not self.error else "PENDING"
+
+
+@dataclass(frozen=True)
+class JpegdResult(EngineResult):
+    """What a JPEGD_DECODE task wrote (struct davinci_jpegd_result):
+    ``error`` is 0 or the decoder's negative errno; ``done`` is false for
+    a task that has not completed."""
+    error: int
+    width: int
+    height: int
+    components: int
+    subsampling: int
+    width_stride: int
+    height_stride: int
+    progressive: bool
+    out_size: int
 
 
 def read_result(buf: "Buffer", offset: int = 0) -> JpegdResult:
@@ -252,8 +258,8 @@ def launch_jpeg_decode(stream: "Stream", src: int, size: int, dst: int,
         params_version=OP.params.version))
 
 
-class PendingDecode:
-    """The result record of a queued decode, in device memory it owns:
+class PendingResult:
+    """The result record of a queued DVPP task, in device memory it owns:
     :meth:`result` reads it (``done`` false until the task completed) and
     frees the memory."""
 
@@ -263,7 +269,8 @@ class PendingDecode:
         self._result = None
 
     def result(self):
-        """The JpegdResult (PngdResult for a PNG decode's record)."""
+        """The record's EngineResult (``reader``'s: read_result's
+        JpegdResult by default)."""
         if self._result is None:
             r = self._read(self._record)
             if not r.done:
@@ -594,7 +601,7 @@ def read_png_header(data: bytes) -> PngHeader:
 
 
 @dataclass(frozen=True)
-class PngdResult:
+class PngdResult(EngineResult):
     """What a PNGD_DECODE task wrote (struct davinci_pngd_result):
     ``error`` is 0 or the decoder's negative errno; ``done`` is false for
     a task that has not completed."""
@@ -609,19 +616,6 @@ class PngdResult:
     width_stride: int
     height_stride: int
     out_size: int
-
-    @property
-    def done(self) -> bool:
-        return self.error != PENDING
-
-    @property
-    def ok(self) -> bool:
-        return self.error == 0
-
-    @property
-    def error_name(self) -> str:
-        return _errno.errorcode.get(-self.error, str(self.error)) \
-            if self.error < 0 else "OK" if not self.error else "PENDING"
 
 
 def read_png_result(buf: "Buffer", offset: int = 0) -> PngdResult:

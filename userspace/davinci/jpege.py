@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import ctypes
 import errno as _errno
-import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import _uapi, schema
-from .dvpp import _check_range
+from . import dvpp
+from .dvpp import EngineResult, _check_range
 from .errors import InvalidArgumentError, TaskFailedError
 from .stream import make_task
 
@@ -35,9 +35,8 @@ if TYPE_CHECKING:
     from .memory import Buffer
     from .stream import Stream
 
-__all__ = ["JpegeResult", "JpegEncodeError", "PendingEncode",
-           "predict_size", "picture_size", "launch_jpeg_encode",
-           "read_result", "mark_pending", "check_picture", "RESULT_SIZE",
+__all__ = ["JpegeResult", "JpegEncodeError", "predict_size", "picture_size",
+           "launch_jpeg_encode", "read_result", "mark_pending", "check_picture", "RESULT_SIZE",
            "FORMATS", "MAX_DIM", "WIDTH_ALIGN", "HEIGHT_ALIGN"]
 
 OP = schema.by_name("JPEGE_ENCODE")
@@ -49,7 +48,6 @@ WIDTH_ALIGN, HEIGHT_ALIGN = 16, 2
 #: bytes of struct davinci_jpege_result
 RESULT_SIZE = ctypes.sizeof(_uapi.davinci_jpege_result)
 #: a value of the record's error the device never writes: not completed
-PENDING = 1
 #: the bound's terms (kmod/core/jpege.c, NUMERICS.md): the markers'
 #: bytes and the most bits an 8 x 8 block takes
 _MARKER_BYTES = 625
@@ -92,25 +90,12 @@ def check_picture(width: int, height: int, width_stride: int,
 
 
 @dataclass(frozen=True)
-class JpegeResult:
+class JpegeResult(EngineResult):
     """What a JPEGE_ENCODE task wrote (struct davinci_jpege_result):
     ``error`` 0 and the file's ``size``, or the encoder's negative errno;
     ``done`` is false for a task that has not completed."""
     error: int
     size: int
-
-    @property
-    def done(self) -> bool:
-        return self.error != PENDING
-
-    @property
-    def ok(self) -> bool:
-        return self.error == 0
-
-    @property
-    def error_name(self) -> str:
-        return _errno.errorcode.get(-self.error, str(self.error)) \
-            if self.error < 0 else "OK" if not self.error else "PENDING"
 
 
 def read_result(buf: "Buffer", offset: int = 0) -> JpegeResult:
@@ -122,7 +107,7 @@ def read_result(buf: "Buffer", offset: int = 0) -> JpegeResult:
 
 def mark_pending(buf: "Buffer", offset: int = 0) -> None:
     """Write a record whose ``done`` is false, before launching into it."""
-    buf.write(struct.pack("<i", PENDING) + bytes(RESULT_SIZE - 4), offset)
+    dvpp.mark_pending(buf, offset, size=RESULT_SIZE)
 
 
 def launch_jpeg_encode(stream: "Stream", src: int, src_size: int, dst: int,
@@ -169,25 +154,6 @@ def launch_jpeg_encode(stream: "Stream", src: int, src_size: int, dst: int,
         OP.opcode, dst=dst, src0=src, src1=result, count=src_size,
         imm=FORMATS[fmt], params=at, params_size=OP.params.size,
         params_version=OP.params.version))
-
-
-class PendingEncode:
-    """The result record of a queued encode, in device memory it owns:
-    :meth:`result` reads it (``done`` false until the task completed) and
-    frees the memory."""
-
-    def __init__(self, record: "Buffer"):
-        self._record = record
-        self._result: JpegeResult | None = None
-
-    def result(self) -> JpegeResult:
-        if self._result is None:
-            r = read_result(self._record)
-            if not r.done:
-                return r
-            self._result = r
-            self._record.free()
-        return self._result
 
 
 class JpegEncodeError(TaskFailedError):

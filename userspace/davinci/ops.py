@@ -1238,7 +1238,7 @@ def jpeg_decode(jpeg: DeviceTensor, out: DeviceTensor, format: str = "nv12",
     alignment (DOC: DVPP JPEGD). Without ``stream``: runs on the default
     stream and returns its :class:`davinci.dvpp.JpegdResult`, or raises
     :class:`davinci.dvpp.JpegDecodeError` (the decoder's errno in its
-    ``result``). With one: returns a :class:`davinci.dvpp.PendingDecode`
+    ``result``). With one: returns a :class:`davinci.dvpp.PendingResult`
     whose ``result()`` reads the record once the stream is synchronized."""
     from . import dvpp
     for name, t in (("jpeg", jpeg), ("out", out)):
@@ -1256,7 +1256,7 @@ def jpeg_decode(jpeg: DeviceTensor, out: DeviceTensor, format: str = "nv12",
     except BaseException:
         record.free()
         raise
-    pending = dvpp.PendingDecode(record)
+    pending = dvpp.PendingResult(record)
     if stream is not None:
         out.writer = stream
         return pending
@@ -1335,9 +1335,9 @@ def jpeg_encode(picture: DeviceTensor, out: DeviceTensor, width: int,
     the default stream and returns its :class:`davinci.jpege.JpegeResult`
     (the file is ``out``'s first ``size`` bytes), or raises
     :class:`davinci.jpege.JpegEncodeError`. With one: returns a
-    :class:`davinci.jpege.PendingEncode` whose ``result()`` reads the
+    :class:`davinci.dvpp.PendingResult` whose ``result()`` reads the
     record once the stream is synchronized."""
-    from . import jpege
+    from . import dvpp, jpege
     for name, t in (("picture", picture), ("out", out)):
         t = _tensor(t, name)
         if t.dtype != "uint8" or not t.is_contiguous():
@@ -1358,7 +1358,7 @@ def jpeg_encode(picture: DeviceTensor, out: DeviceTensor, width: int,
     except BaseException:
         record.free()
         raise
-    pending = jpege.PendingEncode(record)
+    pending = dvpp.PendingResult(record, jpege.read_result)
     if stream is not None:
         out.writer = stream
         return pending
@@ -1380,7 +1380,7 @@ def png_decode(png: DeviceTensor, out: DeviceTensor, format: str = "auto",
     16-row strides (DOC: DVPP PNGD). Without ``stream``: runs on the
     default stream and returns its :class:`davinci.dvpp.PngdResult`, or
     raises :class:`davinci.dvpp.PngDecodeError`. With one: returns a
-    :class:`davinci.dvpp.PendingDecode` whose ``result()`` reads the record
+    :class:`davinci.dvpp.PendingResult` whose ``result()`` reads the record
     once the stream is synchronized."""
     from . import dvpp
     for name, t in (("png", png), ("out", out)):
@@ -1398,7 +1398,7 @@ def png_decode(png: DeviceTensor, out: DeviceTensor, format: str = "auto",
     except BaseException:
         record.free()
         raise
-    pending = dvpp.PendingDecode(record, dvpp.read_png_result)
+    pending = dvpp.PendingResult(record, dvpp.read_png_result)
     if stream is not None:
         out.writer = stream
         return pending
