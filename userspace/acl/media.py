@@ -203,6 +203,23 @@ _RET_CODES = {-_errno.EINVAL: C.ACL_ERROR_INVALID_FILE,
               -_errno.ENOMEM: C.ACL_ERROR_BAD_ALLOC}
 
 
+class _Handles(dict):
+    """The live objects of one kind by their handles; a handle that names
+    none gets ACL_ERROR_INVALID_PARAM saying how to make one."""
+
+    def __init__(self, kind: str, maker: str):
+        super().__init__()
+        self.kind, self.maker = kind, maker
+
+    def find(self, handle):
+        obj = self.get(handle)
+        if obj is None:
+            raise AclFail(C.ACL_ERROR_INVALID_PARAM, "%s %r does not exist: "
+                          "make one with %s()" % (self.kind, handle,
+                                                  self.maker))
+        return obj
+
+
 class _ChannelDesc:
     def __init__(self):
         self.handle = S.new_handle()
@@ -260,26 +277,10 @@ class _PicDesc:
         return self.record
 
 
-_channels: dict = {}
-_pics: dict = {}
-
-
-def _channel(handle) -> _ChannelDesc:
-    ch = _channels.get(handle)
-    if ch is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "channel desc %r does not "
-                      "exist: make one with dvpp_create_channel_desc()"
-                      % (handle,))
-    return ch
-
-
-def _pic(handle) -> _PicDesc:
-    p = _pics.get(handle)
-    if p is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "picture desc %r does not "
-                      "exist: make one with dvpp_create_pic_desc()"
-                      % (handle,))
-    return p
+_channels = _Handles("channel desc", "dvpp_create_channel_desc")
+_channel = _channels.find
+_pics = _Handles("picture desc", "dvpp_create_pic_desc")
+_pic = _pics.find
 
 
 def dvpp_create_channel_desc():
@@ -454,7 +455,6 @@ def dvpp_jpeg_decode_async(channel_desc, data, size, out_pic_desc, stream):
                              record.dev_addr, fmt)
 
 
-
 # ---------------------------------------------------------------------------
 # VPC: resize, crop, crop and paste, batch crop, colour conversion
 # ---------------------------------------------------------------------------
@@ -495,9 +495,12 @@ class _BatchPicDesc:
         self.pics = [_PicDesc() for _ in range(size)]
 
 
-_resize_configs: dict = {}
-_rois: dict = {}
-_batches: dict = {}
+_resize_configs = _Handles("resize config", "dvpp_create_resize_config")
+_resize_config = _resize_configs.find
+_rois = _Handles("ROI config", "dvpp_create_roi_config")
+_roi = _rois.find
+_batches = _Handles("batch picture desc", "dvpp_create_batch_pic_desc")
+_batch = _batches.find
 
 
 def _is_uint(v) -> bool:
@@ -509,15 +512,6 @@ def dvpp_create_resize_config():
     cfg = _ResizeConfig()
     _resize_configs[cfg.handle] = cfg
     return cfg.handle
-
-
-def _resize_config(handle) -> _ResizeConfig:
-    cfg = _resize_configs.get(handle)
-    if cfg is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "resize config %r does not "
-                      "exist: make one with dvpp_create_resize_config()"
-                      % (handle,))
-    return cfg
 
 
 @api()
@@ -559,15 +553,6 @@ def dvpp_create_roi_config(left, right, top, bottom):
     roi = _RoiConfig(left, right, top, bottom)
     _rois[roi.handle] = roi
     return roi.handle
-
-
-def _roi(handle) -> _RoiConfig:
-    roi = _rois.get(handle)
-    if roi is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "ROI config %r does not "
-                      "exist: make one with dvpp_create_roi_config()"
-                      % (handle,))
-    return roi
 
 
 @api()
@@ -617,15 +602,6 @@ def dvpp_create_batch_pic_desc(batch_size):
     for p in b.pics:
         _pics[p.handle] = p
     return b.handle
-
-
-def _batch(handle) -> _BatchPicDesc:
-    b = _batches.get(handle)
-    if b is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "batch picture desc %r does "
-                      "not exist: make one with dvpp_create_batch_pic_desc()"
-                      % (handle,))
-    return b
 
 
 def dvpp_get_pic_desc(batch_pic_desc, index):
@@ -838,16 +814,8 @@ class _JpegeConfig:
         self.level = 100
 
 
-_jpege_configs: dict = {}
-
-
-def _jpege_config(handle) -> _JpegeConfig:
-    c = _jpege_configs.get(handle)
-    if c is None:
-        raise AclFail(C.ACL_ERROR_INVALID_PARAM, "jpege config %r does not "
-                      "exist: make one with dvpp_create_jpege_config()"
-                      % (handle,))
-    return c
+_jpege_configs = _Handles("jpege config", "dvpp_create_jpege_config")
+_jpege_config = _jpege_configs.find
 
 
 def dvpp_create_jpege_config():
