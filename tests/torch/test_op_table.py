@@ -563,6 +563,14 @@ SAMPLES = {
     ("linalg_vector_norm", 3): lambda dt: (lambda x: lambda: (
         torch.linalg.vector_norm(x, math.inf),
         torch.linalg.vector_norm(x, -math.inf, -1)))(_t(dt, 3, 4)),
+    ("flip", 0): lambda dt: (lambda x: lambda: x.flip(0))(_t(dt, 4, 5)),
+    ("flip", 1): lambda dt: (lambda x: lambda: (
+        x.flip(1), x.flip(0, 2), x.transpose(0, 1).flip(0)))(
+            _t(dt, 3, 4, 2)),
+    ("roll", 0): lambda dt: (lambda x: lambda: (
+        x.roll(1, 0), x.roll(-7)))(_t(dt, 4, 5)),
+    ("roll", 1): lambda dt: (lambda x: lambda: (
+        x.roll(2, 1), x.roll((1, -1), (1, 2))))(_t(dt, 3, 4, 2)),
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

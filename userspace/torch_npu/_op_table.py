@@ -35,6 +35,7 @@ from . import _logical as L
 from . import _norms as N
 from . import _pointwise as P
 from . import _reductions as R
+from . import _reorder as Q
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -620,6 +621,20 @@ TABLE: tuple[Entry, ...] = (
                                  torch.bool)),
            Path(("COPY_VIEW", "CUMSUM"), "another dim: moved last and back",
                 FLOATS + (torch.int64,))),
+    _entry("flip", Q.FLIP,
+           Path(("ARANGE", "INDEX_SELECT"), "dim 0 of a contiguous tensor: "
+                "the reversed indices (an int64 ARANGE), then the rows at "
+                "them", DEVICE_DTYPES),
+           Path(("ARANGE", "COPY_VIEW", "INDEX_SELECT"), "other dims, or a "
+                "view: an INDEX_SELECT per flipped dim, the index repeated "
+                "for each leading batch (COPY_VIEW walks no negative "
+                "stride)", DEVICE_DTYPES)),
+    _entry("roll", Q.ROLL,
+           Path(("MEMCPY",), "dim 0 of a contiguous tensor (or no dims: "
+                "the flattened tensor): its last shift elements, then the "
+                "others, by cat's copies", DEVICE_DTYPES),
+           Path(("IDENTITY",), "a later dim: cat's strided copies into the "
+                "result's slices", DEVICE_DTYPES)),
     _entry("native_dropout", {"native_dropout": K._native_dropout},
            Path(("BERNOULLI", "MASK_SCALE"), "training: the mask drawn by "
                 "Philox4x32-10 with a key from torch's CPU generator "
@@ -650,6 +665,10 @@ TABLE: tuple[Entry, ...] = (
            note="a dense npu tensor and a dense CPU one may take each "
                 "other's data: Module.to moves parameters in place, tied "
                 "ones stay tied"),
+    _entry("unfold", Q.UNFOLD,
+           note="Tensor.unfold: a view (CPU torch's sizes and strides); "
+                "repeat writes its result through one, so repeat runs as a "
+                "copy of the expanded input (IDENTITY)"),
     _entry("_local_scalar_dense",
            {"_local_scalar_dense": K._local_scalar_dense},
            note="item(): read on the host"),
