@@ -477,6 +477,9 @@ SAMPLES = {
         _t(dt, 8), _t(dt, 8, seed=1)),
     ("mm", 0): lambda dt: (lambda a, b: lambda: (a @ b, a @ b.t().t()))(
         _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
+    ("mm", 1): lambda dt: (lambda a, b, c: lambda: (
+        torch.mm(a.expand(3, 4), b), torch.mm(c[:, ::2], b)))(
+        _t(dt, 1, 4), _t(dt, 4, 2, seed=1), _t(dt, 3, 8, seed=2)),
     ("addmm", 0): lambda dt: (lambda c, a, b: lambda: torch.addmm(c, a, b))(
         _t(dt, 2), _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
     ("_softmax", 0): _unary(lambda x: torch.softmax(x, -1))[0],

@@ -907,7 +907,18 @@ def _lerp_(x, end, weight):
 
 
 # -- matmul -------------------------------------------------------------------------
+def _dense_operand(t):
+    """t, or a dense copy (COPY_VIEW) of a 2-D npu view MATMUL cannot read
+    (an expanded gradient of a sum, a strided slice)."""
+    if _is_npu(t) and t.dim() == 2 and t.numel() and \
+            D.matmul_operand(t) is None and t.dtype in D.FLOATS:
+        return t.contiguous()
+    return t
+
+
 def _mm(a, b):
+    if _is_npu(a) and _is_npu(b) and a.dtype == b.dtype:
+        a, b = _dense_operand(a), _dense_operand(b)
     pa, pb = D.matmul_operand(a), D.matmul_operand(b)
     if pa and pb and a.dtype == b.dtype and a.device == b.device:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype,

@@ -296,7 +296,10 @@ TABLE: tuple[Entry, ...] = (
            Path(("SUB", "AXPY"), "contiguous, one shape, a number weight")),
     _entry("mm", {"mm": K._mm},
            Path(("MATMUL",), "2-D, each contiguous or the transpose of a "
-                "contiguous tensor")),
+                "contiguous tensor"),
+           Path(("COPY_VIEW", "MATMUL"), "an operand of another layout (the "
+                "expanded gradient of a sum, a strided slice) copied dense "
+                "first")),
     _entry("addmm", {"addmm": K._addmm},
            Path(("MATMUL", "ADD"), "2-D as mm, beta and alpha 1, a bias of "
                 "[m, n], [n] or [1, n] (broadcast by a MATMUL with ones)")),
