@@ -24,8 +24,8 @@ aten = torch.ops.aten
 
 def reduce_dims(x: torch.Tensor, dim) -> "list[int] | None":
     """The dims ``dim`` names (None or an empty list: all; an int or a
-    list), sorted, each once; None for one out of range (the CPU raises
-    torch's IndexError)."""
+    list), sorted; None for one out of range or named twice, or a tensor
+    of more than 64 dims (the CPU raises torch's error)."""
     nd = x.dim()
     if dim is None:
         return list(range(nd))
@@ -33,9 +33,13 @@ def reduce_dims(x: torch.Tensor, dim) -> "list[int] | None":
     if not dims:
         return list(range(nd))
     n = max(nd, 1)
-    if not all(isinstance(d, int) and -n <= d < n for d in dims):
+    if nd > 64 or not all(isinstance(d, int) and -n <= d < n
+                          for d in dims):
         return None
-    return sorted({d % n for d in dims}) if nd else []
+    wrapped = [d % n for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        return None             # (a dim named twice: the CPU raises)
+    return sorted(wrapped) if nd else []
 
 
 def kept_shape(x: torch.Tensor, dims: list[int], keepdim: bool) -> list[int]:
@@ -130,8 +134,12 @@ def mean_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
     return sum_on_device(x, dim, keepdim, dtype, out, count=True)
 
 
-def _into(out: torch.Tensor, res: torch.Tensor) -> torch.Tensor:
-    K._resize_out(out, res.shape, res)
+def cpu_out(op, reason: str, out: torch.Tensor, *args, **kwargs
+             ) -> torch.Tensor:
+    """``op`` (an out= overload) on the CPU, into a CPU copy of ``out`` (so
+    that CPU torch checks out's dtype and shape), copied back."""
+    res = K.on_cpu(op, reason, *args, out=out, **kwargs)
+    K._resize_out(out, res.shape)
     out.copy_(res)
     return out
 
@@ -155,7 +163,9 @@ def _sum_dim(x, dim, keepdim=False, *, dtype=None):
 def _sum_out(x, dim, keepdim=False, *, dtype=None, out):
     if sum_on_device(x, dim, keepdim, dtype, out) is not None:
         return out
-    return _into(out, _sum_dim(x, dim, keepdim, dtype=dtype))
+    return cpu_out(aten.sum.IntList_out, "an integer or bool tensor, an "
+                    "empty one, its dtype or out's", out, x, dim, keepdim,
+                    dtype=dtype)
 
 
 def _mean_dim(x, dim, keepdim=False, *, dtype=None):
@@ -173,7 +183,8 @@ def _mean(x, *, dtype=None):
 def _mean_out(x, dim, keepdim=False, *, dtype=None, out):
     if mean_on_device(x, dim, keepdim, dtype, out) is not None:
         return out
-    return _into(out, _mean_dim(x, dim, keepdim, dtype=dtype))
+    return cpu_out(aten.mean.out, "an empty tensor, its dtype or out's",
+                    out, x, dim, keepdim, dtype=dtype)
 
 
 # -- amax, amin, max, min ------------------------------------------------------------
@@ -221,7 +232,8 @@ def _make_extreme(name: str) -> dict[str, object]:
     def out_fn(x, dim=(), keepdim=False, *, out):
         if extreme_on_device(name, x, dim, keepdim, out) is not None:
             return out
-        return _into(out, run(x, dim, keepdim))
+        return cpu_out(amax.out, "an empty or bool tensor, or out's dtype",
+                        out, x, dim, keepdim)
 
     def full(x):
         res = extreme_on_device(name, x, None, False)
@@ -232,7 +244,8 @@ def _make_extreme(name: str) -> dict[str, object]:
     def full_out(x, *, out):
         if extreme_on_device(name, x, None, False, out) is not None:
             return out
-        return _into(out, full(x))
+        return cpu_out(full_op.unary_out, "an empty or bool tensor, or "
+                        "out's dtype", out, x)
     return {"a" + name: run, "a" + name + ".out": out_fn}, \
         {name: full, name + ".unary_out": full_out}
 
@@ -292,8 +305,14 @@ def _make_var(name: str) -> dict[str, object]:
                         dim, correction=correction, keepdim=keepdim)
 
     def out_fn(x, dim=None, *, correction=None, keepdim=False, out):
-        return _into(out, run(x, dim, correction=correction,
-                              keepdim=keepdim))
+        res = var_on_device(x, dim, correction, keepdim, sqrt)
+        if res is not None and res[0].dtype == out.dtype:
+            K._resize_out(out, res[0].shape, x)
+            out.copy_(res[0])
+            return out
+        return cpu_out(op.correction_out, "an empty tensor, its dtype or "
+                        "out's", out, x, dim, correction=correction,
+                        keepdim=keepdim)
 
     def with_mean(x, dim=None, *, correction=None, keepdim=False):
         res = var_on_device(x, dim, correction, keepdim, sqrt)
@@ -346,7 +365,14 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def _vector_norm_out(x, ord=2, dim=None, keepdim=False, *, dtype=None,
                      out):
-    return _into(out, _vector_norm(x, ord, dim, keepdim, dtype=dtype))
+    res = vector_norm_on_device(x, ord, dim, keepdim, dtype)
+    if res is not None and res.dtype == out.dtype:
+        K._resize_out(out, res.shape, x)
+        out.copy_(res)
+        return out
+    return cpu_out(aten.linalg_vector_norm.out, "ord, dtype, out's dtype "
+                    "or an empty tensor", out, x, ord, dim, keepdim,
+                    dtype=dtype)
 
 
 VECTOR_NORM = {"linalg_vector_norm": _vector_norm,
@@ -356,7 +382,7 @@ VECTOR_NORM = {"linalg_vector_norm": _vector_norm,
 SUM = {"sum": _sum, "sum.dim_IntList": _sum_dim, "sum.IntList_out": _sum_out}
 MEAN = {"mean": _mean, "mean.dim": _mean_dim, "mean.out": _mean_out}
 
-__all__ = ["reduce_dims", "kept_shape", "rows_of", "sum_on_device",
+__all__ = ["cpu_out", "reduce_dims", "kept_shape", "rows_of", "sum_on_device",
            "mean_on_device", "extreme_on_device",
            "var_on_device", "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN",
            "VAR", "VAR_MEAN", "STD", "STD_MEAN", "vector_norm_on_device",

@@ -15,6 +15,7 @@ import torch
 
 from . import _device_ops as D
 from . import _kernels as K
+from ._reductions import cpu_out
 
 aten = torch.ops.aten
 
@@ -48,18 +49,22 @@ def _flip(x, dims):
 
 
 def _flip_out(x, dims, *, out):
-    res = _flip(x, dims)
-    K._resize_out(out, res.shape, x)
-    out.copy_(res)
-    return out
+    res = flip_on_device(x, dims)
+    if res is not None and res.dtype == out.dtype:
+        K._resize_out(out, res.shape, x)
+        out.copy_(res)
+        return out
+    return cpu_out(aten.flip.out, "its dtype, out's or an empty tensor", out,
+                   x, dims)
 
 
 def roll_on_device(x, shifts, dims):
     """x rolled by ``shifts`` along ``dims`` (none: the flattened tensor,
     as torch): the last ``shift`` elements of each dim, then the others,
     by one cat; None where the device cannot."""
-    if not K._is_npu(x) or x.numel() == 0 or x.dtype not in D.DTYPES:
-        return None
+    if not K._is_npu(x) or x.numel() == 0 or x.dtype not in D.DTYPES or \
+            x.dim() == 0:
+        return None             # (a 0-dim one: the CPU's error or copy)
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [dims] if isinstance(dims, int) else list(dims)
     if not dims:
@@ -92,10 +97,13 @@ def _roll(x, shifts, dims=()):
 
 
 def _roll_out(x, shifts, dims=(), *, out):
-    res = _roll(x, shifts, dims)
-    K._resize_out(out, res.shape, x)
-    out.copy_(res)
-    return out
+    res = roll_on_device(x, shifts, dims)
+    if res is not None and res.dtype == out.dtype:
+        K._resize_out(out, res.shape, x)
+        out.copy_(res)
+        return out
+    return cpu_out(aten.roll.out, "its dtype, out's, an empty tensor or the "
+                   "shifts", out, x, shifts, dims)
 
 
 def _unfold(x, dimension, size, step):
