@@ -574,6 +574,16 @@ SAMPLES = {
         x.roll(1, 0), x.roll(-7)))(_t(dt, 4, 5)),
     ("roll", 1): lambda dt: (lambda x: lambda: (
         x.roll(2, 1), x.roll((1, -1), (1, 2))))(_t(dt, 3, 4, 2)),
+    ("sum", 4): lambda dt: (lambda x: lambda: (
+        x.sum(0), torch.sum(x, 0, out=torch.empty(0, dtype=dt,
+                                                  device="npu"))))(
+            torch.empty(0, 5, dtype=dt, device="npu")),
+    ("mean", 3): lambda dt: (lambda x: lambda: (x.mean(), x.mean(0)))(
+        torch.empty(0, 5, dtype=dt, device="npu")),
+    **{(name, 2): (lambda f: lambda dt: (lambda x: lambda: (
+        f(x), f(x, 0, keepdim=True)))(
+            torch.empty(0, 5, dtype=dt, device="npu")))(getattr(torch, name))
+       for name in ("var", "var_mean", "std", "std_mean")},
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

@@ -186,3 +186,23 @@ def test_vector_norms_equal_the_cpu(npu, dt, ord, dim):
                                              keepdim=True), x)
     if dim is None and ord in (1, 2):
         check(lambda t: t.norm(ord), x)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+def test_reductions_of_empty_tensors_are_the_cpus(npu, dt):
+    """A sum of nothing is 0, a mean, variance or deviation NaN (CPU
+    torch's own warning aside), over an empty result or not."""
+    x = torch.empty(0, 5, dtype=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(lambda t: (t.sum(), t.sum(0), t.sum(1), t.mean(), t.mean(0),
+                         t.mean(1, keepdim=True), t.var(), t.var(0),
+                         t.std(1), *torch.var_mean(t, 0),
+                         *torch.std_mean(t), t.softmax(1),
+                         t.log_softmax(0), t.flip(1), t.roll(1, 0)), x)
+
+
+def test_softmax_of_a_0_dim_tensor_is_the_cpus(npu):
+    x = torch.tensor(2.5)
+    check(lambda t: (t.softmax(0), t.log_softmax(-1), t.roll(3),
+                     t.sum(), t.mean(), t.amax(), t.max()), x)

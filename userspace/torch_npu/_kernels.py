@@ -976,12 +976,15 @@ def _dim_back(t: torch.Tensor, dim: int, like: torch.Tensor
 def _row_op_ok(x, dim, op: str) -> bool:
     """A row op ``op`` of x along ``dim`` on the device: a dense copy with
     dim last first where x is a view or dim is not its last."""
-    return _is_npu(x) and x.dim() > 0 and x.numel() > 0 and \
+    return _is_npu(x) and x.numel() > 0 and \
         _dim_ok(x, dim) and x.dtype in D.FLOATS and \
         D.serves(x.get_device(), op, D.DTYPES[x.dtype])
 
 
 def _softmax(x, dim, half_to_float):
+    if not half_to_float and _is_npu(x) and x.numel() == 0 and \
+            x.dtype in D.FLOATS and _dim_ok(x, dim):
+        return torch.empty_like(x)      # (nothing to compute)
     if not half_to_float and _row_op_ok(x, dim, "softmax"):
         rows = _dim_last(x, dim)
         out = torch.empty_like(rows)
@@ -1003,6 +1006,9 @@ def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def _log_softmax(x, dim, half_to_float):
+    if not half_to_float and _is_npu(x) and x.numel() == 0 and \
+            x.dtype in D.FLOATS and _dim_ok(x, dim):
+        return torch.empty_like(x)
     if not half_to_float and _row_op_ok(x, dim, "log_softmax"):
         rows = _dim_last(x, dim)
         out = torch.empty_like(rows)

@@ -304,7 +304,8 @@ TABLE: tuple[Entry, ...] = (
            Path(("MATMUL", "ADD"), "2-D as mm, beta and alpha 1, a bias of "
                 "[m, n], [n] or [1, n] (broadcast by a MATMUL with ones)")),
     _entry("_softmax", {"_softmax": K._softmax},
-           Path(("SOFTMAX",), "contiguous, the last dim"),
+           Path(("SOFTMAX",), "contiguous, the last dim (a 0-dim tensor "
+                "too; an empty one: an empty result, no task)"),
            Path(("COPY_VIEW", "SOFTMAX"), "another dim, or a view: the dim "
                 "moved last by a copy, the rows' result moved back")),
     _entry("_log_softmax", {"_log_softmax": K._log_softmax},
@@ -343,6 +344,8 @@ TABLE: tuple[Entry, ...] = (
                 "rounding, not bit for bit"),
            Path(("CAST", "REDUCE_SUM"), "dtype= another float dtype: cast "
                 "on the device first", FLOATS),
+           Path(("MEMSET",), "an empty float tensor: zeros (a [0, 5] "
+                "tensor's sum over dim 0 holds five)", FLOATS),
            note="float16 and bfloat16 rows are summed in float32 lanes and "
                 "rounded once"),
     _entry("mean", R.MEAN,
@@ -352,7 +355,9 @@ TABLE: tuple[Entry, ...] = (
            Path(("MATMUL", "DIV"), "contiguous, leading dims"),
            Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
                 "view: moved last by one copy; equal to CPU torch within "
-                "float32 rounding")),
+                "float32 rounding"),
+           Path(("AXPY",), "an empty float tensor: NaN (0 / 0), as CPU "
+                "torch", FLOATS)),
     *(_entry(name, kernels,
              Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL") + sqrt,
                   "any dims, correction, keepdim: the mean (REDUCE_SUM "
@@ -366,7 +371,9 @@ TABLE: tuple[Entry, ...] = (
                   % (", then SQRT" if sqrt else ""), (torch.float32,)),
              Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL")
                   + sqrt, "float16/bfloat16: computed in float32, rounded "
-                  "once", _HALF))
+                  "once", _HALF),
+             Path(("AXPY",), "an empty float tensor: NaN, as CPU torch",
+                  FLOATS))
       for name, kernels, sqrt in (
           ("var", R.VAR, ()), ("var_mean", R.VAR_MEAN, ()),
           ("std", R.STD, ("SQRT",)), ("std_mean", R.STD_MEAN, ("SQRT",)))),

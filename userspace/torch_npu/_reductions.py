@@ -14,6 +14,8 @@ there. float16 and bfloat16 rows are summed in float32 and rounded once.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import _device_ops as D
@@ -61,7 +63,7 @@ def rows_of(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
 def _float_input(x, dtype) -> "torch.Tensor | None":
     """x in the float dtype the reduction computes in (``dtype`` when it
     is given: a CAST on the device), or None where the device cannot."""
-    if not K._is_npu(x) or x.numel() == 0 or x.is_conj() or x.is_neg():
+    if not K._is_npu(x) or x.is_conj() or x.is_neg():
         return None
     dt = dtype or x.dtype
     if dt not in D.FLOATS or x.dtype not in D.DTYPES:
@@ -69,7 +71,8 @@ def _float_input(x, dtype) -> "torch.Tensor | None":
     if x.dtype != dt:
         if not D.serves(x.get_device(), "cast", D.DTYPES[x.dtype]):
             return None
-        x = x.to(dt)
+        x = x.to(dt) if x.numel() else torch.empty(x.shape, dtype=dt,
+                                                   device=x.device)
     return x
 
 
@@ -104,8 +107,13 @@ def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
             return None
         K._resize_out(out, torch.Size(shape), x)
     m = K._prod(shape)
-    n = x.numel() // m
+    n = x.numel() // max(m, 1)
     target = _target(out, x, m)
+    if x.numel() == 0:
+        # a sum of nothing is 0 (MEMSET), a mean of nothing 0 / 0: NaN
+        if m:
+            target.fill_(math.nan if count else 0.0)
+        return out if out is not None else target.view(shape)
     res = torch.empty_like(target) if count else target
     if x.is_contiguous() and dims and dims == list(range(len(dims))) and \
             len(dims) < x.dim() and matmul and \
@@ -264,7 +272,7 @@ def var_on_device(x, dim, correction, keepdim: bool, sqrt: bool = False):
     max(0, N - correction) (N the elements of each row; 0 gives an
     infinity or NaN, as CPU torch), std its SQRT; float16 and bfloat16
     computed in float32 and rounded once. None where the device cannot."""
-    if not K._is_npu(x) or x.dtype not in D.FLOATS or x.numel() == 0:
+    if not K._is_npu(x) or x.dtype not in D.FLOATS:
         return None
     dims = reduce_dims(x, dim)
     index = x.get_device()
@@ -274,6 +282,14 @@ def var_on_device(x, dim, correction, keepdim: bool, sqrt: bool = False):
                                for op in ops):
         return None
     c = 1.0 if correction is None else float(correction)
+    if x.numel() == 0:
+        # the variance and mean of nothing: NaN (0 / 0), as CPU torch
+        shape = kept_shape(x, dims, keepdim)
+        both = [torch.empty(shape, dtype=x.dtype, device=x.device)
+                for _ in range(2)]
+        for t in both if K._prod(shape) else ():
+            t.fill_(math.nan)
+        return both[0], both[1]
     xf = x if x.dtype == torch.float32 else x.to(torch.float32)
     dt = torch.float32
     mean = sum_on_device(xf, dims, True, count=True, matmul=False)

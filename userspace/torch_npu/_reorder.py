@@ -23,11 +23,13 @@ aten = torch.ops.aten
 def flip_on_device(x, dims):
     """x with ``dims`` reversed, a new dense tensor; None where the device
     cannot (a dtype INDEX_SELECT does not move, an empty tensor)."""
-    if not K._serves(x, "index_select") or \
-            not D.serves(x.get_device(), "arange", "int64"):
-        return None
     nd = max(x.dim(), 1)
     if not all(isinstance(d, int) and -nd <= d < nd for d in dims):
+        return None
+    if K._is_npu(x) and x.numel() == 0 and x.dtype in D.DTYPES:
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if not K._serves(x, "index_select") or \
+            not D.serves(x.get_device(), "arange", "int64"):
         return None
     dims = sorted({d % nd for d in dims}) if x.dim() else []
     out = x
@@ -62,11 +64,16 @@ def roll_on_device(x, shifts, dims):
     """x rolled by ``shifts`` along ``dims`` (none: the flattened tensor,
     as torch): the last ``shift`` elements of each dim, then the others,
     by one cat; None where the device cannot."""
-    if not K._is_npu(x) or x.numel() == 0 or x.dtype not in D.DTYPES or \
-            x.dim() == 0:
-        return None             # (a 0-dim one: the CPU's error or copy)
+    if not K._is_npu(x) or x.dtype not in D.DTYPES:
+        return None
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [dims] if isinstance(dims, int) else list(dims)
+    if dims and x.dim() == 0:
+        return None             # (the CPU raises torch's IndexError)
+    if x.numel() == 0:
+        if len(shifts) != max(len(dims), 1):
+            return None
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if not dims:
         if len(shifts) != 1:
             return None         # (the CPU raises torch's error)
