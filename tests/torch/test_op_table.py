@@ -526,6 +526,13 @@ SAMPLES = {
         x.mean(1), x.mean((0, 2), True),
         torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
         _t(dt, 3, 4, 2)),
+    ("mean", 3): lambda dt: (lambda x, y: lambda: (
+        x.mean(-1), x.mean(), y.mean((-1, -2), True),
+        torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
+    ("mean", 4): lambda dt: (lambda x: lambda: (
+        x.mean(0), x.mean((0, 2), True), x.transpose(0, 1).mean(-1)))(
+        _t(dt, 3, 4, 2)),
     **{(name, i): (lambda f: lambda dt: (lambda x: lambda: (
         f(x), f(x, 1), f(x, (0, 2), correction=0, keepdim=True)))(
             _t(dt, 3, 4, 2)))(getattr(torch, name))
@@ -578,7 +585,7 @@ SAMPLES = {
         x.sum(0), torch.sum(x, 0, out=torch.empty(0, dtype=dt,
                                                   device="npu"))))(
             torch.empty(0, 5, dtype=dt, device="npu")),
-    ("mean", 3): lambda dt: (lambda x: lambda: (x.mean(), x.mean(0)))(
+    ("mean", 5): lambda dt: (lambda x: lambda: (x.mean(), x.mean(0)))(
         torch.empty(0, 5, dtype=dt, device="npu")),
     **{(name, 2): (lambda f: lambda dt: (lambda x: lambda: (
         f(x), f(x, 0, keepdim=True)))(

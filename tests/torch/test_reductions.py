@@ -206,3 +206,16 @@ def test_softmax_of_a_0_dim_tensor_is_the_cpus(npu):
     x = torch.tensor(2.5)
     check(lambda t: (t.softmax(0), t.log_softmax(-1), t.roll(3),
                      t.sum(), t.mean(), t.amax(), t.max()), x)
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_a_half_mean_divides_in_float32_as_the_cpu(npu, dt):
+    """CPU torch sums a float16/bfloat16 mean into float32, divides there
+    and rounds once: a count beyond float16's range (70001) divides
+    right, bit for bit where the sums agree."""
+    x = sample(dt, 3, 70001, seed=12)
+    check(lambda t: (t.mean(1), t.mean(0), t.mean()), x)
+    ones = torch.ones(2, 70001, dtype=dt)
+    with no_fallback():
+        got = ones.npu().mean(1)
+    assert torch.equal(got.cpu(), ones.mean(1))

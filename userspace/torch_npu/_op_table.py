@@ -351,11 +351,18 @@ TABLE: tuple[Entry, ...] = (
     _entry("mean", R.MEAN,
            Path(("REDUCE_SUM", "DIV"), "contiguous, all dims or trailing "
                 "ones: the sum divided by the count (CPU torch's "
-                "sum(...).div_(n))"),
-           Path(("MATMUL", "DIV"), "contiguous, leading dims"),
+                "sum(...).div_(n))", (torch.float32,)),
+           Path(("MATMUL", "DIV"), "contiguous, leading dims",
+                (torch.float32,)),
            Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
                 "view: moved last by one copy; equal to CPU torch within "
-                "float32 rounding"),
+                "float32 rounding", (torch.float32,)),
+           Path(("CAST", "REDUCE_SUM", "DIV"), "float16/bfloat16, all dims "
+                "or trailing ones: summed and divided in float32, rounded "
+                "once, as CPU torch (cast_fp32, sum, div, cast back)",
+                _HALF),
+           Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV"), "float16/"
+                "bfloat16, any other dims", _HALF),
            Path(("AXPY",), "an empty float tensor: NaN (0 / 0), as CPU "
                 "torch", FLOATS)),
     *(_entry(name, kernels,

@@ -138,8 +138,23 @@ def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
 def mean_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
                    out=None):
     """mean: the sum, divided by the number of elements summed (CPU
-    torch's sum(...).div_(n))."""
-    return sum_on_device(x, dim, keepdim, dtype, out, count=True)
+    torch's sum(...).div_(n)); a float16 or bfloat16 mean is summed and
+    divided in float32 and rounded once, as CPU torch's (cast_fp32, sum,
+    div, cast back: a count beyond float16's range divides right)."""
+    result = dtype or (x.dtype if K._is_npu(x) else None)
+    if result not in (torch.float16, torch.bfloat16) or x.numel() == 0:
+        return sum_on_device(x, dim, keepdim, dtype, out, count=True)
+    if out is not None and out.dtype != result:
+        return None
+    mean = sum_on_device(x, dim, keepdim, torch.float32, None, count=True,
+                         matmul=False)
+    if mean is None or not D.serves(x.get_device(), "cast", "float32"):
+        return None
+    if out is None:
+        return mean.to(result)
+    K._resize_out(out, mean.shape, x)
+    out.copy_(mean)             # (a CAST, out dense or a strided one)
+    return out
 
 
 def cpu_out(op, reason: str, out: torch.Tensor, *args, **kwargs
