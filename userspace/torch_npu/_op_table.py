@@ -230,10 +230,11 @@ TABLE: tuple[Entry, ...] = (
                 "in float32 and rounded once; an integer tensor into "
                 "float32", _HALF + INTEGERS)),
     _entry("mse_loss", P.MSE_LOSS,
-           Path(("SUB", "MUL", "REDUCE_SUM", "DIV"), "npu input and target "
-                "of one float dtype broadcast against each other: (x - y) "
-                "* (x - y), then the mean (a DIV by N) or the sum, or none "
-                "(then no REDUCE_SUM)", FLOATS)),
+           Path(("SUB", "MUL", "CAST", "REDUCE_SUM", "DIV"), "npu input "
+                "and target of one float dtype broadcast against each "
+                "other: (x - y) * (x - y), then the mean (a DIV by N; "
+                "float16/bfloat16 in float32, CAST, as CPU torch's mean) or "
+                "the sum, or none (then no REDUCE_SUM)", FLOATS)),
     _entry("mse_loss_backward", P.MSE_LOSS_BACKWARD,
            Path(("SUB", "AXPY", "MUL"), "as mse_loss: (norm * (x - y)) * "
                 "grad, norm = 2 / N for a mean, else 2, rounded to the "
