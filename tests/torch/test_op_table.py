@@ -479,6 +479,9 @@ SAMPLES = {
         _t(dt, 8), _t(dt, 8, seed=1)),
     ("mm", 0): lambda dt: (lambda a, b: lambda: (a @ b, a @ b.t().t()))(
         _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
+    ("mm", 1): lambda dt: (lambda a, b, c: lambda: (
+        torch.mm(a.expand(3, 4), b), torch.mm(c[:, ::2], b)))(
+        _t(dt, 1, 4), _t(dt, 4, 2, seed=1), _t(dt, 3, 8, seed=2)),
     ("addmm", 0): lambda dt: (lambda c, a, b: lambda: torch.addmm(c, a, b))(
         _t(dt, 2), _t(dt, 3, 4), _t(dt, 4, 2, seed=1)),
     ("_softmax", 0): _unary(lambda x: torch.softmax(x, -1))[0],
@@ -525,6 +528,13 @@ SAMPLES = {
         x.mean(1), x.mean((0, 2), True),
         torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
         _t(dt, 3, 4, 2)),
+    ("mean", 3): lambda dt: (lambda x, y: lambda: (
+        x.mean(-1), x.mean(), y.mean((-1, -2), True),
+        torch.mean(x, 1, out=torch.empty(0, dtype=dt, device="npu"))))(
+        _t(dt, 3, 4), _t(dt, 2, 3, 4, 5)),
+    ("mean", 4): lambda dt: (lambda x: lambda: (
+        x.mean(0), x.mean((0, 2), True), x.transpose(0, 1).mean(-1)))(
+        _t(dt, 3, 4, 2)),
     **{(name, i): (lambda f: lambda dt: (lambda x: lambda: (
         f(x), f(x, 1), f(x, (0, 2), correction=0, keepdim=True)))(
             _t(dt, 3, 4, 2)))(getattr(torch, name))
@@ -565,6 +575,24 @@ SAMPLES = {
     ("linalg_vector_norm", 3): lambda dt: (lambda x: lambda: (
         torch.linalg.vector_norm(x, math.inf),
         torch.linalg.vector_norm(x, -math.inf, -1)))(_t(dt, 3, 4)),
+    ("flip", 0): lambda dt: (lambda x: lambda: x.flip(0))(_t(dt, 4, 5)),
+    ("flip", 1): lambda dt: (lambda x: lambda: (
+        x.flip(1), x.flip(0, 2), x.transpose(0, 1).flip(0)))(
+            _t(dt, 3, 4, 2)),
+    ("roll", 0): lambda dt: (lambda x: lambda: (
+        x.roll(1, 0), x.roll(-7)))(_t(dt, 4, 5)),
+    ("roll", 1): lambda dt: (lambda x: lambda: (
+        x.roll(2, 1), x.roll((1, -1), (1, 2))))(_t(dt, 3, 4, 2)),
+    ("sum", 4): lambda dt: (lambda x: lambda: (
+        x.sum(0), torch.sum(x, 0, out=torch.empty(0, dtype=dt,
+                                                  device="npu"))))(
+            torch.empty(0, 5, dtype=dt, device="npu")),
+    ("mean", 5): lambda dt: (lambda x: lambda: (x.mean(), x.mean(0)))(
+        torch.empty(0, 5, dtype=dt, device="npu")),
+    **{(name, 2): (lambda f: lambda dt: (lambda x: lambda: (
+        f(x), f(x, 0, keepdim=True)))(
+            torch.empty(0, 5, dtype=dt, device="npu")))(getattr(torch, name))
+       for name in ("var", "var_mean", "std", "std_mean")},
     ("max_pool2d_with_indices", 0): lambda dt: (
         lambda x: lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True))(
             _t(dt, 2, 3, 7, 6)),

@@ -4,7 +4,8 @@ _pointwise), nothing run on the CPU: clamp (Scalar and Tensor bounds,
 clamp_min, clamp_max, in place, out=) and hardtanh bit for bit, NaN
 inputs and NaN bounds as CPU torch, hardtanh's backward; softmax and
 log_softmax over any dim and their backwards; rsqrt (float32 bit for
-bit), mse_loss and its backward."""
+bit), mse_loss and its backward; the moves flip, roll, repeat (through
+unfold, a view) bit for bit."""
 
 import math
 import warnings
@@ -130,17 +131,19 @@ def test_hardtanh_and_its_backward_equal_the_cpu(npu, dt, lo, hi):
     assert one.item() == g[-1].item()
 
 
-def test_a_relu6_training_step_runs_on_the_device(npu):
+@pytest.mark.parametrize("out", [1, 3])
+def test_a_relu6_training_step_runs_on_the_device(npu, out):
+    """A sum loss's gradient is an expanded tensor: mm copies it dense."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU6(),
-                                torch.nn.Linear(8, 3))
-    x, w = sample(F32, 5, 6, seed=4), sample(F32, 5, 3, seed=5)
-    (model(x) * w).sum().backward()
+                                torch.nn.Linear(8, out))
+    x = sample(F32, 5, 6, seed=4)
+    model(x).sum().backward()
     want = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
     model.npu()
     with no_fallback():
-        (model(x.npu()) * w.npu()).sum().backward()
+        model(x.npu()).sum().backward()
     for p, w in zip(model.parameters(), want):
         torch.testing.assert_close(p.grad.cpu(), w, rtol=1e-5, atol=1e-6)
 
@@ -225,3 +228,57 @@ def test_an_mse_training_step_runs_on_the_device(npu):
         F.mse_loss(model(x.npu()), t.npu()).backward()
     for p, w in zip(model.parameters(), want):
         torch.testing.assert_close(p.grad.cpu(), w, rtol=1e-5, atol=1e-6)
+
+
+# -- moves: flip, roll, repeat ----------------------------------------------
+_MOVE_DTYPES = FLOATS + [I32, torch.int64, torch.bool, torch.uint8]
+
+
+def moved(dt, *shape):
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(11))
+    return x > 0 if dt == torch.bool else (x * 50).to(dt)
+
+
+@pytest.mark.parametrize("dt", _MOVE_DTYPES, ids=str)
+@pytest.mark.parametrize("dims", [(0,), (1,), (-1,), (0, 2), (2, 0, 1)],
+                         ids=str)
+def test_flip_equals_the_cpu(npu, dt, dims):
+    x = moved(dt, 3, 4, 5)
+    with no_fallback():
+        got = x.npu().flip(dims)
+        view = x.npu().transpose(0, 2)[1:].flip(dims)
+    same_bits(got, x.flip(dims))
+    same_bits(view, x.transpose(0, 2)[1:].flip(dims))
+
+
+@pytest.mark.parametrize("dt", _MOVE_DTYPES, ids=str)
+@pytest.mark.parametrize("shifts,dims", [(1, 0), (-1, 1), (7, 2), (0, 1),
+                                         ((1, 2), (0, 2)), (3, None),
+                                         (-13, None), ((2, -3), (1, 1))],
+                         ids=str)
+def test_roll_equals_the_cpu(npu, dt, shifts, dims):
+    x = moved(dt, 3, 4, 5)
+    with no_fallback():
+        got = x.npu().roll(shifts, dims)
+        view = x.npu().transpose(0, 1).roll(shifts, dims)
+    same_bits(got, x.roll(shifts, dims))
+    same_bits(view, x.transpose(0, 1).roll(shifts, dims))
+
+
+@pytest.mark.parametrize("dt", FLOATS + [I32, torch.bool], ids=str)
+@pytest.mark.parametrize("reps", [(2, 1, 1), (1, 3, 2), (2, 2, 1, 3), (1,)],
+                         ids=str)
+def test_repeat_and_unfold_equal_the_cpu(npu, dt, reps):
+    x = moved(dt, 3, 1, 4)
+    if len(reps) < x.dim():
+        reps = (1,) * (x.dim() - len(reps)) + reps
+    with no_fallback():
+        got = x.npu().repeat(*reps)
+        u = x.npu().unfold(2, 2, 1)
+        u2 = x.npu().unfold(0, 2, 2)
+    same_bits(got, x.repeat(*reps))
+    same_bits(u, x.unfold(2, 2, 1))
+    same_bits(u2, x.unfold(0, 2, 2))
+    base = x.npu()
+    view = base.unfold(2, 2, 1)
+    assert view.data_ptr() == base.data_ptr()     # a view, no copy

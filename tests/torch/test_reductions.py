@@ -186,3 +186,36 @@ def test_vector_norms_equal_the_cpu(npu, dt, ord, dim):
                                              keepdim=True), x)
     if dim is None and ord in (1, 2):
         check(lambda t: t.norm(ord), x)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+def test_reductions_of_empty_tensors_are_the_cpus(npu, dt):
+    """A sum of nothing is 0, a mean, variance or deviation NaN (CPU
+    torch's own warning aside), over an empty result or not."""
+    x = torch.empty(0, 5, dtype=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(lambda t: (t.sum(), t.sum(0), t.sum(1), t.mean(), t.mean(0),
+                         t.mean(1, keepdim=True), t.var(), t.var(0),
+                         t.std(1), *torch.var_mean(t, 0),
+                         *torch.std_mean(t), t.softmax(1),
+                         t.log_softmax(0), t.flip(1), t.roll(1, 0)), x)
+
+
+def test_softmax_of_a_0_dim_tensor_is_the_cpus(npu):
+    x = torch.tensor(2.5)
+    check(lambda t: (t.softmax(0), t.log_softmax(-1), t.roll(3),
+                     t.sum(), t.mean(), t.amax(), t.max()), x)
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_a_half_mean_divides_in_float32_as_the_cpu(npu, dt):
+    """CPU torch sums a float16/bfloat16 mean into float32, divides there
+    and rounds once: a count beyond float16's range (70001) divides
+    right, bit for bit where the sums agree."""
+    x = sample(dt, 3, 70001, seed=12)
+    check(lambda t: (t.mean(1), t.mean(0), t.mean()), x)
+    ones = torch.ones(2, 70001, dtype=dt)
+    with no_fallback():
+        got = ones.npu().mean(1)
+    assert torch.equal(got.cpu(), ones.mean(1))

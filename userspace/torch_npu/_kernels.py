@@ -908,7 +908,18 @@ def _lerp_(x, end, weight):
 
 
 # -- matmul -------------------------------------------------------------------------
+def _dense_operand(t):
+    """t, or a dense copy (COPY_VIEW) of a 2-D npu view MATMUL cannot read
+    (an expanded gradient of a sum, a strided slice)."""
+    if _is_npu(t) and t.dim() == 2 and t.numel() and \
+            D.matmul_operand(t) is None and t.dtype in D.FLOATS:
+        return t.contiguous()
+    return t
+
+
 def _mm(a, b):
+    if _is_npu(a) and _is_npu(b) and a.dtype == b.dtype:
+        a, b = _dense_operand(a), _dense_operand(b)
     pa, pb = D.matmul_operand(a), D.matmul_operand(b)
     if pa and pb and a.dtype == b.dtype and a.device == b.device:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype,
@@ -966,12 +977,15 @@ def _dim_back(t: torch.Tensor, dim: int, like: torch.Tensor
 def _row_op_ok(x, dim, op: str) -> bool:
     """A row op ``op`` of x along ``dim`` on the device: a dense copy with
     dim last first where x is a view or dim is not its last."""
-    return _is_npu(x) and x.dim() > 0 and x.numel() > 0 and \
+    return _is_npu(x) and x.numel() > 0 and \
         _dim_ok(x, dim) and x.dtype in D.FLOATS and \
         D.serves(x.get_device(), op, D.DTYPES[x.dtype])
 
 
 def _softmax(x, dim, half_to_float):
+    if not half_to_float and _is_npu(x) and x.numel() == 0 and \
+            x.dtype in D.FLOATS and _dim_ok(x, dim):
+        return torch.empty_like(x)      # (nothing to compute)
     if not half_to_float and _row_op_ok(x, dim, "softmax"):
         rows = _dim_last(x, dim)
         out = torch.empty_like(rows)
@@ -993,6 +1007,9 @@ def _broadcast_cols(col: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def _log_softmax(x, dim, half_to_float):
+    if not half_to_float and _is_npu(x) and x.numel() == 0 and \
+            x.dtype in D.FLOATS and _dim_ok(x, dim):
+        return torch.empty_like(x)
     if not half_to_float and _row_op_ok(x, dim, "log_softmax"):
         rows = _dim_last(x, dim)
         out = torch.empty_like(rows)

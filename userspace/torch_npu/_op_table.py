@@ -35,6 +35,7 @@ from . import _logical as L
 from . import _norms as N
 from . import _pointwise as P
 from . import _reductions as R
+from . import _reorder as Q
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -229,10 +230,11 @@ TABLE: tuple[Entry, ...] = (
                 "in float32 and rounded once; an integer tensor into "
                 "float32", _HALF + INTEGERS)),
     _entry("mse_loss", P.MSE_LOSS,
-           Path(("SUB", "MUL", "REDUCE_SUM", "DIV"), "npu input and target "
-                "of one float dtype broadcast against each other: (x - y) "
-                "* (x - y), then the mean (a DIV by N) or the sum, or none "
-                "(then no REDUCE_SUM)", FLOATS)),
+           Path(("SUB", "MUL", "CAST", "REDUCE_SUM", "DIV"), "npu input "
+                "and target of one float dtype broadcast against each "
+                "other: (x - y) * (x - y), then the mean (a DIV by N; "
+                "float16/bfloat16 in float32, CAST, as CPU torch's mean) or "
+                "the sum, or none (then no REDUCE_SUM)", FLOATS)),
     _entry("mse_loss_backward", P.MSE_LOSS_BACKWARD,
            Path(("SUB", "AXPY", "MUL"), "as mse_loss: (norm * (x - y)) * "
                 "grad, norm = 2 / N for a mean, else 2, rounded to the "
@@ -295,12 +297,16 @@ TABLE: tuple[Entry, ...] = (
            Path(("SUB", "AXPY"), "contiguous, one shape, a number weight")),
     _entry("mm", {"mm": K._mm},
            Path(("MATMUL",), "2-D, each contiguous or the transpose of a "
-                "contiguous tensor")),
+                "contiguous tensor"),
+           Path(("COPY_VIEW", "MATMUL"), "an operand of another layout (the "
+                "expanded gradient of a sum, a strided slice) copied dense "
+                "first")),
     _entry("addmm", {"addmm": K._addmm},
            Path(("MATMUL", "ADD"), "2-D as mm, beta and alpha 1, a bias of "
                 "[m, n], [n] or [1, n] (broadcast by a MATMUL with ones)")),
     _entry("_softmax", {"_softmax": K._softmax},
-           Path(("SOFTMAX",), "contiguous, the last dim"),
+           Path(("SOFTMAX",), "contiguous, the last dim (a 0-dim tensor "
+                "too; an empty one: an empty result, no task)"),
            Path(("COPY_VIEW", "SOFTMAX"), "another dim, or a view: the dim "
                 "moved last by a copy, the rows' result moved back")),
     _entry("_log_softmax", {"_log_softmax": K._log_softmax},
@@ -339,16 +345,27 @@ TABLE: tuple[Entry, ...] = (
                 "rounding, not bit for bit"),
            Path(("CAST", "REDUCE_SUM"), "dtype= another float dtype: cast "
                 "on the device first", FLOATS),
+           Path(("MEMSET",), "an empty float tensor: zeros (a [0, 5] "
+                "tensor's sum over dim 0 holds five)", FLOATS),
            note="float16 and bfloat16 rows are summed in float32 lanes and "
                 "rounded once"),
     _entry("mean", R.MEAN,
            Path(("REDUCE_SUM", "DIV"), "contiguous, all dims or trailing "
                 "ones: the sum divided by the count (CPU torch's "
-                "sum(...).div_(n))"),
-           Path(("MATMUL", "DIV"), "contiguous, leading dims"),
+                "sum(...).div_(n))", (torch.float32,)),
+           Path(("MATMUL", "DIV"), "contiguous, leading dims",
+                (torch.float32,)),
            Path(("COPY_VIEW", "REDUCE_SUM", "DIV"), "any other dims, or a "
                 "view: moved last by one copy; equal to CPU torch within "
-                "float32 rounding")),
+                "float32 rounding", (torch.float32,)),
+           Path(("CAST", "REDUCE_SUM", "DIV"), "float16/bfloat16, all dims "
+                "or trailing ones: summed and divided in float32, rounded "
+                "once, as CPU torch (cast_fp32, sum, div, cast back)",
+                _HALF),
+           Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV"), "float16/"
+                "bfloat16, any other dims", _HALF),
+           Path(("AXPY",), "an empty float tensor: NaN (0 / 0), as CPU "
+                "torch", FLOATS)),
     *(_entry(name, kernels,
              Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL") + sqrt,
                   "any dims, correction, keepdim: the mean (REDUCE_SUM "
@@ -362,7 +379,9 @@ TABLE: tuple[Entry, ...] = (
                   % (", then SQRT" if sqrt else ""), (torch.float32,)),
              Path(("CAST", "COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL")
                   + sqrt, "float16/bfloat16: computed in float32, rounded "
-                  "once", _HALF))
+                  "once", _HALF),
+             Path(("AXPY",), "an empty float tensor: NaN, as CPU torch",
+                  FLOATS))
       for name, kernels, sqrt in (
           ("var", R.VAR, ()), ("var_mean", R.VAR_MEAN, ()),
           ("std", R.STD, ("SQRT",)), ("std_mean", R.STD_MEAN, ("SQRT",)))),
@@ -620,6 +639,20 @@ TABLE: tuple[Entry, ...] = (
                                  torch.bool)),
            Path(("COPY_VIEW", "CUMSUM"), "another dim: moved last and back",
                 FLOATS + (torch.int64,))),
+    _entry("flip", Q.FLIP,
+           Path(("ARANGE", "INDEX_SELECT"), "dim 0 of a contiguous tensor: "
+                "the reversed indices (an int64 ARANGE), then the rows at "
+                "them", DEVICE_DTYPES),
+           Path(("ARANGE", "COPY_VIEW", "INDEX_SELECT"), "other dims, or a "
+                "view: an INDEX_SELECT per flipped dim, the index repeated "
+                "for each leading batch (COPY_VIEW walks no negative "
+                "stride)", DEVICE_DTYPES)),
+    _entry("roll", Q.ROLL,
+           Path(("MEMCPY",), "dim 0 of a contiguous tensor (or no dims: "
+                "the flattened tensor): its last shift elements, then the "
+                "others, by cat's copies", DEVICE_DTYPES),
+           Path(("IDENTITY",), "a later dim: cat's strided copies into the "
+                "result's slices", DEVICE_DTYPES)),
     _entry("native_dropout", {"native_dropout": K._native_dropout},
            Path(("BERNOULLI", "MASK_SCALE"), "training: the mask drawn by "
                 "Philox4x32-10 with a key from torch's CPU generator "
@@ -654,6 +687,10 @@ TABLE: tuple[Entry, ...] = (
            note="a dense npu tensor and a dense CPU one may take each "
                 "other's data: Module.to moves parameters in place, tied "
                 "ones stay tied"),
+    _entry("unfold", Q.UNFOLD,
+           note="Tensor.unfold: a view (CPU torch's sizes and strides); "
+                "repeat writes its result through one, so repeat runs as a "
+                "copy of the expanded input (IDENTITY)"),
     _entry("_local_scalar_dense",
            {"_local_scalar_dense": K._local_scalar_dense},
            note="item(): read on the host"),

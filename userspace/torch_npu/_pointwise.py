@@ -17,6 +17,7 @@ import torch
 
 from . import _device_ops as D
 from . import _kernels as K
+from ._reductions import cpu_out
 
 aten = torch.ops.aten
 
@@ -103,10 +104,9 @@ def _make_clamp(name: str) -> dict[str, object]:
             K._resize_out(out, shape, x)
             if clamp_on_device(x, lo, hi, out) is not None:
                 return out
-        res = functional(x, *args)
-        K._resize_out(out, res.shape, x)
-        out.copy_(res)
-        return out
+        tensors = any(isinstance(b, torch.Tensor) for b in (lo, hi))
+        return cpu_out(op.Tensor_out if tensors else op.out, reason(), out,
+                       x, *args)
     return {name: functional, name + ".Tensor": functional,
             name + "_": inplace, name + "_.Tensor": inplace,
             name + ".out": out_fn, name + ".Tensor_out": out_fn}
@@ -141,8 +141,8 @@ def _hardtanh_out(x, min_val=-1, max_val=1, *, out):
     if x.dtype in D.FLOATS and \
             clamp_on_device(x, min_val, max_val, out) is not None:
         return out
-    out.copy_(_hardtanh(x, min_val, max_val))
-    return out
+    return cpu_out(aten.hardtanh.out, "an integer tensor, the bounds or "
+                   "out's dtype", out, x, min_val, max_val)
 
 
 def hardtanh_backward_on_device(grad, x, min_val, max_val):
@@ -184,8 +184,14 @@ def _hardtanh_backward(grad, x, min_val, max_val):
 
 
 def _hardtanh_backward_out(grad, x, min_val, max_val, *, grad_input):
-    res = _hardtanh_backward(grad, x, min_val, max_val)
-    K._resize_out(grad_input, res.shape, grad, x)
+    res = hardtanh_backward_on_device(grad, x, min_val, max_val)
+    if res is not None and res.dtype == grad_input.dtype:
+        K._resize_out(grad_input, res.shape, grad, x)
+        grad_input.copy_(res)
+        return grad_input
+    res = K.on_cpu(aten.hardtanh_backward.grad_input, "shapes, layouts or "
+                   "dtypes", grad, x, min_val, max_val, grad_input=grad_input)
+    K._resize_out(grad_input, res.shape)
     grad_input.copy_(res)
     return grad_input
 
@@ -231,8 +237,7 @@ def _rsqrt_out(x, *, out):
     K._resize_out(out, x.shape, x)
     if rsqrt_on_device(x, out) is not None:
         return out
-    out.copy_(_rsqrt(x))
-    return out
+    return cpu_out(aten.rsqrt.out, "its dtype or out's", out, x)
 
 
 RSQRT = {"rsqrt": _rsqrt, "rsqrt_": _rsqrt_, "rsqrt.out": _rsqrt_out}
@@ -293,10 +298,13 @@ def _mse_loss(x, y, reduction=_MEAN):
 
 
 def _mse_loss_out(x, y, reduction=_MEAN, *, out):
-    res = _mse_loss(x, y, reduction)
-    K._resize_out(out, res.shape, x, y)
-    out.copy_(res)
-    return out
+    res = mse_loss_on_device(x, y, reduction)
+    if res is not None and res.dtype == out.dtype:
+        K._resize_out(out, res.shape, x, y)
+        out.copy_(res)
+        return out
+    return cpu_out(aten.mse_loss.out, "dtypes, devices, out's dtype or an "
+                   "empty tensor", out, x, y, reduction)
 
 
 def _mse_loss_backward(grad, x, y, reduction):
@@ -308,8 +316,15 @@ def _mse_loss_backward(grad, x, y, reduction):
 
 
 def _mse_loss_backward_out(grad, x, y, reduction, *, grad_input):
-    res = _mse_loss_backward(grad, x, y, reduction)
-    K._resize_out(grad_input, res.shape, grad, x, y)
+    res = mse_loss_backward_on_device(grad, x, y, reduction)
+    if res is not None and res.dtype == grad_input.dtype:
+        K._resize_out(grad_input, res.shape, grad, x, y)
+        grad_input.copy_(res)
+        return grad_input
+    res = K.on_cpu(aten.mse_loss_backward.grad_input, "dtypes, devices or an "
+                   "empty tensor", grad, x, y, reduction,
+                   grad_input=grad_input)
+    K._resize_out(grad_input, res.shape)
     grad_input.copy_(res)
     return grad_input
 

@@ -14,6 +14,8 @@ there. float16 and bfloat16 rows are summed in float32 and rounded once.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import _device_ops as D
@@ -24,8 +26,8 @@ aten = torch.ops.aten
 
 def reduce_dims(x: torch.Tensor, dim) -> "list[int] | None":
     """The dims ``dim`` names (None or an empty list: all; an int or a
-    list), sorted, each once; None for one out of range (the CPU raises
-    torch's IndexError)."""
+    list), sorted; None for one out of range or named twice, or a tensor
+    of more than 64 dims (the CPU raises torch's error)."""
     nd = x.dim()
     if dim is None:
         return list(range(nd))
@@ -33,9 +35,13 @@ def reduce_dims(x: torch.Tensor, dim) -> "list[int] | None":
     if not dims:
         return list(range(nd))
     n = max(nd, 1)
-    if not all(isinstance(d, int) and -n <= d < n for d in dims):
+    if nd > 64 or not all(isinstance(d, int) and -n <= d < n
+                          for d in dims):
         return None
-    return sorted({d % n for d in dims}) if nd else []
+    wrapped = [d % n for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        return None             # (a dim named twice: the CPU raises)
+    return sorted(wrapped) if nd else []
 
 
 def kept_shape(x: torch.Tensor, dims: list[int], keepdim: bool) -> list[int]:
@@ -57,7 +63,7 @@ def rows_of(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
 def _float_input(x, dtype) -> "torch.Tensor | None":
     """x in the float dtype the reduction computes in (``dtype`` when it
     is given: a CAST on the device), or None where the device cannot."""
-    if not K._is_npu(x) or x.numel() == 0 or x.is_conj() or x.is_neg():
+    if not K._is_npu(x) or x.is_conj() or x.is_neg():
         return None
     dt = dtype or x.dtype
     if dt not in D.FLOATS or x.dtype not in D.DTYPES:
@@ -65,7 +71,8 @@ def _float_input(x, dtype) -> "torch.Tensor | None":
     if x.dtype != dt:
         if not D.serves(x.get_device(), "cast", D.DTYPES[x.dtype]):
             return None
-        x = x.to(dt)
+        x = x.to(dt) if x.numel() else torch.empty(x.shape, dtype=dt,
+                                                   device=x.device)
     return x
 
 
@@ -100,8 +107,13 @@ def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
             return None
         K._resize_out(out, torch.Size(shape), x)
     m = K._prod(shape)
-    n = x.numel() // m
+    n = x.numel() // max(m, 1)
     target = _target(out, x, m)
+    if x.numel() == 0:
+        # a sum of nothing is 0 (MEMSET), a mean of nothing 0 / 0: NaN
+        if m:
+            target.fill_(math.nan if count else 0.0)
+        return out if out is not None else target.view(shape)
     res = torch.empty_like(target) if count else target
     if x.is_contiguous() and dims and dims == list(range(len(dims))) and \
             len(dims) < x.dim() and matmul and \
@@ -126,12 +138,31 @@ def sum_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
 def mean_on_device(x: torch.Tensor, dim, keepdim: bool, dtype=None,
                    out=None):
     """mean: the sum, divided by the number of elements summed (CPU
-    torch's sum(...).div_(n))."""
-    return sum_on_device(x, dim, keepdim, dtype, out, count=True)
+    torch's sum(...).div_(n)); a float16 or bfloat16 mean is summed and
+    divided in float32 and rounded once, as CPU torch's (cast_fp32, sum,
+    div, cast back: a count beyond float16's range divides right)."""
+    result = dtype or (x.dtype if K._is_npu(x) else None)
+    if result not in (torch.float16, torch.bfloat16) or x.numel() == 0:
+        return sum_on_device(x, dim, keepdim, dtype, out, count=True)
+    if out is not None and out.dtype != result:
+        return None
+    mean = sum_on_device(x, dim, keepdim, torch.float32, None, count=True,
+                         matmul=False)
+    if mean is None or not D.serves(x.get_device(), "cast", "float32"):
+        return None
+    if out is None:
+        return mean.to(result)
+    K._resize_out(out, mean.shape, x)
+    out.copy_(mean)             # (a CAST, out dense or a strided one)
+    return out
 
 
-def _into(out: torch.Tensor, res: torch.Tensor) -> torch.Tensor:
-    K._resize_out(out, res.shape, res)
+def cpu_out(op, reason: str, out: torch.Tensor, *args, **kwargs
+             ) -> torch.Tensor:
+    """``op`` (an out= overload) on the CPU, into a CPU copy of ``out`` (so
+    that CPU torch checks out's dtype and shape), copied back."""
+    res = K.on_cpu(op, reason, *args, out=out, **kwargs)
+    K._resize_out(out, res.shape)
     out.copy_(res)
     return out
 
@@ -155,7 +186,9 @@ def _sum_dim(x, dim, keepdim=False, *, dtype=None):
 def _sum_out(x, dim, keepdim=False, *, dtype=None, out):
     if sum_on_device(x, dim, keepdim, dtype, out) is not None:
         return out
-    return _into(out, _sum_dim(x, dim, keepdim, dtype=dtype))
+    return cpu_out(aten.sum.IntList_out, "an integer or bool tensor, an "
+                    "empty one, its dtype or out's", out, x, dim, keepdim,
+                    dtype=dtype)
 
 
 def _mean_dim(x, dim, keepdim=False, *, dtype=None):
@@ -173,7 +206,8 @@ def _mean(x, *, dtype=None):
 def _mean_out(x, dim, keepdim=False, *, dtype=None, out):
     if mean_on_device(x, dim, keepdim, dtype, out) is not None:
         return out
-    return _into(out, _mean_dim(x, dim, keepdim, dtype=dtype))
+    return cpu_out(aten.mean.out, "an empty tensor, its dtype or out's",
+                    out, x, dim, keepdim, dtype=dtype)
 
 
 # -- amax, amin, max, min ------------------------------------------------------------
@@ -221,7 +255,8 @@ def _make_extreme(name: str) -> dict[str, object]:
     def out_fn(x, dim=(), keepdim=False, *, out):
         if extreme_on_device(name, x, dim, keepdim, out) is not None:
             return out
-        return _into(out, run(x, dim, keepdim))
+        return cpu_out(amax.out, "an empty or bool tensor, or out's dtype",
+                        out, x, dim, keepdim)
 
     def full(x):
         res = extreme_on_device(name, x, None, False)
@@ -232,7 +267,8 @@ def _make_extreme(name: str) -> dict[str, object]:
     def full_out(x, *, out):
         if extreme_on_device(name, x, None, False, out) is not None:
             return out
-        return _into(out, full(x))
+        return cpu_out(full_op.unary_out, "an empty or bool tensor, or "
+                        "out's dtype", out, x)
     return {"a" + name: run, "a" + name + ".out": out_fn}, \
         {name: full, name + ".unary_out": full_out}
 
@@ -251,7 +287,7 @@ def var_on_device(x, dim, correction, keepdim: bool, sqrt: bool = False):
     max(0, N - correction) (N the elements of each row; 0 gives an
     infinity or NaN, as CPU torch), std its SQRT; float16 and bfloat16
     computed in float32 and rounded once. None where the device cannot."""
-    if not K._is_npu(x) or x.dtype not in D.FLOATS or x.numel() == 0:
+    if not K._is_npu(x) or x.dtype not in D.FLOATS:
         return None
     dims = reduce_dims(x, dim)
     index = x.get_device()
@@ -261,6 +297,14 @@ def var_on_device(x, dim, correction, keepdim: bool, sqrt: bool = False):
                                for op in ops):
         return None
     c = 1.0 if correction is None else float(correction)
+    if x.numel() == 0:
+        # the variance and mean of nothing: NaN (0 / 0), as CPU torch
+        shape = kept_shape(x, dims, keepdim)
+        both = [torch.empty(shape, dtype=x.dtype, device=x.device)
+                for _ in range(2)]
+        for t in both if K._prod(shape) else ():
+            t.fill_(math.nan)
+        return both[0], both[1]
     xf = x if x.dtype == torch.float32 else x.to(torch.float32)
     dt = torch.float32
     mean = sum_on_device(xf, dims, True, count=True, matmul=False)
@@ -292,8 +336,14 @@ def _make_var(name: str) -> dict[str, object]:
                         dim, correction=correction, keepdim=keepdim)
 
     def out_fn(x, dim=None, *, correction=None, keepdim=False, out):
-        return _into(out, run(x, dim, correction=correction,
-                              keepdim=keepdim))
+        res = var_on_device(x, dim, correction, keepdim, sqrt)
+        if res is not None and res[0].dtype == out.dtype:
+            K._resize_out(out, res[0].shape, x)
+            out.copy_(res[0])
+            return out
+        return cpu_out(op.correction_out, "an empty tensor, its dtype or "
+                        "out's", out, x, dim, correction=correction,
+                        keepdim=keepdim)
 
     def with_mean(x, dim=None, *, correction=None, keepdim=False):
         res = var_on_device(x, dim, correction, keepdim, sqrt)
@@ -346,7 +396,14 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def _vector_norm_out(x, ord=2, dim=None, keepdim=False, *, dtype=None,
                      out):
-    return _into(out, _vector_norm(x, ord, dim, keepdim, dtype=dtype))
+    res = vector_norm_on_device(x, ord, dim, keepdim, dtype)
+    if res is not None and res.dtype == out.dtype:
+        K._resize_out(out, res.shape, x)
+        out.copy_(res)
+        return out
+    return cpu_out(aten.linalg_vector_norm.out, "ord, dtype, out's dtype "
+                    "or an empty tensor", out, x, ord, dim, keepdim,
+                    dtype=dtype)
 
 
 VECTOR_NORM = {"linalg_vector_norm": _vector_norm,
@@ -356,7 +413,7 @@ VECTOR_NORM = {"linalg_vector_norm": _vector_norm,
 SUM = {"sum": _sum, "sum.dim_IntList": _sum_dim, "sum.IntList_out": _sum_out}
 MEAN = {"mean": _mean, "mean.dim": _mean_dim, "mean.out": _mean_out}
 
-__all__ = ["reduce_dims", "kept_shape", "rows_of", "sum_on_device",
+__all__ = ["cpu_out", "reduce_dims", "kept_shape", "rows_of", "sum_on_device",
            "mean_on_device", "extreme_on_device",
            "var_on_device", "SUM", "MEAN", "AMAX", "AMIN", "MAX", "MIN",
            "VAR", "VAR_MEAN", "STD", "STD_MEAN", "vector_norm_on_device",
