@@ -26,6 +26,8 @@ FUZZ_SECONDS ?= 60
 JPEG_FUZZ_SECONDS ?= 30
 # the PNG decoder's libFuzzer run (fuzz_pngd.c)
 PNG_FUZZ_SECONDS ?= 30
+# acl.media's JPEG and PNG decode on mutated files (fuzz_media.py)
+MEDIA_FUZZ_SECONDS ?= 30
 # clients SIGKILLed mid-work by the FUSE kill soak (the guest kills 1000)
 SOAK_CLIENTS ?= 10000
 
@@ -110,6 +112,9 @@ test-fuzz: $(BUILD)/fuzz_dispatch $(BUILD)/fuzz_jpegd $(BUILD)/fuzz_pngd core
 		$(PY) tests/fuzz/fuzz_jpeg.py --seconds $(JPEG_FUZZ_SECONDS)
 	$(BUILD)/fuzz_pngd -max_total_time=$(PNG_FUZZ_SECONDS) -max_len=4096 -timeout=10 \
 		-rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz-corpus-png tests/fuzz/corpus-png
+	DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=$(CURDIR)/$(BUILD)/asan/libdavinci_core.so \
+		LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=userspace \
+		$(PY) tests/fuzz/fuzz_media.py --seconds $(MEDIA_FUZZ_SECONDS)
 
 # The Python suites run twice on the in-process backend: plain, and with the
 # core built under AddressSanitizer and UBSan (Python itself is not, so its
