@@ -251,3 +251,43 @@ def test_decode_is_a_jpegd_task_on_no_ai_core(dev):
         ops.jpeg_decode(jpeg, short)
     assert e.value.result.error_name == "ENOSPC"
     assert e.value.opcode == davinci.schema.by_name("JPEGD_DECODE").opcode
+
+
+def test_a_decode_behind_a_failed_one_says_it_did_not_run(acl_dev):
+    """A corrupt file fails its task and the stream aborts the next decode
+    queued behind it: that desc's ret code is a failure, not the 0 of a
+    decode, and neither record nor output is left in use."""
+    acl, m = acl_dev, acl_dev.media
+    good = encode(photo(96, 64, seed=4), quality=90, subsampling=2)
+    acl_decode(acl, good)               # warm: the parameter-block slab
+    before = _hbm_used(acl)
+    size = J.parse(good).out_size
+    ch = m.dvpp_create_channel_desc()
+    assert m.dvpp_create_channel(ch) == 0
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    bufs, descs = [], []
+    for data in (_bad_files()["corrupt"], good):
+        src, _ = m.dvpp_malloc(len(data))
+        dst, _ = m.dvpp_malloc(size)
+        assert acl.rt.memcpy(src, len(data), acl.util.bytes_to_ptr(data),
+                             len(data), 1) == 0
+        d = m.dvpp_create_pic_desc()
+        for field, value in (("data", dst), ("size", size), ("format", NV12)):
+            assert getattr(m, "dvpp_set_pic_desc_" + field)(d, value) == 0
+        assert m.dvpp_jpeg_decode_async(ch, src, len(data), d, stream) == 0
+        bufs += [src, dst]
+        descs.append(d)
+    assert acl.rt.synchronize_stream(stream) == \
+        acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
+    codes = [m.dvpp_get_pic_desc_ret_code(d) for d in descs]
+    assert codes[0] == acl.constants.ACL_ERROR_INVALID_FILE
+    assert codes[1] == acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION, codes
+    for d in descs:
+        assert m.dvpp_destroy_pic_desc(d) == 0
+    for b in bufs:
+        assert m.dvpp_free(b) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert m.dvpp_destroy_channel(ch) == 0
+    assert m.dvpp_destroy_channel_desc(ch) == 0
+    assert _hbm_used(acl) == before

@@ -419,3 +419,44 @@ def test_encode_runs_on_no_ai_core(dev):
     assert mine and added
     assert all(r.aicore == NO_CORE for r in mine)
     assert any(r.aicore != NO_CORE for r in added)   # the trace names cores
+
+
+def test_an_encode_behind_a_failed_one_frees_its_record(acl_dev):
+    """An encode into too small an output fails its task, and the stream
+    aborts the encode queued behind it: neither writes a size, and once
+    everything is freed no HBM is left in use (the aborted encode's result
+    record too)."""
+    acl, m = acl_dev, acl_dev.media
+    pic = Picture(photo(96, 64, seed=5))
+    need = acl_encode(acl, pic, 90).size       # warm: the parameter blocks
+    before = _hbm_used(acl)
+    ch = m.dvpp_create_channel_desc()
+    assert m.dvpp_create_channel(ch) == 0
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    cfg = m.dvpp_create_jpege_config()
+    assert m.dvpp_set_jpege_config_level(cfg, 90) == 0
+    src, _ = m.dvpp_malloc(len(pic.data))
+    assert acl.rt.memcpy(src, len(pic.data), acl.util.bytes_to_ptr(pic.data),
+                         len(pic.data), 1) == 0
+    desc = _desc(acl, data=src, size=len(pic.data), format=pic.fmt,
+                 width=pic.w, height=pic.h, width_stride=pic.ws,
+                 height_stride=pic.hs)
+    predicted, _ = m.dvpp_jpeg_predict_enc_size(desc, cfg)
+    dst, _ = m.dvpp_malloc(predicted)
+    sizes = np.array([need - 1, predicted], np.int32)
+    for i in range(2):
+        assert m.dvpp_jpeg_encode_async(
+            ch, desc, dst, acl.util.numpy_to_ptr(sizes) + 4 * i, cfg,
+            stream) == 0
+    assert acl.rt.synchronize_stream(stream) == \
+        acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
+    assert sizes.tolist() == [need - 1, predicted], "a size was written"
+    assert m.dvpp_destroy_pic_desc(desc) == 0
+    for p in (src, dst):
+        assert m.dvpp_free(p) == 0
+    assert m.dvpp_destroy_jpege_config(cfg) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert m.dvpp_destroy_channel(ch) == 0
+    assert m.dvpp_destroy_channel_desc(ch) == 0
+    assert _hbm_used(acl) == before

@@ -40,19 +40,6 @@ _recent = threading.local()
 
 _handles = itertools.count(0x5A0010, 0x10)
 
-#: work a synchronize does on the host once tasks completed (JPEG
-#: encode's size written to the caller's pointer): each returns True
-#: when it is done, and is then dropped
-sync_hooks: list = []
-
-
-def run_sync_hooks() -> None:
-    """Run the pending sync hooks (after any synchronize, even a failed
-    one: a hook looks at its own task's record)."""
-    with lock:
-        sync_hooks[:] = [h for h in sync_hooks if not h()]
-
-
 def new_handle() -> int:
     return next(_handles)
 

@@ -263,6 +263,17 @@ class _PicDesc:
         _dvpp.mark_pending(self.record, size=_dvpp.PNG_RESULT_SIZE
                            if self.png else _dvpp.RESULT_SIZE)
 
+    def task_done(self, ok: bool) -> None:
+        """Its decode task completed: a task the stream aborted (an
+        earlier task failed) wrote nothing, and its desc says so."""
+        if self.record is None or self.record.freed:
+            return
+        wrote = (_dvpp.read_png_result if self.png
+                 else _dvpp.read_result)(self.record).done
+        self.settle()
+        if not ok and not wrote:
+            self.ret_code = C.ACL_ERROR_RT_AICPU_EXCEPTION
+
     def take_record(self, dev, png: bool):
         """The desc's result record on ``dev``, for a JPEG (or ``png``)
         decode, marked pending."""
@@ -451,8 +462,9 @@ def dvpp_jpeg_decode_async(channel_desc, data, size, out_pic_desc, stream):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the output desc needs its "
                       "data and size (dvpp_set_pic_desc_data/_size)")
     record = p.take_record(s.ctx.device.dev, False)
-    _dvpp.launch_jpeg_decode(s.stream, data, size, p.data, p.size,
-                             record.dev_addr, fmt)
+    seq = _dvpp.launch_jpeg_decode(s.stream, data, size, p.data, p.size,
+                                   record.dev_addr, fmt)
+    s.stream.after_task(seq, p.task_done)
 
 
 # ---------------------------------------------------------------------------
@@ -885,21 +897,18 @@ def dvpp_jpeg_predict_enc_size(pic_desc, jpege_config):
     return _jpege.predict_size(p.width, p.height)
 
 
-def _size_hook(record, size_ptr: int):
-    """A sync hook: once the encode completed, its file's size into the
-    caller's int32 at ``size_ptr`` (when it succeeded) and the record
-    freed."""
-    def hook() -> bool:
+def _encode_done(record, size_ptr: int):
+    """What the stream runs once the encode task completed (or was
+    aborted): the file's size into the caller's int32 at ``size_ptr``
+    when it succeeded, and the record freed either way."""
+    def done(ok: bool) -> None:
         if record.freed:
-            return True
+            return
         r = _jpege.read_result(record)
-        if not r.done:
-            return False
-        if r.ok:
+        if ok and r.done and r.ok:
             ctypes.c_int32.from_address(size_ptr).value = r.size
         record.free()
-        return True
-    return hook
+    return done
 
 
 @api()
@@ -935,7 +944,7 @@ def dvpp_jpeg_encode_async(channel_desc, in_pic_desc, data, size,
     record = dev.malloc(_jpege.RESULT_SIZE, "normal_only")
     try:
         _jpege.mark_pending(record)
-        _jpege.launch_jpeg_encode(
+        seq = _jpege.launch_jpeg_encode(
             s.stream, p.data, p.size, data, cap, record.dev_addr, p.width,
             p.height, p.width_stride, p.height_stride, level or 100,
             _FORMATS[p.format])
@@ -945,7 +954,7 @@ def dvpp_jpeg_encode_async(channel_desc, in_pic_desc, data, size,
     except BaseException:
         record.free()
         raise
-    S.sync_hooks.append(_size_hook(record, size))
+    s.stream.after_task(seq, _encode_done(record, size))
 
 
 # ---------------------------------------------------------------------------
@@ -1037,5 +1046,6 @@ def dvpp_png_decode_async(channel_desc, data, size, out_pic_desc, stream):
         raise AclFail(C.ACL_ERROR_INVALID_PARAM, "the output desc needs its "
                       "data and size (dvpp_set_pic_desc_data/_size)")
     record = p.take_record(s.ctx.device.dev, True)
-    _dvpp.launch_png_decode(s.stream, data, size, p.data, p.size,
-                            record.dev_addr, fmt)
+    seq = _dvpp.launch_png_decode(s.stream, data, size, p.data, p.size,
+                                  record.dev_addr, fmt)
+    s.stream.after_task(seq, p.task_done)

@@ -110,10 +110,7 @@ def synchronize_device():
     """Wait for every stream of the current device."""
     with S.lock:
         d = S.require_context().device
-    try:
-        d.dev.synchronize()
-    finally:
-        S.run_sync_hooks()
+    d.dev.synchronize()
 
 
 @api(locked=False)

@@ -51,10 +51,7 @@ def destroy_stream(stream):
 def _sync_stream(stream, timeout):
     with S.lock:
         s = S.get_stream(stream)
-    try:
-        s.stream.synchronize(timeout)
-    finally:
-        S.run_sync_hooks()
+    s.stream.synchronize(timeout)
 
 
 @api(locked=False)
