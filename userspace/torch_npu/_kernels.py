@@ -445,15 +445,41 @@ def _binary_on_device(name: str, dev_op: str, x, other, alpha, out):
         # fuses it into the add (identical when exact): value * 1 + self
         v = _as_dtype(s, compute) if half else s
         v = float(np.float32(alpha) * np.float32(v)) if alpha != 1 else v
-        return _ew("axpy", compute, [1, x], out, result,
-                   attr=_as_float32(v if name == "add" else -v))
+        v = _as_float32(v if name == "add" else -v)
+        done = _scalar_axpy(x, v, True, out, compute)
+        return done if done is not None else \
+            _ew("axpy", compute, [1, x], out, result, attr=v)
     if name == "mul":                   # number * self + -0
-        return _ew("axpy", compute, [x, -0.0], out, result,
-                   attr=_as_float32(s))
+        done = _scalar_axpy(x, _as_float32(s), False, out, compute)
+        return done if done is not None else \
+            _ew("axpy", compute, [x, -0.0], out, result,
+                attr=_as_float32(s))
     if half:                            # CPU torch: x * float32(1 / s)
         return _ew("axpy", compute, [x, -0.0], out, result, attr=_as_float32(
             1.0 / s if s else math.copysign(math.inf, s)))
     return _ew("div", compute, [x, s], out, result)
+
+
+def _scalar_axpy(x, alpha: float, ones_first: bool, out, compute):
+    """_ew's AXPY of a number for a dense ``x`` written in place or to a
+    new tensor, with the number's operand a cached row of ones (``alpha *
+    1 + x``) or of -0 (``alpha * x + -0``) instead of a strided broadcast:
+    the same task on the same values, so the same bits, at a dense task's
+    cost (an optimizer's foreach steps are mostly these). None when it
+    does not apply."""
+    if (out is not None and out is not x) or x.dtype != compute or \
+            not D.on_device(x, ops=("axpy",), floats=True):
+        return None
+    if out is None:
+        out = torch.empty_like(x)
+    n = x.numel()
+    if ones_first:
+        D._launch(x, "axpy", D.addr(out), D.const(x, 1, (n,)).dev_addr,
+                  D.addr(x), alpha)
+    else:
+        D._launch(x, "axpy", D.addr(out), D.addr(x),
+                  D.const(x, -0.0, (n,)).dev_addr, alpha)
+    return out
 
 
 def _result_shape(x: torch.Tensor, other) -> torch.Size:
