@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """Fuzz acl.media's JPEG and PNG decode as a pyACL program calls them.
 
-Mutated JPEG files (fuzz_jpeg.py's mutations) and PNG files (bytes
-flipped, chunks cut, dropped or repeated, IHDR's fields set to boundary
-values, half of them with every chunk's CRC recomputed so that the
-mutation reaches the inflater) go through dvpp_jpeg_get_image_info /
-dvpp_png_get_image_info, dvpp_*_predict_dec_size, and, where those accept
-the file, dvpp_*_decode_async into device memory of the predicted size
-and acl.rt.synchronize_stream. Every call must return ACL_SUCCESS or one
-of the codes acl.media documents, the output desc's ret code must be one
-of them too, no exception may escape pyACL, and the HBM in use must come
-back to where it was after the unmutated seeds decoded, after each file
-(the picture, its output and the descs freed). With the core built under AddressSanitizer (make
-test-fuzz) the engines' reads and writes stay inside those buffers.
+Mutated JPEG files (fuzz_jpeg.py's mutations) and PNG files (bytes flipped,
+chunks cut, dropped or repeated, IHDR's fields set to boundary values, half
+of them with every chunk's CRC recomputed so that the mutation reaches the
+inflater) go through dvpp_jpeg_get_image_info / dvpp_png_get_image_info,
+dvpp_*_predict_dec_size, and, where those accept the file,
+dvpp_*_decode_async into device memory of the predicted size and
+acl.rt.synchronize_stream. Every call must return ACL_SUCCESS or one of the
+codes acl.media documents, the output desc's ret code must be one of them
+too, no exception may escape pyACL, and the HBM in use must come back to
+where it was after the unmutated seeds decoded, after each file (the
+picture, its output and the descs freed). With the core built under
+AddressSanitizer (make test-fuzz) the engines' reads and writes stay inside
+those buffers.
 
     DAVINCI_BACKEND=inproc DAVINCI_CORE_LIB=build/asan/libdavinci_core.so \\
         LD_PRELOAD=... python tests/fuzz/fuzz_media.py --seconds 30

@@ -13,17 +13,17 @@ at 128 x 16 alignment; once the stream is synchronized the output desc's
 width, height, strides and size are the decoded picture's and its ret code
 is 0. A file the decoder refuses fails the task: synchronize_stream returns
 ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's work runs as AICPU tasks in CANN) and
-the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or
-truncated), ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1
-...), ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
-picture: refused before anything is written). PNG decode works the same way (a DAVINCI_OP_PNGD_DECODE task,
-DOC: DVPP PNGD): dvpp_png_get_image_info, dvpp_png_predict_dec_size and
-dvpp_png_decode_async into PIXEL_FORMAT_RGB_888, or PIXEL_FORMAT_UNKNOWN
-(RGBA8888 for a file with alpha, RGB888 otherwise), rows of ALIGN(width,
-128) pixels, ALIGN(height, 16) rows; a file it refuses gives the desc
-ACL_ERROR_INVALID_FILE (corrupt, truncated, a bad CRC or Adler-32),
-ACL_ERROR_FORMAT_NOT_MATCH (an unknown critical chunk) or
-ACL_ERROR_INVALID_PARAM.
+the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or truncated),
+ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1 ...),
+ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
+picture: refused before anything is written). PNG decode works the same way
+(a DAVINCI_OP_PNGD_DECODE task, DOC: DVPP PNGD): dvpp_png_get_image_info,
+dvpp_png_predict_dec_size and dvpp_png_decode_async into
+PIXEL_FORMAT_RGB_888, or PIXEL_FORMAT_UNKNOWN (RGBA8888 for a file with
+alpha, RGB888 otherwise), rows of ALIGN(width, 128) pixels, ALIGN(height,
+16) rows; a file it refuses gives the desc ACL_ERROR_INVALID_FILE (corrupt,
+truncated, a bad CRC or Adler-32), ACL_ERROR_FORMAT_NOT_MATCH (an unknown
+critical chunk) or ACL_ERROR_INVALID_PARAM.
 
 VPC: dvpp_vpc_resize_async (a resize config: dvpp_create_resize_config,
 dvpp_set_resize_config_interpolation 0 or 2 nearest, 1 bilinear),
