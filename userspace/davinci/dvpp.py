@@ -223,6 +223,34 @@ def _check_range(name: str, buf_of, addr: int, nbytes: int) -> None:
             "bytes from offset %d)" % (name, nbytes, addr, buf.size, off))
 
 
+def check_operands(dev, spans) -> None:
+    """Refuse what the device would of an engine task's operands
+    ``spans``, (name, device address, bytes) each: one outside the
+    context's memory, two that meet."""
+    for name, addr, n in spans:
+        _check_range(name, dev.find_buffer, addr, n)
+    for i, (na, a, la) in enumerate(spans):
+        for nb, b, lb in spans[i + 1:]:
+            if a < b + lb and b < a + la:
+                raise InvalidArgumentError("%s and %s share memory" % (na,
+                                                                       nb))
+
+
+def launch_engine_task(stream: "Stream", op, block: bytes, spans,
+                       imm: int) -> int:
+    """Queue a DVPP task of schema op ``op`` that writes a result record:
+    its parameter block ``block``, its operands ``spans`` (name, device
+    address, bytes) of src0, dst and src1 (the record), src0's bytes its
+    count, checked first (check_operands); the task's sequence number."""
+    dev = stream.device
+    check_operands(dev, spans)
+    (_, src, count), (_, dst, _), (_, result, _) = spans
+    return dev.param_blocks.launch(stream, block, lambda at: make_task(
+        op.opcode, dst=dst, src0=src, src1=result, count=count, imm=imm,
+        params=at, params_size=op.params.size,
+        params_version=op.params.version))
+
+
 def launch_jpeg_decode(stream: "Stream", src: int, size: int, dst: int,
                        dst_size: int, result: int, fmt: str = "nv12",
                        max_dim: int = 0) -> int:
@@ -241,21 +269,10 @@ def launch_jpeg_decode(stream: "Stream", src: int, size: int, dst: int,
     if not 0 <= max_dim <= MAX_DIM:
         raise InvalidArgumentError("max_dim %d: 0 (%d) .. %d" % (
             max_dim, MAX_DIM, MAX_DIM))
-    dev = stream.device
-    spans = (("the JPEG", src, size), ("the output", dst, dst_size),
-             ("the result record", result, RESULT_SIZE))
-    for name, addr, n in spans:
-        _check_range(name, dev.find_buffer, addr, n)
-    for i, (na, a, la) in enumerate(spans):
-        for nb, b, lb in spans[i + 1:]:
-            if a < b + lb and b < a + la:
-                raise InvalidArgumentError("%s and %s share memory" % (na,
-                                                                       nb))
-    block = OP.params.pack(dst_size=dst_size, max_dim=max_dim)
-    return dev.param_blocks.launch(stream, block, lambda at: make_task(
-        OP.opcode, dst=dst, src0=src, src1=result, count=size,
-        imm=FORMATS[fmt], params=at, params_size=OP.params.size,
-        params_version=OP.params.version))
+    return launch_engine_task(
+        stream, OP, OP.params.pack(dst_size=dst_size, max_dim=max_dim),
+        (("the JPEG", src, size), ("the output", dst, dst_size),
+         ("the result record", result, RESULT_SIZE)), FORMATS[fmt])
 
 
 class PendingResult:
@@ -488,13 +505,8 @@ def launch_vpc(stream: "Stream", op: str, src: int, src_pic: Picture,
     paste = paste or dst_pic.whole()
     check_vpc(op, src_pic, dst_pic, crop, paste, interpolation)
     dev = stream.device
-    spans = (("the input picture", src, src_pic.size),
-             ("the output picture", dst, dst_pic.size))
-    for name, addr, n in spans:
-        _check_range(name, dev.find_buffer, addr, n)
-    if src < dst + dst_pic.size and dst < src + src_pic.size:
-        raise InvalidArgumentError("the input and output pictures share "
-                                   "memory")
+    check_operands(dev, (("the input picture", src, src_pic.size),
+                         ("the output picture", dst, dst_pic.size)))
     block = desc.params.pack(
         src_format=VPC_FORMATS[src_pic.format], src_width=src_pic.width,
         src_height=src_pic.height, src_width_stride=src_pic.width_stride,
@@ -642,21 +654,11 @@ def launch_png_decode(stream: "Stream", src: int, size: int, dst: int,
     if not 0 <= max_dim <= PNG_MAX_DIM:
         raise InvalidArgumentError("max_dim %d: 0 (%d) .. %d" % (
             max_dim, PNG_MAX_DIM, PNG_MAX_DIM))
-    dev = stream.device
-    spans = (("the PNG", src, size), ("the output", dst, dst_size),
-             ("the result record", result, PNG_RESULT_SIZE))
-    for name, addr, n in spans:
-        _check_range(name, dev.find_buffer, addr, n)
-    for i, (na, a, la) in enumerate(spans):
-        for nb, b, lb in spans[i + 1:]:
-            if a < b + lb and b < a + la:
-                raise InvalidArgumentError("%s and %s share memory" % (na,
-                                                                       nb))
-    block = PNG_OP.params.pack(dst_size=dst_size, max_dim=max_dim)
-    return dev.param_blocks.launch(stream, block, lambda at: make_task(
-        PNG_OP.opcode, dst=dst, src0=src, src1=result, count=size,
-        imm=PNG_FORMATS[fmt], params=at, params_size=PNG_OP.params.size,
-        params_version=PNG_OP.params.version))
+    return launch_engine_task(
+        stream, PNG_OP, PNG_OP.params.pack(dst_size=dst_size,
+                                           max_dim=max_dim),
+        (("the PNG", src, size), ("the output", dst, dst_size),
+         ("the result record", result, PNG_RESULT_SIZE)), PNG_FORMATS[fmt])
 
 
 class PngDecodeError(TaskFailedError):

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING
 
 from . import _uapi, schema
 from . import dvpp
-from .dvpp import EngineResult, _check_range
+from .dvpp import EngineResult
 from .errors import InvalidArgumentError, TaskFailedError
-from .stream import make_task
 
 if TYPE_CHECKING:
     from .memory import Buffer
@@ -137,23 +136,13 @@ def launch_jpeg_encode(stream: "Stream", src: int, src_size: int, dst: int,
     if dst_size <= 0:
         raise InvalidArgumentError("JPEG encode into %d bytes: allocate "
                                    "jpege.predict_size(w, h)" % dst_size)
-    dev = stream.device
-    spans = (("the picture", src, src_size), ("the output", dst, dst_size),
-             ("the result record", result, RESULT_SIZE))
-    for name, addr, n in spans:
-        _check_range(name, dev.find_buffer, addr, n)
-    for i, (na, a, la) in enumerate(spans):
-        for nb, b, lb in spans[i + 1:]:
-            if a < b + lb and b < a + la:
-                raise InvalidArgumentError("%s and %s share memory" % (na,
-                                                                       nb))
     block = OP.params.pack(dst_size=dst_size, width=width, height=height,
                            width_stride=width_stride,
                            height_stride=height_stride, quality=quality)
-    return dev.param_blocks.launch(stream, block, lambda at: make_task(
-        OP.opcode, dst=dst, src0=src, src1=result, count=src_size,
-        imm=FORMATS[fmt], params=at, params_size=OP.params.size,
-        params_version=OP.params.version))
+    return dvpp.launch_engine_task(
+        stream, OP, block,
+        (("the picture", src, src_size), ("the output", dst, dst_size),
+         ("the result record", result, RESULT_SIZE)), FORMATS[fmt])
 
 
 class JpegEncodeError(TaskFailedError):

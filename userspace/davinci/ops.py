@@ -1241,29 +1241,49 @@ def jpeg_decode(jpeg: DeviceTensor, out: DeviceTensor, format: str = "nv12",
     ``result``). With one: returns a :class:`davinci.dvpp.PendingResult`
     whose ``result()`` reads the record once the stream is synchronized."""
     from . import dvpp
-    for name, t in (("jpeg", jpeg), ("out", out)):
+    _dense_uint8("jpeg_decode", ("jpeg", jpeg), ("out", out))
+    return _engine_task(
+        jpeg, out, stream, dvpp.RESULT_SIZE, dvpp.read_result,
+        dvpp.JpegDecodeError, lambda s, record: dvpp.launch_jpeg_decode(
+            s, jpeg.dev_addr, jpeg.nbytes, out.dev_addr, out.nbytes, record,
+            format, max_dim))
+
+
+def _dense_uint8(op_name: str, *named) -> None:
+    """DTypeError unless each (name, tensor) of ``named`` is a dense uint8
+    tensor, the bytes a DVPP engine reads and writes."""
+    for name, t in named:
         t = _tensor(t, name)
         if t.dtype != "uint8" or not t.is_contiguous():
-            raise DTypeError("jpeg_decode: %s must be a dense uint8 tensor, "
-                             "not %s" % (name, t.dtype))
-    _same_device(jpeg, out)
-    s = _ordered(out, stream, [jpeg])
-    record = out.device.malloc(dvpp.RESULT_SIZE, "normal_only")
+            raise DTypeError("%s: %s must be a dense uint8 tensor, not %s"
+                             % (op_name, name, t.dtype))
+
+
+def _engine_task(src: DeviceTensor, out: DeviceTensor, stream, record_size,
+                 reader, error, launch):
+    """A DVPP task that writes a result record, from ``src`` into ``out``:
+    ``launch(stream, record address)`` queues it after what ``out`` waits
+    for. Without ``stream``: on the default stream, and returns the
+    record's result (``reader``'s), or raises ``error`` with it; with one:
+    a davinci.dvpp.PendingResult."""
+    from . import dvpp
+    _same_device(src, out)
+    s = _ordered(out, stream, [src])
+    record = out.device.malloc(record_size, "normal_only")
     try:
-        dvpp.mark_pending(record)
-        dvpp.launch_jpeg_decode(s, jpeg.dev_addr, jpeg.nbytes, out.dev_addr,
-                                out.nbytes, record.dev_addr, format, max_dim)
+        dvpp.mark_pending(record, size=record_size)
+        launch(s, record.dev_addr)
     except BaseException:
         record.free()
         raise
-    pending = dvpp.PendingResult(record)
+    pending = dvpp.PendingResult(record, reader)
     if stream is not None:
         out.writer = stream
         return pending
     try:
         s.synchronize()
     except TaskFailedError as exc:
-        raise dvpp.JpegDecodeError(exc, pending.result()) from None
+        raise error(exc, pending.result()) from None
     finally:
         out.writer = None
     return pending.result()
@@ -1273,11 +1293,8 @@ def _vpc(op: str, src: DeviceTensor, src_pic, out: DeviceTensor, out_pic,
          crop=None, paste=None, interpolation: str = "bilinear",
          stream: Stream | None = None) -> DeviceTensor:
     from . import dvpp
+    _dense_uint8(op.lower(), ("src", src), ("out", out))
     for name, t, pic in (("src", src, src_pic), ("out", out, out_pic)):
-        t = _tensor(t, name)
-        if t.dtype != "uint8" or not t.is_contiguous():
-            raise DTypeError("%s: %s must be a dense uint8 tensor, not %s"
-                             % (op.lower(), name, t.dtype))
         if t.nbytes < pic.size:
             raise InvalidArgumentError(
                 "%s: %s holds %d bytes, its picture %d" % (
@@ -1337,38 +1354,17 @@ def jpeg_encode(picture: DeviceTensor, out: DeviceTensor, width: int,
     :class:`davinci.jpege.JpegEncodeError`. With one: returns a
     :class:`davinci.dvpp.PendingResult` whose ``result()`` reads the
     record once the stream is synchronized."""
-    from . import dvpp, jpege
-    for name, t in (("picture", picture), ("out", out)):
-        t = _tensor(t, name)
-        if t.dtype != "uint8" or not t.is_contiguous():
-            raise DTypeError("jpeg_encode: %s must be a dense uint8 tensor, "
-                             "not %s" % (name, t.dtype))
-    _same_device(picture, out)
+    from . import jpege
+    _dense_uint8("jpeg_encode", ("picture", picture), ("out", out))
     ws = -(-width // jpege.WIDTH_ALIGN) * jpege.WIDTH_ALIGN \
         if width_stride is None else width_stride
     hs = -(-height // jpege.HEIGHT_ALIGN) * jpege.HEIGHT_ALIGN \
         if height_stride is None else height_stride
-    s = _ordered(out, stream, [picture])
-    record = out.device.malloc(jpege.RESULT_SIZE, "normal_only")
-    try:
-        jpege.mark_pending(record)
-        jpege.launch_jpeg_encode(s, picture.dev_addr, picture.nbytes,
-                                 out.dev_addr, out.nbytes, record.dev_addr,
-                                 width, height, ws, hs, quality, format)
-    except BaseException:
-        record.free()
-        raise
-    pending = dvpp.PendingResult(record, jpege.read_result)
-    if stream is not None:
-        out.writer = stream
-        return pending
-    try:
-        s.synchronize()
-    except TaskFailedError as exc:
-        raise jpege.JpegEncodeError(exc, pending.result()) from None
-    finally:
-        out.writer = None
-    return pending.result()
+    return _engine_task(
+        picture, out, stream, jpege.RESULT_SIZE, jpege.read_result,
+        jpege.JpegEncodeError, lambda s, record: jpege.launch_jpeg_encode(
+            s, picture.dev_addr, picture.nbytes, out.dev_addr, out.nbytes,
+            record, width, height, ws, hs, quality, format))
 
 
 def png_decode(png: DeviceTensor, out: DeviceTensor, format: str = "auto",
@@ -1383,32 +1379,12 @@ def png_decode(png: DeviceTensor, out: DeviceTensor, format: str = "auto",
     :class:`davinci.dvpp.PendingResult` whose ``result()`` reads the record
     once the stream is synchronized."""
     from . import dvpp
-    for name, t in (("png", png), ("out", out)):
-        t = _tensor(t, name)
-        if t.dtype != "uint8" or not t.is_contiguous():
-            raise DTypeError("png_decode: %s must be a dense uint8 tensor, "
-                             "not %s" % (name, t.dtype))
-    _same_device(png, out)
-    s = _ordered(out, stream, [png])
-    record = out.device.malloc(dvpp.PNG_RESULT_SIZE, "normal_only")
-    try:
-        dvpp.mark_pending(record, size=dvpp.PNG_RESULT_SIZE)
-        dvpp.launch_png_decode(s, png.dev_addr, png.nbytes, out.dev_addr,
-                               out.nbytes, record.dev_addr, format, max_dim)
-    except BaseException:
-        record.free()
-        raise
-    pending = dvpp.PendingResult(record, dvpp.read_png_result)
-    if stream is not None:
-        out.writer = stream
-        return pending
-    try:
-        s.synchronize()
-    except TaskFailedError as exc:
-        raise dvpp.PngDecodeError(exc, pending.result()) from None
-    finally:
-        out.writer = None
-    return pending.result()
+    _dense_uint8("png_decode", ("png", png), ("out", out))
+    return _engine_task(
+        png, out, stream, dvpp.PNG_RESULT_SIZE, dvpp.read_png_result,
+        dvpp.PngDecodeError, lambda s, record: dvpp.launch_png_decode(
+            s, png.dev_addr, png.nbytes, out.dev_addr, out.nbytes, record,
+            format, max_dim))
 
 
 #: compare() predicate name -> DAVINCI_CMP_* (the schema's enum)
