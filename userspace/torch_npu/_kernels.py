@@ -462,23 +462,17 @@ def _binary_on_device(name: str, dev_op: str, x, other, alpha, out):
 
 def _scalar_axpy(x, alpha: float, ones_first: bool, out, compute):
     """_ew's AXPY of a number for a dense ``x`` written in place or to a
-    new tensor, with the number's operand a cached row of ones (``alpha *
-    1 + x``) or of -0 (``alpha * x + -0``) instead of a strided broadcast:
-    the same task on the same values, so the same bits, at a dense task's
-    cost (an optimizer's foreach steps are mostly these). None when it
-    does not apply."""
+    new tensor, as D.add_scalar (``alpha * 1 + x``) or D.scale (``alpha *
+    x + -0``): the number's operand a cached row instead of a strided
+    broadcast, the same task on the same values, so the same bits, at a
+    dense task's cost (an optimizer's foreach steps are mostly these).
+    None when it does not apply."""
     if (out is not None and out is not x) or x.dtype != compute or \
             not D.on_device(x, ops=("axpy",), floats=True):
         return None
     if out is None:
         out = torch.empty_like(x)
-    n = x.numel()
-    if ones_first:
-        D._launch(x, "axpy", D.addr(out), D.const(x, 1, (n,)).dev_addr,
-                  D.addr(x), alpha)
-    else:
-        D._launch(x, "axpy", D.addr(out), D.addr(x),
-                  D.const(x, -0.0, (n,)).dev_addr, alpha)
+    (D.add_scalar if ones_first else D.scale)(x, alpha, out)
     return out
 
 
