@@ -801,7 +801,7 @@ void dv_trace_doorbell(struct dv_context *ctx,
 void dv_trace_tasks_queued(struct dv_stream *s, u64 first_seq);
 void dv_trace_take_core(struct dv_device *dev, struct dv_task *t);
 void dv_trace_task_start(struct dv_stream *s, const struct dv_task *t);
-u16 dv_trace_take_help_core(struct dv_device *dev);
+u16 dv_trace_take_slot(struct dv_device *dev);
 void dv_trace_task_help(struct dv_device *dev, const struct dv_task *t,
 			u16 slot, u64 start_ns, u64 end_ns);
 u16 dv_trace_aicore(const struct dv_task *t);

@@ -482,7 +482,7 @@ bool dv_task_help(struct dv_device *dev)
 		return false;
 	t->helpers++;
 	dev->running++;
-	slot = dv_trace_take_help_core(dev);
+	slot = dv_trace_take_slot(dev);
 	os_mutex_unlock(dev->lock);
 	start_ns = os_now_ns();
 	dv_exec_claimed(dev, t, false);

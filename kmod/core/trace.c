@@ -192,37 +192,14 @@ u16 dv_trace_aicore(const struct dv_task *t)
 }
 
 /**
- * dv_trace_take_core() - give @t the lowest free AI-core slot
- * @dev: the device (dev->lock held)
- * @t: a task about to start
- *
- * Its completion entry and records name the slot; dv_trace_task_complete()
- * gives it back.
- */
-void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
-{
-	u64 free = ~dev->trace.cores;
-	u32 core;
-
-	os_mutex_assert_held(dev->lock);
-	if (!free || t->aicore)
-		return;
-	core = __builtin_ctzll(free);
-	if (core >= dev->cfg.aicores)
-		return;
-	dev->trace.cores |= 1ULL << core;
-	t->aicore = core + 1;
-}
-
-/**
- * dv_trace_take_help_core() - the lowest free AI-core slot, for an idle
- *	core about to run chunks of a shared task
+ * dv_trace_take_slot() - take the lowest free AI-core slot: a task's
+ *	about to start, or an idle core's about to run chunks of a shared task
  * @dev: the device (dev->lock held)
  *
- * Return: the slot + 1, which dv_trace_task_help() gives back; 0 when no
- * slot is free.
+ * Return: the slot + 1, which dv_trace_task_help() or
+ * dv_trace_task_complete() gives back; 0 when no slot is free.
  */
-u16 dv_trace_take_help_core(struct dv_device *dev)
+u16 dv_trace_take_slot(struct dv_device *dev)
 {
 	u64 free = ~dev->trace.cores;
 	u32 core;
@@ -238,10 +215,25 @@ u16 dv_trace_take_help_core(struct dv_device *dev)
 }
 
 /**
+ * dv_trace_take_core() - give @t the lowest free AI-core slot
+ * @dev: the device (dev->lock held)
+ * @t: a task about to start
+ *
+ * Its completion entry and records name the slot; dv_trace_task_complete()
+ * gives it back.
+ */
+void dv_trace_take_core(struct dv_device *dev, struct dv_task *t)
+{
+	os_mutex_assert_held(dev->lock);
+	if (!t->aicore)
+		t->aicore = dv_trace_take_slot(dev);
+}
+
+/**
  * dv_trace_task_help() - an idle AI core ran chunks of @t (dev->lock held)
  * @dev: the device
  * @t: the shared task, still running on its own core
- * @slot: dv_trace_take_help_core()'s answer, given back here
+ * @slot: dv_trace_take_slot()'s answer, given back here
  * @start_ns: when the core began on @t's chunks
  * @end_ns: when it left them
  */
