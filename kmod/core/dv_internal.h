@@ -215,7 +215,7 @@ struct dv_task_result {
  * @abort: complete as ABORTED (queued before a STREAM_RESET)
  * @operand_status: DAVINCI_STATUS_* of resolving the operands at the
  *	doorbell; the task fails with it when it reaches the head
- * @buf: buffers of dst, src0, src1 (NULL when unused), referenced from
+ * @buf: buffers of dst, src0, src1, src2 (NULL when unused), referenced from
  *	the doorbell until the task is freed, so memory freed by the host
  *	meanwhile stays in place for it
  * @len: bytes the task touches from each operand
@@ -242,6 +242,9 @@ struct dv_task_result {
  */
 #define DV_TASK_PARAMS_MAX	sizeof(struct davinci_params_strided)
 
+/* Operands of a task: dst, src0, src1 and src2, in that order. */
+#define DV_TASK_OPERANDS	4
+
 struct dv_task {
 	struct dv_list node;
 	struct davinci_task desc;
@@ -249,8 +252,8 @@ struct dv_task {
 	u64 event_gen;
 	u64 start_ns;
 	u32 operand_status;
-	struct dv_buffer *buf[3];
-	u64 len[3];
+	struct dv_buffer *buf[DV_TASK_OPERANDS];
+	u64 len[DV_TASK_OPERANDS];
 	struct dv_context *ctx;
 	u32 stream_id;
 	u32 timeout_ms;
@@ -633,6 +636,7 @@ int dv_ioctl_mem_info(struct dv_context *ctx, void *arg);
 #define DV_U_IMM	(1U << 6)
 #define DV_U_EVENT	(1U << 7)	/* event_id, required */
 #define DV_U_DST_DTYPE	(1U << 8)
+#define DV_U_SRC2	(1U << 9)
 
 /* How an opcode's operand extents follow from its fields. */
 enum dv_op_shape {
@@ -702,8 +706,8 @@ struct dv_opcode_info {
 	u8 src1_fixed;
 	enum dv_op_shape shape;
 	void (*kernel)(const struct davinci_task *t, const void *params,
-		       void *dst, const void *src0, const void *src1, u64 begin,
-		       u64 end);
+		       void *dst, const void *src0, const void *src1,
+		       void *src2, u64 begin, u64 end);
 };
 
 extern const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT];

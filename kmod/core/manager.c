@@ -248,13 +248,14 @@ static struct dv_device *dv_mgmt_find(u32 index)
  */
 u32 dv_mgmt_task_start(struct dv_device *dev, struct dv_task *t)
 {
-	const u64 addr[3] = { t->desc.dst, t->desc.src0, t->desc.src1 };
+	const u64 addr[DV_TASK_OPERANDS] = { t->desc.dst, t->desc.src0,
+					      t->desc.src1, t->desc.src2 };
 	struct dv_mgmt *mg = &dev->mg;
 	int i;
 
 	os_mutex_assert_held(dev->lock);
 	if (mg->ecc_armed) {
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < DV_TASK_OPERANDS; i++) {
 			struct dv_buffer *b = t->buf[i];
 			bool hit;
 

@@ -647,13 +647,19 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 check:
 	if (dv_range_wraps(task->dst, ext->dst) ||
 	    dv_range_wraps(task->src0, ext->src0) ||
-	    dv_range_wraps(task->src1, ext->src1))
+	    dv_range_wraps(task->src1, ext->src1) ||
+	    dv_range_wraps(task->src2, ext->src2))
 		return -EINVAL;
 	if (dv_ranges_overlap(task->dst, ext->dst, task->src0, ext->src0) &&
 	    !(exact_ok && task->dst == task->src0))
 		return -EINVAL;
 	if (dv_ranges_overlap(task->dst, ext->dst, task->src1, ext->src1) &&
 	    !(exact1_ok && task->dst == task->src1))
+		return -EINVAL;
+	/* a third operand (an input, or a second output) shares no bytes */
+	if (dv_ranges_overlap(task->dst, ext->dst, task->src2, ext->src2) ||
+	    dv_ranges_overlap(task->src0, ext->src0, task->src2, ext->src2) ||
+	    dv_ranges_overlap(task->src1, ext->src1, task->src2, ext->src2))
 		return -EINVAL;
 	return 0;
 }
@@ -670,7 +676,8 @@ check:
  * the op does not use is zero (dv_op_validate()), hence aligned.
  *
  * Return: 0 when all are aligned, else a mask of DV_OP_MISALIGNED_DST,
- * DV_OP_MISALIGNED_SRC0 and DV_OP_MISALIGNED_SRC1.
+ * DV_OP_MISALIGNED_SRC0, DV_OP_MISALIGNED_SRC1 and DV_OP_MISALIGNED_SRC2
+ * (src2, of an op that has one, aligned to that of @task->dtype).
  */
 u32 dv_op_misaligned(const struct davinci_task *task)
 {
@@ -691,6 +698,8 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 		bad |= DV_OP_MISALIGNED_SRC0;
 	if (task->src1 & (src1_es - 1))
 		bad |= DV_OP_MISALIGNED_SRC1;
+	if (task->src2 & (es - 1))
+		bad |= DV_OP_MISALIGNED_SRC2;
 	/* AIPP reads a picture's bytes and a config of u32 fields */
 	if (task->opcode < DAVINCI_OP_COUNT &&
 	    dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP) {
@@ -958,6 +967,7 @@ int dv_op_check_data(const struct davinci_task *task, const void *params,
  * @dst: host address of the output operand
  * @src0: host address of the first input
  * @src1: host address of the second input (unused ops: ignored)
+ * @src2: host address of the third operand (NULL for an op without one)
  * @begin: first unit
  * @end: one past the last unit; clamped to dv_op_units()
  *
@@ -965,8 +975,8 @@ int dv_op_check_data(const struct davinci_task *task, const void *params,
  * any sequence of chunks gives the same bytes as one call.
  */
 void dv_op_run(const struct davinci_task *task, const void *params,
-	       void *dst, const void *src0, const void *src1, u64 begin,
-	       u64 end)
+	       void *dst, const void *src0, const void *src1, void *src2,
+	       u64 begin, u64 end)
 {
 	u64 units = dv_op_units(task, params);
 
@@ -981,6 +991,6 @@ void dv_op_run(const struct davinci_task *task, const void *params,
 	/* a unary op's kernel reads src0 twice, never a stray src1 */
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_UNARY)
 		src1 = src0;
-	dv_opcodes[task->opcode].kernel(task, params, dst, src0, src1, begin,
-					end);
+	dv_opcodes[task->opcode].kernel(task, params, dst, src0, src1, src2,
+					begin, end);
 }

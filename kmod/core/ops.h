@@ -18,11 +18,14 @@
  * @dst: bytes written at task->dst
  * @src0: bytes read at task->src0 (0 when unused)
  * @src1: bytes read at task->src1 (0 when unused)
+ * @src2: bytes read or written at task->src2, as its op's kind says (0
+ *	when unused)
  */
 struct dv_op_extent {
 	u64 dst;
 	u64 src0;
 	u64 src1;
+	u64 src2;
 };
 
 /* True for the opcodes this file implements. */
@@ -107,6 +110,7 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 #define DV_OP_MISALIGNED_DST	(1U << 0)
 #define DV_OP_MISALIGNED_SRC0	(1U << 1)
 #define DV_OP_MISALIGNED_SRC1	(1U << 2)
+#define DV_OP_MISALIGNED_SRC2	(1U << 3)
 u32 dv_op_misaligned(const struct davinci_task *task);
 
 /*
@@ -121,8 +125,8 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params);
  * an op without one); call between os_fpu_begin()/os_fpu_end().
  */
 void dv_op_run(const struct davinci_task *task, const void *params,
-	       void *dst, const void *src0, const void *src1, u64 begin,
-	       u64 end);
+	       void *dst, const void *src0, const void *src1, void *src2,
+	       u64 begin, u64 end);
 
 /*
  * dv_op_run() of a DAVINCI_TASK_F_STRIDED task (ops_strided.c): units

@@ -102,6 +102,7 @@ DV_OP_KERNEL(aipp)
 	u32 x, ch;
 	s32 px[3];
 
+	(void)src2;
 	memcpy(&c, src1, sizeof(c));
 	if (dv_aipp_check_config(p, &c, &g)) {
 		for (r = begin; r < end; r++)

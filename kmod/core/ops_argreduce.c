@@ -103,6 +103,7 @@ DV_OP_KERNEL(argreduce)
 	bool max = t->opcode == DAVINCI_OP_ARGMAX;
 	s64 *d = dst;
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	for (i = begin; i < end; i++)

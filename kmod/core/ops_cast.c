@@ -189,6 +189,7 @@ DV_OP_KERNEL(cast)
 	size_t n = (size_t)(end - begin);
 	const void *src = src0;
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	switch (CT(t->dtype, t->dst_dtype)) {

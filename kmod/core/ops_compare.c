@@ -104,6 +104,7 @@ DV_OP_KERNEL(compare)
 	u8 r[CMP_BLK];
 	size_t i, len;
 
+	(void)src2;
 	(void)params;
 	/* a block is read whole before it is written: dst may be a source */
 	for (i = (size_t)begin; i < end; i += len) {

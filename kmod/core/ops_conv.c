@@ -313,6 +313,7 @@ DV_OP_KERNEL(conv)
 	struct dv_mm mm;
 	u64 rs, u, seg, first, last, img, grp;
 
+	(void)src2;
 	if (dv_conv_geom(p, &g))
 		return;
 	if (t->opcode == DAVINCI_OP_CONV2D) {

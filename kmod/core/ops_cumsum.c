@@ -61,6 +61,7 @@ DV_OP_KERNEL(cumsum)
 {
 	u64 es = dv_dtype_size(t->dtype), n = t->n, i;
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	for (i = begin; i < end; i++) {

@@ -283,6 +283,7 @@ DV_OP_KERNEL(elementwise)
 	size_t n = (size_t)(end - begin);
 	float alpha = dv_u2f(t->imm);
 
+	(void)src2;
 	(void)params;
 
 	switch (t->dtype) {

@@ -283,6 +283,7 @@ DV_OP_KERNEL(generate)
 	u64 have = 0;
 	u32 c[4];
 
+	(void)src2;
 	(void)src0;
 	(void)src1;
 	for (i = begin; i < end; i++) {

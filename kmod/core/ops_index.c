@@ -147,6 +147,7 @@ static void ix_add(const struct davinci_task *t, u8 *dst, const u8 *src,
 
 DV_OP_KERNEL(index)
 {
+	(void)src2;
 	(void)params;
 	if (t->opcode == DAVINCI_OP_INDEX_ADD)
 		ix_add(t, dst, src0, src1, begin, end);

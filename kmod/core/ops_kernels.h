@@ -21,13 +21,14 @@
  * The op kernels, each named by the opcodes it runs in dv_opcodes[] and
  * called with the signature of struct dv_opcode_info's @kernel: @params is
  * the checked copy of the task's parameter block (NULL for an op without
- * one); an op with one input ignores @src1.
+ * one); an op with one input ignores @src1, and one whose kind has no
+ * third operand @src2 (NULL).
  */
 #define DV_OP_KERNEL(name)						\
 	void dv_opk_##name(const struct davinci_task *t,		\
 			   const void *params, void *dst,		\
 			   const void *src0, const void *src1,		\
-			   u64 begin, u64 end)
+			   void *src2, u64 begin, u64 end)
 
 /*
  * ADD SUB MUL DIV MAX MIN RELU EXP AXPY SQRT ABS LEAKY_RELU TANH SIGMOID

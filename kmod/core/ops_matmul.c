@@ -154,6 +154,7 @@ DV_OP_KERNEL(matmul)
 		.a = src0, .b = src1, .c = dst,
 	};
 
+	(void)src2;
 	(void)params;
 	if (t->dtype == DAVINCI_DTYPE_INT32 || !mm.n)
 		return;

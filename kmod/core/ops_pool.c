@@ -270,6 +270,7 @@ DV_OP_KERNEL(pool)
 	struct dv_pooling g;
 	u64 u, hw, ohw;
 
+	(void)src2;
 	if (dv_pooling_geom(t->opcode, params, &g))
 		return;
 	hw = (u64)g.p->h * g.p->w;

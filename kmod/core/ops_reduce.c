@@ -172,6 +172,7 @@ DV_OP_KERNEL(softmax)
 	size_t n = t->n, i;
 	bool log = t->opcode == DAVINCI_OP_LOG_SOFTMAX;
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	if (!n)
@@ -190,6 +191,7 @@ DV_OP_KERNEL(reduce_sum)
 	size_t n = t->n, i, j, len;
 	float buf[RD_BLK];
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	for (i = begin; i < end; i++) {

@@ -62,6 +62,7 @@ DV_OP_KERNEL(relu_grad)
 {
 	size_t n = (size_t)(end - begin);
 
+	(void)src2;
 	(void)params;
 
 	switch (t->dtype) {

@@ -83,6 +83,7 @@ DV_OP_KERNEL(select)
 	size_t n = (size_t)(end - begin);
 	const u8 *m = (const u8 *)src1 + begin;
 
+	(void)src2;
 	(void)params;
 	if (t->opcode == DAVINCI_OP_SELECT) {
 		sel_run(es, (u8 *)dst + begin * es,

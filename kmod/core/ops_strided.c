@@ -42,7 +42,8 @@ static void strided_run(const struct davinci_task *t,
 {
 	void (*kernel)(const struct davinci_task *t, const void *params,
 		       void *dst, const void *src0, const void *src1,
-		       u64 begin, u64 end) = dv_opcodes[t->opcode].kernel;
+		       void *src2, u64 begin, u64 end) =
+		dv_opcodes[t->opcode].kernel;
 	u64 blk[3][DV_STRIDED_BLOCK / sizeof(u64)];
 	const void *src[2];
 	u64 per, i, len, es_max = r->es[0];
@@ -57,7 +58,7 @@ static void strided_run(const struct davinci_task *t,
 	}
 	if (dense || n == 1) {
 		kernel(t, NULL, r->dst, r->src[0],
-		       r->src[r->sources - 1], 0, n);
+		       r->src[r->sources - 1], NULL, 0, n);
 		return;
 	}
 	per = DV_STRIDED_BLOCK / es_max;
@@ -80,7 +81,8 @@ static void strided_run(const struct davinci_task *t,
 		else if (t->opcode == DAVINCI_OP_SELECT)	/* reads dst */
 			dv_elem_copy((u8 *)blk[0], 1, r->dst + i * r->stride[0] *
 				     r->es[0], r->stride[0], len, r->es[0]);
-		kernel(t, NULL, dst, src[0], src[r->sources - 1], 0, len);
+		kernel(t, NULL, dst, src[0], src[r->sources - 1], NULL, 0,
+		       len);
 		if (r->stride[0] != 1)
 			dv_elem_copy(r->dst + i * r->stride[0] * r->es[0],
 				     r->stride[0], (const u8 *)blk[0], 1, len,

@@ -14,6 +14,7 @@ DV_OP_KERNEL(triangle)
 	u64 es = dv_dtype_size(t->dtype), n = t->n, r;
 	s64 diag = (s32)t->imm;
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	for (r = begin; r < end; r++) {

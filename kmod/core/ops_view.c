@@ -69,6 +69,7 @@ DV_OP_KERNEL(copy_view)
 	u64 idx[8], off = 0, rem = begin, u = begin;
 	int d;
 
+	(void)src2;
 	(void)src1;
 	for (d = (int)last; d >= 0; d--) {
 		idx[d] = rem % v->sizes[d];
@@ -101,6 +102,7 @@ DV_OP_KERNEL(copy)
 {
 	u64 es = dv_dtype_size(t->dtype);
 
+	(void)src2;
 	(void)params;
 	(void)src1;
 	if (dst != src0)

@@ -16,6 +16,7 @@ static bool dv_task_unused_set(const struct davinci_task *t, u32 uses)
 	return (!(uses & DV_U_DST) && t->dst) ||
 	       (!(uses & DV_U_SRC0) && t->src0) ||
 	       (!(uses & DV_U_SRC1) && t->src1) ||
+	       (!(uses & DV_U_SRC2) && t->src2) ||
 	       (!(uses & DV_U_COUNT) && t->count) ||
 	       (!(uses & DV_U_MN) && (t->m || t->n)) ||
 	       (!(uses & DV_U_K) && t->k) ||
@@ -131,7 +132,7 @@ static int dv_task_operand(struct dv_context *ctx, struct dv_task *t, int i,
 void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 {
 	const struct davinci_task *d = &t->desc;
-	struct dv_op_extent ext = { 0, 0, 0 };
+	struct dv_op_extent ext = { 0, 0, 0, 0 };
 	int i, ret = 0;
 
 	os_mutex_assert_held(ctx->dev->lock);
@@ -164,13 +165,14 @@ void dv_task_resolve(struct dv_context *ctx, struct dv_task *t)
 	ret |= dv_task_operand(ctx, t, 0, d->dst, ext.dst);
 	ret |= dv_task_operand(ctx, t, 1, d->src0, ext.src0);
 	ret |= dv_task_operand(ctx, t, 2, d->src1, ext.src1);
+	ret |= dv_task_operand(ctx, t, 3, d->src2, ext.src2);
 	if (ret) {
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < DV_TASK_OPERANDS; i++)
 			t->buf[i] = NULL;
 		t->operand_status = DAVINCI_STATUS_INVALID_ADDRESS;
 		return;
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < DV_TASK_OPERANDS; i++)
 		if (t->buf[i])
 			dv_buffer_get(t->buf[i]);
 }
@@ -185,7 +187,7 @@ void dv_task_release(struct dv_device *dev, struct dv_task *t)
 	int i;
 
 	os_mutex_assert_held(dev->lock);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < DV_TASK_OPERANDS; i++) {
 		if (t->buf[i])
 			dv_buffer_put(t->buf[i]);
 		t->buf[i] = NULL;
@@ -195,7 +197,8 @@ void dv_task_release(struct dv_device *dev, struct dv_task *t)
 /* Where operand @i of @t starts in memory; NULL when it touches none. */
 static u8 *dv_task_ptr(struct dv_task *t, int i)
 {
-	const u64 addr[3] = { t->desc.dst, t->desc.src0, t->desc.src1 };
+	const u64 addr[DV_TASK_OPERANDS] = { t->desc.dst, t->desc.src0,
+					      t->desc.src1, t->desc.src2 };
 	struct dv_buffer *b = t->buf[i];
 
 	if (!b)
@@ -322,7 +325,8 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 {
 	os_fpu_begin();
 	dv_op_run(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
-		  dv_task_ptr(t, 1), dv_task_ptr(t, 2), begin, end);
+		  dv_task_ptr(t, 1), dv_task_ptr(t, 2), dv_task_ptr(t, 3), begin,
+		  end);
 	os_fpu_end();
 }
 
@@ -784,6 +788,7 @@ bool dv_task_is_short(struct dv_device *dev, const struct dv_task *t)
 		return d->count <= DV_SHORT_BYTES;
 	default:
 		return !dv_op_extent(d, dv_task_params(t), &ext) &&
-		       ext.dst + ext.src0 + ext.src1 <= DV_SHORT_BYTES;
+		       ext.dst + ext.src0 + ext.src1 + ext.src2 <=
+		       DV_SHORT_BYTES;
 	}
 }

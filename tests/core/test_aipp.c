@@ -222,16 +222,16 @@ void test_aipp_runs_and_chunks(void)
 					(float)(pic[(y * AW + x) * 3 + ch] -
 						10 * ch) * 0.5f;
 	CHECK_EQ(units, AH);
-	dvc_op_run(&t, &p, a, pic, &c, 0, units);
+	dvc_op_run(&t, &p, a, pic, &c, NULL, 0, units);
 	CHECK(memcmp(a, want, sizeof(want)) == 0);
 	for (r = 0; r < units; r++)
-		dvc_op_run(&t, &p, b, pic, &c, r, r + 1);
+		dvc_op_run(&t, &p, b, pic, &c, NULL, r, r + 1);
 	CHECK(memcmp(b, want, sizeof(want)) == 0);
 	bad = c;
 	aipp_break(&bad, 5);
 	memset(b, 0x5a, sizeof(b));
-	dvc_op_run(&t, &p, b, pic, &c, 0, 1);
-	dvc_op_run(&t, &p, b, pic, &bad, 1, units);
+	dvc_op_run(&t, &p, b, pic, &c, NULL, 0, 1);
+	dvc_op_run(&t, &p, b, pic, &bad, NULL, 1, units);
 	for (ch = 0; ch < 3; ch++) {
 		CHECK(memcmp(&b[ch * AH * AW], &want[ch * AH * AW],
 			     AW * sizeof(float)) == 0);

@@ -245,11 +245,11 @@ void test_conv_runs_and_chunks(void)
 
 		t = conv_task(conv_ops[o], 1, 1, 1, 1);
 		memset(a, 0, sizeof(a));
-		dvc_op_run(&t, &p, a, srcs[o][0], srcs[o][1], 0, units[o]);
+		dvc_op_run(&t, &p, a, srcs[o][0], srcs[o][1], NULL, 0, units[o]);
 		for (step = 1; step <= 5; step += 4) {
 			memset(b, 0xff, sizeof(b));
 			for (u = 0; u < units[o]; u += step)
-				dvc_op_run(&t, &p, b, srcs[o][0], srcs[o][1], u,
+				dvc_op_run(&t, &p, b, srcs[o][0], srcs[o][1], NULL, u,
 					   u + step);
 			if (memcmp(a, b, n * sizeof(float)))
 				printf("  op %u in chunks of %llu\n",

@@ -156,11 +156,11 @@ static void same_in_chunks(const struct davinci_task *t, const void *p,
 	uint64_t step, u;
 
 	memcpy(a, init, bytes);
-	dvc_op_run(t, p, a, src0, src1, 0, units);
+	dvc_op_run(t, p, a, src0, src1, NULL, 0, units);
 	for (step = 1; step <= 7; step = step * 2 + 3 * (step == 2)) {
 		memcpy(b, init, bytes);
 		for (u = 0; u < units; u += step)
-			dvc_op_run(t, p, b, src0, src1, u, u + step);
+			dvc_op_run(t, p, b, src0, src1, NULL, u, u + step);
 		if (memcmp(a, b, bytes))
 			printf("  op %u in chunks of %llu\n", t->opcode,
 			       (unsigned long long)step);
@@ -189,7 +189,7 @@ void test_index_add_order_and_chunks(void)
 	same_in_chunks(&t, NULL, table, sizeof(table), src, idx,
 		       (uint64_t)IX_M * IX_K);
 	memcpy(sel, table, sizeof(table));
-	dvc_op_run(&t, NULL, sel, src, idx, 0, IX_M * IX_K);
+	dvc_op_run(&t, NULL, sel, src, idx, NULL, 0, IX_M * IX_K);
 	/*
 	 * batch 0, row 1: (1 + 2^24) + 1, each sum rounded back to 2^24;
 	 * the ones first would make 2^24 + 2

@@ -105,7 +105,7 @@ static int mm_case(u32 m, u32 n, u32 k, u8 dtype, u16 flags, u64 seed,
 		for (r0 = 0; r0 < m; r0 = r1) {
 			r1 = r0 + 1 + mm_rand(&seed) % (m < 40 ? m : 40);
 			os_fpu_begin();
-			dv_opk_matmul(&t, NULL, got, a, b, r0,
+			dv_opk_matmul(&t, NULL, got, a, b, NULL, r0,
 				      r1 < m ? r1 : m);
 			os_fpu_end();
 		}

@@ -245,7 +245,7 @@ void test_pool_runs_and_chunks(void)
 		y[i] = (float)((i * 3) % 7) - 3.0f;
 	t = pool_task(DAVINCI_OP_MAXPOOL2D, 1, 1, 0, 1);
 	t.dst_dtype = DAVINCI_DTYPE_INT64;
-	dvc_op_run(&t, &p, ix, x, NULL, 0, 6);
+	dvc_op_run(&t, &p, ix, x, NULL, NULL, 0, 6);
 	for (v = 0; v < 3; v++) {
 		p.count_include_pad = v == 1;
 		p.divisor = v == 2 ? 5 : 0;
@@ -259,11 +259,11 @@ void test_pool_runs_and_chunks(void)
 				continue;
 			t = pool_task(pool_ops[o], 1, 1, 8, 1);
 			memset(a, 0, sizeof(a));
-			dvc_op_run(&t, &p, a, src, ix, 0, 6);
+			dvc_op_run(&t, &p, a, src, ix, NULL, 0, 6);
 			for (step = 1; step <= 5; step += 4) {
 				memset(b, 0xff, sizeof(b));
 				for (u = 0; u < 6; u += step)
-					dvc_op_run(&t, &p, b, src, ix, u,
+					dvc_op_run(&t, &p, b, src, ix, NULL, u,
 						   u + step);
 				if (memcmp(a, b, n * sizeof(float)))
 					printf("  op %u in chunks of %llu\n",

@@ -259,7 +259,7 @@ static void st_chunked(const struct davinci_task *t,
 
 	os_fpu_begin();
 	for (u = 0; u < t->count; u += chunk)
-		dv_op_run(t, p, dst, a, b, u, u + chunk);
+		dv_op_run(t, p, dst, a, b, NULL, u, u + chunk);
 	os_fpu_end();
 }
 

@@ -91,7 +91,7 @@ class Task(S):
                 ("imm", ctypes.c_uint32), ("params", ctypes.c_uint64),
                 ("params_size", ctypes.c_uint32),
                 ("params_version", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint64 * 5)]
+                ("src2", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 4)]
 
 
 assert ctypes.sizeof(Task) == 128

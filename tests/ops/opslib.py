@@ -1,8 +1,7 @@
 """ctypes access to the op kernels of libdavinci_core (dv_op_*), for tests.
 
 The library comes from $DAVINCI_CORE_LIB, else <repo>/build/libdavinci_core.so.
-A small local mirror of struct davinci_task is enough here: the package's
-full mirror lives in userspace/davinci/_uapi.py.
+Tasks are the package's mirror of struct davinci_task (davinci._uapi).
 """
 import ctypes
 import os
@@ -15,6 +14,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # opcodes and CMP's predicates: the op schema's (kmod/core/ops.toml)
 sys.path.insert(0, os.path.join(REPO, "userspace"))
 from davinci import schema  # noqa: E402
+from davinci._uapi import davinci_task as Task  # noqa: E402
 
 globals().update({"OP_" + _op.name: _op.opcode for _op in schema.OPS})
 OP_COUNT = schema.OPS[-1].opcode + 1
@@ -29,36 +29,12 @@ BINARY = [OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_AXPY]
 INT_OK = [OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_RELU]
 
 
-class Task(ctypes.Structure):
-    _fields_ = [
-        ("opcode", ctypes.c_uint16),
-        ("dtype", ctypes.c_uint8),
-        ("dst_dtype", ctypes.c_uint8),
-        ("pad0", ctypes.c_uint32),
-        ("flags", ctypes.c_uint32),
-        ("event_id", ctypes.c_uint32),
-        ("user_data", ctypes.c_uint64),
-        ("dst", ctypes.c_uint64),
-        ("src0", ctypes.c_uint64),
-        ("src1", ctypes.c_uint64),
-        ("count", ctypes.c_uint64),
-        ("m", ctypes.c_uint32),
-        ("n", ctypes.c_uint32),
-        ("k", ctypes.c_uint32),
-        ("imm", ctypes.c_uint32),
-        ("params", ctypes.c_uint64),
-        ("params_size", ctypes.c_uint32),
-        ("params_version", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint64 * 5),
-    ]
-
-
 assert ctypes.sizeof(Task) == 128
 
 
 class Extent(ctypes.Structure):
     _fields_ = [("dst", ctypes.c_uint64), ("src0", ctypes.c_uint64),
-                ("src1", ctypes.c_uint64)]
+                ("src1", ctypes.c_uint64), ("src2", ctypes.c_uint64)]
 
 
 def lib_path():
@@ -88,8 +64,8 @@ def lib():
         l.dvc_op_chunk_units.restype = ctypes.c_uint64
         l.dvc_op_run.argtypes = [ctypes.POINTER(Task), ctypes.c_void_p,
                                 ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_void_p, ctypes.c_uint64,
-                                ctypes.c_uint64]
+                                ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_uint64, ctypes.c_uint64]
         l.dvc_op_run.restype = None
         l.dvc_num_logf.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_uint64]
@@ -127,7 +103,7 @@ def validate(t):
 def extent(t):
     e = Extent()
     rc = lib().dvc_op_extent(ctypes.byref(t), None, ctypes.byref(e))
-    return rc, (e.dst, e.src0, e.src1)
+    return rc, (e.dst, e.src0, e.src1, e.src2)
 
 
 def units(t):
@@ -162,7 +138,8 @@ def run(t, chunks=None):
     rc, ext = extent(t)
     assert rc == 0
     # like the scheduler: an operand of 0 bytes is passed as NULL
-    ptrs = [a if n else None for a, n in zip((t.dst, t.src0, t.src1), ext)]
+    ptrs = [a if n else None
+            for a, n in zip((t.dst, t.src0, t.src1, t.src2), ext)]
     u = units(t)
     step = chunks if chunks else max(u, 1)
     b = 0
@@ -173,8 +150,8 @@ def run(t, chunks=None):
 
 
 def run_raw(t, begin, end):
-    lib().dvc_op_run(ctypes.byref(t), None, t.dst, t.src0, t.src1, begin,
-                     end)
+    lib().dvc_op_run(ctypes.byref(t), None, t.dst, t.src0, t.src1,
+                     t.src2 or None, begin, end)
 
 
 def f32_bits(x):

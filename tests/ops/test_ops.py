@@ -756,6 +756,10 @@ def bad_tasks():
         t = task(L.OP_ADD, count=1)     # ADD takes no parameter block
         setattr(t, field, 8)
         yield field, t
+    for op in (L.OP_ADD, L.OP_RELU):    # kinds without a third operand
+        t = task(op, count=1)
+        t.src2 = 0x100200000
+        yield "src2 on opcode %d" % op, t
     for i in range(len(task(L.OP_ADD).reserved)):
         t = task(L.OP_ADD, count=1)
         t.reserved[i] = 1 << 63
@@ -782,19 +786,19 @@ BASE = 0x100000000
 
 def test_extent_sizes():
     rc, e = extent(task(L.OP_ADD, F16, count=10))
-    assert rc == 0 and e == (20, 20, 20)
+    assert rc == 0 and e == (20, 20, 20, 0)
     rc, e = extent(task(L.OP_EXP, BF16, count=10))
-    assert rc == 0 and e == (20, 20, 0)
+    assert rc == 0 and e == (20, 20, 0, 0)
     t = task(L.OP_MATMUL, F32, m=2, n=3, k=5)
     t.dst, t.src0, t.src1 = BASE, BASE + 4096, BASE + 8192
     rc, e = extent(t)
-    assert rc == 0 and e == (24, 40, 60)
+    assert rc == 0 and e == (24, 40, 60, 0)
     t = task(L.OP_REDUCE_SUM, F16, m=7, n=9)
     t.dst, t.src0 = BASE, BASE + 4096
-    assert extent(t) == (0, (14, 126, 0))
+    assert extent(t) == (0, (14, 126, 0, 0))
     t = task(L.OP_CAST, I32, count=6, dst_dtype=F16)
     t.dst, t.src0 = BASE, BASE + 4096
-    assert extent(t) == (0, (12, 24, 0))
+    assert extent(t) == (0, (12, 24, 0, 0))
 
 
 def test_extent_overflow():

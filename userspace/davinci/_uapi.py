@@ -86,13 +86,14 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 8      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 9      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
 #                            5: the dispatcher's counters in mgmt info;
 #                            6: the capability query (GET_CAP);
 #                            7: INT64 BOOL INT8 UINT8, strided operands;
-#                            8: TASK_HELP trace records
+#                            8: TASK_HELP trace records;
+#                            9: davinci_task.src2
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -695,7 +696,8 @@ class davinci_task(_Struct):
         ("params", _u64),
         ("params_size", _u32),
         ("params_version", _u32),
-        ("reserved", _u64 * 5),
+        ("src2", _u64),
+        ("reserved", _u64 * 4),
     ]
 
 

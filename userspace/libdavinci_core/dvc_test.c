@@ -54,10 +54,10 @@ u64 dvc_op_chunk_units_of(const struct davinci_task *task, const void *params)
 }
 
 void dvc_op_run(const struct davinci_task *task, const void *params,
-		void *dst, const void *src0, const void *src1, u64 begin,
-		u64 end)
+		void *dst, const void *src0, const void *src1, void *src2,
+		u64 begin, u64 end)
 {
-	dv_op_run(task, params, dst, src0, src1, begin, end);
+	dv_op_run(task, params, dst, src0, src1, src2, begin, end);
 }
 
 void dvc_num_logf(const float *x, float *y, uint64_t n)

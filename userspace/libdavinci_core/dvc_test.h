@@ -45,8 +45,8 @@ uint64_t dvc_op_units_of(const struct davinci_task *task, const void *params);
 uint64_t dvc_op_chunk_units_of(const struct davinci_task *task,
 			       const void *params);
 void dvc_op_run(const struct davinci_task *task, const void *params,
-		void *dst, const void *src0, const void *src1, uint64_t begin,
-		uint64_t end);
+		void *dst, const void *src0, const void *src1, void *src2,
+		uint64_t begin, uint64_t end);
 /* dv_logf() of numerics.h on @n floats, @y[i] = log(@x[i]). */
 void dvc_num_logf(const float *x, float *y, uint64_t n);
 /* os_simd_level(): the SIMD level the op kernels use now (os.h). */

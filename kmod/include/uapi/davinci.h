@@ -45,9 +45,11 @@
  * (@dst_dtype BOOL); strided operands (DAVINCI_TASK_F_STRIDED, struct
  * davinci_params_strided); DAVINCI_CAP_OP_FLAGS and DAVINCI_CAP_STRIDED;
  * DAVINCI_PARAMS_MAX 512 (was 256). 8: DAVINCI_TRACE_TASK_HELP, the
- * share of a task's chunks another AI core ran.
+ * share of a task's chunks another AI core ran. 9: struct davinci_task's
+ * @src2 (was @reserved[0]), the third operand of an op whose kind has
+ * one (DAVINCI_IOCTL_GET_CAP announces the op).
  */
-#define DAVINCI_ABI_MINOR 8
+#define DAVINCI_ABI_MINOR 9
 
 /*
  * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
@@ -1293,6 +1295,8 @@ enum davinci_dtype {
  *	davinci_params_strided with DAVINCI_TASK_F_STRIDED, else zero
  * @params_size: its bytes: sizeof the op's struct davinci_params_*
  * @params_version: its layout, DAVINCI_PARAMS_<OP>_VERSION
+ * @src2: device virtual address of the third operand of an op that has
+ *	one (an input, or a second output, as its kind says), else zero
  * @reserved: must be zero
  *
  * Fields an opcode does not use must be zero. Every address range a task
@@ -1328,7 +1332,8 @@ struct davinci_task {
 	__u64 params;
 	__u32 params_size;
 	__u32 params_version;
-	__u64 reserved[5];
+	__u64 src2;
+	__u64 reserved[4];
 };
 
 /**
