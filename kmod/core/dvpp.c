@@ -49,10 +49,13 @@ int dv_op_check_pngd_decode(const struct davinci_task *task,
 }
 
 /**
- * dv_dvpp_extent() - bytes a JPEGD_DECODE or PNGD_DECODE task touches
+ * dv_dvpp_extent() - bytes a JPEGD_DECODE, PNGD_DECODE or JPEGE_ENCODE
+ *	task touches
  * @task: the task, which passed dv_task_validate()
- * @params: its checked parameter block (both blocks start with @dst_size)
- * @ext: out: dst @dst_size bytes, src0 @count, src1 the result record
+ * @params: its checked parameter block (each coder's starts with
+ *	@dst_size)
+ * @ext: out: dst @dst_size bytes, src0 @count, src1 the coder's result
+ *	record
  *
  * Return: 0, or -EINVAL when a range wraps around the address space or
  * two of the three operands meet.
@@ -66,9 +69,17 @@ int dv_dvpp_extent(const struct davinci_task *task, const void *params,
 		return -EINVAL;
 	ext->dst = p->dst_size;
 	ext->src0 = task->count;
-	ext->src1 = task->opcode == DAVINCI_OP_PNGD_DECODE ?
-		    sizeof(struct davinci_pngd_result) :
-		    sizeof(struct davinci_jpegd_result);
+	switch (task->opcode) {
+	case DAVINCI_OP_PNGD_DECODE:
+		ext->src1 = sizeof(struct davinci_pngd_result);
+		break;
+	case DAVINCI_OP_JPEGE_ENCODE:
+		ext->src1 = sizeof(struct davinci_jpege_result);
+		break;
+	default:
+		ext->src1 = sizeof(struct davinci_jpegd_result);
+		break;
+	}
 	if ((ext->dst && task->dst + ext->dst - 1 < task->dst) ||
 	    (ext->src0 && task->src0 + ext->src0 - 1 < task->src0) ||
 	    task->src1 + ext->src1 - 1 < task->src1)
@@ -185,38 +196,8 @@ int dv_op_check_jpege_encode(const struct davinci_task *task,
 }
 
 /**
- * dv_dvpp_jpege_extent() - bytes a JPEGE_ENCODE task touches
- * @task: the task, which passed dv_task_validate()
- * @params: its checked parameter block
- * @ext: out: dst @dst_size bytes, src0 @count, src1 the result record
- *
- * Return: 0, or -EINVAL when a range wraps around the address space or
- * two of the three operands meet.
- */
-int dv_dvpp_jpege_extent(const struct davinci_task *task, const void *params,
-			 struct dv_op_extent *ext)
-{
-	const struct davinci_params_jpege_encode *p = params;
-
-	if (!p)
-		return -EINVAL;
-	ext->dst = p->dst_size;
-	ext->src0 = task->count;
-	ext->src1 = sizeof(struct davinci_jpege_result);
-	if ((ext->dst && task->dst + ext->dst - 1 < task->dst) ||
-	    (ext->src0 && task->src0 + ext->src0 - 1 < task->src0) ||
-	    task->src1 + ext->src1 - 1 < task->src1)
-		return -EINVAL;
-	if (dv_ranges_overlap(task->dst, ext->dst, task->src0, ext->src0) ||
-	    dv_ranges_overlap(task->dst, ext->dst, task->src1, ext->src1) ||
-	    dv_ranges_overlap(task->src0, ext->src0, task->src1, ext->src1))
-		return -EINVAL;
-	return 0;
-}
-
-/**
  * dv_dvpp_jpege() - run a JPEGE_ENCODE task
- * @task: the task, resolved (dv_dvpp_jpege_extent() passed)
+ * @task: the task, resolved (dv_dvpp_extent() passed)
  * @params: its checked struct davinci_params_jpege_encode
  * @dst: host address of the file's buffer, @dst_size bytes
  * @src: host address of the picture, @count bytes

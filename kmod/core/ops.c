@@ -526,12 +526,11 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 	if (task->flags & DAVINCI_TASK_F_STRIDED)
 		return dv_op_extent_strided(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGD ||
-	    dv_opcodes[task->opcode].shape == DV_SHAPE_PNGD)
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_PNGD ||
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
 		return dv_dvpp_extent(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_VPC)
 		return dv_vpc_extent(task, params, ext);
-	if (dv_opcodes[task->opcode].shape == DV_SHAPE_JPEGE)
-		return dv_dvpp_jpege_extent(task, params, ext);
 	if (dv_opcodes[task->opcode].shape == DV_SHAPE_AIPP) {
 		/* it only reads src0 and src1: they may overlap */
 		if (dv_aipp_extent(task, params, &ext->dst, &ext->src0,

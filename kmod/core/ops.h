@@ -138,13 +138,13 @@ void dv_op_run_strided(const struct davinci_task *task,
 		       const void *src0, const void *src1, u64 begin, u64 end);
 
 /*
- * The DVPP engine's JPEGD_DECODE and PNGD_DECODE (dvpp.c, DOC: DVPP JPEGD,
- * DOC: DVPP PNGD): their extents (dv_op_extent() calls it), and the decode
- * of a resolved task, without dev->lock and outside an FPU section (it
- * allocates the decoder's scratch). dv_dvpp_jpegd() and dv_dvpp_pngd()
- * return 0 or the decoder's negative errno, which they also write into
- * the result record (struct davinci_jpegd_result, davinci_pngd_result) at
- * @result.
+ * The DVPP engine's coders, JPEGD_DECODE, PNGD_DECODE and JPEGE_ENCODE
+ * (dvpp.c, DOC: DVPP JPEGD, DOC: DVPP PNGD, DOC: DVPP JPEGE): their
+ * extents (dv_op_extent() calls it), and the run of a resolved task,
+ * without dev->lock and outside an FPU section (it allocates the coder's
+ * scratch). Each run returns 0 or the coder's negative errno, which it
+ * also writes into the result record (struct davinci_jpegd_result,
+ * davinci_pngd_result, davinci_jpege_result) at @result.
  */
 int dv_dvpp_extent(const struct davinci_task *task, const void *params,
 		   struct dv_op_extent *ext);
@@ -152,6 +152,8 @@ int dv_dvpp_jpegd(const struct davinci_task *task, const void *params,
 		  void *dst, const void *src, void *result);
 int dv_dvpp_pngd(const struct davinci_task *task, const void *params,
 		 void *dst, const void *src, void *result);
+int dv_dvpp_jpege(const struct davinci_task *task, const void *params,
+		  void *dst, const void *src, void *result);
 
 /*
  * The DVPP engine's VPC tasks (vpc.c, DOC: DVPP VPC): their extents (the
@@ -163,10 +165,5 @@ int dv_vpc_extent(const struct davinci_task *task, const void *params,
 		  struct dv_op_extent *ext);
 int dv_vpc_run(const struct davinci_task *task, const void *params,
 	       void *dst, const void *src);
-/* JPEGE_ENCODE's (DOC: DVPP JPEGE), as JPEGD_DECODE's above */
-int dv_dvpp_jpege_extent(const struct davinci_task *task, const void *params,
-			 struct dv_op_extent *ext);
-int dv_dvpp_jpege(const struct davinci_task *task, const void *params,
-		  void *dst, const void *src, void *result);
 
 #endif /* _DAVINCI_OPS_H */

@@ -331,38 +331,32 @@ static void dv_chunk_compute(struct dv_task *t, u64 begin, u64 end)
 }
 
 /*
- * The DVPP engine's JPEG or PNG decode: one piece of work, no FPU
- * section, the decoder's scratch allocated and freed inside (no lock is
- * held here). A decode error fails the task; its errno is in the result
- * record.
+ * The DVPP engine's coders (JPEG and PNG decode, JPEG encode): one piece
+ * of work, no FPU section, the coder's scratch allocated and freed inside
+ * (no lock is held here). A coder's error fails the task; its errno is
+ * in the result record.
  */
-static u32 dv_exec_jpegd(struct dv_device *dev, struct dv_task *t)
+static u32 dv_exec_coder(struct dv_device *dev, struct dv_task *t)
 {
-	int (*decode)(const struct davinci_task *task, const void *params,
-		      void *dst, const void *src, void *result) =
-		t->desc.opcode == DAVINCI_OP_PNGD_DECODE ? dv_dvpp_pngd :
-		dv_dvpp_jpegd;
+	int (*run)(const struct davinci_task *task, const void *params,
+		   void *dst, const void *src, void *result);
 	u32 st = dv_exec_check(dev, t);
 
 	if (st)
 		return st;
-	if (decode(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
-		   dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
-		return DAVINCI_STATUS_INVALID_TASK;
-	if (t->throttle_pct)
-		dv_exec_throttle(t, t->start_ns);
-	return dv_exec_check(dev, t);
-}
-
-/* The DVPP engine's JPEG encode: as the decode above, its scratch too. */
-static u32 dv_exec_jpege(struct dv_device *dev, struct dv_task *t)
-{
-	u32 st = dv_exec_check(dev, t);
-
-	if (st)
-		return st;
-	if (dv_dvpp_jpege(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
-			  dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
+	switch (t->desc.opcode) {
+	case DAVINCI_OP_PNGD_DECODE:
+		run = dv_dvpp_pngd;
+		break;
+	case DAVINCI_OP_JPEGE_ENCODE:
+		run = dv_dvpp_jpege;
+		break;
+	default:
+		run = dv_dvpp_jpegd;
+		break;
+	}
+	if (run(&t->desc, dv_task_params(t), dv_task_ptr(t, 0),
+		dv_task_ptr(t, 1), dv_task_ptr(t, 2)))
 		return DAVINCI_STATUS_INVALID_TASK;
 	if (t->throttle_pct)
 		dv_exec_throttle(t, t->start_ns);
@@ -534,15 +528,13 @@ u32 dv_exec_alone(struct dv_device *dev, struct dv_task *t)
 		break;
 	case DAVINCI_OP_JPEGD_DECODE:
 	case DAVINCI_OP_PNGD_DECODE:
-		st = dv_exec_jpegd(dev, t);
+	case DAVINCI_OP_JPEGE_ENCODE:
+		st = dv_exec_coder(dev, t);
 		break;
 	case DAVINCI_OP_VPC_RESIZE:
 	case DAVINCI_OP_VPC_CROP:
 	case DAVINCI_OP_VPC_CONVERT_COLOR:
 		st = dv_exec_vpc(dev, t);
-		break;
-	case DAVINCI_OP_JPEGE_ENCODE:
-		st = dv_exec_jpege(dev, t);
 		break;
 	default:
 		st = dv_exec_chunks(dev, t,
