@@ -595,4 +595,13 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.shape = DV_SHAPE_AIPP,
 		.kernel = dv_opk_aipp,
 	},
+	[DAVINCI_OP_ARGSORT] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_MN | DV_U_K | DV_U_IMM,
+		.dtypes = DV_DT_ALL,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.dst_fixed = DV_OPD(INT64),
+		.max_imm = DAVINCI_ARGSORT_COUNT - 1,
+		.shape = DV_SHAPE_SORT,
+		.kernel = dv_opk_argsort,
+	},
 };

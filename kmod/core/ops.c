@@ -601,6 +601,15 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		ext->src0 = ext->dst;
 		exact_ok = true;
 		break;
+	case DV_SHAPE_SORT:
+		/* k of each row's n, 1 <= k <= n */
+		mn = (u64)task->m * task->n;
+		if (!task->k || task->k > task->n ||
+		    !dv_mul_u64(mn, es, &ext->src0) ||
+		    !dv_mul_u64((u64)task->m * task->k,
+				dv_dtype_size(dv_op_dst_dtype(task)), &ext->dst))
+			return -EINVAL;
+		break;
 	case DV_SHAPE_VIEW:
 		if (!params || !dv_mul_u64(task->count, es, &ext->dst) ||
 		    !dv_mul_u64(dv_view_span(params), es, &ext->src0))
@@ -813,6 +822,7 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
 	case DV_SHAPE_TRIANGLE:
+	case DV_SHAPE_SORT:
 		return task->m;
 	case DV_SHAPE_AIPP:
 		return dv_aipp_rows(params);
@@ -879,6 +889,7 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 	case DV_SHAPE_ROWS:
 	case DV_SHAPE_REDUCE:
 	case DV_SHAPE_TRIANGLE:
+	case DV_SHAPE_SORT:
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
 		return rows ? rows : 1;

@@ -470,6 +470,39 @@ def _tri(fn):
     return lambda attr, x: fn(x, attr)
 
 
+def _argsort_ref(k=None):
+    """torch.sort(stable=True)'s indices, the first ``k`` of each row:
+    equal values keep their order, -0 equals +0, a NaN is the largest."""
+    def ref(attr, x):
+        wide = x.astype(np.int64 if x.dtype.kind in "iub" else np.float64)
+        nan = np.isnan(wide) if wide.dtype.kind == "f" else \
+            np.zeros(wide.shape, bool)
+        if attr == "ASCENDING":
+            order = np.argsort(wide, axis=-1, kind="stable")
+        else:       # NaNs first, then the values largest first
+            order = np.lexsort((np.where(nan, 0, -wide), ~nan), axis=-1)
+        return order[..., :k if k else x.shape[-1]]
+    return ref
+
+
+def _with_specials(shape):
+    """Values with ties, both zeros, NaNs and infinities (floats)."""
+    def make(rng, dtype):
+        x = np.round(rng.uniform(-3, 3, shape)).astype(np.float32)
+        if dtype == "bool":
+            return [x > 0]
+        if dtype == "uint8":
+            return [(x + 3).astype(np.uint8)]
+        if dtype in R.INTEGERS:
+            return [x.astype(R.STORAGE[dtype])]
+        flat = x.reshape(-1)
+        flat[rng.choice(flat.size, flat.size // 4, replace=False)] = \
+            rng.choice([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf],
+                       flat.size // 4)
+        return [R.from_f32(x, dtype)]
+    return make
+
+
 def _aipp_cases():
     """AIPP's configs: an NV12 picture through the BT.601 matrix, a crop,
     padding and the samples' ImageNet normalisation; an RGB888 one with
@@ -716,6 +749,16 @@ SAMPLES: dict[str, list[Sample]] = {
     "TRIU": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.triu),
                     attr=d) for d in (0, 1, -2)],
     "AIPP": _aipp_samples(),
+    "ARGSORT": [
+        Sample("%s %s" % (order.lower(), name), make, _argsort_ref(k),
+               attr=order, kwargs={"k": k} if k else {}, out_dtype="int64")
+        for order in ("ASCENDING", "DESCENDING")
+        for name, make, k in (
+            ("ties 7x33", _with_specials((7, 33)), None),
+            ("top 5 of 2x3x40", _rand((2, 3, 40)), 5),
+            ("ties top 9 of 4x64", _with_specials((4, 64)), 9),
+            ("1x1", _rand((1, 1)), None),
+            ("top 1 of 3x1000", _rand((3, 1000)), 1))],
 }
 
 

@@ -887,3 +887,19 @@ def test_nan_results_canonical(dtype):
     r = np.zeros(64, L.NP_STORAGE[dtype])
     run(task(L.OP_REDUCE_SUM, dtype, dst=r, src0=a, m=64, n=64))
     check(r)
+
+
+def test_argsort_keeps_one_to_n_of_each_row():
+    """ARGSORT's dst is m x k int64 indices of m rows of n: k of 0 or
+    more than n is refused, as is an order the enum lacks."""
+    def sort(k, n=10, imm=0):
+        t = task(L.OP_ARGSORT, F16, m=3, n=n, k=k, imm=imm)
+        t.dst, t.src0 = BASE, BASE + 4096
+        return t
+    assert extent(sort(4)) == (0, (3 * 4 * 8, 3 * 10 * 2, 0, 0))
+    assert extent(sort(10)) == (0, (3 * 10 * 8, 3 * 10 * 2, 0, 0))
+    assert extent(sort(0))[0] == -22
+    assert extent(sort(11))[0] == -22
+    assert extent(sort(1, n=0))[0] == -22
+    assert validate(sort(4, imm=1)) == 0
+    assert validate(sort(4, imm=2)) == -22

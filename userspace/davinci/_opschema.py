@@ -75,6 +75,7 @@ __all__ = [
     "DAVINCI_OP_JPEGE_ENCODE",
     "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_AIPP",
+    "DAVINCI_OP_ARGSORT",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -105,6 +106,9 @@ __all__ = [
     "DAVINCI_PNGD_DECODE_RGBA8888",
     "DAVINCI_PNGD_DECODE_AUTO",
     "DAVINCI_PNGD_DECODE_COUNT",
+    "DAVINCI_ARGSORT_ASCENDING",
+    "DAVINCI_ARGSORT_DESCENDING",
+    "DAVINCI_ARGSORT_COUNT",
     "DAVINCI_PARAMS_COPY_VIEW_VERSION",
     "DAVINCI_PARAMS_CONV2D_VERSION",
     "DAVINCI_PARAMS_MAXPOOL2D_VERSION",
@@ -187,7 +191,8 @@ DAVINCI_OP_RANDOM_NORMAL = 64
 DAVINCI_OP_JPEGE_ENCODE = 65
 DAVINCI_OP_PNGD_DECODE = 66
 DAVINCI_OP_AIPP = 67
-DAVINCI_OP_COUNT = 68
+DAVINCI_OP_ARGSORT = 74
+DAVINCI_OP_COUNT = 75
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -217,6 +222,9 @@ DAVINCI_PNGD_DECODE_RGB888 = 0
 DAVINCI_PNGD_DECODE_RGBA8888 = 1
 DAVINCI_PNGD_DECODE_AUTO = 2
 DAVINCI_PNGD_DECODE_COUNT = 3
+DAVINCI_ARGSORT_ASCENDING = 0
+DAVINCI_ARGSORT_DESCENDING = 1
+DAVINCI_ARGSORT_COUNT = 2
 DAVINCI_PARAMS_COPY_VIEW_VERSION = 1
 DAVINCI_PARAMS_CONV2D_VERSION = 1
 DAVINCI_PARAMS_MAXPOOL2D_VERSION = 1
@@ -2224,7 +2232,44 @@ OPS = ({'acl': {},
                          'type': 'u64'}],
              'version': 1},
   'python': 'aipp',
-  'uses': ('dst', 'src0', 'src1')})
+  'uses': ('dst', 'src0', 'src1')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'dst[m,k] (int64) = the indices of the first @k elements of each row '
+         'of src0[m,n] in stable sorted order (@imm: ascending or descending; '
+         'equal elements keep their order, -0 equals +0, a NaN is largest)',
+  'dst_dtypes': (),
+  'dtypes': ('float32',
+             'float16',
+             'bfloat16',
+             'int32',
+             'int64',
+             'bool',
+             'int8',
+             'uint8'),
+  'flags': (),
+  'imm': {'doc': 'The order of the indices: of\n'
+                 'ascending or descending values. @k < @n keeps the first '
+                 '@k:\n'
+                 "torch.topk's smallest or largest.",
+          'name': 'order',
+          'type': 'enum',
+          'values': [{'doc': 'smallest first (torch.sort, '
+                             'topk(largest=False))',
+                      'name': 'ASCENDING'},
+                     {'doc': 'largest first (sort(descending=True), topk)',
+                      'name': 'DESCENDING'}]},
+  'kernel': 'argsort',
+  'kind': 'sort',
+  'name': 'ARGSORT',
+  'not_in': {'acl': "CANN's Sort and TopK write values and indices, two "
+                    'outputs: acl.op maps no two-output op yet',
+             'atc': "ONNX TopK's second output and its K input tensor: not "
+                    'lowered yet'},
+  'opcode': 74,
+  'operand_dtypes': {'dst': 'int64'},
+  'python': 'argsort',
+  'uses': ('dst', 'src0', 'mn', 'k')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -48,7 +48,7 @@ ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
 #: inputs each compute kind reads (src0, src1)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2,
-           "index": 2, "generate": 0, "triangle": 1, "aipp": 2}
+           "index": 2, "generate": 0, "triangle": 1, "aipp": 2, "sort": 1}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -267,7 +267,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     elements (binary, unary, cast, generate), ``rows`` = (m, n) (rows,
     reduce) or ``mnk`` (matmul, with ``transpose`` = (a, b); an indexed
     op's batches, table rows and row elements, with ``count`` indices per
-    batch; a triangle op's rows, columns and rows per matrix); ``attr`` is the value of
+    batch; a triangle op's rows, columns and rows per matrix; a sort's
+    rows, columns and the k it keeps of each row); ``attr`` is the value of
     the op's attribute (CMP's predicate, AXPY's alpha); ``dst_dtype`` the
     result dtype of a cast. ``params_at`` is the device address of the
     op's parameter block (:func:`pack_params`), for an op that takes one,
@@ -307,7 +308,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         fields["flags"] = flags
     elif any(transpose):
         raise InvalidArgumentError("%s takes no transposed operand" % name)
-    elif op.kind in ("index", "triangle"):
+    elif op.kind in ("index", "triangle", "sort"):
         if mnk is None:
             raise InvalidArgumentError("%s needs (m, n, k)" % name)
         m, n, k = mnk

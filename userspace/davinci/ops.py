@@ -887,6 +887,17 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
             res = _result(op, ins, out, x.shape, x.dtype)
             return _launch(op, ins, names, res, stream, attr=attr,
                            mnk=(m, n, x.shape[-2] if x.ndim > 1 else 1))
+        if op.kind == "sort":
+            order, k = attr
+            m, n = _rows(op.python, x)
+            k = n if k is None else int(k)
+            if not 1 <= k <= n:
+                raise ShapeError("%s keeps 1 to %d of each row's %d "
+                                 "elements, not %d" % (op.python, n, n, k))
+            res = _result(op, ins, out, x.shape[:-1] + (k,),
+                          op.operand_dtype("dst", x.dtype))
+            return _launch(op, ins, names, res, stream, attr=order,
+                           mnk=(m, n, k))
         raise AssertionError("op kind %s has no path" % op.kind)
 
     if op.kind in ("pool", "pool_index"):
@@ -909,6 +920,12 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
                 raise ShapeError("%s reads a view of a dense x: index the "
                                  "view itself (x.as_strided)" % op.python)
             return _copy_view(op, x, sizes, strides, out, stream)
+    elif op.kind == "sort":
+        def fn(order, x, k: int | None = None, out=None, stream=None
+               ) -> DeviceTensor:
+            """``order``: "ascending" or "descending"; ``k``: how many of
+            each last-axis row to keep (default: all)."""
+            return run((order, k), (x,), out, stream)
     elif op.kind == "matmul":
         def fn(a, b, transpose_a: bool = False, transpose_b: bool = False,
                out=None, stream=None) -> DeviceTensor:

@@ -865,7 +865,8 @@ enum davinci_opcode {
 	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
 	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
 	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
-	DAVINCI_OP_COUNT = 68,
+	DAVINCI_OP_ARGSORT = 74,	/* dst[m,k] (int64) = the indices of the first @k elements of each row of src0[m,n] in stable sorted order (@imm: ascending or descending; equal elements keep their order, -0 equals +0, a NaN is largest) */
+	DAVINCI_OP_COUNT = 75,
 };
 
 /*
@@ -938,6 +939,15 @@ enum davinci_opcode {
 #define DAVINCI_PNGD_DECODE_RGBA8888	1	/* R, G, B, A per pixel (PIXEL_FORMAT_RGBA_8888) */
 #define DAVINCI_PNGD_DECODE_AUTO	2	/* RGBA8888 for a file with alpha, else RGB888 (PIXEL_FORMAT_UNKNOWN) */
 #define DAVINCI_PNGD_DECODE_COUNT	3
+
+/*
+ * DAVINCI_OP_ARGSORT's order (struct davinci_task.imm). The order of the indices: of
+ * ascending or descending values. @k < @n keeps the first @k:
+ * torch.topk's smallest or largest.
+ */
+#define DAVINCI_ARGSORT_ASCENDING	0	/* smallest first (torch.sort, topk(largest=False)) */
+#define DAVINCI_ARGSORT_DESCENDING	1	/* largest first (sort(descending=True), topk) */
+#define DAVINCI_ARGSORT_COUNT	2
 
 /**
  * struct davinci_params_copy_view - DAVINCI_OP_COPY_VIEW's parameter block
