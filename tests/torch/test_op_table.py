@@ -579,6 +579,19 @@ SAMPLES = {
     ("flip", 1): lambda dt: (lambda x: lambda: (
         x.flip(1), x.flip(0, 2), x.transpose(0, 1).flip(0)))(
             _t(dt, 3, 4, 2)),
+    ("sort", 0): lambda dt: (lambda x: lambda: (
+        x.sort(), x.sort(descending=True, stable=True)))(_t(dt, 4, 5)),
+    ("sort", 2): lambda dt: (lambda x: lambda: torch.sort(x, out=(
+        torch.empty(0, dtype=dt, device="npu"),
+        torch.empty(0, dtype=torch.int64, device="npu"))))(_t(dt, 4, 5)),
+    ("sort", 1): lambda dt: (lambda x: lambda: (
+        x.sort(0), x.argsort(1, descending=True)))(_t(dt, 3, 4, 2)),
+    ("topk", 0): lambda dt: (lambda x: lambda: (
+        x.topk(2), x.topk(3, largest=False)))(_t(dt, 4, 5)),
+    ("topk", 1): lambda dt: (lambda x: lambda: x.topk(2, 0))(_t(dt, 4, 5)),
+    ("topk", 2): lambda dt: (lambda x: lambda: torch.topk(x, 2, out=(
+        torch.empty(0, dtype=dt, device="npu"),
+        torch.empty(0, dtype=torch.int64, device="npu"))))(_t(dt, 4, 5)),
     ("roll", 0): lambda dt: (lambda x: lambda: (
         x.roll(1, 0), x.roll(-7)))(_t(dt, 4, 5)),
     ("roll", 1): lambda dt: (lambda x: lambda: (

@@ -36,6 +36,7 @@ from . import _norms as N
 from . import _pointwise as P
 from . import _reductions as R
 from . import _reorder as Q
+from . import _sort as S
 
 __all__ = ["Path", "Entry", "TABLE", "DEVICE_OPS", "CPP_KERNELS",
            "entry_of", "device_rules"]
@@ -647,6 +648,25 @@ TABLE: tuple[Entry, ...] = (
                 "view: an INDEX_SELECT per flipped dim, the index repeated "
                 "for each leading batch (COPY_VIEW walks no negative "
                 "stride)", DEVICE_DTYPES)),
+    _entry("sort", S.SORT,
+           Path(("ARGSORT", "INDEX_SELECT"), "the last dim (or a 0-dim "
+                "tensor), stable or not, descending: the indices in "
+                "stable order (a NaN largest, -0 equal to +0), then the "
+                "values at them", DEVICE_DTYPES),
+           Path(("COPY_VIEW", "ARGSORT", "INDEX_SELECT"), "another dim, or "
+                "a view: moved last by one copy, the results views moved "
+                "back", DEVICE_DTYPES),
+           Path(("ARGSORT", "INDEX_SELECT", "MEMCPY"), "out=: the results "
+                "copied into values and indices", DEVICE_DTYPES)),
+    _entry("topk", S.TOPK,
+           Path(("ARGSORT", "INDEX_SELECT"), "the last dim, largest or "
+                "smallest: the first k indices of ARGSORT's stable order "
+                "(sorted, whatever sorted= asks), then their values",
+                DEVICE_DTYPES),
+           Path(("COPY_VIEW", "ARGSORT", "INDEX_SELECT"), "another dim, or "
+                "a view: moved last by one copy", DEVICE_DTYPES),
+           Path(("ARGSORT", "INDEX_SELECT", "MEMCPY"), "out=: the results "
+                "copied into values and indices", DEVICE_DTYPES)),
     _entry("roll", Q.ROLL,
            Path(("MEMCPY",), "dim 0 of a contiguous tensor (or no dims: "
                 "the flattened tensor): its last shift elements, then the "
