@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A fixed, seeded workload of every op of the schema; the SHA-256 of all
-outputs is written to $DAVINCI_DIGEST_FILE when set, so backends
-(in-process, FUSE, kernel module) can be compared bit for bit."""
+"""A fixed, seeded workload of every op of the schema, the DVPP engines'
+too (digest_dvpp.py); the SHA-256 of all outputs is written to
+$DAVINCI_DIGEST_FILE when set, so backends (in-process, FUSE, kernel
+module, arm64) can be compared bit for bit."""
 
 import hashlib
 import os
@@ -11,6 +12,7 @@ import numpy as np
 from davinci import ops, schema
 
 from . import _ref as R
+from . import digest_dvpp
 from .op_samples import SAMPLES
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -159,7 +161,7 @@ def every_op(a, b, s, dtype):
 def workload(dev):
     """Yield (label, output bytes) of the fixed workload: every op of the
     schema in every dtype it takes, on random operands and on special
-    values."""
+    values, and the DVPP engines' tasks."""
     rng = np.random.default_rng(20261129)
     s = dev.stream()
     for dt in ALL:
@@ -176,6 +178,7 @@ def workload(dev):
         s.memset(y, 0x5C, 1000, offset=500_000)
         s.synchronize()
         yield "memory", y.read()
+    yield from digest_dvpp.workload(dev, s)
 
 
 # Bit patterns where hardware differs if the kernels let it: NaNs with a
