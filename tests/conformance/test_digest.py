@@ -233,3 +233,27 @@ def test_digest(dev):
     for label, data in workload(dev):
         h2.update(label.encode() + b"\0" + data)
     assert h2.hexdigest() == digest
+
+
+def test_digest_jpegs_are_the_kinds_they_name():
+    """The embedded JPEGs (digest_jpegs.py) are baseline or progressive,
+    of the subsampling and size their names say, restart-marker files
+    with a DRI segment: what a regenerated set must still cover."""
+    from davinci import dvpp
+    from .digest_jpegs import FILES
+    subs = {"420": "4:2:0", "422": "4:2:2", "444": "4:4:4"}
+    kinds = set()
+    for name, (w, h, data) in FILES.items():
+        hd = dvpp.read_header(data)
+        assert hd.supported and (hd.width, hd.height) == (w, h)
+        assert "%dx%d" % (w, h) in name and (w % 16 or h % 16)
+        assert hd.progressive == ("prog" in name), name
+        sub = "grey" if "grey" in name else subs[name.split("-")[-2]]
+        assert dvpp.SUBSAMPLING_NAMES[hd.subsampling] == sub, name
+        assert (b"\xff\xdd" in data) == name.startswith("rst"), name
+        kinds.add((hd.progressive, sub, name.startswith("rst")))
+    for sub in ("4:2:2", "4:4:4", "grey"):
+        assert (False, sub, False) in kinds and (True, sub, False) in kinds
+    assert (True, "4:2:0", False) in kinds and \
+        {k for k in kinds if k[2]} >= {(False, "4:2:0", True),
+                                       (True, "4:2:2", True)}
