@@ -208,8 +208,9 @@ JPEGE_CASES = [((45, 31), (1, 10, 25, 50, 75, 90, 100), "nv12"),
 
 
 def jpege_workload(dev, s):
-    """Yield (label, bytes) of JPEGE's files, and JPEGD's decodes of
-    them; returns nothing."""
+    """Yield (label, bytes) of JPEGE's files of pattern pictures (odd
+    sizes from 1 x 1, qualities 1 .. 100, NV12 and NV21 in), then of
+    JPEGD's decodes of those files."""
     pending = []
     for (w, h), qualities, fmt in JPEGE_CASES:
         ws, hs = -(-w // 16) * 16, -(-h // 2) * 2
@@ -256,6 +257,7 @@ def jpegd_workload(dev, s):
 
 
 def pngd_workload(dev, s):
+    """png_files()' PNGs, each into its output format."""
     pending = []
     for name, data, fmt in png_files():
         src = dev.tensor(np.frombuffer(data, np.uint8))
@@ -304,53 +306,60 @@ BATCH = (("nv12", 160, 96), [((0, 0, 79, 47), ("nv12", 80, 48)),
 
 
 def vpc_workload(dev, s):
-    jobs = []       # (label, output tensor)
+    """Every VPC op, queued on ``s`` and synchronized once: resizes,
+    crops, crop-and-pastes into a picture of the pattern, a batch crop of
+    one source, each conversion between two of VPC's formats."""
+    jobs = []       # (label, output tensor, its bytes before the task)
     srcs = {}
 
     def source(spec, seed):
-        key = (spec, seed)
-        if key not in srcs:
+        if (spec, seed) not in srcs:
             pic = _pic(*spec)
-            srcs[key] = (pic, dev.tensor(picture_bytes(pic, seed)))
-        return srcs[key]
+            srcs[spec, seed] = (pic, dev.tensor(picture_bytes(pic, seed)))
+        return srcs[spec, seed]
+
+    def output(label, dp, seed=None):
+        init = np.full(dp.size, FILL, np.uint8) if seed is None else \
+            picture_bytes(dp, seed)
+        out = dev.tensor(init)
+        jobs.append((label.replace(" ", ""), out, init.tobytes()))
+        return out
 
     for i, (a, b) in enumerate(RESIZES):
         sp, src = source(a, i)
         dp = _pic(*b)
         for interp in ("bilinear", "nearest"):
-            out = _filled(dev, dp.size)
+            out = output("resize/%s-%dx%d/%s-%dx%d/%s" % (a + b + (interp,)),
+                         dp)
             ops.vpc_resize(src, sp, out, dp, interp, stream=s)
-            jobs.append(("resize/%s-%dx%d/%s-%dx%d/%s" % (a + b + (interp,)),
-                         out))
     for i, (a, crop, b, paste) in enumerate(CROPS):
         sp, src = source(a, 20 + i)
         dp = _pic(*b)
         for interp in ("bilinear", "nearest"):
-            out = dev.tensor(picture_bytes(dp, 40 + i)) if paste else \
-                _filled(dev, dp.size)
+            out = output("%s/%s-%dx%d/%s/%s-%dx%d/%s/%s" % (
+                ("crop_paste" if paste else "crop",) + a + (crop,) + b +
+                (paste, interp)), dp, 40 + i if paste else None)
             ops.vpc_crop(src, sp, out, dp, dvpp.Rect(*crop),
                          paste and dvpp.Rect(*paste), interp, stream=s)
-            jobs.append(("%s/%s-%dx%d/%s/%s-%dx%d/%s/%s" % (
-                ("crop_paste" if paste else "crop",) + a + (crop,) + b +
-                (paste, interp)), out))
     spec, crops = BATCH
     sp, src = source(spec, 60)
     for k, (crop, b) in enumerate(crops):
         dp = _pic(*b)
-        out = _filled(dev, dp.size)
+        out = output("batch_crop/%d/%s/%s-%dx%d" % ((k, crop) + b), dp)
         ops.vpc_crop(src, sp, out, dp, dvpp.Rect(*crop), stream=s)
-        jobs.append(("batch_crop/%d/%s/%s-%dx%d" % ((k, crop) + b), out))
     fmts = list(dvpp.VPC_FORMATS)
     for i, f in enumerate(fmts):
         sp, src = source((f, 50, 30), 70 + i)
         for g in fmts:
             dp = _pic(g, 50, 30)
-            out = _filled(dev, dp.size)
+            out = output("convert/%s/%s" % (f, g), dp)
             ops.vpc_convert_color(src, sp, out, dp, stream=s)
-            jobs.append(("convert/%s/%s" % (f, g), out))
     s.synchronize()
-    for label, out in jobs:
-        yield "dvpp/vpc/" + label.replace(" ", ""), out.numpy().tobytes()
+    for label, out, init in jobs:
+        data = out.numpy().tobytes()
+        # a task that wrote nothing would hash the same everywhere too
+        assert data != init, "VPC %s wrote nothing" % label
+        yield "dvpp/vpc/" + label, data
 
 
 def workload(dev, s):
