@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A fixed, seeded workload of every op of the schema; the SHA-256 of all
-outputs is written to $DAVINCI_DIGEST_FILE when set, so backends
-(in-process, FUSE, kernel module) can be compared bit for bit."""
+"""A fixed, seeded workload of every op of the schema, the DVPP engines'
+too (digest_dvpp.py); the SHA-256 of all outputs is written to
+$DAVINCI_DIGEST_FILE when set, so backends (in-process, FUSE, kernel
+module, arm64) can be compared bit for bit."""
 
 import hashlib
 import os
@@ -11,6 +12,7 @@ import numpy as np
 from davinci import ops, schema
 
 from . import _ref as R
+from . import digest_dvpp
 from .op_samples import SAMPLES
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -159,7 +161,7 @@ def every_op(a, b, s, dtype):
 def workload(dev):
     """Yield (label, output bytes) of the fixed workload: every op of the
     schema in every dtype it takes, on random operands and on special
-    values."""
+    values, and the DVPP engines' tasks."""
     rng = np.random.default_rng(20261129)
     s = dev.stream()
     for dt in ALL:
@@ -176,6 +178,7 @@ def workload(dev):
         s.memset(y, 0x5C, 1000, offset=500_000)
         s.synchronize()
         yield "memory", y.read()
+    yield from digest_dvpp.workload(dev, s)
 
 
 # Bit patterns where hardware differs if the kernels let it: NaNs with a
@@ -230,3 +233,27 @@ def test_digest(dev):
     for label, data in workload(dev):
         h2.update(label.encode() + b"\0" + data)
     assert h2.hexdigest() == digest
+
+
+def test_digest_jpegs_are_the_kinds_they_name():
+    """The embedded JPEGs (digest_jpegs.py) are baseline or progressive,
+    of the subsampling and size their names say, restart-marker files
+    with a DRI segment: what a regenerated set must still cover."""
+    from davinci import dvpp
+    from .digest_jpegs import FILES
+    subs = {"420": "4:2:0", "422": "4:2:2", "444": "4:4:4"}
+    kinds = set()
+    for name, (w, h, data) in FILES.items():
+        hd = dvpp.read_header(data)
+        assert hd.supported and (hd.width, hd.height) == (w, h)
+        assert "%dx%d" % (w, h) in name and (w % 16 or h % 16)
+        assert hd.progressive == ("prog" in name), name
+        sub = "grey" if "grey" in name else subs[name.split("-")[-2]]
+        assert dvpp.SUBSAMPLING_NAMES[hd.subsampling] == sub, name
+        assert (b"\xff\xdd" in data) == name.startswith("rst"), name
+        kinds.add((hd.progressive, sub, name.startswith("rst")))
+    for sub in ("4:2:2", "4:4:4", "grey"):
+        assert (False, sub, False) in kinds and (True, sub, False) in kinds
+    assert (True, "4:2:0", False) in kinds and \
+        {k for k in kinds if k[2]} >= {(False, "4:2:0", True),
+                                       (True, "4:2:2", True)}

@@ -629,6 +629,88 @@ def test_the_device_refuses_a_raw_block_breaking_the_rules(dev, op, bad):
     assert (out.numpy() == PAD).all()
 
 
+
+# -- DVPP's resolution limits -------------------------------------------------
+# acldvppVpcResizeAsync's restrictions (CANN, Atlas 200/300/500 inference
+# and training products): inputs of 10 x 6 .. 4096 x 4096 in every format;
+# a side in (4096, 8192] for YUV inputs only (the "8K" mode: NV12 and NV21
+# on the Ascend 310); outputs of 10 x 6 .. 4096 x 4096.
+def _resize_through_ops(dev, sp, dp, interp="bilinear", seed=3):
+    planes = planes_of(sp, seed)
+    src = dev.tensor(pack(sp, planes))
+    out = dev.tensor(np.full(dp.size, PAD, np.uint8))
+    ops.vpc_resize(src, sp, out, dp, interp)
+    got = out.numpy()
+    for k, g in enumerate(unpack(dp, got)):
+        check_resampled(g, planes[k], interp)
+    assert (got[~written_mask(dp)] == PAD).all()
+
+
+@pytest.mark.parametrize("fmt,src,dst", [
+    ("nv12", (4096, 6), (128, 6)), ("nv21", (10, 4096), (10, 128)),
+    ("rgb", (4096, 6), (128, 12)), ("yuyv", (4096, 8), (4096, 8)),
+    ("bgr", (10, 6), (160, 96)), ("nv12", (320, 192), (10, 6))],
+    ids=lambda v: v if isinstance(v, str) else "%dx%d" % v)
+def test_resize_at_the_documented_limits(dev, fmt, src, dst):
+    """Each side at DVPP's smallest (10 x 6) and largest (4096) picture,
+    in and out, and the scales at their 1/32 and 16, resize like any
+    other picture."""
+    _resize_through_ops(dev, dvpp.Picture.aligned(fmt, *src),
+                        dvpp.Picture.aligned(fmt, *dst))
+
+
+@pytest.mark.parametrize("fmt,src,dst", [
+    ("rgb", (4097, 6), (256, 6)), ("bgr", (10, 4097), (10, 256)),
+    ("nv12", (9, 6), (16, 6)), ("nv12", (10, 5), (10, 6)),
+    ("nv12", (4096, 6), (4098, 6)), ("rgb", (64, 48), (10, 4097)),
+    ("nv12", (64, 48), (8, 6)), ("yuyv", (64, 48), (16, 4))],
+    ids=lambda v: v if isinstance(v, str) else "%dx%d" % v)
+def test_resize_beyond_the_documented_limits_is_refused(dev, fmt, src, dst):
+    """A picture outside DVPP's sizes is refused by davinci.dvpp before
+    anything is queued (VpcError), and by the device for a raw block
+    (INVALID_TASK, nothing written)."""
+    def pic(w, h):
+        ws = max(-(-w * dvpp._ROW_BYTES[fmt] // 16) * 16, 32)
+        return dvpp.Picture(fmt, w, h, ws, -(-h // 2) * 2)
+    sp, dp = pic(*src), pic(*dst)
+    src_t = dev.tensor(np.full(sp.size, 7, np.uint8))
+    out = dev.tensor(np.full(dp.size, PAD, np.uint8))
+    with pytest.raises(dvpp.VpcError):
+        ops.vpc_resize(src_t, sp, out, dp)
+    desc = schema.by_name("VPC_RESIZE")
+    code = dvpp.VPC_FORMATS[fmt]
+    s = dev.stream()
+    with dev.malloc(4096) as block:
+        block.write(_raw_block(
+            src_format=code, src_width=sp.width, src_height=sp.height,
+            src_width_stride=sp.width_stride,
+            src_height_stride=sp.height_stride, dst_format=code,
+            dst_width=dp.width, dst_height=dp.height,
+            dst_width_stride=dp.width_stride,
+            dst_height_stride=dp.height_stride, crop_right=sp.width - 1,
+            crop_bottom=sp.height - 1, paste_right=dp.width - 1,
+            paste_bottom=dp.height - 1))
+        s.submit([davinci.make_task(
+            desc.opcode, dst=out.dev_addr, src0=src_t.dev_addr,
+            params=block.dev_addr, params_size=desc.params.size,
+            params_version=desc.params.version)])
+        with pytest.raises(davinci.TaskFailedError) as e:
+            s.synchronize()
+    assert e.value.status_name == "INVALID_TASK"
+    assert (out.numpy() == PAD).all()
+
+
+@pytest.mark.xfail(strict=True, raises=dvpp.VpcError, reason=(
+    "DVPP's VPC resizes a YUV420SP input with a side in (4096, 8192] (its "
+    "8K mode); davinci's refuses every picture above DAVINCI_VPC_MAX_DIM, "
+    "4096"))
+@pytest.mark.parametrize("src", [(8192, 16), (16, 8192)],
+                         ids=lambda v: "%dx%d" % v)
+def test_8k_yuv420sp_input_is_resized_as_dvpp_does(dev, src):
+    dst = (max(src[0] // 32, 16), max(src[1] // 32, 16))
+    _resize_through_ops(dev, dvpp.Picture.aligned("nv12", *src),
+                        dvpp.Picture.aligned("nv12", *dst))
+
 def test_no_device_memory_is_left_behind(acl_dev):
     acl = acl_dev
     warm = Media(acl)
