@@ -55,53 +55,99 @@ static void conv_zero_tail(float *out, size_t kc, size_t cols, size_t nr)
 }
 
 /*
+ * A run of a B panel's columns that lie in one row of the column grid
+ * (the output positions (oh, ow) for CONV2D, (h, w) for the input
+ * gradient): panel columns [j, j + len) are grid row gr, columns gc ...
+ */
+struct conv_run {
+	u32 j, len;
+	u64 gr, gc;
+};
+
+/* Cut columns [@j0, @j0 + @cols) of a grid @gw wide into runs. */
+static size_t conv_runs(u64 j0, size_t cols, u64 gw, struct conv_run *run)
+{
+	u64 gr = j0 / gw, gc = j0 % gw;
+	size_t n = 0, j = 0, len;
+
+	for (; j < cols; j += len, gr++, gc = 0, n++) {
+		len = gw - gc < cols - j ? gw - gc : cols - j;
+		run[n].j = j;
+		run[n].len = len;
+		run[n].gr = gr;
+		run[n].gc = gc;
+	}
+	return n;
+}
+
+/*
+ * o[t] = plane[ih][iw0 + t * sw] for t < @len, the plane @h x @w at
+ * element @base of @x, and 0 outside it: one bounds check per run, the
+ * in-bounds middle widened as a block when it is contiguous.
+ */
+static void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
+		     u32 sw, u32 h, u32 w, size_t len, float *o)
+{
+	size_t lo = 0, hi = len, t;
+
+	if ((u64)ih >= h) {
+		memset(o, 0, len * sizeof(float));
+		return;
+	}
+	base += (u64)ih * w;
+	if (iw0 < 0)
+		lo = (size_t)((u64)(-iw0 + sw - 1) / sw);
+	if (iw0 + (s64)(len - 1) * sw >= (s64)w)
+		hi = iw0 < (s64)w ? (size_t)((u64)((s64)w - iw0 + sw - 1) / sw) :
+		     0;
+	if (lo > hi)
+		lo = hi;
+	memset(o, 0, lo * sizeof(float));
+	if (sw == 1)
+		dv_widen(dtype, x, base + (u64)(iw0 + (s64)lo), o + lo, hi - lo);
+	else
+		for (t = lo; t < hi; t++)
+			o[t] = conv_ld(dtype, x, base +
+				       (u64)(iw0 + (s64)t * sw));
+	memset(o + hi, 0, (len - hi) * sizeof(float));
+}
+
+/*
  * CONV2D's B: out[p * nr + j] = x[c][oh*sh - ph + r*dh][ow*sw - pw + s*dw]
- * (0 outside the image) for p = k0 + .. = (c, r, s), j0 + j = (oh, ow).
- * A stride-1 run of columns in one output row is a run of one input row.
+ * (0 outside the image) for p = k0 + .. = (c, r, s), j0 + j = (oh, ow):
+ * per p, each run of the panel's columns in one output row is one
+ * (strided) run of one input row.
  */
 static void conv_pack_b_fwd(const struct dv_mm *mm, size_t k0, size_t kc,
 			    size_t j0, size_t cols, size_t nr, float *out)
 {
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
-	s64 ih0[DV_MM_MAX_NR], iw0[DV_MM_MAX_NR];
+	struct conv_run run[DV_MM_MAX_NR];
 	u64 hw = (u64)p->h * p->w, rs = (u64)p->r * p->s;
-	size_t j, q;
-	bool one_row;
+	u64 c = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	size_t q, i, runs = conv_runs(j0, cols, cg->g->ow, run);
 
-	for (j = 0; j < cols; j++) {
-		u64 o = j0 + j;
-
-		ih0[j] = (s64)(o / cg->g->ow) * p->stride_h - p->pad_h;
-		iw0[j] = (s64)(o % cg->g->ow) * p->stride_w - p->pad_w;
+	for (i = 0; i < runs; i++) {
+		run[i].gr *= p->stride_h;
+		run[i].gc *= p->stride_w;
 	}
-	one_row = p->stride_w == 1 && ih0[0] == ih0[cols - 1];
 	for (q = 0; q < kc; q++) {
-		u64 pi = k0 + q, c = pi / rs, r = pi % rs / p->s, s = pi % p->s;
-		s64 dh = (s64)r * p->dilation_h, dw = (s64)s * p->dilation_w;
+		s64 dh = (s64)r * p->dilation_h - p->pad_h;
+		s64 dw = (s64)s * p->dilation_w - p->pad_w;
 		u64 base = cg->xoff + c * hw;
 		float *o = out + q * nr;
 
-		if (one_row) {
-			s64 ih = ih0[0] + dh, iw = iw0[0] + dw;
-
-			if ((u64)ih >= p->h) {
-				memset(o, 0, cols * sizeof(float));
-				continue;
+		for (i = 0; i < runs; i++)
+			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
+				 (s64)run[i].gc + dw, p->stride_w, p->h, p->w,
+				 run[i].len, o + run[i].j);
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				c++;
 			}
-			if (iw >= 0 && iw + (s64)cols <= (s64)p->w) {
-				dv_widen(mm->dtype, cg->x,
-					 base + (u64)ih * p->w + (u64)iw, o,
-					 cols);
-				continue;
-			}
-		}
-		for (j = 0; j < cols; j++) {
-			s64 ih = ih0[j] + dh, iw = iw0[j] + dw;
-
-			o[j] = (u64)ih < p->h && (u64)iw < p->w ?
-			       conv_ld(mm->dtype, cg->x,
-				       base + (u64)ih * p->w + (u64)iw) : 0.0f;
 		}
 	}
 	conv_zero_tail(out, kc, cols, nr);
@@ -135,6 +181,44 @@ static void conv_pack_a_bwd_in(const struct dv_mm *mm, const size_t *row,
 }
 
 /*
+ * CONV2D_BACKWARD_INPUT's B at stride 1: out[q * nr + j] =
+ * dy[k][h + ph - r*dh][w + pw - s*dw] (0 outside dy) for p = k0 + q =
+ * (k, r, s) and j0 + j = (h, w), a run of one row of dy per run of the
+ * panel's columns in one row of x.
+ */
+static void conv_pack_b_bwd_in1(const struct dv_mm *mm, size_t k0,
+				size_t kc, size_t j0, size_t cols, size_t nr,
+				float *out)
+{
+	const struct conv_gemm *cg = mm->ctx;
+	const struct davinci_params_conv2d *p = cg->g->p;
+	struct conv_run run[DV_MM_MAX_NR];
+	u64 ohw = (u64)cg->g->oh * cg->g->ow, rs = (u64)p->r * p->s;
+	u64 k = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	size_t q, i, runs = conv_runs(j0, cols, p->w, run);
+
+	for (q = 0; q < kc; q++) {
+		s64 dh = (s64)p->pad_h - (s64)r * p->dilation_h;
+		s64 dw = (s64)p->pad_w - (s64)s * p->dilation_w;
+		u64 base = cg->xoff + k * ohw;
+		float *o = out + q * nr;
+
+		for (i = 0; i < runs; i++)
+			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
+				 (s64)run[i].gc + dw, 1, cg->g->oh, cg->g->ow,
+				 run[i].len, o + run[i].j);
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				k++;
+			}
+		}
+	}
+	conv_zero_tail(out, kc, cols, nr);
+}
+
+/*
  * CONV2D_BACKWARD_INPUT's B: out[q * nr + j] = dy[k][oh][ow] for
  * p = k0 + q = (k, r, s) and j0 + j = (h, w) where h + ph = oh*sh + r*dh
  * and w + pw = ow*sw + s*dw, 0 where no such (oh, ow) is in dy.
@@ -148,6 +232,10 @@ static void conv_pack_b_bwd_in(const struct dv_mm *mm, size_t k0, size_t kc,
 	u64 ohw = (u64)cg->g->oh * cg->g->ow, rs = (u64)p->r * p->s;
 	size_t j, q;
 
+	if (p->stride_h == 1 && p->stride_w == 1) {
+		conv_pack_b_bwd_in1(mm, k0, kc, j0, cols, nr, out);
+		return;
+	}
 	for (j = 0; j < cols; j++) {
 		th[j] = (s64)((j0 + j) / p->w) + p->pad_h;
 		tw[j] = (s64)((j0 + j) % p->w) + p->pad_w;
