@@ -80,36 +80,66 @@ static size_t conv_runs(u64 j0, size_t cols, u64 gw, struct conv_run *run)
 	return n;
 }
 
+/* a short run of float32: vector moves inline (a multiple of 8 first) */
+static inline void conv_copy(float *restrict d, const float *restrict s,
+			     size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = s[i];
+	for (; i < n; i++)
+		d[i] = s[i];
+}
+
 /*
- * o[t] = plane[ih][iw0 + t * sw] for t < @len, the plane @h x @w at
- * element @base of @x, and 0 outside it: one bounds check per run, the
- * in-bounds middle widened as a block when it is contiguous.
+ * o[t * ost] = plane[ih][iw0 + t * sw] for t < @len, the plane @h x @w
+ * at element @base of @x, and 0 outside it: one bounds check per run,
+ * the in-bounds middle widened as a block when it is contiguous.
  */
-static void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
-		     u32 sw, u32 h, u32 w, size_t len, float *o)
+static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
+		     u32 sw, u32 h, u32 w, size_t len, float *o, size_t ost)
 {
 	size_t lo = 0, hi = len, t;
 
-	if ((u64)ih >= h) {
-		memset(o, 0, len * sizeof(float));
-		return;
+	if ((u64)ih < h) {
+		base += (u64)ih * w;
+		if (iw0 < 0)
+			lo = (size_t)((u64)(-iw0 + sw - 1) / sw);
+		if (iw0 + (s64)(len - 1) * sw >= (s64)w)
+			hi = iw0 < (s64)w ?
+			     (size_t)((u64)((s64)w - iw0 + sw - 1) / sw) : 0;
+		if (lo > hi)
+			lo = hi;
+	} else {
+		lo = hi = len;
 	}
-	base += (u64)ih * w;
-	if (iw0 < 0)
-		lo = (size_t)((u64)(-iw0 + sw - 1) / sw);
-	if (iw0 + (s64)(len - 1) * sw >= (s64)w)
-		hi = iw0 < (s64)w ? (size_t)((u64)((s64)w - iw0 + sw - 1) / sw) :
-		     0;
-	if (lo > hi)
-		lo = hi;
-	memset(o, 0, lo * sizeof(float));
-	if (sw == 1)
-		dv_widen(dtype, x, base + (u64)(iw0 + (s64)lo), o + lo, hi - lo);
-	else
-		for (t = lo; t < hi; t++)
-			o[t] = conv_ld(dtype, x, base +
-				       (u64)(iw0 + (s64)t * sw));
-	memset(o + hi, 0, (len - hi) * sizeof(float));
+	if (ost == 1) {
+		memset(o, 0, lo * sizeof(float));
+		memset(o + hi, 0, (len - hi) * sizeof(float));
+	} else {
+		for (t = 0; t < lo; t++)
+			o[t * ost] = 0.0f;
+		for (t = hi; t < len; t++)
+			o[t * ost] = 0.0f;
+	}
+	if (lo == hi)
+		return;
+	base += (u64)(iw0 + (s64)lo * sw);
+	o += lo * ost;
+	if (sw == 1 && ost == 1 && dtype == DAVINCI_DTYPE_FLOAT32) {
+		conv_copy(o, (const float *)x + base, hi - lo);
+	} else if (sw == 1 && ost == 1) {
+		dv_widen(dtype, x, base, o, hi - lo);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT32) {
+		const float *f = (const float *)x + base;
+
+		for (t = 0; t < hi - lo; t++)
+			o[t * ost] = f[t * sw];
+	} else {
+		for (t = 0; t < hi - lo; t++)
+			o[t * ost] = conv_ld(dtype, x, base + t * sw);
+	}
 }
 
 /*
@@ -141,7 +171,7 @@ static void conv_pack_b_fwd(const struct dv_mm *mm, size_t k0, size_t kc,
 		for (i = 0; i < runs; i++)
 			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
 				 (s64)run[i].gc + dw, p->stride_w, p->h, p->w,
-				 run[i].len, o + run[i].j);
+				 run[i].len, o + run[i].j, 1);
 		if (++s == p->s) {
 			s = 0;
 			if (++r == p->r) {
@@ -206,7 +236,7 @@ static void conv_pack_b_bwd_in1(const struct dv_mm *mm, size_t k0,
 		for (i = 0; i < runs; i++)
 			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
 				 (s64)run[i].gc + dw, 1, cg->g->oh, cg->g->ow,
-				 run[i].len, o + run[i].j);
+				 run[i].len, o + run[i].j, 1);
 		if (++s == p->s) {
 			s = 0;
 			if (++r == p->r) {
@@ -287,7 +317,9 @@ static void conv_pack_a_bwd_w(const struct dv_mm *mm, const size_t *row,
 /*
  * CONV2D_BACKWARD_WEIGHT's B: out[q * nr + j] = x[n][c][oh*sh - ph + r*dh]
  * [ow*sw - pw + s*dw] (0 outside) for p = k0 + q = (n, oh, ow) and
- * j0 + j = (c, r, s).
+ * j0 + j = (c, r, s): per run of p in one output row (at most ow of the
+ * panel's lines, a few KiB), each column is one (strided) run of one
+ * input row.
  */
 static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 			      size_t j0, size_t cols, size_t nr, float *out)
@@ -298,9 +330,8 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 	u64 cb[DV_MM_MAX_NR];
 	u64 hw = (u64)p->h * p->w, rs = (u64)p->r * p->s;
 	u64 ohw = (u64)cg->g->oh * cg->g->ow;
-	u64 pi = k0, n = pi / ohw, oh = pi % ohw / cg->g->ow;
-	u64 ow = pi % cg->g->ow;
-	size_t j, q;
+	u64 n = k0 / ohw, oh = k0 % ohw / cg->g->ow, ow = k0 % cg->g->ow;
+	size_t j, q, len;
 
 	for (j = 0; j < cols; j++) {
 		u64 col = j0 + j;
@@ -309,19 +340,17 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 		dh[j] = (s64)(col % rs / p->s) * p->dilation_h - p->pad_h;
 		dw[j] = (s64)(col % p->s) * p->dilation_w - p->pad_w;
 	}
-	for (q = 0; q < kc; q++) {
+	for (q = 0; q < kc; q += len) {
 		s64 ih0 = (s64)(oh * p->stride_h), iw0 = (s64)(ow * p->stride_w);
 		u64 base = cg->xoff + n * p->c * hw;
-		float *o = out + q * nr;
 
-		for (j = 0; j < cols; j++) {
-			s64 ih = ih0 + dh[j], iw = iw0 + dw[j];
-
-			o[j] = (u64)ih < p->h && (u64)iw < p->w ?
-			       conv_ld(mm->dtype, cg->x, base + cb[j] +
-				       (u64)ih * p->w + (u64)iw) : 0.0f;
-		}
-		if (++ow == cg->g->ow) {
+		len = cg->g->ow - ow < kc - q ? cg->g->ow - ow : kc - q;
+		for (j = 0; j < cols; j++)
+			conv_row(mm->dtype, cg->x, base + cb[j], ih0 + dh[j],
+				 iw0 + dw[j], p->stride_w, p->h, p->w, len,
+				 out + q * nr + j, nr);
+		ow += len;
+		if (ow == cg->g->ow) {
 			ow = 0;
 			if (++oh == cg->g->oh) {
 				oh = 0;
