@@ -362,6 +362,16 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 }
 
 /*
+ * A 1 x 1 convolution at stride 1 without padding: its img2col is the
+ * image itself, x[n][c] a [c, h*w] matrix (and dy[n][k] one [k, h*w]).
+ */
+static bool conv_pointwise(const struct davinci_params_conv2d *p)
+{
+	return p->r == 1 && p->s == 1 && p->stride_h == 1 &&
+	       p->stride_w == 1 && !p->pad_h && !p->pad_w;
+}
+
+/*
  * CONV2D's units [@begin, @end): tiles of y[n][g*kg .. +kg] = w[group] x
  * col(x[n], group) (ops_conv.h); a range is cut where the column tile
  * changes and each piece runs as its rows over the tile's columns, or
@@ -376,6 +386,7 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 	u64 ohw = (u64)g->oh * g->ow, blocks, tiles, u, last;
 	struct conv_gemm cg = { .g = g, .x = src0 };
 	struct dv_mm mm;
+	bool plain;
 
 	tiles = dv_conv_fwd_tiles(g, &blocks);
 	memset(&mm, 0, sizeof(mm));
@@ -384,7 +395,9 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 	mm.m = g->kg;
 	mm.n = ohw;
 	mm.k = g->cg * p->r * p->s;
-	mm.pack_b = conv_pack_b_fwd;
+	/* a pointwise convolution's B is x[n][group] itself: no gathering */
+	plain = conv_pointwise(p);
+	mm.pack_b = plain ? NULL : conv_pack_b_fwd;
 	for (u = begin; u < end; u = last) {
 		u64 block = u % blocks, tile = u / blocks % tiles;
 		u64 gemm = u / blocks / tiles;	/* image * groups + group */
@@ -408,6 +421,7 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 		mm.j_end = mm.j_begin + span * DV_CONV_TILE_COLS < ohw ?
 			   mm.j_begin + span * DV_CONV_TILE_COLS : ohw;
 		cg.xoff = (img * p->c + grp * g->cg) * p->h * p->w;
+		mm.b = (const u8 *)src0 + cg.xoff * es;
 		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS,
 			   row_end < g->kg ? row_end : g->kg);
 	}
@@ -457,6 +471,14 @@ DV_OP_KERNEL(conv)
 			cg.aoff = grp * g.kg * g.cg * rs;
 			cg.x = src0;
 			cg.xoff = (img * p->k + grp * g.kg) * g.oh * g.ow;
+			if (conv_pointwise(p)) {
+				/* A is w[group]^T as stored, B dy[n][group] */
+				mm.pack_a = NULL;
+				mm.pack_b = NULL;
+				mm.ta = true;
+				mm.a = (const u8 *)src1 + cg.aoff * es;
+				mm.b = (const u8 *)src0 + cg.xoff * es;
+			}
 			break;
 		default:
 			/* dw[group] = dy[., group] x col(x[., group])^T */
