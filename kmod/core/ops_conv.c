@@ -10,7 +10,9 @@
  * The GEMMs run on MATMUL's row kernels (ops_matmul_kernel.h) at every
  * SIMD level, through struct dv_mm's pack_a/pack_b hooks: the kernels
  * ask for packed rows of A and k x NR panels of B, and the hooks below
- * gather them from the tensors with zeros for padding. Each output
+ * gather them from the tensors with zeros for padding, a run of an input
+ * row at a time (a 1x1 convolution at stride 1 without padding needs no
+ * gathering: its operands are plain matrices). Each output
  * element is then one float32 accumulator running over the GEMM's inner
  * index in order (NUMERICS.md, "Convolutions"), whatever the level or the
  * chunking.
