@@ -195,19 +195,22 @@ static void conv_pack_a_bwd_in(const struct dv_mm *mm, const size_t *row,
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
 	u64 rs = (u64)p->r * p->s, crs = cg->g->cg * rs;
-	size_t i, q;
+	size_t i, q, len;
 
 	for (i = 0; i < mr; i++) {
-		u64 pi = k0, k = pi / rs, t = pi % rs;
-		u64 at = cg->aoff + k * crs + row[i] * rs + t;
+		u64 k = k0 / rs, t = k0 % rs;
 
-		for (q = 0; q < kc; q++) {
-			out[i * kc + q] = conv_ld(mm->dtype, cg->a, at);
-			if (++t == rs) {
-				t = 0;
-				at += crs - rs;
-			}
-			at++;
+		/* w[k][c] is a run of rs elements: one copy per k */
+		for (q = 0; q < kc; q += len, k++, t = 0) {
+			u64 at = cg->aoff + k * crs + row[i] * rs + t;
+
+			len = rs - t < kc - q ? rs - t : kc - q;
+			if (mm->dtype == DAVINCI_DTYPE_FLOAT32)
+				conv_copy(out + i * kc + q,
+					  (const float *)cg->a + at, len);
+			else
+				dv_widen(mm->dtype, cg->a, at, out + i * kc + q,
+					 len);
 		}
 	}
 }
@@ -253,41 +256,54 @@ static void conv_pack_b_bwd_in1(const struct dv_mm *mm, size_t k0,
 /*
  * CONV2D_BACKWARD_INPUT's B: out[q * nr + j] = dy[k][oh][ow] for
  * p = k0 + q = (k, r, s) and j0 + j = (h, w) where h + ph = oh*sh + r*dh
- * and w + pw = ow*sw + s*dw, 0 where no such (oh, ow) is in dy.
+ * and w + pw = ow*sw + s*dw, 0 where no such (oh, ow) is in dy: per run
+ * of the panel's columns in one row of x, one row of dy or none, and
+ * every sw-th column from the first that has an ow.
  */
 static void conv_pack_b_bwd_in(const struct dv_mm *mm, size_t k0, size_t kc,
 			       size_t j0, size_t cols, size_t nr, float *out)
 {
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
-	s64 th[DV_MM_MAX_NR], tw[DV_MM_MAX_NR];
+	struct conv_run run[DV_MM_MAX_NR];
 	u64 ohw = (u64)cg->g->oh * cg->g->ow, rs = (u64)p->r * p->s;
-	size_t j, q;
+	u64 k = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	u32 sh = p->stride_h, sw = p->stride_w;
+	size_t q, i, t, runs;
 
-	if (p->stride_h == 1 && p->stride_w == 1) {
+	if (sh == 1 && sw == 1) {
 		conv_pack_b_bwd_in1(mm, k0, kc, j0, cols, nr, out);
 		return;
 	}
-	for (j = 0; j < cols; j++) {
-		th[j] = (s64)((j0 + j) / p->w) + p->pad_h;
-		tw[j] = (s64)((j0 + j) % p->w) + p->pad_w;
-	}
+	runs = conv_runs(j0, cols, p->w, run);
 	for (q = 0; q < kc; q++) {
-		u64 pi = k0 + q, k = pi / rs, r = pi % rs / p->s, s = pi % p->s;
-		s64 dh = (s64)r * p->dilation_h, dw = (s64)s * p->dilation_w;
 		u64 base = cg->xoff + k * ohw;
 		float *o = out + q * nr;
 
-		for (j = 0; j < cols; j++) {
-			s64 a = th[j] - dh, b = tw[j] - dw;
-			u64 oh = (u64)a / p->stride_h, ow = (u64)b / p->stride_w;
+		memset(o, 0, cols * sizeof(float));
+		for (i = 0; i < runs; i++) {
+			/* dy's row oh = a / sh and columns ow = b / sw */
+			s64 a = (s64)run[i].gr + p->pad_h -
+				(s64)r * p->dilation_h;
+			s64 b = (s64)run[i].gc + p->pad_w -
+				(s64)s * p->dilation_w;
+			u64 oh, ow;
 
-			o[j] = a >= 0 && b >= 0 &&
-			       oh * p->stride_h == (u64)a &&
-			       ow * p->stride_w == (u64)b &&
-			       oh < cg->g->oh && ow < cg->g->ow ?
-			       conv_ld(mm->dtype, cg->x,
-				       base + oh * cg->g->ow + ow) : 0.0f;
+			if (a < 0 || (u64)a % sh || (u64)a / sh >= cg->g->oh)
+				continue;
+			oh = (u64)a / sh;
+			t = b >= 0 ? (sw - (u64)b % sw) % sw : (size_t)-b;
+			for (ow = (u64)(b + (s64)t) / sw;
+			     t < run[i].len && ow < cg->g->ow; t += sw, ow++)
+				o[run[i].j + t] = conv_ld(mm->dtype, cg->x, base +
+							  oh * cg->g->ow + ow);
+		}
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				k++;
+			}
 		}
 	}
 	conv_zero_tail(out, kc, cols, nr);
