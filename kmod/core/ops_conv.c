@@ -117,8 +117,10 @@ static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
 		lo = hi = len;
 	}
 	if (ost == 1) {
-		memset(o, 0, lo * sizeof(float));
-		memset(o + hi, 0, (len - hi) * sizeof(float));
+		if (lo)
+			memset(o, 0, lo * sizeof(float));
+		if (hi < len)
+			memset(o + hi, 0, (len - hi) * sizeof(float));
 	} else {
 		for (t = 0; t < lo; t++)
 			o[t * ost] = 0.0f;
