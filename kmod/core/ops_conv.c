@@ -99,8 +99,9 @@ static inline void conv_copy(float *restrict d, const float *restrict s,
  * at element @base of @x, and 0 outside it: one bounds check per run,
  * the in-bounds middle widened as a block when it is contiguous.
  */
-static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
-		     u32 sw, u32 h, u32 w, size_t len, float *o, size_t ost)
+static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih,
+			    s64 iw0, u32 sw, u32 h, u32 w, size_t len,
+			    float *o, size_t ost)
 {
 	size_t lo = 0, hi = len, t;
 
@@ -114,7 +115,8 @@ static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih, s64 iw0,
 		if (lo > hi)
 			lo = hi;
 	} else {
-		lo = hi = len;
+		lo = len;
+		hi = len;
 	}
 	if (ost == 1) {
 		if (lo)
