@@ -10,7 +10,9 @@
  * The GEMMs run on MATMUL's row kernels (ops_matmul_kernel.h) at every
  * SIMD level, through struct dv_mm's pack_a/pack_b hooks: the kernels
  * ask for packed rows of A and k x NR panels of B, and the hooks below
- * gather them from the tensors with zeros for padding. Each output
+ * gather them from the tensors with zeros for padding, a run of an input
+ * row at a time (a 1x1 convolution at stride 1 without padding needs no
+ * gathering: its operands are plain matrices). Each output
  * element is then one float32 accumulator running over the GEMM's inner
  * index in order (NUMERICS.md, "Convolutions"), whatever the level or the
  * chunking.
@@ -55,53 +57,133 @@ static void conv_zero_tail(float *out, size_t kc, size_t cols, size_t nr)
 }
 
 /*
+ * A run of a B panel's columns that lie in one row of the column grid
+ * (the output positions (oh, ow) for CONV2D, (h, w) for the input
+ * gradient): panel columns [j, j + len) are grid row gr, columns gc ...
+ */
+struct conv_run {
+	u32 j, len;
+	u64 gr, gc;
+};
+
+/* Cut columns [@j0, @j0 + @cols) of a grid @gw wide into runs. */
+static size_t conv_runs(u64 j0, size_t cols, u64 gw, struct conv_run *run)
+{
+	u64 gr = j0 / gw, gc = j0 % gw;
+	size_t n = 0, j = 0, len;
+
+	for (; j < cols; j += len, gr++, gc = 0, n++) {
+		len = gw - gc < cols - j ? gw - gc : cols - j;
+		run[n].j = j;
+		run[n].len = len;
+		run[n].gr = gr;
+		run[n].gc = gc;
+	}
+	return n;
+}
+
+/* a short run of float32: vector moves inline (a multiple of 8 first) */
+static inline void conv_copy(float *restrict d, const float *restrict s,
+			     size_t n)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	for (i = 0; i < nb; i++)
+		d[i] = s[i];
+	for (; i < n; i++)
+		d[i] = s[i];
+}
+
+/*
+ * o[t * ost] = plane[ih][iw0 + t * sw] for t < @len, the plane @h x @w
+ * at element @base of @x, and 0 outside it: one bounds check per run,
+ * the in-bounds middle widened as a block when it is contiguous.
+ */
+static inline void conv_row(u8 dtype, const void *x, u64 base, s64 ih,
+			    s64 iw0, u32 sw, u32 h, u32 w, size_t len,
+			    float *o, size_t ost)
+{
+	size_t lo = 0, hi = len, t;
+
+	if ((u64)ih < h) {
+		base += (u64)ih * w;
+		if (iw0 < 0)
+			lo = (size_t)((u64)(-iw0 + sw - 1) / sw);
+		if (iw0 + (s64)(len - 1) * sw >= (s64)w)
+			hi = iw0 < (s64)w ?
+			     (size_t)((u64)((s64)w - iw0 + sw - 1) / sw) : 0;
+		if (lo > hi)
+			lo = hi;
+	} else {
+		lo = len;
+		hi = len;
+	}
+	if (ost == 1) {
+		if (lo)
+			memset(o, 0, lo * sizeof(float));
+		if (hi < len)
+			memset(o + hi, 0, (len - hi) * sizeof(float));
+	} else {
+		for (t = 0; t < lo; t++)
+			o[t * ost] = 0.0f;
+		for (t = hi; t < len; t++)
+			o[t * ost] = 0.0f;
+	}
+	if (lo == hi)
+		return;
+	base += (u64)(iw0 + (s64)lo * sw);
+	o += lo * ost;
+	if (sw == 1 && ost == 1 && dtype == DAVINCI_DTYPE_FLOAT32) {
+		conv_copy(o, (const float *)x + base, hi - lo);
+	} else if (sw == 1 && ost == 1) {
+		dv_widen(dtype, x, base, o, hi - lo);
+	} else if (dtype == DAVINCI_DTYPE_FLOAT32) {
+		const float *f = (const float *)x + base;
+
+		for (t = 0; t < hi - lo; t++)
+			o[t * ost] = f[t * sw];
+	} else {
+		for (t = 0; t < hi - lo; t++)
+			o[t * ost] = conv_ld(dtype, x, base + t * sw);
+	}
+}
+
+/*
  * CONV2D's B: out[p * nr + j] = x[c][oh*sh - ph + r*dh][ow*sw - pw + s*dw]
- * (0 outside the image) for p = k0 + .. = (c, r, s), j0 + j = (oh, ow).
- * A stride-1 run of columns in one output row is a run of one input row.
+ * (0 outside the image) for p = k0 + .. = (c, r, s), j0 + j = (oh, ow):
+ * per p, each run of the panel's columns in one output row is one
+ * (strided) run of one input row.
  */
 static void conv_pack_b_fwd(const struct dv_mm *mm, size_t k0, size_t kc,
 			    size_t j0, size_t cols, size_t nr, float *out)
 {
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
-	s64 ih0[DV_MM_MAX_NR], iw0[DV_MM_MAX_NR];
+	struct conv_run run[DV_MM_MAX_NR];
 	u64 hw = (u64)p->h * p->w, rs = (u64)p->r * p->s;
-	size_t j, q;
-	bool one_row;
+	u64 c = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	size_t q, i, runs = conv_runs(j0, cols, cg->g->ow, run);
 
-	for (j = 0; j < cols; j++) {
-		u64 o = j0 + j;
-
-		ih0[j] = (s64)(o / cg->g->ow) * p->stride_h - p->pad_h;
-		iw0[j] = (s64)(o % cg->g->ow) * p->stride_w - p->pad_w;
+	for (i = 0; i < runs; i++) {
+		run[i].gr *= p->stride_h;
+		run[i].gc *= p->stride_w;
 	}
-	one_row = p->stride_w == 1 && ih0[0] == ih0[cols - 1];
 	for (q = 0; q < kc; q++) {
-		u64 pi = k0 + q, c = pi / rs, r = pi % rs / p->s, s = pi % p->s;
-		s64 dh = (s64)r * p->dilation_h, dw = (s64)s * p->dilation_w;
+		s64 dh = (s64)r * p->dilation_h - p->pad_h;
+		s64 dw = (s64)s * p->dilation_w - p->pad_w;
 		u64 base = cg->xoff + c * hw;
 		float *o = out + q * nr;
 
-		if (one_row) {
-			s64 ih = ih0[0] + dh, iw = iw0[0] + dw;
-
-			if ((u64)ih >= p->h) {
-				memset(o, 0, cols * sizeof(float));
-				continue;
+		for (i = 0; i < runs; i++)
+			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
+				 (s64)run[i].gc + dw, p->stride_w, p->h, p->w,
+				 run[i].len, o + run[i].j, 1);
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				c++;
 			}
-			if (iw >= 0 && iw + (s64)cols <= (s64)p->w) {
-				dv_widen(mm->dtype, cg->x,
-					 base + (u64)ih * p->w + (u64)iw, o,
-					 cols);
-				continue;
-			}
-		}
-		for (j = 0; j < cols; j++) {
-			s64 ih = ih0[j] + dh, iw = iw0[j] + dw;
-
-			o[j] = (u64)ih < p->h && (u64)iw < p->w ?
-			       conv_ld(mm->dtype, cg->x,
-				       base + (u64)ih * p->w + (u64)iw) : 0.0f;
 		}
 	}
 	conv_zero_tail(out, kc, cols, nr);
@@ -117,57 +199,115 @@ static void conv_pack_a_bwd_in(const struct dv_mm *mm, const size_t *row,
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
 	u64 rs = (u64)p->r * p->s, crs = cg->g->cg * rs;
-	size_t i, q;
+	size_t i, q, len;
 
 	for (i = 0; i < mr; i++) {
-		u64 pi = k0, k = pi / rs, t = pi % rs;
-		u64 at = cg->aoff + k * crs + row[i] * rs + t;
+		u64 k = k0 / rs, t = k0 % rs;
 
-		for (q = 0; q < kc; q++) {
-			out[i * kc + q] = conv_ld(mm->dtype, cg->a, at);
-			if (++t == rs) {
-				t = 0;
-				at += crs - rs;
-			}
-			at++;
+		/* w[k][c] is a run of rs elements: one copy per k */
+		for (q = 0; q < kc; q += len, k++, t = 0) {
+			u64 at = cg->aoff + k * crs + row[i] * rs + t;
+
+			len = rs - t < kc - q ? rs - t : kc - q;
+			if (mm->dtype == DAVINCI_DTYPE_FLOAT32)
+				conv_copy(out + i * kc + q,
+					  (const float *)cg->a + at, len);
+			else
+				dv_widen(mm->dtype, cg->a, at, out + i * kc + q,
+					 len);
 		}
 	}
 }
 
 /*
+ * CONV2D_BACKWARD_INPUT's B at stride 1: out[q * nr + j] =
+ * dy[k][h + ph - r*dh][w + pw - s*dw] (0 outside dy) for p = k0 + q =
+ * (k, r, s) and j0 + j = (h, w), a run of one row of dy per run of the
+ * panel's columns in one row of x.
+ */
+static void conv_pack_b_bwd_in1(const struct dv_mm *mm, size_t k0,
+				size_t kc, size_t j0, size_t cols, size_t nr,
+				float *out)
+{
+	const struct conv_gemm *cg = mm->ctx;
+	const struct davinci_params_conv2d *p = cg->g->p;
+	struct conv_run run[DV_MM_MAX_NR];
+	u64 ohw = (u64)cg->g->oh * cg->g->ow, rs = (u64)p->r * p->s;
+	u64 k = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	size_t q, i, runs = conv_runs(j0, cols, p->w, run);
+
+	for (q = 0; q < kc; q++) {
+		s64 dh = (s64)p->pad_h - (s64)r * p->dilation_h;
+		s64 dw = (s64)p->pad_w - (s64)s * p->dilation_w;
+		u64 base = cg->xoff + k * ohw;
+		float *o = out + q * nr;
+
+		for (i = 0; i < runs; i++)
+			conv_row(mm->dtype, cg->x, base, (s64)run[i].gr + dh,
+				 (s64)run[i].gc + dw, 1, cg->g->oh, cg->g->ow,
+				 run[i].len, o + run[i].j, 1);
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				k++;
+			}
+		}
+	}
+	conv_zero_tail(out, kc, cols, nr);
+}
+
+/*
  * CONV2D_BACKWARD_INPUT's B: out[q * nr + j] = dy[k][oh][ow] for
  * p = k0 + q = (k, r, s) and j0 + j = (h, w) where h + ph = oh*sh + r*dh
- * and w + pw = ow*sw + s*dw, 0 where no such (oh, ow) is in dy.
+ * and w + pw = ow*sw + s*dw, 0 where no such (oh, ow) is in dy: per run
+ * of the panel's columns in one row of x, one row of dy or none, and
+ * every sw-th column from the first that has an ow.
  */
 static void conv_pack_b_bwd_in(const struct dv_mm *mm, size_t k0, size_t kc,
 			       size_t j0, size_t cols, size_t nr, float *out)
 {
 	const struct conv_gemm *cg = mm->ctx;
 	const struct davinci_params_conv2d *p = cg->g->p;
-	s64 th[DV_MM_MAX_NR], tw[DV_MM_MAX_NR];
+	struct conv_run run[DV_MM_MAX_NR];
 	u64 ohw = (u64)cg->g->oh * cg->g->ow, rs = (u64)p->r * p->s;
-	size_t j, q;
+	u64 k = k0 / rs, r = k0 % rs / p->s, s = k0 % p->s;
+	u32 sh = p->stride_h, sw = p->stride_w;
+	size_t q, i, t, runs;
 
-	for (j = 0; j < cols; j++) {
-		th[j] = (s64)((j0 + j) / p->w) + p->pad_h;
-		tw[j] = (s64)((j0 + j) % p->w) + p->pad_w;
+	if (sh == 1 && sw == 1) {
+		conv_pack_b_bwd_in1(mm, k0, kc, j0, cols, nr, out);
+		return;
 	}
+	runs = conv_runs(j0, cols, p->w, run);
 	for (q = 0; q < kc; q++) {
-		u64 pi = k0 + q, k = pi / rs, r = pi % rs / p->s, s = pi % p->s;
-		s64 dh = (s64)r * p->dilation_h, dw = (s64)s * p->dilation_w;
 		u64 base = cg->xoff + k * ohw;
 		float *o = out + q * nr;
 
-		for (j = 0; j < cols; j++) {
-			s64 a = th[j] - dh, b = tw[j] - dw;
-			u64 oh = (u64)a / p->stride_h, ow = (u64)b / p->stride_w;
+		memset(o, 0, cols * sizeof(float));
+		for (i = 0; i < runs; i++) {
+			/* dy's row oh = a / sh and columns ow = b / sw */
+			s64 a = (s64)run[i].gr + p->pad_h -
+				(s64)r * p->dilation_h;
+			s64 b = (s64)run[i].gc + p->pad_w -
+				(s64)s * p->dilation_w;
+			u64 oh, ow;
 
-			o[j] = a >= 0 && b >= 0 &&
-			       oh * p->stride_h == (u64)a &&
-			       ow * p->stride_w == (u64)b &&
-			       oh < cg->g->oh && ow < cg->g->ow ?
-			       conv_ld(mm->dtype, cg->x,
-				       base + oh * cg->g->ow + ow) : 0.0f;
+			if (a < 0 || (u64)a % sh || (u64)a / sh >= cg->g->oh)
+				continue;
+			oh = (u64)a / sh;
+			t = b >= 0 ? (sw - (u64)b % sw) % sw : (size_t)-b;
+			for (ow = (u64)(b + (s64)t) / sw;
+			     t < run[i].len && ow < cg->g->ow; t += sw, ow++)
+				o[run[i].j + t] = conv_ld(mm->dtype, cg->x, base +
+							  oh * cg->g->ow + ow);
+		}
+		if (++s == p->s) {
+			s = 0;
+			if (++r == p->r) {
+				r = 0;
+				k++;
+			}
 		}
 	}
 	conv_zero_tail(out, kc, cols, nr);
@@ -199,7 +339,9 @@ static void conv_pack_a_bwd_w(const struct dv_mm *mm, const size_t *row,
 /*
  * CONV2D_BACKWARD_WEIGHT's B: out[q * nr + j] = x[n][c][oh*sh - ph + r*dh]
  * [ow*sw - pw + s*dw] (0 outside) for p = k0 + q = (n, oh, ow) and
- * j0 + j = (c, r, s).
+ * j0 + j = (c, r, s): per run of p in one output row (at most ow of the
+ * panel's lines, a few KiB), each column is one (strided) run of one
+ * input row.
  */
 static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 			      size_t j0, size_t cols, size_t nr, float *out)
@@ -210,9 +352,8 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 	u64 cb[DV_MM_MAX_NR];
 	u64 hw = (u64)p->h * p->w, rs = (u64)p->r * p->s;
 	u64 ohw = (u64)cg->g->oh * cg->g->ow;
-	u64 pi = k0, n = pi / ohw, oh = pi % ohw / cg->g->ow;
-	u64 ow = pi % cg->g->ow;
-	size_t j, q;
+	u64 n = k0 / ohw, oh = k0 % ohw / cg->g->ow, ow = k0 % cg->g->ow;
+	size_t j, q, len;
 
 	for (j = 0; j < cols; j++) {
 		u64 col = j0 + j;
@@ -221,19 +362,17 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 		dh[j] = (s64)(col % rs / p->s) * p->dilation_h - p->pad_h;
 		dw[j] = (s64)(col % p->s) * p->dilation_w - p->pad_w;
 	}
-	for (q = 0; q < kc; q++) {
+	for (q = 0; q < kc; q += len) {
 		s64 ih0 = (s64)(oh * p->stride_h), iw0 = (s64)(ow * p->stride_w);
 		u64 base = cg->xoff + n * p->c * hw;
-		float *o = out + q * nr;
 
-		for (j = 0; j < cols; j++) {
-			s64 ih = ih0 + dh[j], iw = iw0 + dw[j];
-
-			o[j] = (u64)ih < p->h && (u64)iw < p->w ?
-			       conv_ld(mm->dtype, cg->x, base + cb[j] +
-				       (u64)ih * p->w + (u64)iw) : 0.0f;
-		}
-		if (++ow == cg->g->ow) {
+		len = cg->g->ow - ow < kc - q ? cg->g->ow - ow : kc - q;
+		for (j = 0; j < cols; j++)
+			conv_row(mm->dtype, cg->x, base + cb[j], ih0 + dh[j],
+				 iw0 + dw[j], p->stride_w, p->h, p->w, len,
+				 out + q * nr + j, nr);
+		ow += len;
+		if (ow == cg->g->ow) {
 			ow = 0;
 			if (++oh == cg->g->oh) {
 				oh = 0;
@@ -242,6 +381,16 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 		}
 	}
 	conv_zero_tail(out, kc, cols, nr);
+}
+
+/*
+ * A 1 x 1 convolution at stride 1 without padding: its img2col is the
+ * image itself, x[n][c] a [c, h*w] matrix (and dy[n][k] one [k, h*w]).
+ */
+static bool conv_pointwise(const struct davinci_params_conv2d *p)
+{
+	return p->r == 1 && p->s == 1 && p->stride_h == 1 &&
+	       p->stride_w == 1 && !p->pad_h && !p->pad_w;
 }
 
 /*
@@ -259,6 +408,7 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 	u64 ohw = (u64)g->oh * g->ow, blocks, tiles, u, last;
 	struct conv_gemm cg = { .g = g, .x = src0 };
 	struct dv_mm mm;
+	bool plain;
 
 	tiles = dv_conv_fwd_tiles(g, &blocks);
 	memset(&mm, 0, sizeof(mm));
@@ -267,7 +417,9 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 	mm.m = g->kg;
 	mm.n = ohw;
 	mm.k = g->cg * p->r * p->s;
-	mm.pack_b = conv_pack_b_fwd;
+	/* a pointwise convolution's B is x[n][group] itself: no gathering */
+	plain = conv_pointwise(p);
+	mm.pack_b = plain ? NULL : conv_pack_b_fwd;
 	for (u = begin; u < end; u = last) {
 		u64 block = u % blocks, tile = u / blocks % tiles;
 		u64 gemm = u / blocks / tiles;	/* image * groups + group */
@@ -291,6 +443,7 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 		mm.j_end = mm.j_begin + span * DV_CONV_TILE_COLS < ohw ?
 			   mm.j_begin + span * DV_CONV_TILE_COLS : ohw;
 		cg.xoff = (img * p->c + grp * g->cg) * p->h * p->w;
+		mm.b = (const u8 *)src0 + cg.xoff * es;
 		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS,
 			   row_end < g->kg ? row_end : g->kg);
 	}
@@ -341,6 +494,14 @@ DV_OP_KERNEL(conv)
 			cg.aoff = grp * g.kg * g.cg * rs;
 			cg.x = src0;
 			cg.xoff = (img * p->k + grp * g.kg) * g.oh * g.ow;
+			if (conv_pointwise(p)) {
+				/* A is w[group]^T as stored, B dy[n][group] */
+				mm.pack_a = NULL;
+				mm.pack_b = NULL;
+				mm.ta = true;
+				mm.a = (const u8 *)src1 + cg.aoff * es;
+				mm.b = (const u8 *)src0 + cg.xoff * es;
+			}
 			break;
 		default:
 			/* dw[group] = dy[., group] x col(x[., group])^T */

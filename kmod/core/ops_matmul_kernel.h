@@ -166,10 +166,11 @@ static void mmk_block(const float *const *a, size_t as, const float *b,
 
 /*
  * Row pointers of op(A) from column k0, returning their stride in p.
- * Transposed float32 A is read in place (one line serves MR rows);
- * otherwise rows are copied (widened) to @ap at a stride that is not a
- * multiple of 2 KiB, so that the MR streams do not fall into the same L1
- * sets as rows of a large power-of-two k would.
+ * float32 A is read in place: transposed, one line serves MR rows; as
+ * [m,k], the MR row streams (on Zen 5, 1.1x to 1.2x faster than copying
+ * them even at k = 1024, 2048 or 4096, whose rows share L1 sets). Other
+ * rows are widened to @ap at a stride that is not a multiple of 2 KiB,
+ * so that the MR streams do not fall into the same L1 sets.
  */
 static size_t mmk_rows_a(const struct dv_mm *mm, const size_t *row,
 			 size_t k0, size_t kc, float *ap, const float **a)
@@ -181,6 +182,11 @@ static size_t mmk_rows_a(const struct dv_mm *mm, const size_t *row,
 		for (r = 0; r < MMK_MR; r++)
 			a[r] = (const float *)mm->a + k0 * mm->m + row[r];
 		return mm->m;
+	}
+	if (mm->dtype == DAVINCI_DTYPE_FLOAT32 && !mm->pack_a) {
+		for (r = 0; r < MMK_MR; r++)
+			a[r] = (const float *)mm->a + row[r] * mm->k + k0;
+		return 1;
 	}
 	for (r = 0; r < MMK_MR; r++) {
 		dv_mm_pack_a(mm, row + r, 1, k0, kc, ap + r * st);

@@ -20,6 +20,9 @@ F = torch.nn.functional
 CASES = {
     "3x3 pad 1": ((2, 8, 12, 12), (8, 8, 3, 3), 1, 1, 1, 1),
     "1x1": ((3, 16, 5, 7), (12, 16, 1, 1), 1, 0, 1, 1),
+    # a plain GEMM on x as stored (no img2col): rows past a register
+    # block, columns past a panel, groups
+    "grouped 1x1": ((2, 12, 6, 9), (18, 4, 1, 1), 1, 0, 1, 3),
     "stride 2": ((2, 3, 15, 13), (5, 3, 3, 3), 2, 1, 1, 1),
     "non-square": ((1, 4, 9, 17), (6, 4, 2, 5), (1, 3), (0, 2), 1, 1),
     "dilation": ((2, 4, 13, 11), (4, 4, 3, 3), 1, 2, (2, 3), 1),
@@ -93,9 +96,11 @@ def test_conv1d_is_conv2d_of_height_one(dev, rng, stride, padding, dilation,
         assert _rel(g, t) <= 1e-5
 
 
+@pytest.mark.parametrize("name", ["groups", "grouped 1x1"])
 @pytest.mark.parametrize("dtype,tol", [("float16", 2e-3), ("bfloat16", 1.6e-2)])
-def test_half_types_compute_in_float32_and_round_once(dev, rng, dtype, tol):
-    xs, ws, stride, padding, dilation, groups = CASES["groups"]
+def test_half_types_compute_in_float32_and_round_once(dev, rng, dtype, tol,
+                                                      name):
+    xs, ws, stride, padding, dilation, groups = CASES[name]
     kw = dict(stride=stride, padding=padding, dilation=dilation,
               groups=groups)
     # operands the half type holds exactly: the float32 result of torch on
@@ -191,7 +196,8 @@ def _ordered_reference(x, w, dy, stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("name", ["3x3 pad 1", "groups", "odd everything",
-                                  "depthwise x2 stride 2", "dilation"])
+                                  "depthwise x2 stride 2", "dilation", "1x1",
+                                  "grouped 1x1"])
 def test_each_element_is_summed_in_the_order_numerics_md_fixes(dev, rng,
                                                                  name):
     xs, ws, stride, padding, dilation, groups = CASES[name]
@@ -207,6 +213,53 @@ def test_each_element_is_summed_in_the_order_numerics_md_fixes(dev, rng,
     for what, g, t in zip(("y", "dx", "dw"), _device_conv(dev, x, w, dy,
                                                           **kw), want):
         assert np.array_equal(g.view(np.uint32), t.view(np.uint32)), what
+
+
+#: (x shape, w shape, keywords, dtype): the benchmark's 3x3 smaller,
+#: a weight gradient whose inner n*oh*ow (3200) is carried across pieces
+#: on avx512 but not on avx2, 1x1 (a plain GEMM), stride 2, float16
+LEVEL_CASES = [
+    ((2, 16, 40, 40), (20, 16, 3, 3), dict(padding=1), "float32"),
+    ((2, 24, 9, 45), (40, 24, 1, 1), dict(), "float32"),
+    ((1, 6, 19, 17), (10, 3, 5, 3), dict(stride=2, padding=(2, 1),
+                                         dilation=(1, 2), groups=2),
+     "float32"),
+    ((2, 8, 13, 37), (12, 8, 3, 3), dict(padding=1), "float16"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LEVEL_CASES)))
+def test_every_simd_level_gives_the_same_bits(dev, rng, monkeypatch, case):
+    """The convolutions run MATMUL's kernels at each SIMD level (vector
+    width and register block differ, the order does not): y, dx and dw
+    are the same bytes at every level the CPU has. In-process only, where
+    DAVINCI_SIMD reaches the core (the FUSE daemon and the module read
+    their own; tests/kmod/test_simd.py steps the module's)."""
+    if davinci.find_backend().kind != "inproc":
+        pytest.skip("needs the in-process backend (DAVINCI_BACKEND=inproc)")
+    import os
+    xs, ws, kw, dtype = LEVEL_CASES[case]
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    dy = rng.standard_normal(ops.conv2d_shapes(xs, ws, **kw)[1]).astype(
+        np.float32)
+    levels = ["neon"] if os.uname().machine == "aarch64" else \
+        ["sse2", "avx2", "avx512"]
+    tkw = dict(dict(stride=1, padding=0, dilation=1, groups=1), **kw)
+    want = _torch_conv(*(dev.tensor(a, dtype).numpy().astype(np.float32)
+                         for a in (x, w, dy)), **tkw)
+    first = None
+    for level in levels:
+        monkeypatch.setenv("DAVINCI_SIMD", level)
+        got = _device_conv(dev, x, w, dy, dtype, **kw)
+        if first is None:
+            first = got
+            for g, t in zip(got, want):
+                assert _rel(g.astype(np.float32), t) <= \
+                    (1e-5 if dtype == "float32" else 2e-3)
+        for what, g, f in zip(("y", "dx", "dw"), got, first):
+            assert g.tobytes() == f.tobytes(), \
+                "%s at %s differs from %s" % (what, level, levels[0])
 
 
 def test_padding_reads_zeros_not_memory_beside_x(dev, rng):

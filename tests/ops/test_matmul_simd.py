@@ -10,7 +10,7 @@ import opslib as L
 from test_ops import FLOATS, matmul_seq_ref, run_matmul
 
 # ragged edges of every block shape, k beyond the packed panels of the
-# avx2 and avx512 levels (about 4400 floats of k): one short row block,
+# avx2 and avx512 levels (4459 and 2451 floats of k): one short row block,
 # and groups of row blocks carrying their accumulators across pieces of k
 # (the last group and its last block ragged); and the benchmark's size
 SHAPES = [(1, 1, 1), (7, 13, 5), (9, 33, 17), (50, 70, 64), (5, 37, 4600),
