@@ -52,6 +52,8 @@ _Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of PNGD_DECODE's block");
 _Static_assert(sizeof(struct davinci_params_aipp) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of AIPP's block");
+_Static_assert(sizeof(struct davinci_params_adam) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of ADAM's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -594,5 +596,15 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_aipp,
 		.shape = DV_SHAPE_AIPP,
 		.kernel = dv_opk_aipp,
+	},
+	[DAVINCI_OP_ADAM] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_COUNT,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_adam),
+		.params_version = DAVINCI_PARAMS_ADAM_VERSION,
+		.check_params = dv_op_check_adam,
+		.shape = DV_SHAPE_OPTIMIZER,
+		.kernel = dv_opk_optimizer,
 	},
 };

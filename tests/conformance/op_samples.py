@@ -512,6 +512,33 @@ def _aipp_samples():
 
 _FLOAT_NAMES = ("float32", "float16", "bfloat16")
 
+def _adam_inputs(shape):
+    """param, grad, exp_avg and exp_avg_sq (not negative)."""
+    def make(rng, dtype):
+        p, g, m, v = _rand(shape, shape, shape, shape)(rng, dtype)
+        return [p, g, m, R.from_f32(np.abs(R.to_f32(v, dtype)), dtype)]
+    return make
+
+
+def _adam(kwargs):
+    """ADAM's param: R.adam in float32 (bit-identical)."""
+    def ref(attr, x, g, m, v):
+        from davinci.optim import adam_fields
+        return R.adam(x, g, m, v, adam_fields(**kwargs))[0]
+    return ref
+
+
+_ADAM_CASES = [
+    ("step 1", dict(lr=0.01, step=1, beta1=0.9, beta2=0.999, eps=1e-8)),
+    ("step 7 weight decay", dict(lr=0.003, step=7, beta1=0.8, beta2=0.99,
+                                 eps=1e-6, weight_decay=0.1)),
+    ("AdamW maximize", dict(lr=0.01, step=3, beta1=0.9, beta2=0.999,
+                            eps=1e-8, weight_decay=0.05, decoupled=True,
+                            maximize=True)),
+    ("beta1 0.3", dict(lr=0.1, step=2, beta1=0.3, beta2=0.5, eps=1e-3)),
+]
+
+
 SAMPLES: dict[str, list[Sample]] = {
     "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
     "MAXPOOL2D_BACKWARD": _pool_samples("max_dx"),
@@ -716,6 +743,8 @@ SAMPLES: dict[str, list[Sample]] = {
     "TRIU": [Sample("diagonal %d" % d, _rand((2, 5, 7)), _tri(np.triu),
                     attr=d) for d in (0, 1, -2)],
     "AIPP": _aipp_samples(),
+    "ADAM": [Sample(name, _adam_inputs((3, 37)), _adam(kw), kwargs=kw)
+             for name, kw in _ADAM_CASES],
 }
 
 

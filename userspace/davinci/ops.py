@@ -1207,13 +1207,55 @@ def _make_aipp(op: OpDef):
     return aipp
 
 
+def _make_adam(op: OpDef):
+    def adam(param, grad, exp_avg, exp_avg_sq, *, lr: float, step: float,
+             beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
+             weight_decay: float = 0.0, decoupled: bool = False,
+             maximize: bool = False, stream=None) -> DeviceTensor:
+        """Step ``step`` (>= 1) of Adam (AdamW with ``decoupled``) on
+        ``param``, in place with its moments ``exp_avg`` and
+        ``exp_avg_sq``, from ``grad``: dense tensors of one float dtype and
+        shape, no two sharing memory (one task: davinci.optim's block).
+        Returns ``param``."""
+        from .optim import adam_fields
+        names = ("param", "grad", "exp_avg", "exp_avg_sq")
+        ts = _operands(op, (param, grad, exp_avg, exp_avg_sq), names)
+        for name, t in zip(names, ts):
+            if not t.is_contiguous() or t.shape != ts[0].shape:
+                raise ShapeError("adam: %s must be dense and of param's "
+                                 "shape %s, not %s" % (name, ts[0].shape,
+                                                       t.shape))
+        for i, (a, na) in enumerate(zip(ts, names)):
+            for b, nb in zip(ts[i + 1:], names[i + 1:]):
+                if a.buffer is b.buffer and a.dev_addr < b.dev_addr + \
+                        b.nbytes and b.dev_addr < a.dev_addr + a.nbytes:
+                    raise InvalidArgumentError(
+                        "adam: %s and %s share memory: the step reads all "
+                        "four and writes three, so each needs its own" %
+                        (na, nb))
+        block = opdesc.pack_params(op, **adam_fields(
+            lr=lr, step=step, beta1=beta1, beta2=beta2, eps=eps,
+            weight_decay=weight_decay, decoupled=decoupled,
+            maximize=maximize))
+        p, g, m, v = ts
+        res = _run_with_block(block, lambda at: opdesc.describe(
+            op, p.dtype, dst=p.dev_addr,
+            srcs=(g.dev_addr, m.dev_addr, v.dev_addr), count=p.size,
+            params_at=at, names=dict(zip(("dst", "src0", "src1", "src2"),
+                                         names))), p, stream, [g, m, v])
+        m.writer = v.writer = p.writer
+        return res
+    return adam
+
+
 _U64 = (1 << 64) - 1
 #: davinci.ops' functions of the ops whose operands no kind describes alone
 _SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
             "SELECT": _make_select, "MASK_SCALE": _make_mask_scale,
             "FILL": _make_generator, "ARANGE": _make_generator,
             "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator,
-            "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp}
+            "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp,
+            "ADAM": _make_adam}
 
 
 def _export(op: OpDef) -> None:
