@@ -2242,9 +2242,7 @@ OPS = ({'acl': {},
   'name': 'ADAM',
   'not_in': {'acl': "CANN's ApplyAdam takes its hyperparameters as input "
                     'tensors; acl.op maps no optimizer',
-             'atc': 'an optimizer step is not an inference op',
-             'torch': "torch_npu's aten::_fused_adam_ comes in the next "
-                      'commit'},
+             'atc': 'an optimizer step is not an inference op'},
   'opcode': 72,
   'operand_dtypes': {},
   'params': {'fields': [{'doc': 'float32 bits of lr / (1 - beta1^step), '

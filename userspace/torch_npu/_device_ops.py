@@ -625,6 +625,23 @@ def pool(op: str, fields: dict, dst: torch.Tensor,
             params_at=at, dst_dtype=dst_dtype))
 
 
+# -- optimizer steps ------------------------------------------------------------
+def adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor,
+         fields: dict) -> None:
+    """One ADAM task: param ``p`` and its moments ``m``, ``v`` stepped in
+    place from ``g`` (dense npu tensors of one shape and float dtype, no
+    two sharing memory), ``fields`` davinci.optim.adam_fields' block."""
+    d = opdesc.op_of("adam")
+    index = p.get_device()
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream,
+        opdesc.pack_params(d, **fields), lambda at: opdesc.describe(
+            d, DTYPES[p.dtype], dst=addr(p),
+            srcs=(addr(g), addr(m), addr(v)), count=p.numel(),
+            params_at=at, names={"dst": "param", "src0": "grad",
+                                 "src1": "exp_avg", "src2": "exp_avg_sq"}))
+
+
 # -- indexed ops, generated tensors, the random generator ---------------------
 INDEX_DTYPES = (torch.int64, torch.int32)
 
