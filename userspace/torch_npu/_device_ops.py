@@ -626,16 +626,21 @@ def pool(op: str, fields: dict, dst: torch.Tensor,
 
 
 # -- optimizer steps ------------------------------------------------------------
+def adam_block(fields: dict) -> bytes:
+    """ADAM's parameter block of davinci.optim.adam_fields' ``fields``."""
+    return opdesc.pack_params("adam", **fields)
+
+
 def adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor,
-         fields: dict) -> None:
+         block: bytes) -> None:
     """One ADAM task: param ``p`` and its moments ``m``, ``v`` stepped in
     place from ``g`` (dense npu tensors of one shape and float dtype, no
-    two sharing memory), ``fields`` davinci.optim.adam_fields' block."""
+    two sharing memory), ``block`` its parameter block (adam_block)."""
     d = opdesc.op_of("adam")
     index = p.get_device()
     _devices.context(index).param_blocks.launch(
         streams.current_stream(index).davinci_stream,
-        opdesc.pack_params(d, **fields), lambda at: opdesc.describe(
+        block, lambda at: opdesc.describe(
             d, DTYPES[p.dtype], dst=addr(p),
             srcs=(addr(g), addr(m), addr(v)), count=p.numel(),
             params_at=at, names={"dst": "param", "src0": "grad",

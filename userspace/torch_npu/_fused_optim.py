@@ -22,6 +22,7 @@ stepped by CPU torch's fused kernel on host copies, with a warning.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -114,6 +115,17 @@ def _on_cpu(fn, tensors, max_sq, step, reason: str, **kw) -> None:
         max_sq.copy_(mx[0])
 
 
+@functools.lru_cache(maxsize=256)
+def _block(step: float, lr: float, beta1: float, beta2: float,
+           weight_decay: float, eps: float, maximize: bool,
+           decoupled: bool) -> bytes:
+    """ADAM's block for a step of these hyperparameters: the same for every
+    parameter of a group at one step, so made once."""
+    return D.adam_block(adam_fields(
+        step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+        weight_decay=weight_decay, decoupled=decoupled, maximize=maximize))
+
+
 def _fused(decoupled: bool):
     cpu_fn = torch._fused_adamw_ if decoupled else torch._fused_adam_
 
@@ -143,8 +155,8 @@ def _fused(decoupled: bool):
                         "layout or shapes, or shared memory)",
                         amsgrad=amsgrad, **kw)
                 continue
-            D.adam(p, g, m, v, adam_fields(step=step, decoupled=decoupled,
-                                           **kw))
+            D.adam(p, g, m, v, _block(step, lr, beta1, beta2, weight_decay,
+                                      eps, maximize, decoupled))
     kernel.__name__ = "_fused_adamw_" if decoupled else "_fused_adam_"
     return kernel
 
