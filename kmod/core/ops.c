@@ -403,6 +403,24 @@ int dv_op_check_adam(const struct davinci_task *task, const void *params)
 	return p->maximize <= 1 && !p->amsgrad ? 0 : -EINVAL;
 }
 
+/**
+ * dv_op_check_sgd_momentum() - check SGD_MOMENTUM's parameter block
+ * @task: an SGD_MOMENTUM task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_sgd_momentum
+ *
+ * Return: 0, or -EINVAL for a @nesterov, @maximize or @first_step other
+ * than 0 or 1, or a @pad that is not zero.
+ */
+int dv_op_check_sgd_momentum(const struct davinci_task *task,
+			     const void *params)
+{
+	const struct davinci_params_sgd_momentum *p = params;
+
+	(void)task;
+	return p->nesterov <= 1 && p->maximize <= 1 && p->first_step <= 1 &&
+	       !p->pad ? 0 : -EINVAL;
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {
@@ -523,8 +541,8 @@ static int dv_op_extent_index(const struct davinci_task *task, u64 es,
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
  * REDUCE_SUM, CAST, COPY_VIEW, the convolutions and the poolings refuse
- * any overlap of dst with a source; an optimizer (ADAM) any overlap of
- * two of its four operands. A DAVINCI_TASK_F_STRIDED task's extents are its
+ * any overlap of dst with a source; an optimizer (ADAM, SGD_MOMENTUM) any
+ * overlap of two of its operands. A DAVINCI_TASK_F_STRIDED task's extents are its
  * operands' spans (dv_op_extent_strided()).
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
@@ -653,12 +671,14 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 			ext->src1 = pool.y * sizeof(s64);
 		break;
 	case DV_SHAPE_OPTIMIZER:
-		/* all four are read and three written: no two may overlap */
+	case DV_SHAPE_MOMENTUM:
+		/* all are read and all but src0 written: no two may overlap */
 		if (!dv_mul_u64(task->count, es, &ext->dst))
 			return -EINVAL;
 		ext->src0 = ext->dst;
 		ext->src1 = ext->dst;
-		ext->src2 = ext->dst;
+		if (dv_opcodes[task->opcode].shape == DV_SHAPE_OPTIMIZER)
+			ext->src2 = ext->dst;
 		if (dv_ranges_overlap(task->src0, ext->src0, task->src1,
 				      ext->src1))
 			return -EINVAL;

@@ -160,3 +160,21 @@ def adam(x, g, m, v, fields):
         den = np.sqrt(v) / f["bias_correction2_sqrt"] + f["eps"]
         x = x - (f["step_size"] * m) / den
     return x, m, v
+
+
+def sgd_momentum(x, g, b, fields):
+    """SGD_MOMENTUM's step in numpy float32, ops_optimizer.c's order ->
+    (param, momentum_buffer) in float32, before the storage rounding."""
+    f = {k: np.array(fields[k], np.uint32).view(np.float32)[()]
+         for k in ("lr", "momentum", "dampening_weight", "weight_decay")}
+    x, g, b = (np.array(a, np.float32) for a in (x, g, b))
+    with np.errstate(all="ignore"):
+        if fields["maximize"]:
+            g = -g
+        if f["weight_decay"] != 0:
+            g = g + x * f["weight_decay"]
+        b = g if fields["first_step"] else \
+            b * f["momentum"] + g * f["dampening_weight"]
+        g = g + b * f["momentum"] if fields["nesterov"] else b
+        x = x - g * f["lr"]
+    return x, b

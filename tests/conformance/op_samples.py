@@ -528,6 +528,27 @@ def _adam(kwargs):
     return ref
 
 
+def _sgd_inputs(shape):
+    return _rand(shape, shape, shape)
+
+
+def _sgd(kwargs):
+    """SGD_MOMENTUM's param: R.sgd_momentum in float32 (bit-identical)."""
+    def ref(attr, x, g, b):
+        from davinci.optim import sgd_momentum_fields
+        return R.sgd_momentum(x, g, b, sgd_momentum_fields(**kwargs))[0]
+    return ref
+
+
+_SGD_CASES = [
+    ("first step", dict(lr=0.1, momentum=0.9, first_step=True)),
+    ("dampening weight decay", dict(lr=0.05, momentum=0.8, dampening=0.1,
+                                    weight_decay=0.01)),
+    ("nesterov maximize", dict(lr=0.01, momentum=0.9, nesterov=True,
+                               maximize=True, weight_decay=0.1)),
+]
+
+
 _ADAM_CASES = [
     ("step 1", dict(lr=0.01, step=1, beta1=0.9, beta2=0.999, eps=1e-8)),
     ("step 7 weight decay", dict(lr=0.003, step=7, beta1=0.8, beta2=0.99,
@@ -745,6 +766,8 @@ SAMPLES: dict[str, list[Sample]] = {
     "AIPP": _aipp_samples(),
     "ADAM": [Sample(name, _adam_inputs((3, 37)), _adam(kw), kwargs=kw)
              for name, kw in _ADAM_CASES],
+    "SGD_MOMENTUM": [Sample(name, _sgd_inputs((5, 23)), _sgd(kw), kwargs=kw)
+                     for name, kw in _SGD_CASES],
 }
 
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""DAVINCI_OP_ADAM, one Adam/AdamW step of a parameter as one task:
+"""DAVINCI_OP_ADAM, one Adam/AdamW step of a parameter as one task (and
+SGD_MOMENTUM, one SGD step with momentum, at the end):
 bit-identical to its float32 formula (R.adam) in param, exp_avg and
 exp_avg_sq and every float dtype; within float32 rounding of numpy's
 float64 Adam over several steps; within a stated bound of CPU torch's
@@ -170,3 +171,94 @@ def test_the_device_refuses_overlapping_operands_and_amsgrad(dev):
     with pytest.raises(InvalidArgumentError, match="share memory"):
         ops.adam(x, x, dev.tensor(np.zeros(16, np.float32)),
                  dev.tensor(np.zeros(16, np.float32)), lr=0.1, step=1)
+
+
+# -- SGD_MOMENTUM ---------------------------------------------------------------
+SGD_HYPER = [dict(lr=0.1, momentum=0.9),
+             dict(lr=0.05, momentum=0.8, dampening=0.1, weight_decay=0.01),
+             dict(lr=0.01, momentum=0.9, nesterov=True, maximize=True,
+                  weight_decay=0.1)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("hyper", SGD_HYPER, ids=lambda h: ",".join(h))
+def test_sgd_momentum_is_its_float32_formula(dev, rng, dtype, hyper):
+    from davinci.optim import sgd_momentum_fields
+    raws = _state(rng, 1000, dtype)[:3]
+    ts = _on_device(dev, raws, dtype)
+    vals = [R.to_f32(r, dtype) for r in raws]
+    for step in range(3):
+        kw = dict(hyper, first_step=step == 0)
+        ops.sgd_momentum(*ts, **kw)
+        x, b = R.sgd_momentum(*vals, sgd_momentum_fields(**kw))
+        vals = [R.to_f32(R.from_f32(x, dtype), dtype), vals[1],
+                R.to_f32(R.from_f32(b, dtype), dtype)]
+        for t, want in zip((ts[0], ts[2]), (x, b)):
+            assert np.array_equal(t.numpy(raw=True).view(np.uint8),
+                                  R.from_f32(want, dtype).view(np.uint8))
+        assert np.array_equal(ts[1].numpy(raw=True), raws[1])
+
+
+@pytest.mark.parametrize("hyper", SGD_HYPER, ids=lambda h: ",".join(h))
+def test_sgd_momentum_matches_float64_and_cpu_torch(dev, rng, hyper):
+    raws = _state(rng, 203, "float32")[:3]
+    ts = _on_device(dev, raws, "float32")
+    x, _, b = (r.astype(np.float64) for r in raws)
+    cpu = [torch.from_numpy(r.copy()) for r in raws]
+    kw = dict(dict(dampening=0.0, weight_decay=0.0, nesterov=False,
+                   maximize=False), **hyper)
+    for step in range(8):
+        g = rng.uniform(-1, 1, x.shape).astype(np.float32)
+        ts[1] = dev.tensor(g)
+        cpu[1] = torch.from_numpy(g.copy())
+        ops.sgd_momentum(*ts, first_step=step == 0, **hyper)
+        torch._fused_sgd_([cpu[0]], [cpu[1]], [cpu[2]],
+                          is_first_step=step == 0, **kw)
+        g = g.astype(np.float64)
+        g = -g if kw["maximize"] else g
+        g = g + kw["weight_decay"] * x
+        b = g if step == 0 else b * kw["momentum"] + (
+            1 - kw["dampening"]) * g
+        x = x - kw["lr"] * (g + kw["momentum"] * b if kw["nesterov"]
+                            else b)
+    np.testing.assert_allclose(ts[0].numpy(), x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ts[2].numpy(), b, rtol=1e-5, atol=1e-6)
+    # CPU torch's vector loop contracts into FMAs: a few ulps apart
+    np.testing.assert_allclose(ts[0].numpy(), cpu[0].numpy(), rtol=1e-6,
+                               atol=1e-7)
+    np.testing.assert_allclose(ts[2].numpy(), cpu[2].numpy(), rtol=1e-6,
+                               atol=1e-7)
+
+
+def test_the_device_refuses_a_bad_sgd_block_and_overlaps(dev):
+    from davinci.optim import sgd_momentum_fields
+    fields = sgd_momentum_fields(lr=0.1, momentum=0.9)
+    good = opdesc.pack_params("sgd_momentum", **fields)
+
+    def refused(block, at):
+        with dev.malloc(4096) as mem:
+            mem.write(block)
+            s = dev.stream()
+            s.launch(opdesc.describe("sgd_momentum", "float32", dst=at[0],
+                                     srcs=at[1:], count=8,
+                                     params_at=mem.dev_addr))
+            with pytest.raises(TaskFailedError):
+                s.synchronize()
+            s.reset()
+    with dev.malloc(4096) as buf:
+        buf.write(np.ones(1024, np.float32))
+        a = buf.dev_addr
+        for i in range(3):
+            for j in range(i + 1, 3):
+                at = [a + 64 * k for k in range(3)]
+                at[j] = at[i] + 8
+                refused(good, at)
+        for bad in (dict(nesterov=2), dict(maximize=3), dict(first_step=2),
+                    dict(pad=1)):
+            refused(opdesc.pack_params("sgd_momentum",
+                                       **dict(fields, **bad)),
+                    [a + 64 * k for k in range(3)])
+        assert np.array_equal(np.frombuffer(buf.read(4096), np.float32),
+                              np.ones(1024, np.float32))
+    with pytest.raises(InvalidArgumentError, match="momentum 0"):
+        sgd_momentum_fields(lr=0.1, momentum=0.0)

@@ -3,7 +3,8 @@
  * test_optimizer.c - ADAM: its block's checks (maximize 0 or 1, AMSGrad
  * refused), its four extents of @count elements with any overlap of two
  * refused, and one step in float32 and float16 giving the same bytes in
- * any chunking, grad untouched (the formula's bits are
+ * any chunking, grad untouched; SGD_MOMENTUM's block, its three extents
+ * and chunks the same way (the formulas' bits are
  * tests/conformance/test_optimizer.py's).
  */
 #define _GNU_SOURCE
@@ -147,4 +148,57 @@ void test_adam_runs_and_chunks(void)
 		CHECK_EQ(memcmp(a[2], b[2], N * es) != 0, 1);
 		CHECK_EQ(memcmp(a[3], b[3], N * es) != 0, 1);
 	}
+}
+
+void test_sgd_momentum_block_extents_and_chunks(void)
+{
+	static float a[3][N], b[3][N];
+	struct davinci_params_sgd_momentum p;
+	struct davinci_task t, o;
+	struct dv_op_extent ext;
+	uint64_t i;
+
+	memset(&t, 0, sizeof(t));
+	t.opcode = DAVINCI_OP_SGD_MOMENTUM;
+	t.dtype = DAVINCI_DTYPE_FLOAT32;
+	t.count = N;
+	t.dst = 1 << 20;
+	t.src0 = t.dst + N * 4;
+	t.src1 = t.src0 + N * 4;
+	t.params = 4096;
+	t.params_size = sizeof(p);
+	t.params_version = DAVINCI_PARAMS_SGD_MOMENTUM_VERSION;
+	memset(&p, 0, sizeof(p));
+	p.lr = 0x3dcccccd;		/* 0.1 */
+	p.momentum = 0x3f666666;	/* 0.9 */
+	p.dampening_weight = 0x3f800000;
+	p.weight_decay = 0x3c23d70a;	/* 0.01 */
+	p.nesterov = 1;
+	CHECK_EQ(dvc_op_validate(&t), 0);
+	CHECK_EQ(dvc_op_check_params(&t, &p), 0);
+	p.pad = 1;
+	CHECK_EQ(dvc_op_check_params(&t, &p), -EINVAL);
+	p.pad = 0;
+	p.first_step = 2;
+	CHECK_EQ(dvc_op_check_params(&t, &p), -EINVAL);
+	p.first_step = 0;
+	CHECK_EQ(dvc_op_extent(&t, &p, &ext), 0);
+	CHECK_EQ(ext.dst + ext.src0 + ext.src1, 3 * N * 4);
+	CHECK_EQ(ext.src2, 0);
+	o = t;
+	o.src1 = o.dst;
+	CHECK_EQ(dvc_op_extent(&o, &p, &ext), -EINVAL);
+	o = t;
+	o.src1 = o.src0 + 4;
+	CHECK_EQ(dvc_op_extent(&o, &p, &ext), -EINVAL);
+	o = t;
+	o.src2 = o.src1 + N * 4;	/* a third source it does not use */
+	CHECK_EQ(dvc_op_validate(&o), -EINVAL);
+	adam_state(DAVINCI_DTYPE_FLOAT32, a[0], a[1], a[2], b[0]);
+	memcpy(b, a, sizeof(a));
+	dvc_op_run(&t, &p, a[0], a[1], a[2], NULL, 0, N);
+	for (i = 0; i < N; i += 5)
+		dvc_op_run(&t, &p, b[0], b[1], b[2], NULL, i,
+			   i + 5 < N ? i + 5 : N);
+	CHECK_EQ(memcmp(a, b, sizeof(a)), 0);
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""torch.optim's fused Adam and AdamW on npu (aten::_fused_adam_,
-_fused_adamw_): one DAVINCI_OP_ADAM task per parameter with a gradient,
+"""torch.optim's fused Adam, AdamW and SGD on npu (aten::_fused_adam_,
+_fused_adamw_, _fused_sgd_): one DAVINCI_OP_ADAM (SGD_MOMENTUM) task per
+parameter with a gradient,
 no CPU fallback, within float32 rounding of CPU torch's fused kernel over
 several steps (weight decay, maximize, a tensor lr, float16 and bfloat16
 parameters); the step counts read from the device once, not every step;
@@ -59,7 +60,7 @@ def _grads(cpu, npu, step, skip=()):
     for i, (c, n) in enumerate(zip(cpu, npu)):
         grad = torch.randn(c.shape, generator=g).to(c.dtype)
         c.grad = None if i in skip else grad.clone()
-        n.grad = None if i in skip else grad.to("npu")
+        n.grad = None if i in skip else grad.to(n.dtype).to("npu")
 
 
 def _run(cls, kw, dtype, steps=6, skip=(), trace=None):
@@ -182,3 +183,54 @@ def test_without_fused_torch_keeps_the_foreach_path(npu, trace):
     on.step()
     assert on.param_groups[0]["fused"] is None
     assert "ADAM" not in _device_ops(trace)
+
+
+SGD_CASES = [dict(lr=0.1, momentum=0.9),
+             dict(lr=0.05, momentum=0.8, dampening=0.1, weight_decay=0.01),
+             dict(lr=torch.tensor(0.02), momentum=0.9, nesterov=True,
+                  maximize=True, weight_decay=0.1),
+             dict(lr=0.1, weight_decay=0.05)]
+
+
+@pytest.mark.parametrize("kw", SGD_CASES, ids=[
+    "sgd-%d" % i for i in range(len(SGD_CASES))])
+def test_fused_sgd_matches_cpu_torch_over_steps(npu, trace, kw):
+    cpu, npu_params, oc, on = _run(torch.optim.SGD, kw, torch.float32,
+                                   skip=(2,), trace=trace)
+    ran = _device_ops(trace)
+    stepped = len(SHAPES) - 1
+    if kw.get("momentum"):
+        assert ran.get("SGD_MOMENTUM") == 6 * stepped, ran
+        assert set(ran) == {"SGD_MOMENTUM"}, ran     # SGD counts no steps
+    else:
+        assert "SGD_MOMENTUM" not in ran, ran
+    start = _pair(torch.float32)[0]
+    for i, (c, n) in enumerate(zip(cpu, npu_params)):
+        torch.testing.assert_close(n.detach().cpu(), c.detach(),
+                                   **TOL[torch.float32])
+        if kw.get("momentum") and i != 2:
+            torch.testing.assert_close(
+                on.state[n]["momentum_buffer"].cpu(),
+                oc.state[c]["momentum_buffer"], **TOL[torch.float32])
+    assert torch.equal(npu_params[2].detach().cpu(), start[2].detach())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=str)
+def test_fused_sgd_of_half_parameters_follows_float32(npu, dtype):
+    """float16 and bfloat16 parameters against CPU torch's float32 SGD of
+    the same values, within the dtype's tolerance."""
+    cpu32, _ = _pair(torch.float32)
+    _, npu_params = _pair(dtype)
+    kw = dict(lr=0.05, momentum=0.9, weight_decay=0.01)
+    oc = torch.optim.SGD(cpu32, **kw)
+    on = torch.optim.SGD(npu_params, fused=True, **kw)
+    for step in range(4):
+        _grads(cpu32, npu_params, step)
+        for c, n in zip(cpu32, npu_params):   # the same rounded gradient
+            c.grad = n.grad.cpu().float()
+        oc.step()
+        on.step()
+    for c, n in zip(cpu32, npu_params):
+        torch.testing.assert_close(n.detach().cpu().float(), c.detach(),
+                                   **TOL[dtype])

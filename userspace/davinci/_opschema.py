@@ -76,6 +76,7 @@ __all__ = [
     "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_AIPP",
     "DAVINCI_OP_ADAM",
+    "DAVINCI_OP_SGD_MOMENTUM",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
     "DAVINCI_CMP_NE",
@@ -119,6 +120,7 @@ __all__ = [
     "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
     "DAVINCI_PARAMS_AIPP_VERSION",
     "DAVINCI_PARAMS_ADAM_VERSION",
+    "DAVINCI_PARAMS_SGD_MOMENTUM_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -190,7 +192,8 @@ DAVINCI_OP_JPEGE_ENCODE = 65
 DAVINCI_OP_PNGD_DECODE = 66
 DAVINCI_OP_AIPP = 67
 DAVINCI_OP_ADAM = 72
-DAVINCI_OP_COUNT = 73
+DAVINCI_OP_SGD_MOMENTUM = 73
+DAVINCI_OP_COUNT = 74
 DAVINCI_CMP_EQ = 0
 DAVINCI_CMP_NE = 1
 DAVINCI_CMP_LT = 2
@@ -233,6 +236,7 @@ DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
 DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_AIPP_VERSION = 1
 DAVINCI_PARAMS_ADAM_VERSION = 1
+DAVINCI_PARAMS_SGD_MOMENTUM_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2287,7 +2291,53 @@ OPS = ({'acl': {},
                          'type': 'u32'}],
              'version': 1},
   'python': 'adam',
-  'uses': ('dst', 'src0', 'src1', 'src2', 'count')})
+  'uses': ('dst', 'src0', 'src1', 'src2', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'one SGD step with momentum of @count elements in place: param @dst, '
+         'grad @src0, momentum_buffer @src1; writes dst and src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['grad', 'momentum_buffer'],
+  'kernel': 'optimizer',
+  'kind': 'momentum',
+  'name': 'SGD_MOMENTUM',
+  'not_in': {'acl': "CANN's ApplyMomentum takes its hyperparameters as input "
+                    'tensors; acl.op maps no optimizer',
+             'atc': 'an optimizer step is not an inference op'},
+  'opcode': 73,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'float32 bits of lr',
+                         'name': 'lr',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of momentum',
+                         'name': 'momentum',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of 1 - dampening (float64, '
+                                'rounded)',
+                         'name': 'dampening_weight',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of the weight decay, grad += '
+                                'param * it first; 0 (either sign): none',
+                         'name': 'weight_decay',
+                         'type': 'u32'},
+                        {'doc': '1: Nesterov momentum (the gradient plus '
+                                'momentum times the buffer), else 0',
+                         'name': 'nesterov',
+                         'type': 'u32'},
+                        {'doc': '1: the gradient negated first, else 0',
+                         'name': 'maximize',
+                         'type': 'u32'},
+                        {'doc': '1: the buffer is set to the gradient '
+                                "(torch's is_first_step: src1's contents are "
+                                'not read), else 0',
+                         'name': 'first_step',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'sgd_momentum',
+  'uses': ('dst', 'src0', 'src1', 'count')})
 
 DTYPES = ({'bytes': 4,
   'code': 0,

@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The host half of the device's optimizer steps: DAVINCI_OP_ADAM's
-parameter block from torch's hyperparameters and step.
+"""The host half of the device's optimizer steps: DAVINCI_OP_ADAM's and
+DAVINCI_OP_SGD_MOMENTUM's parameter blocks from torch's hyperparameters
+and step.
 
 The device computes in float32 (CPU torch's fused Adam computes in its
 opmath type, float32 for float32, float16 and bfloat16 parameters); the
 block's hyperparameters are what that kernel derives on the host: the bias
 corrections in float64 (``1 - beta ** step``, as ``std::pow``), the step
 size ``lr / bias_correction1``, AdamW's ``1 - lr * weight_decay``, each
-rounded once to float32 (DOC: ops.toml's ADAM).
+rounded once to float32 (DOC: ops.toml's ADAM). CPU torch's fused SGD
+rounds lr, momentum, 1 - dampening and the weight decay to float32 the
+same way (DOC: SGD_MOMENTUM).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 
 from .errors import InvalidArgumentError
 
-__all__ = ["f32_bits", "adam_fields"]
+__all__ = ["f32_bits", "adam_fields", "sgd_momentum_fields"]
 
 
 def f32_bits(x: float) -> int:
@@ -62,3 +65,21 @@ def adam_fields(*, lr: float, step: float, beta1: float, beta2: float,
             "weight_decay": f32_bits(0.0 if decoupled else weight_decay),
             "decay": f32_bits(decay),
             "maximize": int(bool(maximize)), "amsgrad": 0}
+
+
+def sgd_momentum_fields(*, lr: float, momentum: float,
+                        dampening: float = 0.0, weight_decay: float = 0.0,
+                        nesterov: bool = False, maximize: bool = False,
+                        first_step: bool = False) -> dict[str, int]:
+    """SGD_MOMENTUM's parameter block fields: torch's SGD with a momentum
+    other than 0 (without one, SGD is ``param -= lr * grad``: no buffer, no
+    task of this op); ``first_step`` sets the buffer to the gradient."""
+    if not momentum:
+        raise InvalidArgumentError(
+            "sgd_momentum: momentum 0 keeps no buffer: step with "
+            "axpy(-lr, grad, param) instead")
+    return {"lr": f32_bits(lr), "momentum": f32_bits(momentum),
+            "dampening_weight": f32_bits(1 - dampening),
+            "weight_decay": f32_bits(weight_decay),
+            "nesterov": int(bool(nesterov)), "maximize": int(bool(maximize)),
+            "first_step": int(bool(first_step)), "pad": 0}

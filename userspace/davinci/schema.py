@@ -32,7 +32,7 @@ FRONTENDS = ("acl", "atc", "torch")
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
                            "cast", "view", "conv", "pool", "pool_index",
                            "index", "generate", "triangle", "aipp",
-                           "optimizer"))
+                           "optimizer", "momentum"))
 
 
 @dataclass(frozen=True)

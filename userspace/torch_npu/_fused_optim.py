@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """torch.optim's fused path on npu: aten::_fused_adam_ and _fused_adamw_
 (what ``torch.optim.Adam(..., fused=True)`` and ``AdamW(..., fused=True)``
-call), one DAVINCI_OP_ADAM task per parameter.
+call), one DAVINCI_OP_ADAM task per parameter, and aten::_fused_sgd_
+(``SGD(..., fused=True)``), one DAVINCI_OP_SGD_MOMENTUM task per parameter
+(without momentum, SGD keeps no buffer: ``param -= lr * grad`` as AXPY).
 
 The task's block holds the step's bias corrections, which the host computes
 in float64 from the step count (davinci.optim, as CPU torch's fused kernel
@@ -29,7 +31,7 @@ import numpy as np
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
-from davinci.optim import adam_fields
+from davinci.optim import adam_fields, sgd_momentum_fields
 
 from . import _device_ops as D
 
@@ -126,6 +128,15 @@ def _block(step: float, lr: float, beta1: float, beta2: float,
         weight_decay=weight_decay, decoupled=decoupled, maximize=maximize))
 
 
+def _refuse_scaling(grad_scale, found_inf) -> None:
+    if grad_scale is not None or found_inf is not None:
+        raise RuntimeError(
+            "torch_npu's fused optimizers do not unscale gradients "
+            "(grad_scale/found_inf, GradScaler with fused=True): use the "
+            "default foreach optimizer (fused=False) with GradScaler, or "
+            "unscale before step()")
+
+
 def _fused(decoupled: bool):
     cpu_fn = torch._fused_adamw_ if decoupled else torch._fused_adam_
 
@@ -133,12 +144,7 @@ def _fused(decoupled: bool):
                state_steps, *, lr, beta1: float, beta2: float,
                weight_decay: float, eps: float, amsgrad: bool,
                maximize: bool, grad_scale=None, found_inf=None) -> None:
-        if grad_scale is not None or found_inf is not None:
-            raise RuntimeError(
-                "torch_npu's fused Adam does not unscale gradients "
-                "(grad_scale/found_inf, GradScaler with fused=True): use "
-                "the default foreach optimizer (fused=False) with "
-                "GradScaler, or unscale before step()")
+        _refuse_scaling(grad_scale, found_inf)
         lr = float(lr.item()) if isinstance(lr, torch.Tensor) else float(lr)
         for i, (p, g, m, v) in enumerate(zip(params, grads, exp_avgs,
                                              exp_avg_sqs)):
@@ -165,3 +171,51 @@ FUSED_ADAM = {"_fused_adam_": _fused(False),
               "_fused_adam_.tensor_lr": _fused(False)}
 FUSED_ADAMW = {"_fused_adamw_": _fused(True),
                "_fused_adamw_.tensor_lr": _fused(True)}
+
+
+@functools.lru_cache(maxsize=256)
+def _sgd_block(lr: float, momentum: float, dampening: float,
+               weight_decay: float, nesterov: bool, maximize: bool,
+               first_step: bool) -> bytes:
+    return D.sgd_momentum_block(sgd_momentum_fields(
+        lr=lr, momentum=momentum, dampening=dampening,
+        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+        first_step=first_step))
+
+
+def _fused_sgd_(params, grads, momentum_buffer_list, *, weight_decay: float,
+                momentum: float, lr, dampening: float, nesterov: bool,
+                maximize: bool, is_first_step: bool, grad_scale=None,
+                found_inf=None) -> None:
+    _refuse_scaling(grad_scale, found_inf)
+    lr = float(lr.item()) if isinstance(lr, torch.Tensor) else float(lr)
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if not p.numel():
+            continue
+        if not momentum:
+            # torch's formula without a buffer: g (+ param * weight
+            # decay), param -= lr * g
+            if weight_decay:
+                g = torch.add(g, p, alpha=weight_decay)
+            p.add_(g, alpha=lr if maximize else -lr)
+            continue
+        b = momentum_buffer_list[i]
+        if D.on_device(p, g, b, ops=("sgd_momentum",), floats=True) and \
+                g.shape == p.shape == b.shape and _disjoint((p, g, b)):
+            D.sgd_momentum(p, g, b, _sgd_block(
+                lr, momentum, dampening, weight_decay, nesterov, maximize,
+                is_first_step))
+            continue
+        from ._kernels import warn_cpu
+        warn_cpu("aten::_fused_sgd_", "operands the SGD_MOMENTUM task does "
+                 "not take (a dtype, layout or shapes, or shared memory)")
+        pc, gc, bc = p.cpu(), g.cpu(), b.cpu()
+        torch._fused_sgd_([pc], [gc], [bc], weight_decay=weight_decay,
+                          momentum=momentum, lr=lr, dampening=dampening,
+                          nesterov=nesterov, maximize=maximize,
+                          is_first_step=is_first_step)
+        p.copy_(pc)
+        b.copy_(bc)
+
+
+FUSED_SGD = {"_fused_sgd_": _fused_sgd_, "_fused_sgd_.tensor_lr": _fused_sgd_}

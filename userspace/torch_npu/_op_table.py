@@ -705,6 +705,14 @@ TABLE: tuple[Entry, ...] = (
     _entry("_fused_adamw_", F.FUSED_ADAMW,
            Path(("ADAM",), "as _fused_adam_'s (torch.optim.AdamW("
                 "fused=True)), the decay decoupled")),
+    _entry("_fused_sgd_", F.FUSED_SGD,
+           Path(("SGD_MOMENTUM",), "a momentum other than 0: each "
+                "parameter's param, grad and momentum buffer contiguous, of "
+                "one shape and dtype, no two sharing memory (torch.optim."
+                "SGD(fused=True)): one task per parameter; grad_scale "
+                "refused"),
+           Path(("AXPY",), "momentum 0 (no buffer): param -= lr * grad, "
+                "the weight decay's term added first")),
     _entry("_foreach_*", K._foreach_kernels(),
            note="torch.optim's foreach paths: each tensor's op as its row "
                 "runs it"),

@@ -866,7 +866,8 @@ enum davinci_opcode {
 	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
 	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
 	DAVINCI_OP_ADAM = 72,	/* one Adam (AdamW) step of @count elements in place: param @dst, grad @src0, exp_avg @src1, exp_avg_sq @src2; writes dst, src1 and src2 */
-	DAVINCI_OP_COUNT = 73,
+	DAVINCI_OP_SGD_MOMENTUM = 73,	/* one SGD step with momentum of @count elements in place: param @dst, grad @src0, momentum_buffer @src1; writes dst and src1 */
+	DAVINCI_OP_COUNT = 74,
 };
 
 /*
@@ -1262,6 +1263,33 @@ struct davinci_params_adam {
 };
 
 #define DAVINCI_PARAMS_ADAM_VERSION	1
+
+/**
+ * struct davinci_params_sgd_momentum - DAVINCI_OP_SGD_MOMENTUM's parameter block
+ * @lr: float32 bits of lr
+ * @momentum: float32 bits of momentum
+ * @dampening_weight: float32 bits of 1 - dampening (float64, rounded)
+ * @weight_decay: float32 bits of the weight decay, grad += param * it
+ *	first; 0 (either sign): none
+ * @nesterov: 1: Nesterov momentum (the gradient plus momentum times the
+ *	buffer), else 0
+ * @maximize: 1: the gradient negated first, else 0
+ * @first_step: 1: the buffer is set to the gradient (torch's is_first_step:
+ *	src1's contents are not read), else 0
+ * @pad: zero
+ */
+struct davinci_params_sgd_momentum {
+	__u32 lr;
+	__u32 momentum;
+	__u32 dampening_weight;
+	__u32 weight_decay;
+	__u32 nesterov;
+	__u32 maximize;
+	__u32 first_step;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_SGD_MOMENTUM_VERSION	1
 /* END GENERATED */
 
 /*
