@@ -32,7 +32,7 @@ END = "/* END GENERATED */"
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
          "generate", "triangle", "jpegd", "vpc", "jpege", "pngd",
-         "aipp", "sort")
+         "aipp", "sort", "optimizer", "momentum")
 #: kinds a device engine runs that is not an AI core (the DVPP's JPEGD,
 #: VPC, JPEGE and PNGD): no op kernel, and not a compute op of davinci.ops'
 #: table
@@ -57,6 +57,8 @@ USES = {
     "pngd": ("DST", "SRC0", "SRC1", "COUNT"),
     "aipp": ("DST", "SRC0", "SRC1"),
     "sort": ("DST", "SRC0", "MN", "K"),
+    "optimizer": ("DST", "SRC0", "SRC1", "SRC2", "COUNT"),
+    "momentum": ("DST", "SRC0", "SRC1", "COUNT"),
 }
 #: operands whose dtype an op may fix (operand_dtypes), whatever its dtype
 FIXED_OPERANDS = ("dst", "src1")

@@ -662,6 +662,8 @@ enum dv_op_shape {
 	DV_SHAPE_PNGD,		/* the DVPP's PNG decode (dvpp.c) */
 	DV_SHAPE_AIPP,		/* dst, src0, src1: the params' pictures */
 	DV_SHAPE_SORT,		/* dst m x k, src0 m x n */
+	DV_SHAPE_OPTIMIZER,	/* dst, src0, src1, src2: count, disjoint */
+	DV_SHAPE_MOMENTUM,	/* dst, src0, src1: count, disjoint */
 };
 
 /* True for the shapes of the DVPP engine's tasks, which run on no AI core. */

@@ -52,6 +52,10 @@ _Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of PNGD_DECODE's block");
 _Static_assert(sizeof(struct davinci_params_aipp) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of AIPP's block");
+_Static_assert(sizeof(struct davinci_params_adam) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of ADAM's block");
+_Static_assert(sizeof(struct davinci_params_sgd_momentum) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of SGD_MOMENTUM's block");
 
 const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 	[DAVINCI_OP_NOP] = {
@@ -594,6 +598,26 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_aipp,
 		.shape = DV_SHAPE_AIPP,
 		.kernel = dv_opk_aipp,
+	},
+	[DAVINCI_OP_ADAM] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_COUNT,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_adam),
+		.params_version = DAVINCI_PARAMS_ADAM_VERSION,
+		.check_params = dv_op_check_adam,
+		.shape = DV_SHAPE_OPTIMIZER,
+		.kernel = dv_opk_optimizer,
+	},
+	[DAVINCI_OP_SGD_MOMENTUM] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_COUNT,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.params_size = sizeof(struct davinci_params_sgd_momentum),
+		.params_version = DAVINCI_PARAMS_SGD_MOMENTUM_VERSION,
+		.check_params = dv_op_check_sgd_momentum,
+		.shape = DV_SHAPE_MOMENTUM,
+		.kernel = dv_opk_optimizer,
 	},
 	[DAVINCI_OP_ARGSORT] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_MN | DV_U_K | DV_U_IMM,

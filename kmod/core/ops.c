@@ -385,6 +385,42 @@ int dv_op_check_random_normal(const struct davinci_task *task,
 	return 0;
 }
 
+/**
+ * dv_op_check_adam() - check ADAM's parameter block
+ * @task: an ADAM task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_adam
+ *
+ * Any float32 bits are a hyperparameter (CPU torch takes them too).
+ *
+ * Return: 0, or -EINVAL for a @maximize other than 0 or 1, or @amsgrad
+ * set: its max_exp_avg_sq would be a fifth operand.
+ */
+int dv_op_check_adam(const struct davinci_task *task, const void *params)
+{
+	const struct davinci_params_adam *p = params;
+
+	(void)task;
+	return p->maximize <= 1 && !p->amsgrad ? 0 : -EINVAL;
+}
+
+/**
+ * dv_op_check_sgd_momentum() - check SGD_MOMENTUM's parameter block
+ * @task: an SGD_MOMENTUM task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_sgd_momentum
+ *
+ * Return: 0, or -EINVAL for a @nesterov, @maximize or @first_step other
+ * than 0 or 1, or a @pad that is not zero.
+ */
+int dv_op_check_sgd_momentum(const struct davinci_task *task,
+			     const void *params)
+{
+	const struct davinci_params_sgd_momentum *p = params;
+
+	(void)task;
+	return p->nesterov <= 1 && p->maximize <= 1 && p->first_step <= 1 &&
+	       !p->pad ? 0 : -EINVAL;
+}
+
 /* Elements of src0 a checked view spans: its last element's offset + 1. */
 static u64 dv_view_span(const struct davinci_params_copy_view *v)
 {
@@ -505,7 +541,8 @@ static int dv_op_extent_index(const struct davinci_task *task, u64 es,
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
  * REDUCE_SUM, CAST, COPY_VIEW, the convolutions and the poolings refuse
- * any overlap of dst with a source. A DAVINCI_TASK_F_STRIDED task's extents are its
+ * any overlap of dst with a source; an optimizer (ADAM, SGD_MOMENTUM) any
+ * overlap of two of its operands. A DAVINCI_TASK_F_STRIDED task's extents are its
  * operands' spans (dv_op_extent_strided()).
  *
  * Return: 0, or -EINVAL when a size overflows u64, a range wraps around
@@ -640,6 +677,19 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		}
 		if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD)
 			ext->src1 = pool.y * sizeof(s64);
+		break;
+	case DV_SHAPE_OPTIMIZER:
+	case DV_SHAPE_MOMENTUM:
+		/* all are read and all but src0 written: no two may overlap */
+		if (!dv_mul_u64(task->count, es, &ext->dst))
+			return -EINVAL;
+		ext->src0 = ext->dst;
+		ext->src1 = ext->dst;
+		if (dv_opcodes[task->opcode].shape == DV_SHAPE_OPTIMIZER)
+			ext->src2 = ext->dst;
+		if (dv_ranges_overlap(task->src0, ext->src0, task->src1,
+				      ext->src1))
+			return -EINVAL;
 		break;
 	case DV_SHAPE_CAST:
 		if (!dv_mul_u64(task->count, es, &ext->src0))

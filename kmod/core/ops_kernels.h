@@ -54,5 +54,6 @@ DV_OP_KERNEL(generate);	/* FILL ARANGE RANDOM_UNIFORM BERNOULLI RANDOM_NORMAL */
 DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
 DV_OP_KERNEL(aipp);		/* AIPP; units are rows of dst's images */
 DV_OP_KERNEL(argsort);		/* ARGSORT; units are rows */
+DV_OP_KERNEL(optimizer);	/* ADAM SGD_MOMENTUM; units are elements */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -133,3 +133,48 @@ def normal(seed: int, offset: int, n: int, mean: float = 0.0,
     r = np.sqrt(-2 * np.log(u1))
     trig = np.where(i & 1, np.sin(2 * np.pi * u2), np.cos(2 * np.pi * u2))
     return mean + std * r * trig
+
+
+def adam(x, g, m, v, fields):
+    """ADAM's step in numpy float32, each operation of ops_optimizer.c's
+    order rounded (no contraction): float32 ``x``, ``g``, ``m``, ``v``
+    (the storage widened) and davinci.optim.adam_fields' block ->
+    (param, exp_avg, exp_avg_sq) in float32, before the storage rounding."""
+    f = {k: np.array(b, np.uint32).view(np.float32)[()]
+         for k, b in fields.items() if k not in ("maximize", "amsgrad")}
+    x, g, m, v = (np.array(a, np.float32) for a in (x, g, m, v))
+    with np.errstate(all="ignore"):
+        if fields["maximize"]:
+            g = -g
+        if f["weight_decay"] != 0:
+            g = g + x * f["weight_decay"]
+        x = x * f["decay"]
+        d = g - m
+        w = f["exp_avg_weight"]
+        if abs(w) < np.float32(0.5):
+            m = m + w * d
+        else:
+            m = g - d * (np.float32(1) - w)
+        v = v * f["beta2"]
+        v = v + (f["exp_avg_sq_weight"] * g) * g
+        den = np.sqrt(v) / f["bias_correction2_sqrt"] + f["eps"]
+        x = x - (f["step_size"] * m) / den
+    return x, m, v
+
+
+def sgd_momentum(x, g, b, fields):
+    """SGD_MOMENTUM's step in numpy float32, ops_optimizer.c's order ->
+    (param, momentum_buffer) in float32, before the storage rounding."""
+    f = {k: np.array(fields[k], np.uint32).view(np.float32)[()]
+         for k in ("lr", "momentum", "dampening_weight", "weight_decay")}
+    x, g, b = (np.array(a, np.float32) for a in (x, g, b))
+    with np.errstate(all="ignore"):
+        if fields["maximize"]:
+            g = -g
+        if f["weight_decay"] != 0:
+            g = g + x * f["weight_decay"]
+        b = g if fields["first_step"] else \
+            b * f["momentum"] + g * f["dampening_weight"]
+        g = g + b * f["momentum"] if fields["nesterov"] else b
+        x = x - g * f["lr"]
+    return x, b

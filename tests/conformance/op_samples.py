@@ -545,6 +545,54 @@ def _aipp_samples():
 
 _FLOAT_NAMES = ("float32", "float16", "bfloat16")
 
+def _adam_inputs(shape):
+    """param, grad, exp_avg and exp_avg_sq (not negative)."""
+    def make(rng, dtype):
+        p, g, m, v = _rand(shape, shape, shape, shape)(rng, dtype)
+        return [p, g, m, R.from_f32(np.abs(R.to_f32(v, dtype)), dtype)]
+    return make
+
+
+def _adam(kwargs):
+    """ADAM's param: R.adam in float32 (bit-identical)."""
+    def ref(attr, x, g, m, v):
+        from davinci.optim import adam_fields
+        return R.adam(x, g, m, v, adam_fields(**kwargs))[0]
+    return ref
+
+
+def _sgd_inputs(shape):
+    return _rand(shape, shape, shape)
+
+
+def _sgd(kwargs):
+    """SGD_MOMENTUM's param: R.sgd_momentum in float32 (bit-identical)."""
+    def ref(attr, x, g, b):
+        from davinci.optim import sgd_momentum_fields
+        return R.sgd_momentum(x, g, b, sgd_momentum_fields(**kwargs))[0]
+    return ref
+
+
+_SGD_CASES = [
+    ("first step", dict(lr=0.1, momentum=0.9, first_step=True)),
+    ("dampening weight decay", dict(lr=0.05, momentum=0.8, dampening=0.1,
+                                    weight_decay=0.01)),
+    ("nesterov maximize", dict(lr=0.01, momentum=0.9, nesterov=True,
+                               maximize=True, weight_decay=0.1)),
+]
+
+
+_ADAM_CASES = [
+    ("step 1", dict(lr=0.01, step=1, beta1=0.9, beta2=0.999, eps=1e-8)),
+    ("step 7 weight decay", dict(lr=0.003, step=7, beta1=0.8, beta2=0.99,
+                                 eps=1e-6, weight_decay=0.1)),
+    ("AdamW maximize", dict(lr=0.01, step=3, beta1=0.9, beta2=0.999,
+                            eps=1e-8, weight_decay=0.05, decoupled=True,
+                            maximize=True)),
+    ("beta1 0.3", dict(lr=0.1, step=2, beta1=0.3, beta2=0.5, eps=1e-3)),
+]
+
+
 SAMPLES: dict[str, list[Sample]] = {
     "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
     "MAXPOOL2D_BACKWARD": _pool_samples("max_dx"),
@@ -759,6 +807,10 @@ SAMPLES: dict[str, list[Sample]] = {
             ("ties top 9 of 4x64", _with_specials((4, 64)), 9),
             ("1x1", _rand((1, 1)), None),
             ("top 1 of 3x1000", _rand((3, 1000)), 1))],
+    "ADAM": [Sample(name, _adam_inputs((3, 37)), _adam(kw), kwargs=kw)
+             for name, kw in _ADAM_CASES],
+    "SGD_MOMENTUM": [Sample(name, _sgd_inputs((5, 23)), _sgd(kw), kwargs=kw)
+                     for name, kw in _SGD_CASES],
 }
 
 

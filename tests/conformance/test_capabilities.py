@@ -76,6 +76,12 @@ _PROBE_PARAMS = {
     "RANDOM_UNIFORM": dict(seed=0, offset=0),
     "RANDOM_NORMAL": dict(seed=0, offset=0, mean=0, std=0),
     "AIPP": dict(batch=1, channels=3, height=2, width=4, src_size=24),
+    "ADAM": dict(step_size=0, bias_correction2_sqrt=0x3f800000, eps=0,
+                 exp_avg_weight=0, beta2=0, exp_avg_sq_weight=0,
+                 weight_decay=0, decay=0x3f800000, maximize=0, amsgrad=0),
+    "SGD_MOMENTUM": dict(lr=0, momentum=0, dampening_weight=0,
+                         weight_decay=0, nesterov=0, maximize=0,
+                         first_step=0, pad=0),
 }
 
 
@@ -160,6 +166,11 @@ def _probe_task(op, dst, src, block):
             op, "float32", dst=dst,
             srcs=(src, block.dev_addr + _AIPP_CONFIG),
             params_at=block.dev_addr + 512 * tags.index(op.name))
+    if op.kind in ("optimizer", "momentum"):   # no two operands overlap
+        return opdesc.describe(
+            op, "float32", dst=dst,
+            srcs=(src, src + 64, src + 128)[:opdesc.SOURCES[op.kind]],
+            count=8, params_at=block.dev_addr + 512 * tags.index(op.name))
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:

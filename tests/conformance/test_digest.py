@@ -118,6 +118,11 @@ def _own_args(op, a, b, s):
         return ([mask, a, b] if op.name == "SELECT" else [a, mask]), {}
     if op.kind == "generate":
         return [dev.empty(a.shape, a.dtype)], dict(SAMPLES[op.name][0].kwargs)
+    if op.kind in ("optimizer", "momentum"):  # in place: copies of a and
+        def copy(t):                        # b as the state, b the grad
+            return dev.tensor(t.numpy(raw=True).copy(), t.dtype)
+        state = [copy(a), copy(b)][:len(op.inputs) - 1]
+        return [copy(a), b] + state, dict(SAMPLES[op.name][1].kwargs)
     if op.name == "AIPP":      # a's bytes as an NV12 picture, its sample's
         from davinci.aipp import picture_bytes
         from .op_samples import _aipp_cases

@@ -56,6 +56,9 @@ int th_failures, th_passed, th_failed;
 	X(aipp_block_checks) \
 	X(aipp_bad_config_touches_nothing) \
 	X(aipp_runs_and_chunks) \
+	X(adam_block_and_extents) \
+	X(adam_runs_and_chunks) \
+	X(sgd_momentum_block_extents_and_chunks) \
 	X(jpegd_samples) \
 	X(jpegd_truncated) \
 	X(jpegd_corrupt_bytes) \

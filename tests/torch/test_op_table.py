@@ -671,8 +671,40 @@ SAMPLES = {
     ("native_batch_norm_backward", 2): lambda dt: _batch_norm_backward(
         dt, False),
     ("fill_", 2): lambda dt: (lambda x: lambda: x.fill_(3))(_t(dt, 8)),
+    ("_fused_adam_", 0): lambda dt: _fused_adam(dt, aten._fused_adam_),
+    ("_fused_adamw_", 0): lambda dt: _fused_adam(dt, aten._fused_adamw_),
+    ("_fused_sgd_", 0): lambda dt: _fused_sgd(dt, 0.9),
+    ("_fused_sgd_", 1): lambda dt: _fused_sgd(dt, 0.0),
     **_indexing_samples(),
 }
+
+
+def _fused_adam(dt, op):
+    """A step of two parameters, each overload (a number lr, a tensor
+    one); the step counts on the CPU, which is read there."""
+    state = [[_t(dt, *shape, seed=seed + i, positive=i == 3)
+              for i in range(4)] for seed, shape in ((0, (4, 5)), (9, (7,)))]
+    p, g, m, v = ([s[i] for s in state] for i in range(4))
+    kw = dict(beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8,
+              amsgrad=False, maximize=False)
+    steps = [torch.tensor(3.0), torch.tensor(5.0)]
+    return lambda: (op(p, g, m, v, [], steps, lr=0.01, **kw),
+                    op.tensor_lr(p, g, m, v, [], steps,
+                                 lr=torch.tensor(0.02), **kw))
+
+
+def _fused_sgd(dt, momentum):
+    """Two steps of two parameters (the first step, then a tensor lr)."""
+    state = [[_t(dt, *shape, seed=seed + i) for i in range(3)]
+             for seed, shape in ((0, (4, 5)), (9, (7,)))]
+    p, g, b = ([s[i] for s in state] for i in range(3))
+    b = b if momentum else []
+    kw = dict(weight_decay=0.1, momentum=momentum, dampening=0.0,
+              nesterov=False, maximize=False)
+    return lambda: (
+        aten._fused_sgd_(p, g, b, lr=0.1, is_first_step=True, **kw),
+        aten._fused_sgd_.tensor_lr(p, g, b, lr=torch.tensor(0.05),
+                                   is_first_step=False, **kw))
 
 
 def _paths():

@@ -75,6 +75,8 @@ __all__ = [
     "DAVINCI_OP_JPEGE_ENCODE",
     "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_AIPP",
+    "DAVINCI_OP_ADAM",
+    "DAVINCI_OP_SGD_MOMENTUM",
     "DAVINCI_OP_ARGSORT",
     "DAVINCI_OP_COUNT",
     "DAVINCI_CMP_EQ",
@@ -121,6 +123,8 @@ __all__ = [
     "DAVINCI_PARAMS_JPEGE_ENCODE_VERSION",
     "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
     "DAVINCI_PARAMS_AIPP_VERSION",
+    "DAVINCI_PARAMS_ADAM_VERSION",
+    "DAVINCI_PARAMS_SGD_MOMENTUM_VERSION",
 ]
 
 DAVINCI_OP_NOP = 0
@@ -191,6 +195,8 @@ DAVINCI_OP_RANDOM_NORMAL = 64
 DAVINCI_OP_JPEGE_ENCODE = 65
 DAVINCI_OP_PNGD_DECODE = 66
 DAVINCI_OP_AIPP = 67
+DAVINCI_OP_ADAM = 72
+DAVINCI_OP_SGD_MOMENTUM = 73
 DAVINCI_OP_ARGSORT = 74
 DAVINCI_OP_COUNT = 75
 DAVINCI_CMP_EQ = 0
@@ -237,6 +243,8 @@ DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
 DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_AIPP_VERSION = 1
+DAVINCI_PARAMS_ADAM_VERSION = 1
+DAVINCI_PARAMS_SGD_MOMENTUM_VERSION = 1
 
 OPS = ({'acl': {},
   'acl_inputs': {},
@@ -2233,6 +2241,111 @@ OPS = ({'acl': {},
              'version': 1},
   'python': 'aipp',
   'uses': ('dst', 'src0', 'src1')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'one Adam (AdamW) step of @count elements in place: param @dst, grad '
+         '@src0, exp_avg @src1, exp_avg_sq @src2; writes dst, src1 and src2',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['grad', 'exp_avg', 'exp_avg_sq'],
+  'kernel': 'optimizer',
+  'kind': 'optimizer',
+  'name': 'ADAM',
+  'not_in': {'acl': "CANN's ApplyAdam takes its hyperparameters as input "
+                    'tensors; acl.op maps no optimizer',
+             'atc': 'an optimizer step is not an inference op'},
+  'opcode': 72,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'float32 bits of lr / (1 - beta1^step), '
+                                'computed in float64 and rounded once (as CPU '
+                                "torch's fused Adam)",
+                         'name': 'step_size',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of sqrt(1 - beta2^step), '
+                                'computed in float64 and rounded once',
+                         'name': 'bias_correction2_sqrt',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of eps',
+                         'name': 'eps',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of 1 - beta1 (float64, '
+                                'rounded): exp_avg.lerp_(grad, it)',
+                         'name': 'exp_avg_weight',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of beta2',
+                         'name': 'beta2',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of 1 - beta2 (float64, rounded)',
+                         'name': 'exp_avg_sq_weight',
+                         'type': 'u32'},
+                        {'doc': "float32 bits of Adam's weight decay, grad += "
+                                'param * it first; 0 (either sign): none',
+                         'name': 'weight_decay',
+                         'type': 'u32'},
+                        {'doc': "float32 bits of AdamW's decoupled decay, "
+                                'param *= it first: 1 - lr * weight_decay in '
+                                'float64, rounded; 1.0 for Adam',
+                         'name': 'decay',
+                         'type': 'u32'},
+                        {'doc': "1: the gradient negated first (torch's "
+                                'maximize), else 0',
+                         'name': 'maximize',
+                         'type': 'u32'},
+                        {'doc': "0: AMSGrad's max_exp_avg_sq would be a fifth "
+                                'operand, which a task does not have '
+                                '(refused)',
+                         'name': 'amsgrad',
+                         'type': 'u32'}],
+             'version': 1},
+  'python': 'adam',
+  'uses': ('dst', 'src0', 'src1', 'src2', 'count')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': 'one SGD step with momentum of @count elements in place: param @dst, '
+         'grad @src0, momentum_buffer @src1; writes dst and src1',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['grad', 'momentum_buffer'],
+  'kernel': 'optimizer',
+  'kind': 'momentum',
+  'name': 'SGD_MOMENTUM',
+  'not_in': {'acl': "CANN's ApplyMomentum takes its hyperparameters as input "
+                    'tensors; acl.op maps no optimizer',
+             'atc': 'an optimizer step is not an inference op'},
+  'opcode': 73,
+  'operand_dtypes': {},
+  'params': {'fields': [{'doc': 'float32 bits of lr',
+                         'name': 'lr',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of momentum',
+                         'name': 'momentum',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of 1 - dampening (float64, '
+                                'rounded)',
+                         'name': 'dampening_weight',
+                         'type': 'u32'},
+                        {'doc': 'float32 bits of the weight decay, grad += '
+                                'param * it first; 0 (either sign): none',
+                         'name': 'weight_decay',
+                         'type': 'u32'},
+                        {'doc': '1: Nesterov momentum (the gradient plus '
+                                'momentum times the buffer), else 0',
+                         'name': 'nesterov',
+                         'type': 'u32'},
+                        {'doc': '1: the gradient negated first, else 0',
+                         'name': 'maximize',
+                         'type': 'u32'},
+                        {'doc': '1: the buffer is set to the gradient '
+                                "(torch's is_first_step: src1's contents are "
+                                'not read), else 0',
+                         'name': 'first_step',
+                         'type': 'u32'},
+                        {'doc': 'zero', 'name': 'pad', 'type': 'u32'}],
+             'version': 1},
+  'python': 'sgd_momentum',
+  'uses': ('dst', 'src0', 'src1', 'count')},
  {'acl': {},
   'acl_inputs': {},
   'doc': 'dst[m,k] (int64) = the indices of the first @k elements of each row '

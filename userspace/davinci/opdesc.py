@@ -45,10 +45,11 @@ DTYPE_CODES = {d.name: d.code for d in schema.DTYPES}
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 #: dtype name -> bytes of an element
 ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
-#: inputs each compute kind reads (src0, src1)
+#: inputs each compute kind reads (src0, src1, src2)
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2,
-           "index": 2, "generate": 0, "triangle": 1, "aipp": 2, "sort": 1}
+           "index": 2, "generate": 0, "triangle": 1, "aipp": 2, "sort": 1,
+           "optimizer": 3, "momentum": 2}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,

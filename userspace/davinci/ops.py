@@ -1224,13 +1224,84 @@ def _make_aipp(op: OpDef):
     return aipp
 
 
+def _optimizer_step(op: OpDef, tensors, names, block: bytes,
+                    stream) -> DeviceTensor:
+    """One optimizer task on ``tensors`` (param first, then grad and the
+    state it writes): dense, of one float dtype and shape, no two sharing
+    memory."""
+    ts = _operands(op, tensors, names)
+    for name, t in zip(names, ts):
+        if not t.is_contiguous() or t.shape != ts[0].shape:
+            raise ShapeError("%s: %s must be dense and of param's shape %s, "
+                             "not %s" % (op.python, name, ts[0].shape,
+                                         t.shape))
+    for i, (a, na) in enumerate(zip(ts, names)):
+        for b, nb in zip(ts[i + 1:], names[i + 1:]):
+            if a.buffer is b.buffer and a.dev_addr < b.dev_addr + \
+                    b.nbytes and b.dev_addr < a.dev_addr + a.nbytes:
+                raise InvalidArgumentError(
+                    "%s: %s and %s share memory: the step reads them all "
+                    "and writes all but grad, so each needs its own" %
+                    (op.python, na, nb))
+    p, srcs = ts[0], ts[1:]
+    res = _run_with_block(block, lambda at: opdesc.describe(
+        op, p.dtype, dst=p.dev_addr, srcs=[t.dev_addr for t in srcs],
+        count=p.size, params_at=at,
+        names=dict(zip(("dst", "src0", "src1", "src2"), names))),
+        p, stream, srcs)
+    for t in srcs[1:]:
+        t.writer = p.writer
+    return res
+
+
+def _make_adam(op: OpDef):
+    def adam(param, grad, exp_avg, exp_avg_sq, *, lr: float, step: float,
+             beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
+             weight_decay: float = 0.0, decoupled: bool = False,
+             maximize: bool = False, stream=None) -> DeviceTensor:
+        """Step ``step`` (>= 1) of Adam (AdamW with ``decoupled``) on
+        ``param``, in place with its moments ``exp_avg`` and
+        ``exp_avg_sq``, from ``grad``: dense tensors of one float dtype and
+        shape, no two sharing memory (one task: davinci.optim's block).
+        Returns ``param``."""
+        from .optim import adam_fields
+        block = opdesc.pack_params(op, **adam_fields(
+            lr=lr, step=step, beta1=beta1, beta2=beta2, eps=eps,
+            weight_decay=weight_decay, decoupled=decoupled,
+            maximize=maximize))
+        return _optimizer_step(op, (param, grad, exp_avg, exp_avg_sq), (
+            "param", "grad", "exp_avg", "exp_avg_sq"), block, stream)
+    return adam
+
+
+def _make_sgd_momentum(op: OpDef):
+    def sgd_momentum(param, grad, momentum_buffer, *, lr: float,
+                     momentum: float, dampening: float = 0.0,
+                     weight_decay: float = 0.0, nesterov: bool = False,
+                     maximize: bool = False, first_step: bool = False,
+                     stream=None) -> DeviceTensor:
+        """One step of SGD with ``momentum`` (not 0) on ``param``, in
+        place with its ``momentum_buffer`` (set to the gradient at the
+        ``first_step``), from ``grad``: dense tensors of one float dtype
+        and shape, no two sharing memory (one task). Returns ``param``."""
+        from .optim import sgd_momentum_fields
+        block = opdesc.pack_params(op, **sgd_momentum_fields(
+            lr=lr, momentum=momentum, dampening=dampening,
+            weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+            first_step=first_step))
+        return _optimizer_step(op, (param, grad, momentum_buffer), (
+            "param", "grad", "momentum_buffer"), block, stream)
+    return sgd_momentum
+
+
 _U64 = (1 << 64) - 1
 #: davinci.ops' functions of the ops whose operands no kind describes alone
 _SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
             "SELECT": _make_select, "MASK_SCALE": _make_mask_scale,
             "FILL": _make_generator, "ARANGE": _make_generator,
             "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator,
-            "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp}
+            "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp,
+            "ADAM": _make_adam, "SGD_MOMENTUM": _make_sgd_momentum}
 
 
 def _export(op: OpDef) -> None:

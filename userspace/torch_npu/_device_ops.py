@@ -625,6 +625,49 @@ def pool(op: str, fields: dict, dst: torch.Tensor,
             params_at=at, dst_dtype=dst_dtype))
 
 
+# -- optimizer steps ------------------------------------------------------------
+def sgd_momentum(p: torch.Tensor, g: torch.Tensor, b: torch.Tensor,
+                 block: bytes) -> None:
+    """One SGD_MOMENTUM task: param ``p`` and its momentum buffer ``b``
+    stepped in place from ``g`` (as :func:`adam`'s operands), ``block``
+    davinci.optim.sgd_momentum_fields' packed."""
+    d = opdesc.op_of("sgd_momentum")
+    index = p.get_device()
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream,
+        block, lambda at: opdesc.describe(
+            d, DTYPES[p.dtype], dst=addr(p), srcs=(addr(g), addr(b)),
+            count=p.numel(), params_at=at,
+            names={"dst": "param", "src0": "grad",
+                   "src1": "momentum_buffer"}))
+
+
+def adam_block(fields: dict) -> bytes:
+    """ADAM's parameter block of davinci.optim.adam_fields' ``fields``."""
+    return opdesc.pack_params("adam", **fields)
+
+
+def sgd_momentum_block(fields: dict) -> bytes:
+    """SGD_MOMENTUM's block of davinci.optim.sgd_momentum_fields'."""
+    return opdesc.pack_params("sgd_momentum", **fields)
+
+
+def adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor,
+         block: bytes) -> None:
+    """One ADAM task: param ``p`` and its moments ``m``, ``v`` stepped in
+    place from ``g`` (dense npu tensors of one shape and float dtype, no
+    two sharing memory), ``block`` its parameter block (adam_block)."""
+    d = opdesc.op_of("adam")
+    index = p.get_device()
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream,
+        block, lambda at: opdesc.describe(
+            d, DTYPES[p.dtype], dst=addr(p),
+            srcs=(addr(g), addr(m), addr(v)), count=p.numel(),
+            params_at=at, names={"dst": "param", "src0": "grad",
+                                 "src1": "exp_avg", "src2": "exp_avg_sq"}))
+
+
 # -- indexed ops, generated tensors, the random generator ---------------------
 INDEX_DTYPES = (torch.int64, torch.int32)
 

@@ -1356,6 +1356,16 @@ def _foreach_kernels() -> dict[str, object]:
     tensor (on the device where that op's operands allow)."""
     kernels = {name: (_foreach_inplace if inplace else _foreach)(op, listed)
                for name, (op, listed, inplace) in _FOREACH.items()}
+    add_scalar = kernels["_foreach_add_.Scalar"]
+
+    def foreach_add_scalar_(tensors, scalar):
+        """torch.optim's step increments: the host's copies of the fused
+        optimizers' step counts move with them (_fused_optim)."""
+        from . import _fused_optim
+        before = _fused_optim.known_steps(tensors)
+        add_scalar(tensors, scalar)
+        _fused_optim.note_increment(tensors, before, scalar)
+    kernels["_foreach_add_.Scalar"] = foreach_add_scalar_
     for op, base in ((aten.addcmul_.default, "_foreach_addcmul_"),
                      (aten.addcdiv_.default, "_foreach_addcdiv_")):
         for overload in ("Scalar", "ScalarList", "Tensor"):

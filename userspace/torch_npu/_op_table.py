@@ -28,6 +28,7 @@ from davinci.trace.spans import active_recorder
 
 from . import _ext, _tracing
 from . import _cat
+from . import _fused_optim as F
 from . import _cnn as C
 from . import _device_ops as D
 from . import _kernels as K
@@ -716,6 +717,22 @@ TABLE: tuple[Entry, ...] = (
            note="item(): read on the host"),
     _entry("record_stream", {"record_stream": K._record_stream},
            note="the caching allocator's stream uses"),
+    _entry("_fused_adam_", F.FUSED_ADAM,
+           Path(("ADAM",), "each parameter's param, grad, exp_avg and "
+                "exp_avg_sq contiguous, of one shape and dtype, no two "
+                "sharing memory (torch.optim.Adam(fused=True)): one task "
+                "per parameter; AMSGrad on the CPU, grad_scale refused")),
+    _entry("_fused_adamw_", F.FUSED_ADAMW,
+           Path(("ADAM",), "as _fused_adam_'s (torch.optim.AdamW("
+                "fused=True)), the decay decoupled")),
+    _entry("_fused_sgd_", F.FUSED_SGD,
+           Path(("SGD_MOMENTUM",), "a momentum other than 0: each "
+                "parameter's param, grad and momentum buffer contiguous, of "
+                "one shape and dtype, no two sharing memory (torch.optim."
+                "SGD(fused=True)): one task per parameter; grad_scale "
+                "refused"),
+           Path(("AXPY",), "momentum 0 (no buffer): param -= lr * grad, "
+                "the weight decay's term added first")),
     _entry("_foreach_*", K._foreach_kernels(),
            note="torch.optim's foreach paths: each tensor's op as its row "
                 "runs it"),

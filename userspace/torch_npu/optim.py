@@ -3,8 +3,9 @@
 (transformers' ``optim="adamw_torch_npu_fused"`` imports NpuFusedAdamW).
 
 Ascend's fused optimizers flatten the parameters into one buffer to update
-them in few kernels; here the update is torch's own algorithm on its
-``foreach`` path, whose ``_foreach_*`` ops are davinci tasks.
+them in few kernels; here the update is torch's own fused path
+(``fused=True``), whose ``aten::_fused_adamw_`` is one DAVINCI_OP_ADAM task
+per parameter (torch_npu._fused_optim).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ __all__ = ["NpuFusedAdamW"]
 
 class NpuFusedAdamW(torch.optim.AdamW):
     """AdamW with Ascend's signature; the same update as
-    ``torch.optim.AdamW(..., foreach=True)``."""
+    ``torch.optim.AdamW(..., fused=True)``."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False):
         super().__init__(params, lr=lr, betas=betas, eps=eps,
                          weight_decay=weight_decay, amsgrad=amsgrad,
-                         foreach=True)
+                         fused=True)

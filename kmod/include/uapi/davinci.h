@@ -865,6 +865,8 @@ enum davinci_opcode {
 	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
 	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
 	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
+	DAVINCI_OP_ADAM = 72,	/* one Adam (AdamW) step of @count elements in place: param @dst, grad @src0, exp_avg @src1, exp_avg_sq @src2; writes dst, src1 and src2 */
+	DAVINCI_OP_SGD_MOMENTUM = 73,	/* one SGD step with momentum of @count elements in place: param @dst, grad @src0, momentum_buffer @src1; writes dst and src1 */
 	DAVINCI_OP_ARGSORT = 74,	/* dst[m,k] (int64) = the indices of the first @k elements of each row of src0[m,n] in stable sorted order (@imm: ascending or descending; equal elements keep their order, -0 equals +0, a NaN is largest) */
 	DAVINCI_OP_COUNT = 75,
 };
@@ -1237,6 +1239,67 @@ struct davinci_params_aipp {
 };
 
 #define DAVINCI_PARAMS_AIPP_VERSION	1
+
+/**
+ * struct davinci_params_adam - DAVINCI_OP_ADAM's parameter block
+ * @step_size: float32 bits of lr / (1 - beta1^step), computed in float64
+ *	and rounded once (as CPU torch's fused Adam)
+ * @bias_correction2_sqrt: float32 bits of sqrt(1 - beta2^step), computed in
+ *	float64 and rounded once
+ * @eps: float32 bits of eps
+ * @exp_avg_weight: float32 bits of 1 - beta1 (float64, rounded):
+ *	exp_avg.lerp_(grad, it)
+ * @beta2: float32 bits of beta2
+ * @exp_avg_sq_weight: float32 bits of 1 - beta2 (float64, rounded)
+ * @weight_decay: float32 bits of Adam's weight decay, grad += param * it
+ *	first; 0 (either sign): none
+ * @decay: float32 bits of AdamW's decoupled decay, param *= it first: 1 -
+ *	lr * weight_decay in float64, rounded; 1.0 for Adam
+ * @maximize: 1: the gradient negated first (torch's maximize), else 0
+ * @amsgrad: 0: AMSGrad's max_exp_avg_sq would be a fifth operand, which a
+ *	task does not have (refused)
+ */
+struct davinci_params_adam {
+	__u32 step_size;
+	__u32 bias_correction2_sqrt;
+	__u32 eps;
+	__u32 exp_avg_weight;
+	__u32 beta2;
+	__u32 exp_avg_sq_weight;
+	__u32 weight_decay;
+	__u32 decay;
+	__u32 maximize;
+	__u32 amsgrad;
+};
+
+#define DAVINCI_PARAMS_ADAM_VERSION	1
+
+/**
+ * struct davinci_params_sgd_momentum - DAVINCI_OP_SGD_MOMENTUM's parameter block
+ * @lr: float32 bits of lr
+ * @momentum: float32 bits of momentum
+ * @dampening_weight: float32 bits of 1 - dampening (float64, rounded)
+ * @weight_decay: float32 bits of the weight decay, grad += param * it
+ *	first; 0 (either sign): none
+ * @nesterov: 1: Nesterov momentum (the gradient plus momentum times the
+ *	buffer), else 0
+ * @maximize: 1: the gradient negated first, else 0
+ * @first_step: 1: the buffer is set to the gradient (torch's is_first_step:
+ *	src1's contents are not read), else 0
+ * @pad: zero
+ */
+struct davinci_params_sgd_momentum {
+	__u32 lr;
+	__u32 momentum;
+	__u32 dampening_weight;
+	__u32 weight_decay;
+	__u32 nesterov;
+	__u32 maximize;
+	__u32 first_step;
+	__u32 pad;
+};
+
+#define DAVINCI_PARAMS_SGD_MOMENTUM_VERSION	1
 /* END GENERATED */
 
 /*
