@@ -661,6 +661,7 @@ enum dv_op_shape {
 	DV_SHAPE_JPEGE,		/* the DVPP's JPEG encode (dvpp.c) */
 	DV_SHAPE_PNGD,		/* the DVPP's PNG decode (dvpp.c) */
 	DV_SHAPE_AIPP,		/* dst, src0, src1: the params' pictures */
+	DV_SHAPE_CHANNELS,	/* batch norm's: [m, n, k] and per-channel rows */
 };
 
 /* True for the shapes of the DVPP engine's tasks, which run on no AI core. */

@@ -53,5 +53,6 @@ DV_OP_KERNEL(cumsum);		/* CUMSUM; units are rows */
 DV_OP_KERNEL(generate);	/* FILL ARANGE RANDOM_UNIFORM BERNOULLI RANDOM_NORMAL */
 DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
 DV_OP_KERNEL(aipp);		/* AIPP; units are rows of dst's images */
+DV_OP_KERNEL(batch_norm);	/* the BN_TRAINING_* ops; units are channels */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

@@ -68,7 +68,8 @@ def test_descriptors_refuse_dtypes_the_op_lacks(op):
     srcs = (0x1000,) * opdesc.SOURCES[op.kind]
     extents = {"matmul": {"mnk": (2, 2, 2)}, "rows": {"rows": (2, 2)},
                "reduce": {"rows": (2, 2)}, "triangle": {"mnk": (2, 2, 1)},
-               "index": {"mnk": (1, 2, 2), "count": 2}
+               "index": {"mnk": (1, 2, 2), "count": 2},
+               "channels": {"mnk": (2, 2, 2)}
                }.get(op.kind, {"count": 4})
     if op.kind == "cast":
         extents["dst_dtype"] = "float32"

@@ -76,6 +76,7 @@ _PROBE_PARAMS = {
     "RANDOM_UNIFORM": dict(seed=0, offset=0),
     "RANDOM_NORMAL": dict(seed=0, offset=0, mean=0, std=0),
     "AIPP": dict(batch=1, channels=3, height=2, width=4, src_size=24),
+    "BN_TRAINING_REDUCE": dict(eps=0, momentum=0),
 }
 
 
@@ -160,6 +161,13 @@ def _probe_task(op, dst, src, block):
             op, "float32", dst=dst,
             srcs=(src, block.dev_addr + _AIPP_CONFIG),
             params_at=block.dev_addr + 512 * tags.index(op.name))
+    if op.kind == "channels":   # x [2, 2, 2] at src, distinct float32 rows
+        return opdesc.describe(
+            op, "float32", dst=dst, srcs=(src, src + 512, 0 if op.name ==
+                                          "BN_TRAINING_UPDATE" else
+                                          src + 1024), mnk=(2, 2, 2),
+            params_at=block.dev_addr + 512 * tags.index(op.name)
+            if op.params else 0)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:

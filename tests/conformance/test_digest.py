@@ -116,6 +116,18 @@ def _own_args(op, a, b, s):
         return ([mask, a, b] if op.name == "SELECT" else [a, mask]), {}
     if op.kind == "generate":
         return [dev.empty(a.shape, a.dtype)], dict(SAMPLES[op.name][0].kwargs)
+    if op.kind == "channels":  # a and b as [N, C]; float32 rows of C
+        c = a.shape[1]
+
+        def rows(r):
+            return dev.tensor(np.linspace(0.25, 2, r * c, dtype=np.float32
+                                          ).reshape(r, c))
+        if op.name == "BN_TRAINING_REDUCE":
+            return [a, rows(1), rows(1)], {}
+        if op.name == "BN_TRAINING_UPDATE":
+            return [a, rows(2)], {}
+        return [b, a, rows(2 if op.name == "BN_TRAINING_UPDATE_GRAD"
+                           else 5)], {}
     if op.name == "AIPP":      # a's bytes as an NV12 picture, its sample's
         from davinci.aipp import picture_bytes
         from .op_samples import _aipp_cases
