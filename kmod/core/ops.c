@@ -522,8 +522,8 @@ static int dv_op_extent_index(const struct davinci_task *task, u64 es,
  * src0 (and src1 for the gradients), float32 rows of n channels: dst
  * [6, n] (BN_TRAINING_REDUCE, its weight and bias at src1 and src2 [n]
  * each, or none at address 0), src1 [2, n] (BN_TRAINING_UPDATE: dst is
- * shaped as x and may be it, no src2), src2 [2, n] and dst [2, n]
- * (BN_TRAINING_UPDATE_GRAD), src2 [5, n] and dst as x
+ * shaped as x and may be it, no src2), src2 [2, n]
+ * (BN_TRAINING_UPDATE_GRAD: dst [4, n]), src2 [5, n] and dst as x
  * (BN_TRAINING_REDUCE_GRAD). Every dimension is at least 1.
  */
 static int dv_op_extent_channels(const struct davinci_task *task, u64 es,
@@ -550,7 +550,7 @@ static int dv_op_extent_channels(const struct davinci_task *task, u64 es,
 		*in_place = true;
 		break;
 	case DAVINCI_OP_BN_TRAINING_UPDATE_GRAD:
-		ext->dst = 2 * rows;
+		ext->dst = 4 * rows;
 		ext->src1 = x;
 		ext->src2 = 2 * rows;
 		break;

@@ -163,7 +163,10 @@ static void bn_update(const struct davinci_task *t, const struct bn_geom *g,
 	}
 }
 
-/* sum((x - mean) * dy) * invstd and sum(dy) of channel @ch. */
+/*
+ * sum((x - mean) * dy) * invstd and sum(dy) of channel @ch, and a copy of
+ * its mean and invstd: BN_TRAINING_REDUCE_GRAD's first four rows.
+ */
 static void bn_update_grad(const struct davinci_task *t,
 			   const struct bn_geom *g, float *dst,
 			   const void *dy, const void *x, const float *stats,
@@ -189,6 +192,8 @@ static void bn_update_grad(const struct davinci_task *t,
 	}
 	dst[ch] = dv_canon_nan(bn_total(&ld) * invstd);
 	dst[g->c + ch] = dv_canon_nan(bn_total(&ls));
+	dst[2 * g->c + ch] = mean;
+	dst[3 * g->c + ch] = invstd;
 }
 
 /* dx of channel @ch (BN_TRAINING_REDUCE_GRAD), as CPU torch's formula. */
@@ -197,8 +202,9 @@ static void bn_reduce_grad(const struct davinci_task *t,
 			   const void *dy, const void *x, const float *pk,
 			   size_t ch)
 {
-	float mean = pk[ch], invstd = pk[g->c + ch], w = pk[2 * g->c + ch];
-	float gw = pk[3 * g->c + ch], gb = pk[4 * g->c + ch];
+	float gw = pk[ch], gb = pk[g->c + ch];
+	float mean = pk[2 * g->c + ch], invstd = pk[3 * g->c + ch];
+	float w = pk[4 * g->c + ch];
 	float k = gw * invstd / g->m, gmean = gb / g->m;
 	float bx[BN_BLK], bd[BN_BLK];
 	size_t i, j, len, r;

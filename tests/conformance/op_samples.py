@@ -558,9 +558,9 @@ def _bn_grad_inputs(rows):
     def make(rng, dtype):
         c = _BN_X[1]
         per = [np.float32([1, -2, 0])[:c], np.full(c, 0.5, np.float32)]
-        if rows == 5:
-            per += [np.float32([2, -1, 0.5])[:c], np.float32([4, -6, 2])[:c],
-                    np.float32([3, 8, -5])[:c]]
+        if rows == 5:       # gw, gb, mean, invstd, w
+            per = [np.float32([4, -6, 2])[:c], np.float32([3, 8, -5])[:c]] + \
+                per + [np.float32([2, -1, 0.5])[:c]]
         return [R.random(rng, _BN_X, dtype, integer_valued=True),
                 R.random(rng, _BN_X, dtype, integer_valued=True),
                 np.stack(per).astype(np.float32)]
@@ -570,12 +570,12 @@ def _bn_grad_inputs(rows):
 def _bn_update_grad_ref(attr, dy, x, stats):
     d, r = _bn_chan(dy), _bn_chan(x)
     return np.stack([((r - stats[0][:, None]) * d).sum(1) * stats[1],
-                     d.sum(1)])
+                     d.sum(1), stats[0], stats[1]])
 
 
 def _bn_reduce_grad_ref(attr, dy, x, p):
     m = x.shape[0] * x.shape[2]
-    mean, inv, w, gw, gb = (v.astype(np.float64)[None, :, None] for v in p)
+    gw, gb, mean, inv, w = (v.astype(np.float64)[None, :, None] for v in p)
     k = gw * inv / m
     return ((dy - gb / m) - (x - mean) * k) * inv * w
 

@@ -94,7 +94,7 @@ void test_batch_norm_extents(void)
 	t = bn_task(DAVINCI_OP_BN_TRAINING_UPDATE_GRAD, 2, 3, 5);
 	CHECK_EQ(dvc_op_validate(&t), 0);
 	CHECK_EQ(dvc_op_extent(&t, NULL, &e), 0);
-	CHECK(e.dst == 24 && e.src0 == 120 && e.src1 == 120 && e.src2 == 24);
+	CHECK(e.dst == 48 && e.src0 == 120 && e.src1 == 120 && e.src2 == 24);
 	t = bn_task(DAVINCI_OP_BN_TRAINING_REDUCE_GRAD, 2, 3, 5);
 	CHECK_EQ(dvc_op_extent(&t, NULL, &e), 0);
 	CHECK(e.dst == 120 && e.src0 == 120 && e.src1 == 120 && e.src2 == 60);
@@ -136,7 +136,7 @@ void test_batch_norm_runs_and_chunks(void)
 		.eps = f32_bits(0.25f), .momentum = f32_bits(0.5f),
 	};
 	static float x[BN_X], dy[BN_X], y[3][BN_X];
-	static float st[3][6 * BN_C], pk[5 * BN_C], g[3][2 * BN_C];
+	static float st[3][6 * BN_C], pk[5 * BN_C], g[3][4 * BN_C];
 	float w[BN_C], b[BN_C];
 	static const uint64_t steps[3] = { 1, 2, BN_C };
 	struct davinci_task t;
@@ -180,14 +180,11 @@ void test_batch_norm_runs_and_chunks(void)
 	t.src2 = 0;
 	dvc_op_run(&t, &p, st[1], x, NULL, NULL, 0, BN_C);
 	CHECK(st[1][2 * BN_C] == 2.0f && st[1][3 * BN_C] == -14.0f);
-	/* dx: mean, invstd, w, gw, gb */
-	for (j = 0; j < BN_C; j++) {
-		pk[j] = st[0][j];
-		pk[BN_C + j] = st[0][BN_C + j];
-		pk[2 * BN_C + j] = w[j];
-		pk[3 * BN_C + j] = g[0][j];
-		pk[4 * BN_C + j] = g[0][BN_C + j];
-	}
+	/* dx: gw, gb, mean, invstd (UPDATE_GRAD's four rows), w */
+	CHECK(!memcmp(g[0] + 2 * BN_C, st[0], 2 * BN_C * sizeof(float)));
+	memcpy(pk, g[0], 4 * BN_C * sizeof(float));
+	for (j = 0; j < BN_C; j++)
+		pk[4 * BN_C + j] = w[j];
 	for (s = 0; s < 3; s++) {
 		t = bn_task(DAVINCI_OP_BN_TRAINING_REDUCE_GRAD, BN_N, BN_C,
 			    BN_HW);

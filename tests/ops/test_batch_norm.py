@@ -137,8 +137,10 @@ def test_gradients_against_float64(rng, dt, shape):
     st, xs, x64 = _stats(x, dt, w)
     dys, dy64 = _store(dy, dt)
     stats = np.ascontiguousarray(st[:2])
-    g = np.empty((2, c), np.float32)
-    _run(L.OP_BN_TRAINING_UPDATE_GRAD, dt, shape, g, dys, xs, stats)
+    g4 = np.empty((4, c), np.float32)
+    _run(L.OP_BN_TRAINING_UPDATE_GRAD, dt, shape, g4, dys, xs, stats)
+    assert g4[2:].tobytes() == stats.tobytes()   # copied for dx's rows
+    g = g4[:2]
     rows, drows = _chan(x64), _chan(dy64)
     m = rows.shape[1]
     mean, inv = st[0].astype(np.float64), st[1].astype(np.float64)
@@ -149,8 +151,7 @@ def test_gradients_against_float64(rng, dt, shape):
     gw = (cen * drows).sum(1) * inv
     assert np.all(np.abs(g[0] - gw) <=
                   bound * (np.abs(cen * drows).sum(1) * inv) + 1e-30)
-    packed = np.ascontiguousarray(np.concatenate([stats, w[None], g]),
-                                  np.float32)
+    packed = np.ascontiguousarray(np.concatenate([g4, w[None]]), np.float32)
     dx = np.empty_like(xs)
     _run(L.OP_BN_TRAINING_REDUCE_GRAD, dt, shape, dx, dys, xs, packed)
     k = g[0].astype(np.float64) * inv / m
@@ -180,7 +181,7 @@ def test_no_weight_or_bias_and_any_chunking(rng):
     dy = rng.standard_normal(shape).astype(np.float32)
     outs = []
     for chunks in (1, 4, 7):
-        g = np.empty((2, 7), np.float32)
+        g = np.empty((4, 7), np.float32)
         _run(L.OP_BN_TRAINING_UPDATE_GRAD, F32, shape, g, dy, x,
              np.ascontiguousarray(a[:2]), chunks=chunks)
         outs.append(g.tobytes())

@@ -2291,8 +2291,9 @@ OPS = ({'acl': {},
  {'acl': {},
   'acl_inputs': {},
   'doc': "batch norm's parameter gradients: dy[@m,@n,@k] at src0, x at src1, "
-         'float32 [2,@n] mean and invstd at src2 -> dst float32 [2,@n]: '
-         "sum((x - mean) * dy) * invstd (the weight's), sum(dy) (the bias's)",
+         'float32 [2,@n] mean and invstd at src2 -> dst float32 [4,@n]: gw = '
+         "sum((x - mean) * dy) * invstd (the weight's), gb = sum(dy) (the "
+         "bias's), then mean and invstd (BN_TRAINING_REDUCE_GRAD's rows)",
   'dst_dtypes': (),
   'dtypes': ('float32', 'float16', 'bfloat16'),
   'flags': (),
@@ -2310,7 +2311,7 @@ OPS = ({'acl': {},
   'acl_inputs': {},
   'doc': "batch norm's input gradient: dst[@m,@n,@k] = ((dy - gb / M) - (x - "
          'mean) * (gw * invstd / M)) * invstd * w, M = @m * @k, dy at src0, x '
-         'at src1, float32 [5,@n] mean, invstd, w, gw, gb at src2',
+         'at src1, float32 [5,@n] gw, gb, mean, invstd, w at src2',
   'dst_dtypes': (),
   'dtypes': ('float32', 'float16', 'bfloat16'),
   'flags': (),

@@ -1209,8 +1209,9 @@ def _make_aipp(op: OpDef):
 
 # -- batch norm ------------------------------------------------------------------
 #: float32 rows of C each the batch norm ops' per-channel operand holds
+#: (the result's rows for BN_TRAINING_UPDATE_GRAD: 4)
 _BN_ROWS = {"BN_TRAINING_REDUCE": 6, "BN_TRAINING_UPDATE": 2,
-            "BN_TRAINING_UPDATE_GRAD": 2, "BN_TRAINING_REDUCE_GRAD": 5}
+            "BN_TRAINING_UPDATE_GRAD": 4, "BN_TRAINING_REDUCE_GRAD": 5}
 
 
 def batch_norm_dims(shape) -> tuple[int, int, int]:
@@ -1312,13 +1313,15 @@ def _make_batch_norm(op: OpDef):
             return run((x,), ((coeffs, "coeffs", 2),), out, stream)
     elif op.name == "BN_TRAINING_UPDATE_GRAD":
         def fn(dy, x, stats, out=None, stream=None) -> DeviceTensor:
-            """Returns [2, C] float32: the weight's and the bias's
-            gradients, ``stats`` [2, C] float32 (mean, invstd)."""
+            """Returns [4, C] float32: the weight's and the bias's
+            gradients, then a copy of ``stats`` [2, C] float32 (mean,
+            invstd): bn_training_reduce_grad's first four rows."""
             return run((dy, x), ((stats, "stats", 2),), out, stream)
     else:
         def fn(dy, x, packed, out=None, stream=None) -> DeviceTensor:
-            """dx, ``packed`` [5, C] float32: mean, invstd, weight and the
-            weight's and bias's gradients."""
+            """dx, ``packed`` [5, C] float32: the weight's and bias's
+            gradients, mean, invstd (bn_training_update_grad's rows) and
+            the weight."""
             return run((dy, x), ((packed, "packed", 5),), out, stream)
     return fn
 

@@ -867,8 +867,8 @@ enum davinci_opcode {
 	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
 	DAVINCI_OP_BN_TRAINING_REDUCE = 68,	/* batch norm's statistics: x[@m,@n,@k] at src0 (N images of C channels of HW elements) -> dst float32 [6,@n]: mean, invstd = 1/sqrt(var + eps) (the biased variance), alpha = invstd * w, beta = b - mean * alpha, momentum * mean, momentum * the unbiased variance; w float32 [@n] at src1 (0: ones), b at src2 (0: zeros) */
 	DAVINCI_OP_BN_TRAINING_UPDATE = 69,	/* batch norm's output: dst[@m,@n,@k] = x * alpha[c] + beta[c] (two roundings in float32, then one to @dtype), x at src0, alpha and beta float32 [2,@n] at src1 (BN_TRAINING_REDUCE's rows 2 and 3); in place allowed */
-	DAVINCI_OP_BN_TRAINING_UPDATE_GRAD = 70,	/* batch norm's parameter gradients: dy[@m,@n,@k] at src0, x at src1, float32 [2,@n] mean and invstd at src2 -> dst float32 [2,@n]: sum((x - mean) * dy) * invstd (the weight's), sum(dy) (the bias's) */
-	DAVINCI_OP_BN_TRAINING_REDUCE_GRAD = 71,	/* batch norm's input gradient: dst[@m,@n,@k] = ((dy - gb / M) - (x - mean) * (gw * invstd / M)) * invstd * w, M = @m * @k, dy at src0, x at src1, float32 [5,@n] mean, invstd, w, gw, gb at src2 */
+	DAVINCI_OP_BN_TRAINING_UPDATE_GRAD = 70,	/* batch norm's parameter gradients: dy[@m,@n,@k] at src0, x at src1, float32 [2,@n] mean and invstd at src2 -> dst float32 [4,@n]: gw = sum((x - mean) * dy) * invstd (the weight's), gb = sum(dy) (the bias's), then mean and invstd (BN_TRAINING_REDUCE_GRAD's rows) */
+	DAVINCI_OP_BN_TRAINING_REDUCE_GRAD = 71,	/* batch norm's input gradient: dst[@m,@n,@k] = ((dy - gb / M) - (x - mean) * (gw * invstd / M)) * invstd * w, M = @m * @k, dy at src0, x at src1, float32 [5,@n] gw, gb, mean, invstd, w at src2 */
 	DAVINCI_OP_COUNT = 72,
 };
 
