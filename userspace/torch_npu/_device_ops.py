@@ -625,6 +625,37 @@ def pool(op: str, fields: dict, dst: torch.Tensor,
             params_at=at, dst_dtype=dst_dtype))
 
 
+# -- batch norm ---------------------------------------------------------------
+_bn_blocks: dict[tuple[float, float], bytes] = {}
+
+
+def batch_norm(op: str, x: torch.Tensor, dst: int, srcs: Sequence[int],
+               eps: "float | None" = None, momentum: float = 0.0) -> None:
+    """One BN_TRAINING_* task of schema op ``op`` over contiguous npu ``x``
+    ([N, C, ...]: its dtype and dims) at device addresses ``dst`` and
+    ``srcs`` (three, 0 for none); ``eps`` (and ``momentum``):
+    bn_training_reduce's parameter block."""
+    n, c, hw = ops.batch_norm_dims(x.shape)
+    index = x.get_device()
+    if eps is None:
+        _submit(index, opdesc.describe(op, DTYPES[x.dtype], dst=dst,
+                                       srcs=srcs, mnk=(n, c, hw)))
+        return
+    key = (eps, momentum)
+    block = _bn_blocks.get(key)
+    if block is None:
+        if len(_bn_blocks) >= 64:       # (momentum None: 1 / batches)
+            _bn_blocks.clear()
+        block = opdesc.pack_params(op, **{
+            k: int(np.array(v, np.float32).view(np.uint32))
+            for k, v in (("eps", eps), ("momentum", momentum))})
+        _bn_blocks[key] = block
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream, block,
+        lambda at: opdesc.describe(op, DTYPES[x.dtype], dst=dst, srcs=srcs,
+                                   mnk=(n, c, hw), params_at=at))
+
+
 # -- indexed ops, generated tensors, the random generator ---------------------
 INDEX_DTYPES = (torch.int64, torch.int32)
 
