@@ -439,18 +439,20 @@ def batch_norm_backward(dy, x, weight, running_mean, running_var,
                         list(mask))
     x, dy = x.contiguous(), dy.contiguous()
     c = x.shape[1]
+    sums = mask[1] or mask[2] or (mask[0] and train)
     if train:
         rows = _stats_rows(save_mean, save_invstd)
     else:
         rows = torch.empty((2, c), dtype=F32, device=x.device)
-        _into(running_mean, rows[0])
+        if sums:
+            _into(running_mean, rows[0])
         v = _ew("add", [_as_f32(running_var), float(eps)])
         _ew("sqrt", [v], v)
         _ew("div", [1.0, v], rows[1])
     gi = gw = gb = None
     # gw, gb, mean, invstd (BN_TRAINING_UPDATE_GRAD's), then the weight
     packed = torch.empty((5, c), dtype=F32, device=x.device)
-    if mask[1] or mask[2] or (mask[0] and train):
+    if sums:
         D.batch_norm("bn_training_update_grad", x, D.addr(packed),
                      (D.addr(dy), D.addr(x), D.addr(rows)))
     if mask[0]:
