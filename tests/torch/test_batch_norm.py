@@ -22,6 +22,7 @@ from davinci.trace.records import KIND_NAMES
 from devcheck import no_fallback
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+aten = torch.ops.aten
 _TC = next(k for k, v in KIND_NAMES.items() if v == "TASK_COMPLETE")
 _BOOKKEEPING = {"EVENT_RECORD", "EVENT_WAIT", "NOP", "NOTIFY"}
 #: (rtol, atol relative to the largest magnitude) of each dtype's results
@@ -175,3 +176,27 @@ def test_a_training_batchnorm2d_is_four_tasks_forward_three_backward(npu):
     bwd = _tasks(lambda: out[0].backward(g))
     assert bwd == {"BN_TRAINING_UPDATE_GRAD": 1, "MEMCPY": 1,
                    "BN_TRAINING_REDUCE_GRAD": 1}, bwd
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, w, b, rm, rv: aten._native_batch_norm_legit(
+        x, w, b, rm, rv, True, 0.1, 1e-5),
+    lambda x, w, b, rm, rv: aten._native_batch_norm_legit(
+        x, w, b, rm, rv, False, 0.1, 1e-5),
+    lambda x, w, b, rm, rv: aten._native_batch_norm_legit.no_stats(
+        x, w, b, True, 0.1, 1e-5),
+    lambda x, w, b, rm, rv: aten._native_batch_norm_legit_no_training(
+        x, w, b, rm, rv, 0.1, 1e-5),
+], ids=["legit-train", "legit-eval", "no_stats", "no_training"])
+def test_the_legit_overloads_match_cpu(npu, call):
+    x = _x(4, 3, 5)
+    w, b = torch.rand(3) + 0.5, torch.randn(3)
+    rm, rv = torch.randn(3), torch.rand(3) + 0.5
+    stats = (rm.npu(), rv.npu())
+    want = call(x, w, b, rm, rv)
+    with no_fallback():
+        got = call(x.npu(), w.npu(), b.npu(), *stats)
+    for g, w_ in zip(got, want):
+        _close(g, w_)
+    _close(stats[0], rm)
+    _close(stats[1], rv)
