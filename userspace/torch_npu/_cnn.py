@@ -10,9 +10,11 @@ davinci.ops' CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_WEIGHT (a
 transposed convolution is CONV2D_BACKWARD_INPUT forward, and CONV2D and
 CONV2D_BACKWARD_WEIGHT backward). ``nn.BatchNorm*`` reaches
 ``native_batch_norm`` and ``native_batch_norm_backward`` in training and
-in eval alike. The device has no fused batch norm op, so these are
-compositions of the ops it has; every step is a device task and nothing of
-the tensors' data is touched on the host.
+in eval alike (``_native_batch_norm_legit`` too); they run as the device's
+batch norm ops (BN_TRAINING_REDUCE, BN_TRAINING_UPDATE,
+BN_TRAINING_UPDATE_GRAD, BN_TRAINING_REDUCE_GRAD) beside a few [C] tasks.
+Every step is a device task and nothing of the tensors' data is touched
+on the host.
 """
 
 from __future__ import annotations
