@@ -32,7 +32,7 @@ END = "/* END GENERATED */"
 KINDS = ("none", "copy", "fill", "binary", "unary", "matmul", "rows",
          "reduce", "cast", "view", "conv", "pool", "pool_index", "index",
          "generate", "triangle", "jpegd", "vpc", "jpege", "pngd",
-         "aipp", "sort", "optimizer", "momentum")
+         "aipp", "channels", "sort", "optimizer", "momentum")
 #: kinds a device engine runs that is not an AI core (the DVPP's JPEGD,
 #: VPC, JPEGE and PNGD): no op kernel, and not a compute op of davinci.ops'
 #: table
@@ -56,6 +56,7 @@ USES = {
     "jpege": ("DST", "SRC0", "SRC1", "COUNT"),
     "pngd": ("DST", "SRC0", "SRC1", "COUNT"),
     "aipp": ("DST", "SRC0", "SRC1"),
+    "channels": ("DST", "SRC0", "SRC1", "SRC2", "MN", "K"),
     "sort": ("DST", "SRC0", "MN", "K"),
     "optimizer": ("DST", "SRC0", "SRC1", "SRC2", "COUNT"),
     "momentum": ("DST", "SRC0", "SRC1", "COUNT"),

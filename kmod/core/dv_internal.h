@@ -664,6 +664,7 @@ enum dv_op_shape {
 	DV_SHAPE_SORT,		/* dst m x k, src0 m x n */
 	DV_SHAPE_OPTIMIZER,	/* dst, src0, src1, src2: count, disjoint */
 	DV_SHAPE_MOMENTUM,	/* dst, src0, src1: count, disjoint */
+	DV_SHAPE_CHANNELS,	/* batch norm's: [m, n, k] and per-channel rows */
 };
 
 /* True for the shapes of the DVPP engine's tasks, which run on no AI core. */

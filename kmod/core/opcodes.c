@@ -52,6 +52,8 @@ _Static_assert(sizeof(struct davinci_params_pngd_decode) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of PNGD_DECODE's block");
 _Static_assert(sizeof(struct davinci_params_aipp) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of AIPP's block");
+_Static_assert(sizeof(struct davinci_params_bn_training_reduce) <= DV_TASK_PARAMS_MAX,
+	       "a task holds a copy of BN_TRAINING_REDUCE's block");
 _Static_assert(sizeof(struct davinci_params_adam) <= DV_TASK_PARAMS_MAX,
 	       "a task holds a copy of ADAM's block");
 _Static_assert(sizeof(struct davinci_params_sgd_momentum) <= DV_TASK_PARAMS_MAX,
@@ -598,6 +600,41 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.check_params = dv_op_check_aipp,
 		.shape = DV_SHAPE_AIPP,
 		.kernel = dv_opk_aipp,
+	},
+	[DAVINCI_OP_BN_TRAINING_REDUCE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_MN | DV_U_K,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.dst_fixed = DV_OPD(FLOAT32),
+		.src1_fixed = DV_OPD(FLOAT32),
+		.params_size = sizeof(struct davinci_params_bn_training_reduce),
+		.params_version = DAVINCI_PARAMS_BN_TRAINING_REDUCE_VERSION,
+		.check_params = dv_op_check_bn_training_reduce,
+		.shape = DV_SHAPE_CHANNELS,
+		.kernel = dv_opk_batch_norm,
+	},
+	[DAVINCI_OP_BN_TRAINING_UPDATE] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_MN | DV_U_K,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.src1_fixed = DV_OPD(FLOAT32),
+		.shape = DV_SHAPE_CHANNELS,
+		.kernel = dv_opk_batch_norm,
+	},
+	[DAVINCI_OP_BN_TRAINING_UPDATE_GRAD] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_MN | DV_U_K,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.dst_fixed = DV_OPD(FLOAT32),
+		.shape = DV_SHAPE_CHANNELS,
+		.kernel = dv_opk_batch_norm,
+	},
+	[DAVINCI_OP_BN_TRAINING_REDUCE_GRAD] = {
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_MN | DV_U_K,
+		.dtypes = DV_DT_FLOATS,
+		.flags = DAVINCI_TASK_F_NOTIFY,
+		.shape = DV_SHAPE_CHANNELS,
+		.kernel = dv_opk_batch_norm,
 	},
 	[DAVINCI_OP_ADAM] = {
 		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_COUNT,

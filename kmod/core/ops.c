@@ -330,6 +330,28 @@ int dv_op_check_fill(const struct davinci_task *task, const void *params)
 }
 
 /**
+ * dv_op_check_bn_training_reduce() - check BN_TRAINING_REDUCE's block
+ * @task: a BN_TRAINING_REDUCE task that passed dv_op_validate()
+ * @params: the copy of its struct davinci_params_bn_training_reduce
+ *
+ * Integer code on the floats' bits: eps is finite and not negative (-0
+ * allowed), momentum finite.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int dv_op_check_bn_training_reduce(const struct davinci_task *task,
+				   const void *params)
+{
+	const struct davinci_params_bn_training_reduce *p = params;
+
+	(void)task;
+	if ((p->eps & 0x7f800000u) == 0x7f800000u ||
+	    (p->momentum & 0x7f800000u) == 0x7f800000u)
+		return -EINVAL;
+	return (p->eps >> 31) && (p->eps & 0x7fffffffu) ? -EINVAL : 0;
+}
+
+/**
  * dv_op_check_arange() - check ARANGE's parameter block
  * @task: an ARANGE task that passed dv_op_validate()
  * @params: the copy of its struct davinci_params_arange
@@ -531,6 +553,54 @@ static int dv_op_extent_index(const struct davinci_task *task, u64 es,
 	return 0;
 }
 
+/*
+ * Batch norm's extents (DV_SHAPE_CHANNELS): x [m, n, k] of the dtype at
+ * src0 (and src1 for the gradients), float32 rows of n channels: dst
+ * [6, n] (BN_TRAINING_REDUCE, its weight and bias at src1 and src2 [n]
+ * each, or none at address 0), src1 [2, n] (BN_TRAINING_UPDATE: dst is
+ * shaped as x and may be it, no src2), src2 [2, n]
+ * (BN_TRAINING_UPDATE_GRAD: dst [4, n]), src2 [5, n] and dst as x
+ * (BN_TRAINING_REDUCE_GRAD). Every dimension is at least 1.
+ */
+static int dv_op_extent_channels(const struct davinci_task *task, u64 es,
+				 struct dv_op_extent *ext, bool *in_place)
+{
+	u64 rows = (u64)task->n * sizeof(float), x;
+
+	if (!task->m || !task->n || !task->k ||
+	    !dv_mul_u64((u64)task->m * task->n, task->k, &x) ||
+	    !dv_mul_u64(x, es, &x))
+		return -EINVAL;
+	ext->src0 = x;
+	switch (task->opcode) {
+	case DAVINCI_OP_BN_TRAINING_REDUCE:
+		ext->dst = 6 * rows;
+		ext->src1 = task->src1 ? rows : 0;
+		ext->src2 = task->src2 ? rows : 0;
+		break;
+	case DAVINCI_OP_BN_TRAINING_UPDATE:
+		if (task->src2)
+			return -EINVAL;
+		ext->dst = x;
+		ext->src1 = 2 * rows;
+		*in_place = true;
+		break;
+	case DAVINCI_OP_BN_TRAINING_UPDATE_GRAD:
+		ext->dst = 4 * rows;
+		ext->src1 = x;
+		ext->src2 = 2 * rows;
+		break;
+	case DAVINCI_OP_BN_TRAINING_REDUCE_GRAD:
+		ext->dst = x;
+		ext->src1 = x;
+		ext->src2 = 5 * rows;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * dv_op_extent() - bytes a compute task touches at each operand
  * @task: a task that passed dv_op_validate()
@@ -691,6 +761,10 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 				      ext->src1))
 			return -EINVAL;
 		break;
+	case DV_SHAPE_CHANNELS:
+		if (dv_op_extent_channels(task, es, ext, &exact_ok))
+			return -EINVAL;
+		break;
 	case DV_SHAPE_CAST:
 		if (!dv_mul_u64(task->count, es, &ext->src0))
 			return -EINVAL;
@@ -765,6 +839,11 @@ u32 dv_op_misaligned(const struct davinci_task *task)
 		if (task->src1 & (sizeof(u32) - 1))
 			bad |= DV_OP_MISALIGNED_SRC1;
 	}
+	/* batch norm's per-channel rows at src2 are float32 */
+	if (task->opcode < DAVINCI_OP_COUNT &&
+	    dv_opcodes[task->opcode].shape == DV_SHAPE_CHANNELS &&
+	    (task->src2 & (sizeof(float) - 1)))
+		bad |= DV_OP_MISALIGNED_SRC2;
 	/* MAXPOOL2D_BACKWARD's src1 holds int64 indices */
 	if (task->opcode == DAVINCI_OP_MAXPOOL2D_BACKWARD &&
 	    (task->src1 & (sizeof(s64) - 1)))
@@ -876,6 +955,8 @@ u64 dv_op_units(const struct davinci_task *task, const void *params)
 		return task->m;
 	case DV_SHAPE_AIPP:
 		return dv_aipp_rows(params);
+	case DV_SHAPE_CHANNELS:
+		return task->n;
 	case DV_SHAPE_CONV:
 		return dv_conv_rows(task->opcode, params, &seg, &flop);
 	case DV_SHAPE_POOL:
@@ -942,6 +1023,11 @@ u64 dv_op_chunk_units(const struct davinci_task *task, const void *params)
 	case DV_SHAPE_SORT:
 		per_row = task->n ? task->n : 1;
 		rows = DV_OP_ROW_CHUNK_ELEMS / per_row;
+		return rows ? rows : 1;
+	case DV_SHAPE_CHANNELS:
+		/* a unit is a channel: N runs of HW elements */
+		per_row = (u64)task->m * task->k;
+		rows = DV_OP_ROW_CHUNK_ELEMS / (per_row ? per_row : 1);
 		return rows ? rows : 1;
 	case DV_SHAPE_AIPP:
 		/* a unit is a row of each of an image's three channels */

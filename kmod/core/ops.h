@@ -64,6 +64,8 @@ int dv_op_check_aipp(const struct davinci_task *task, const void *params);
 int dv_op_check_adam(const struct davinci_task *task, const void *params);
 int dv_op_check_sgd_momentum(const struct davinci_task *task,
 			     const void *params);
+int dv_op_check_bn_training_reduce(const struct davinci_task *task,
+				   const void *params);
 
 /* Bytes of one element of DAVINCI_DTYPE_* @dtype, 0 for an unknown one. */
 u64 dv_dtype_size(u8 dtype);

@@ -55,5 +55,6 @@ DV_OP_KERNEL(triangle);		/* TRIL, TRIU; units are rows */
 DV_OP_KERNEL(aipp);		/* AIPP; units are rows of dst's images */
 DV_OP_KERNEL(argsort);		/* ARGSORT; units are rows */
 DV_OP_KERNEL(optimizer);	/* ADAM SGD_MOMENTUM; units are elements */
+DV_OP_KERNEL(batch_norm);	/* the BN_TRAINING_* ops; units are channels */
 
 #endif /* _DAVINCI_OPS_KERNELS_H */

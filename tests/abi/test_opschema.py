@@ -69,7 +69,8 @@ def test_descriptors_refuse_dtypes_the_op_lacks(op):
     extents = {"matmul": {"mnk": (2, 2, 2)}, "rows": {"rows": (2, 2)},
                "reduce": {"rows": (2, 2)}, "triangle": {"mnk": (2, 2, 1)},
                "index": {"mnk": (1, 2, 2), "count": 2},
-               "sort": {"mnk": (2, 3, 1)}}.get(op.kind, {"count": 4})
+               "sort": {"mnk": (2, 3, 1)}, "channels": {"mnk": (2, 2, 2)}
+               }.get(op.kind, {"count": 4})
     if op.kind == "cast":
         extents["dst_dtype"] = "float32"
     if op.params is not None:

@@ -592,6 +592,72 @@ _ADAM_CASES = [
     ("beta1 0.3", dict(lr=0.1, step=2, beta1=0.3, beta2=0.5, eps=1e-3)),
 ]
 
+# -- batch norm ---------------------------------------------------------------
+# x [4, 3, 4] of integers: M = 16, so that the means, the gradients' sums
+# and dx are exact in float32 (invstd 0.5, power-of-two divisions)
+_BN_X = (4, 3, 4)
+
+
+def _bn_chan(a):
+    return np.moveaxis(a.astype(np.float64), 1, 0).reshape(a.shape[1], -1)
+
+
+def _bn_reduce_inputs(rng, dtype):
+    c = _BN_X[1]
+    return [R.random(rng, _BN_X, dtype, integer_valued=True),
+            rng.uniform(0.5, 2, c).astype(np.float32),
+            rng.uniform(-1, 1, c).astype(np.float32)]
+
+
+def _bn_reduce_ref(attr, x, w, b):
+    r = _bn_chan(x)
+    m = r.shape[1]
+    mean = r.mean(1)
+    var = ((r - mean[:, None]) ** 2).mean(1)
+    inv = 1 / np.sqrt(var + np.float64(np.float32(1e-5)))
+    alpha = inv * w
+    return np.stack([mean, inv, alpha, b - mean * alpha,
+                     np.float64(np.float32(0.1)) * mean,
+                     np.float64(np.float32(0.1)) * var * m / (m - 1)])
+
+
+def _bn_update_inputs(rng, dtype):
+    c = _BN_X[1]
+    return [R.random(rng, _BN_X, dtype, integer_valued=True),
+            np.stack([np.float32([0.5, -2, 0.25])[:c],
+                      np.float32([1, 0, -3])[:c]])]
+
+
+def _bn_update_ref(attr, x, coeffs):
+    return x.astype(np.float64) * coeffs[0][None, :, None] + \
+        coeffs[1][None, :, None]
+
+
+def _bn_grad_inputs(rows):
+    def make(rng, dtype):
+        c = _BN_X[1]
+        per = [np.float32([1, -2, 0])[:c], np.full(c, 0.5, np.float32)]
+        if rows == 5:       # gw, gb, mean, invstd, w
+            per = [np.float32([4, -6, 2])[:c], np.float32([3, 8, -5])[:c]] + \
+                per + [np.float32([2, -1, 0.5])[:c]]
+        return [R.random(rng, _BN_X, dtype, integer_valued=True),
+                R.random(rng, _BN_X, dtype, integer_valued=True),
+                np.stack(per).astype(np.float32)]
+    return make
+
+
+def _bn_update_grad_ref(attr, dy, x, stats):
+    d, r = _bn_chan(dy), _bn_chan(x)
+    return np.stack([((r - stats[0][:, None]) * d).sum(1) * stats[1],
+                     d.sum(1), stats[0], stats[1]])
+
+
+def _bn_reduce_grad_ref(attr, dy, x, p):
+    m = x.shape[0] * x.shape[2]
+    gw, gb, mean, inv, w = (v.astype(np.float64)[None, :, None] for v in p)
+    k = gw * inv / m
+    return ((dy - gb / m) - (x - mean) * k) * inv * w
+
 
 SAMPLES: dict[str, list[Sample]] = {
     "MAXPOOL2D": _pool_samples("max") + _pool_samples("argmax"),
@@ -811,6 +877,19 @@ SAMPLES: dict[str, list[Sample]] = {
              for name, kw in _ADAM_CASES],
     "SGD_MOMENTUM": [Sample(name, _sgd_inputs((5, 23)), _sgd(kw), kwargs=kw)
                      for name, kw in _SGD_CASES],
+    "BN_TRAINING_REDUCE": [
+        Sample("4x3x4", _bn_reduce_inputs, _bn_reduce_ref, rtol=1e-5,
+               input_dtypes=(None, "float32", "float32"),
+               out_dtype="float32")],
+    "BN_TRAINING_UPDATE": [
+        Sample("4x3x4", _bn_update_inputs, _bn_update_ref,
+               input_dtypes=(None, "float32"))],
+    "BN_TRAINING_UPDATE_GRAD": [
+        Sample("4x3x4", _bn_grad_inputs(2), _bn_update_grad_ref,
+               input_dtypes=(None, None, "float32"), out_dtype="float32")],
+    "BN_TRAINING_REDUCE_GRAD": [
+        Sample("4x3x4", _bn_grad_inputs(5), _bn_reduce_grad_ref,
+               input_dtypes=(None, None, "float32"))],
 }
 
 

@@ -82,6 +82,7 @@ _PROBE_PARAMS = {
     "SGD_MOMENTUM": dict(lr=0, momentum=0, dampening_weight=0,
                          weight_decay=0, nesterov=0, maximize=0,
                          first_step=0, pad=0),
+    "BN_TRAINING_REDUCE": dict(eps=0, momentum=0),
 }
 
 
@@ -171,6 +172,13 @@ def _probe_task(op, dst, src, block):
             op, "float32", dst=dst,
             srcs=(src, src + 64, src + 128)[:opdesc.SOURCES[op.kind]],
             count=8, params_at=block.dev_addr + 512 * tags.index(op.name))
+    if op.kind == "channels":   # x [2, 2, 2] at src, distinct float32 rows
+        return opdesc.describe(
+            op, "float32", dst=dst, srcs=(src, src + 512, 0 if op.name ==
+                                          "BN_TRAINING_UPDATE" else
+                                          src + 1024), mnk=(2, 2, 2),
+            params_at=block.dev_addr + 512 * tags.index(op.name)
+            if op.params else 0)
     if not op.compute:
         fields = {"count": 8} if "count" in op.uses else {}
         if "dst" in op.uses:

@@ -123,6 +123,18 @@ def _own_args(op, a, b, s):
             return dev.tensor(t.numpy(raw=True).copy(), t.dtype)
         state = [copy(a), copy(b)][:len(op.inputs) - 1]
         return [copy(a), b] + state, dict(SAMPLES[op.name][1].kwargs)
+    if op.kind == "channels":  # a and b as [N, C]; float32 rows of C
+        c = a.shape[1]
+
+        def rows(r):
+            return dev.tensor(np.linspace(0.25, 2, r * c, dtype=np.float32
+                                          ).reshape(r, c))
+        if op.name == "BN_TRAINING_REDUCE":
+            return [a, rows(1), rows(1)], {}
+        if op.name == "BN_TRAINING_UPDATE":
+            return [a, rows(2)], {}
+        return [b, a, rows(2 if op.name == "BN_TRAINING_UPDATE_GRAD"
+                           else 5)], {}
     if op.name == "AIPP":      # a's bytes as an NV12 picture, its sample's
         from davinci.aipp import picture_bytes
         from .op_samples import _aipp_cases

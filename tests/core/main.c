@@ -50,6 +50,8 @@ int th_failures, th_passed, th_failed;
 	X(pool_block_checks) \
 	X(pool_refused_block_touches_nothing) \
 	X(pool_runs_and_chunks) \
+	X(batch_norm_extents) \
+	X(batch_norm_runs_and_chunks) \
 	X(fill_block_checks) \
 	X(index_out_of_range_touches_nothing) \
 	X(index_add_order_and_chunks) \

@@ -233,12 +233,11 @@ def _conv_backward(dt, n, transposed=False):
         [True, True, True])
 
 
-def _batch_norm(dt, training):
+def _batch_norm(dt, training, op=aten.native_batch_norm):
     x = _t(dt, 2, 3, 4, 4)
     w, b = _t(dt, 3, seed=1), _t(dt, 3, seed=2)
     rm, rv = _t(dt, 3, seed=3), _t(dt, 3, seed=4, positive=True)
-    return lambda: aten.native_batch_norm(x, w, b, rm, rv, training, 0.1,
-                                          1e-5)
+    return lambda: op(x, w, b, rm, rv, training, 0.1, 1e-5)
 
 
 def _batch_norm_backward(dt, train):
@@ -652,6 +651,15 @@ SAMPLES = {
     ("native_batch_norm", 1): lambda dt: _batch_norm(dt, True),
     ("native_batch_norm", 2): lambda dt: _batch_norm(dt, False),
     ("native_batch_norm", 3): lambda dt: _batch_norm(dt, False),
+    ("_native_batch_norm_legit", 0): lambda dt: _batch_norm(
+        dt, True, aten._native_batch_norm_legit),
+    ("_native_batch_norm_legit", 1): lambda dt: _batch_norm(
+        dt, True, lambda x, w, b, rm, rv, *a: (
+            aten._native_batch_norm_legit.no_stats(x, w, b, *a))),
+    ("_native_batch_norm_legit", 2): lambda dt: _batch_norm(
+        dt, False, lambda x, w, b, rm, rv, training, *a: (
+            aten._native_batch_norm_legit_no_training(x, w, b, rm, rv,
+                                                      *a))),
     ("bmm", 0): lambda dt: (lambda a, b, bt: lambda: (
         torch.bmm(a, b), torch.bmm(a, bt.transpose(1, 2))))(
         _t(dt, 3, 4, 5), _t(dt, 3, 5, 2, seed=1), _t(dt, 3, 2, 5, seed=3)),

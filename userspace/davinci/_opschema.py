@@ -75,6 +75,10 @@ __all__ = [
     "DAVINCI_OP_JPEGE_ENCODE",
     "DAVINCI_OP_PNGD_DECODE",
     "DAVINCI_OP_AIPP",
+    "DAVINCI_OP_BN_TRAINING_REDUCE",
+    "DAVINCI_OP_BN_TRAINING_UPDATE",
+    "DAVINCI_OP_BN_TRAINING_UPDATE_GRAD",
+    "DAVINCI_OP_BN_TRAINING_REDUCE_GRAD",
     "DAVINCI_OP_ADAM",
     "DAVINCI_OP_SGD_MOMENTUM",
     "DAVINCI_OP_ARGSORT",
@@ -123,6 +127,7 @@ __all__ = [
     "DAVINCI_PARAMS_JPEGE_ENCODE_VERSION",
     "DAVINCI_PARAMS_PNGD_DECODE_VERSION",
     "DAVINCI_PARAMS_AIPP_VERSION",
+    "DAVINCI_PARAMS_BN_TRAINING_REDUCE_VERSION",
     "DAVINCI_PARAMS_ADAM_VERSION",
     "DAVINCI_PARAMS_SGD_MOMENTUM_VERSION",
 ]
@@ -195,6 +200,10 @@ DAVINCI_OP_RANDOM_NORMAL = 64
 DAVINCI_OP_JPEGE_ENCODE = 65
 DAVINCI_OP_PNGD_DECODE = 66
 DAVINCI_OP_AIPP = 67
+DAVINCI_OP_BN_TRAINING_REDUCE = 68
+DAVINCI_OP_BN_TRAINING_UPDATE = 69
+DAVINCI_OP_BN_TRAINING_UPDATE_GRAD = 70
+DAVINCI_OP_BN_TRAINING_REDUCE_GRAD = 71
 DAVINCI_OP_ADAM = 72
 DAVINCI_OP_SGD_MOMENTUM = 73
 DAVINCI_OP_ARGSORT = 74
@@ -243,6 +252,7 @@ DAVINCI_PARAMS_RANDOM_NORMAL_VERSION = 1
 DAVINCI_PARAMS_JPEGE_ENCODE_VERSION = 1
 DAVINCI_PARAMS_PNGD_DECODE_VERSION = 1
 DAVINCI_PARAMS_AIPP_VERSION = 1
+DAVINCI_PARAMS_BN_TRAINING_REDUCE_VERSION = 1
 DAVINCI_PARAMS_ADAM_VERSION = 1
 DAVINCI_PARAMS_SGD_MOMENTUM_VERSION = 1
 
@@ -2241,6 +2251,96 @@ OPS = ({'acl': {},
              'version': 1},
   'python': 'aipp',
   'uses': ('dst', 'src0', 'src1')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "batch norm's statistics: x[@m,@n,@k] at src0 (N images of C "
+         'channels of HW elements) -> dst float32 [6,@n]: mean, invstd = '
+         '1/sqrt(var + eps) (the biased variance), alpha = invstd * w, beta = '
+         'b - mean * alpha, momentum * mean, momentum * the unbiased '
+         'variance; w float32 [@n] at src1 (0: ones), b at src2 (0: zeros)',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['x', 'weight', 'bias'],
+  'kernel': 'batch_norm',
+  'kind': 'channels',
+  'name': 'BN_TRAINING_REDUCE',
+  'not_in': {'acl': "CANN's BNTrainingReduce returns the sum and the square "
+                    "sum; this op the statistics torch_npu's batch norm keeps "
+                    '(acl.op offers no batch norm)',
+             'atc': 'davinci-atc folds an inference BatchNormalization into '
+                    'the Conv before it (atc/fuse.py)'},
+  'opcode': 68,
+  'operand_dtypes': {'dst': 'float32', 'src1': 'float32'},
+  'params': {'fields': [{'doc': 'the float32 added to the variance, its bits: '
+                                'finite, not negative',
+                         'name': 'eps',
+                         'type': 'u32'},
+                        {'doc': 'the float32 rows 4 and 5 scale the batch '
+                                'statistics by, its bits: finite',
+                         'name': 'momentum',
+                         'type': 'u32'}],
+             'version': 1},
+  'python': 'bn_training_reduce',
+  'uses': ('dst', 'src0', 'src1', 'src2', 'mn', 'k')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "batch norm's output: dst[@m,@n,@k] = x * alpha[c] + beta[c] (two "
+         'roundings in float32, then one to @dtype), x at src0, alpha and '
+         "beta float32 [2,@n] at src1 (BN_TRAINING_REDUCE's rows 2 and 3); in "
+         'place allowed',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['x', 'coeffs'],
+  'kernel': 'batch_norm',
+  'kind': 'channels',
+  'name': 'BN_TRAINING_UPDATE',
+  'not_in': {'acl': "CANN's BNTrainingUpdate takes the sums and the running "
+                    'statistics; acl.op offers no batch norm',
+             'atc': 'davinci-atc folds an inference BatchNormalization into '
+                    'the Conv before it (atc/fuse.py)'},
+  'opcode': 69,
+  'operand_dtypes': {'src1': 'float32'},
+  'python': 'bn_training_update',
+  'uses': ('dst', 'src0', 'src1', 'src2', 'mn', 'k')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "batch norm's parameter gradients: dy[@m,@n,@k] at src0, x at src1, "
+         'float32 [2,@n] mean and invstd at src2 -> dst float32 [4,@n]: gw = '
+         "sum((x - mean) * dy) * invstd (the weight's), gb = sum(dy) (the "
+         "bias's), then mean and invstd (BN_TRAINING_REDUCE_GRAD's rows)",
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['dy', 'x', 'stats'],
+  'kernel': 'batch_norm',
+  'kind': 'channels',
+  'name': 'BN_TRAINING_UPDATE_GRAD',
+  'not_in': {'acl': 'acl.op offers no batch norm',
+             'atc': 'not an inference op'},
+  'opcode': 70,
+  'operand_dtypes': {'dst': 'float32'},
+  'python': 'bn_training_update_grad',
+  'uses': ('dst', 'src0', 'src1', 'src2', 'mn', 'k')},
+ {'acl': {},
+  'acl_inputs': {},
+  'doc': "batch norm's input gradient: dst[@m,@n,@k] = ((dy - gb / M) - (x - "
+         'mean) * (gw * invstd / M)) * invstd * w, M = @m * @k, dy at src0, x '
+         'at src1, float32 [5,@n] gw, gb, mean, invstd, w at src2',
+  'dst_dtypes': (),
+  'dtypes': ('float32', 'float16', 'bfloat16'),
+  'flags': (),
+  'inputs': ['dy', 'x', 'packed'],
+  'kernel': 'batch_norm',
+  'kind': 'channels',
+  'name': 'BN_TRAINING_REDUCE_GRAD',
+  'not_in': {'acl': 'acl.op offers no batch norm',
+             'atc': 'not an inference op'},
+  'opcode': 71,
+  'operand_dtypes': {},
+  'python': 'bn_training_reduce_grad',
+  'uses': ('dst', 'src0', 'src1', 'src2', 'mn', 'k')},
  {'acl': {},
   'acl_inputs': {},
   'doc': 'one Adam (AdamW) step of @count elements in place: param @dst, grad '

@@ -45,11 +45,12 @@ DTYPE_CODES = {d.name: d.code for d in schema.DTYPES}
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 #: dtype name -> bytes of an element
 ITEMSIZES = {d.name: d.bytes for d in schema.DTYPES}
-#: inputs each compute kind reads (src0, src1, src2)
+#: operands after dst each compute kind has (src0, src1, src2); batch
+#: norm's "channels" ops take three, an unused one at address 0
 SOURCES = {"binary": 2, "matmul": 2, "unary": 1, "rows": 1, "reduce": 1,
            "cast": 1, "view": 1, "conv": 2, "pool": 1, "pool_index": 2,
-           "index": 2, "generate": 0, "triangle": 1, "aipp": 2, "sort": 1,
-           "optimizer": 3, "momentum": 2}
+           "index": 2, "generate": 0, "triangle": 1, "aipp": 2,
+           "channels": 3, "sort": 1, "optimizer": 3, "momentum": 2}
 #: the schema's flag names -> DAVINCI_TASK_F_*
 FLAG_BITS = {"TRANS_A": _uapi.DAVINCI_TASK_F_TRANS_A,
              "TRANS_B": _uapi.DAVINCI_TASK_F_TRANS_B,
@@ -309,7 +310,7 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         fields["flags"] = flags
     elif any(transpose):
         raise InvalidArgumentError("%s takes no transposed operand" % name)
-    elif op.kind in ("index", "triangle", "sort"):
+    elif op.kind in ("index", "triangle", "channels", "sort"):
         if mnk is None:
             raise InvalidArgumentError("%s needs (m, n, k)" % name)
         m, n, k = mnk
@@ -457,6 +458,8 @@ def check_alignment(task, op: str | None = None,
         fields[2] = ("src1", "int64")   # MAXPOOL2D_BACKWARD's indices
     if opdef.kind == "aipp":            # a picture's bytes, u32 fields
         fields[1:] = [("src0", "uint8"), ("src1", "int32")]
+    if opdef.kind == "channels":        # batch norm's float32 rows
+        fields[3] = ("src2", "float32")
     for field, dtype in fields:
         addr = int(getattr(task, field))
         align = ITEMSIZES[dtype]

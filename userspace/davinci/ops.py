@@ -46,7 +46,7 @@ OP_FUNCTIONS = tuple(op.python for op in schema.COMPUTE_OPS)
 __all__ = ["DeviceTensor", "DTYPES", "dtype_name", "dtype_code",
            "float32_to_bfloat16", "bfloat16_to_float32", "CMP_PREDICATES",
            "check_alignment", "matmul_shape", "conv2d_shapes", "pool2d_shapes",
-           "adaptive_pool2d_kernel", "OP_FUNCTIONS", "jpeg_decode",
+           "adaptive_pool2d_kernel", "batch_norm_dims", "OP_FUNCTIONS", "jpeg_decode",
            "vpc_resize", "vpc_crop", "vpc_convert_color",
            "jpeg_encode", "png_decode",
            *OP_FUNCTIONS]
@@ -1293,6 +1293,123 @@ def _make_sgd_momentum(op: OpDef):
             "param", "grad", "momentum_buffer"), block, stream)
     return sgd_momentum
 
+# -- batch norm ------------------------------------------------------------------
+#: float32 rows of C each the batch norm ops' per-channel operand holds
+#: (the result's rows for BN_TRAINING_UPDATE_GRAD: 4)
+_BN_ROWS = {"BN_TRAINING_REDUCE": 6, "BN_TRAINING_UPDATE": 2,
+            "BN_TRAINING_UPDATE_GRAD": 4, "BN_TRAINING_REDUCE_GRAD": 5}
+
+
+def batch_norm_dims(shape) -> tuple[int, int, int]:
+    """(N, C, HW) of a batch norm input of ``shape`` ([N, C, ...]: HW the
+    product of the dims after C, 1 for a 2-D input)."""
+    shape = tuple(int(d) for d in shape)
+    if len(shape) < 2 or 0 in shape:
+        raise ShapeError("batch norm takes a non-empty [N, C, ...] tensor, "
+                         "not shape %s" % (shape,))
+    return shape[0], shape[1], math.prod(shape[2:])
+
+
+def _bn_rows(op: str, name: str, t, rows: int, c: int,
+             device) -> "DeviceTensor | None":
+    """A float32 operand of ``rows`` x ``c`` dense elements (None: none)."""
+    if t is None:
+        return None
+    t = _tensor(t, name)
+    if t.device is not device:
+        raise InvalidArgumentError("%s: %s lives on another device context"
+                                   % (op, name))
+    if t.dtype != "float32" or t.size != rows * c or not t.is_contiguous():
+        raise ShapeError("%s: %s must be a dense float32 tensor of %d x %d "
+                         "elements (per channel), not %s %s"
+                         % (op, name, rows, c, t.dtype, t.shape))
+    return t
+
+
+def _make_batch_norm(op: OpDef):
+    """davinci.ops' function of a BN_TRAINING_* op: x (and dy) [N, C, ...]
+    of one float dtype, the per-channel operands dense float32."""
+    rows = _BN_ROWS[op.name]
+    stats_out = op.operand_dtypes.get("dst") == "float32"
+
+    def launch(dense, per_channel, out, stream, block):
+        x = dense[-1]
+        n, c, hw = batch_norm_dims(x.shape)
+        for t, name in zip(dense, op.inputs):
+            if t.shape != x.shape:
+                raise ShapeError("%s: %s has shape %s, x %s"
+                                 % (op.python, name, t.shape, x.shape))
+        fixed = [_bn_rows(op.python, name, t, r, c, x.device)
+                 for t, name, r in per_channel]
+        if stats_out:
+            res = _out(op.python, out, x.device, (rows, c), "float32")
+        else:
+            res = _out(op.python, out, x.device, x.shape, x.dtype)
+        in_place = op.name == "BN_TRAINING_UPDATE"
+        if any(t is not None and t.buffer is res.buffer for t in fixed) or \
+                (not in_place and any(t.buffer is res.buffer for t in dense)):
+            raise InvalidArgumentError("%s cannot write over an input"
+                                       % op.python)
+        addrs = [t.dev_addr for t in dense] + \
+            [0 if t is None else t.dev_addr for t in fixed]
+        addrs += [0] * (3 - len(addrs))
+        names = {"dst": "out"}
+        names.update(("src%d" % i, nm) for i, nm in enumerate(op.inputs))
+        ins = [t for t in list(dense) + fixed if t is not None]
+
+        def task_at(at=0):
+            return opdesc.describe(op, x.dtype, dst=res.dev_addr, srcs=addrs,
+                                   mnk=(n, c, hw), params_at=at, names=names)
+        if block:
+            return _run_with_block(opdesc.pack_params(op, **block), task_at,
+                                   res, stream, ins)
+        return _run(task_at(), res, stream, ins)
+
+    def run(tensors, per_channel, out, stream, **block):
+        ts = _operands(op, tensors, op.inputs)
+        _need_dtype(op.python, ts[0], op.dtypes)
+        copies = _dense_inputs(ts, stream)
+        try:
+            return launch(copies, per_channel, out, stream, block)
+        finally:
+            for c, t in zip(copies, ts):
+                if c is not t:
+                    c.free()
+
+    if op.name == "BN_TRAINING_REDUCE":
+        def fn(x, weight=None, bias=None, eps: float = 1e-5,
+               momentum: float = 0.1, out=None, stream=None
+               ) -> DeviceTensor:
+            """Returns [6, C] float32: mean, invstd, alpha, beta, momentum *
+            mean and momentum * the unbiased variance of x's channels
+            (weight and bias float32 [C], or None)."""
+            if not (math.isfinite(eps) and math.isfinite(momentum)) or \
+                    eps < 0:
+                raise InvalidArgumentError(
+                    "%s: eps must be finite and >= 0 and momentum finite, "
+                    "not %r, %r" % (op.python, eps, momentum))
+            bits = [int(np.array(v, np.float32).view(np.uint32))
+                    for v in (eps, momentum)]
+            return run((x,), ((weight, "weight", 1), (bias, "bias", 1)),
+                       out, stream, eps=bits[0], momentum=bits[1])
+    elif op.name == "BN_TRAINING_UPDATE":
+        def fn(x, coeffs, out=None, stream=None) -> DeviceTensor:
+            """x * alpha + beta per channel, ``coeffs`` [2, C] float32
+            (alpha, beta); ``out`` may be x."""
+            return run((x,), ((coeffs, "coeffs", 2),), out, stream)
+    elif op.name == "BN_TRAINING_UPDATE_GRAD":
+        def fn(dy, x, stats, out=None, stream=None) -> DeviceTensor:
+            """Returns [4, C] float32: the weight's and the bias's
+            gradients, then a copy of ``stats`` [2, C] float32 (mean,
+            invstd): bn_training_reduce_grad's first four rows."""
+            return run((dy, x), ((stats, "stats", 2),), out, stream)
+    else:
+        def fn(dy, x, packed, out=None, stream=None) -> DeviceTensor:
+            """dx, ``packed`` [5, C] float32: the weight's and bias's
+            gradients, mean, invstd (bn_training_update_grad's rows) and
+            the weight."""
+            return run((dy, x), ((packed, "packed", 5),), out, stream)
+    return fn
 
 _U64 = (1 << 64) - 1
 #: davinci.ops' functions of the ops whose operands no kind describes alone
@@ -1301,7 +1418,11 @@ _SPECIAL = {"INDEX_SELECT": _make_index_select, "INDEX_ADD": _make_index_add,
             "FILL": _make_generator, "ARANGE": _make_generator,
             "RANDOM_UNIFORM": _make_generator, "BERNOULLI": _make_generator,
             "RANDOM_NORMAL": _make_generator, "AIPP": _make_aipp,
-            "ADAM": _make_adam, "SGD_MOMENTUM": _make_sgd_momentum}
+            "ADAM": _make_adam, "SGD_MOMENTUM": _make_sgd_momentum,
+            "BN_TRAINING_REDUCE": _make_batch_norm,
+            "BN_TRAINING_UPDATE": _make_batch_norm,
+            "BN_TRAINING_UPDATE_GRAD": _make_batch_norm,
+            "BN_TRAINING_REDUCE_GRAD": _make_batch_norm}
 
 
 def _export(op: OpDef) -> None:

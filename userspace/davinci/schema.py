@@ -31,8 +31,8 @@ FRONTENDS = ("acl", "atc", "torch")
 #: kinds whose operands are typed elements (the compute ops)
 COMPUTE_KINDS = frozenset(("binary", "unary", "matmul", "rows", "reduce",
                            "cast", "view", "conv", "pool", "pool_index",
-                           "index", "generate", "triangle", "aipp", "sort",
-                           "optimizer", "momentum"))
+                           "index", "generate", "triangle", "aipp",
+                           "channels", "sort", "optimizer", "momentum"))
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,11 @@ davinci.ops' CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_WEIGHT (a
 transposed convolution is CONV2D_BACKWARD_INPUT forward, and CONV2D and
 CONV2D_BACKWARD_WEIGHT backward). ``nn.BatchNorm*`` reaches
 ``native_batch_norm`` and ``native_batch_norm_backward`` in training and
-in eval alike. The device has no fused batch norm op, so these are
-compositions of the ops it has; every step is a device task and nothing of
-the tensors' data is touched on the host.
+in eval alike (``_native_batch_norm_legit`` too); they run as the device's
+batch norm ops (BN_TRAINING_REDUCE, BN_TRAINING_UPDATE,
+BN_TRAINING_UPDATE_GRAD, BN_TRAINING_REDUCE_GRAD) beside a few [C] tasks.
+Every step is a device task and nothing of the tensors' data is touched
+on the host.
 """
 
 from __future__ import annotations
@@ -231,19 +233,24 @@ def convolution_backward(dy, x, w, stride, padding, dilation,
 
 # -- batch norm ---------------------------------------------------------------
 #
-# Composition (there is no fused batch norm op yet). CPU torch computes
-# alpha = invstd * weight and beta = bias - mean * alpha per channel and
-# then y = x * alpha + beta; so does this, as [C] tasks and two broadcast
-# tasks over x in its own layout (MUL, ADD: strided, no copy). The
-# per-channel statistics need sums over (N, H, W): x is copied once,
-# permuted, into a dense [C, N*H*W] tensor whose rows REDUCE_SUM sums
-# (mean), then the centred squares' rows (the biased variance: two
-# passes, as CPU torch). The backward's sums (dy, and (x - mean) * dy)
-# are REDUCE_SUMs over such copies too, and grad_input follows CPU torch's
-# formula, ((dy - mean(dy)) - (x - mean) * k) * invstd * w with
-# k = sum((x - mean) dy) invstd^2 / M, as broadcast tasks in x's layout.
-# float16/bfloat16 tensors are computed in float32 (cast on the device)
-# and rounded once into their dtype.
+# The device's batch norm ops (kmod/core/ops.toml, BN_TRAINING_*), one
+# task each over x [N, C, ...] as it lies: training's forward is
+# BN_TRAINING_REDUCE (mean, invstd, alpha = invstd * w, beta = b - mean *
+# alpha and the running statistics' momentum terms, as one [6, C] float32
+# tensor whose rows 0 and 1 are save_mean and save_invstd), then
+# BN_TRAINING_UPDATE (y = x * alpha + beta, as CPU torch) and one AXPY per
+# running statistic (stat := (1 - momentum) * stat + momentum * batch
+# value, the unbiased variance for running_var). Its backward is
+# BN_TRAINING_UPDATE_GRAD (gw, gb and the statistics, rows of a [5, C]
+# tensor), the weight copied into its last row, and
+# BN_TRAINING_REDUCE_GRAD (dx, CPU torch's formula). Eval normalises with
+# alpha and beta from the running statistics ([C] tasks). Statistics and
+# parameters are float32 on the device; float16/bfloat16 parameters are
+# cast on the device, x and y stay in their dtype (summed in float32).
+_BN_OPS = ("bn_training_reduce", "bn_training_update",
+           "bn_training_update_grad", "bn_training_reduce_grad")
+_BN_F32_OPS = ("add", "sub", "mul", "div", "sqrt", "axpy", "cast")
+
 
 def _param_dtype(x, params) -> "torch.dtype | None":
     """The dtype CPU torch gives the statistics: the parameters' (one
@@ -277,13 +284,11 @@ def _bn_on_device(x, params, *tensors) -> "torch.dtype | None":
     for t in tensors:
         if not (_npu_float(t, index, x.dtype) and t.shape == x.shape):
             return None
-    need = ("add", "sub", "mul", "div", "sqrt", "axpy", "reduce_sum",
-            "copy_view", "cast", "identity")
-    if not all(D.serves(index, op, "float32") for op in need) or \
+    name = D.DTYPES[x.dtype]
+    if not all(D.serves(index, op, name) for op in _BN_OPS) or \
+            not all(D.serves(index, op, "float32") for op in _BN_F32_OPS) or \
             not all(D.serves(index, "cast", D.DTYPES[t.dtype])
-                    for t in (x, *[p for p in params if p is not None])) or \
-            not all(D.takes_strided(index, op)
-                    for op in ("add", "sub", "mul")):
+                    for t in params if t is not None):
         return None
     return pdt
 
@@ -297,31 +302,51 @@ def _as_f32(t: "torch.Tensor | None") -> "torch.Tensor | None":
     return out
 
 
-def _invstd(var: torch.Tensor, eps: float) -> torch.Tensor:
-    """1 / sqrt(var + eps) of float32 [C] ``var`` (ADD, SQRT, DIV)."""
+def _into(t: torch.Tensor, row: torch.Tensor) -> None:
+    """Dense float32 ``row`` := [C] ``t`` (a copy, or a cast)."""
+    if t.dtype == F32:
+        D.memcpy(t, row)
+    else:
+        D.cast(t, row)
+
+
+def _stat(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    if t.dtype == dtype:
+        return t
+    out = torch.empty(t.shape, dtype=dtype, device=t.device)
+    D.cast(t, out)
+    return out
+
+
+def _addr(t: "torch.Tensor | None") -> int:
+    return 0 if t is None else D.addr(t)
+
+
+def _update_running(stat: torch.Tensor, term: torch.Tensor,
+                    momentum: float) -> None:
+    """stat := (1 - momentum) * stat + term (BN_TRAINING_REDUCE's momentum
+    * batch value), in place: one AXPY in float32 (a float16/bfloat16 stat
+    cast there and back)."""
+    s = _as_f32(stat)
+    D.axpy(1.0 - momentum, s, term, s)
+    if s is not stat:
+        D.cast(s, stat)
+
+
+def _coeffs_of_running(mean, var, weight, bias, eps: float) -> torch.Tensor:
+    """[2, C] float32 alpha = w / sqrt(var + eps), beta = b - mean * alpha
+    of float32 [C] tensors (ADD, SQRT, DIV, MUL, SUB), as CPU torch's eval
+    (invstd first, then times the weight)."""
+    coeffs = torch.empty((2, mean.shape[0]), dtype=F32, device=mean.device)
+    alpha = coeffs[0]
     v = _ew("add", [var, float(eps)])
     _ew("sqrt", [v], v)
-    return _ew("div", [1.0, v])
-
-
-def _update_running(stat: torch.Tensor, value: torch.Tensor,
-                    momentum: float) -> None:
-    """stat := momentum * value + (1 - momentum) * stat, in place (AXPYs
-    in float32; a float16/bfloat16 stat cast back once)."""
-    s = _as_f32(stat)
-    _ew("axpy", [s, -0.0], s, attr=D._as_float32(1.0 - momentum))
-    _ew("axpy", [value, s], stat, attr=D._as_float32(momentum))
-
-
-def _normalize(x, mean, invstd, weight, bias, out_dtype) -> torch.Tensor:
-    """y = x * alpha + beta with alpha = invstd * weight, beta = bias -
-    mean * alpha per channel (float32 [C]), as CPU torch."""
-    alpha = invstd if weight is None else _ew("mul", [invstd, weight])
-    ma = _ew("mul", [mean, alpha])
-    beta = _ew("sub", [0.0 if bias is None else bias, ma])
-    t = _ew("mul", [x, _per_channel(alpha, x)])
-    y = torch.empty(x.shape, dtype=out_dtype, device=x.device)
-    return _ew("add", [t, _per_channel(beta, x)], y)
+    _ew("div", [1.0, v], alpha)
+    if weight is not None:
+        _ew("mul", [alpha, weight], alpha)
+    _ew("sub", [0.0 if bias is None else bias, _ew("mul", [mean, alpha])],
+        coeffs[1])
+    return coeffs
 
 
 def batch_norm(x, weight, bias, running_mean, running_var, training: bool,
@@ -335,27 +360,28 @@ def batch_norm(x, weight, bias, running_mean, running_var, training: bool,
                                          running_var is not None)):
         x = x.contiguous()
         w32, b32 = _as_f32(weight), _as_f32(bias)
-        if training:
-            rows = channel_rows(x, F32)
-            m = rows.shape[1]
-            mean = _ew("div", [row_sums(rows), float(m)])
-            centred = _ew("sub", [rows, mean.reshape(-1, 1)])
-            _ew("mul", [centred, centred], centred)
-            var_sum = row_sums(centred)
-            invstd = _invstd(_ew("div", [var_sum, float(m)]), eps)
-            if running_mean is not None:
-                _update_running(running_mean, mean, momentum)
-            if running_var is not None:
-                _update_running(running_var, _ew(
-                    "div", [var_sum, float(m - 1)]), momentum)
-        else:
-            mean = _as_f32(running_mean)
-            invstd = _invstd(_as_f32(running_var), eps)
-        y = _normalize(x, mean, invstd, w32, b32, x.dtype)
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
         if not training:
+            coeffs = _coeffs_of_running(_as_f32(running_mean),
+                                        _as_f32(running_var), w32, b32, eps)
+            D.batch_norm("bn_training_update", x, D.addr(y),
+                         (D.addr(x), D.addr(coeffs), 0))
             empty = torch.empty((0,), dtype=pdt, device=x.device)
             return y, empty, empty.clone()
-        return y, _stat(mean, pdt), _stat(invstd, pdt)
+        if w32 is not None and b32 is not None and \
+                w32.untyped_storage().data_ptr() == \
+                b32.untyped_storage().data_ptr():
+            b32 = b32.clone()       # (the op's weight and bias are apart)
+        stats = torch.empty((6, x.shape[1]), dtype=F32, device=x.device)
+        D.batch_norm("bn_training_reduce", x, D.addr(stats),
+                     (D.addr(x), _addr(w32), _addr(b32)), eps=float(eps),
+                     momentum=float(momentum))
+        D.batch_norm("bn_training_update", x, D.addr(y),
+                     (D.addr(x), D.addr(stats[2]), 0))
+        for stat, row in ((running_mean, 4), (running_var, 5)):
+            if stat is not None:
+                _update_running(stat, stats[row], momentum)
+        return y, _stat(stats[0], pdt), _stat(stats[1], pdt)
     # the CPU updates CPU copies of the running statistics: written back
     stats = [s.cpu() if K._is_npu(s) else s
              for s in (running_mean, running_var)]
@@ -368,12 +394,35 @@ def batch_norm(x, weight, bias, running_mean, running_var, training: bool,
     return res
 
 
-def _stat(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    if t.dtype == dtype:
-        return t
-    out = torch.empty(t.shape, dtype=dtype, device=t.device)
-    D.cast(t, out)
-    return out
+def batch_norm_legit(x, weight, bias, running_mean, running_var,
+                     training: bool, momentum: float, eps: float):
+    """aten::_native_batch_norm_legit (torch.compile's and the
+    decompositions' batch norm; _native_batch_norm_legit_no_training
+    reaches it): native_batch_norm's."""
+    return batch_norm(x, weight, bias, running_mean, running_var, training,
+                      momentum, eps)
+
+
+def batch_norm_legit_no_stats(x, weight, bias, training: bool,
+                              momentum: float, eps: float):
+    """aten::_native_batch_norm_legit.no_stats: no running statistics."""
+    return batch_norm(x, weight, bias, None, None, training, momentum, eps)
+
+
+def _stats_rows(mean: torch.Tensor, invstd: torch.Tensor) -> torch.Tensor:
+    """Dense float32 [2, C] rows mean, invstd: the two tensors themselves
+    where they are rows 0 and 1 of one float32 tensor (batch_norm's
+    save_mean and save_invstd), else copied or cast into new rows."""
+    c = mean.shape[0]
+    if mean.dtype == F32 and invstd.dtype == F32 and \
+            mean.untyped_storage().data_ptr() == \
+            invstd.untyped_storage().data_ptr() and \
+            invstd.storage_offset() == mean.storage_offset() + c:
+        return mean.as_strided((2, c), (c, 1))
+    rows = torch.empty((2, c), dtype=F32, device=mean.device)
+    _into(mean, rows[0])
+    _into(invstd, rows[1])
+    return rows
 
 
 def batch_norm_backward(dy, x, weight, running_mean, running_var,
@@ -391,39 +440,44 @@ def batch_norm_backward(dy, x, weight, running_mean, running_var,
                         running_var, save_mean, save_invstd, train, eps,
                         list(mask))
     x, dy = x.contiguous(), dy.contiguous()
-    mean = _as_f32(stats[0])
-    invstd = _as_f32(save_invstd) if train else \
-        _invstd(_as_f32(running_var), eps)
-    w32 = _as_f32(weight)
+    c = x.shape[1]
+    sums = mask[1] or mask[2] or (mask[0] and train)
+    if train:
+        rows = _stats_rows(save_mean, save_invstd)
+    else:
+        rows = torch.empty((2, c), dtype=F32, device=x.device)
+        if sums:
+            _into(running_mean, rows[0])
+        v = _ew("add", [_as_f32(running_var), float(eps)])
+        _ew("sqrt", [v], v)
+        _ew("div", [1.0, v], rows[1])
     gi = gw = gb = None
-    need_sums = mask[1] or mask[2] or (mask[0] and train)
-    if need_sums:
-        dy_rows = channel_rows(dy, F32)
-        m = dy_rows.shape[1]
-        sum_dy = row_sums(dy_rows)
-        centred = _ew("sub", [channel_rows(x, F32), mean.reshape(-1, 1)])
-        _ew("mul", [centred, dy_rows], centred)
-        dotp = row_sums(centred)
+    # gw, gb, mean, invstd (BN_TRAINING_UPDATE_GRAD's), then the weight
+    packed = torch.empty((5, c), dtype=F32, device=x.device)
+    if sums:
+        D.batch_norm("bn_training_update_grad", x, D.addr(packed),
+                     (D.addr(dy), D.addr(x), D.addr(rows)))
     if mask[0]:
         gi = torch.empty(x.shape, dtype=x.dtype, device=x.device)
         if train:
-            k = _ew("div", [_ew("mul", [_ew("mul", [dotp, invstd]),
-                                        invstd]), float(m)])
-            grad_mean = _ew("div", [sum_dy, float(m)])
-            t = _ew("sub", [x, _per_channel(mean, x)])
-            _ew("mul", [t, _per_channel(k, x)], t)
-            u = _ew("sub", [dy, _per_channel(grad_mean, x)])
-            _ew("sub", [u, t], u)
-            if w32 is None:
-                _ew("mul", [u, _per_channel(invstd, x)], gi)
+            if weight is None:
+                D.fill(packed[4], 1.0)
             else:
-                _ew("mul", [u, _per_channel(invstd, x)], u)
-                _ew("mul", [u, _per_channel(w32, x)], gi)
+                _into(weight, packed[4])
+            D.batch_norm("bn_training_reduce_grad", x, D.addr(gi),
+                         (D.addr(dy), D.addr(x), D.addr(packed)))
         else:
-            scale = invstd if w32 is None else _ew("mul", [invstd, w32])
-            _ew("mul", [dy, _per_channel(scale, x)], gi)
+            # dx = dy * (invstd * w): BN_TRAINING_UPDATE with beta 0
+            coeffs = torch.empty((2, c), dtype=F32, device=x.device)
+            if weight is None:
+                D.memcpy(rows[1], coeffs[0])
+            else:
+                _ew("mul", [rows[1], _as_f32(weight)], coeffs[0])
+            D.fill(coeffs[1], 0.0)
+            D.batch_norm("bn_training_update", x, D.addr(gi),
+                         (D.addr(dy), D.addr(coeffs), 0))
     if mask[1]:
-        gw = _stat(_ew("mul", [dotp, invstd]), pdt)
+        gw = _stat(packed[0], pdt)
     if mask[2]:
-        gb = _stat(sum_dy, pdt)
+        gb = _stat(packed[1], pdt)
     return gi, gw, gb

@@ -666,6 +666,35 @@ def adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor,
             srcs=(addr(g), addr(m), addr(v)), count=p.numel(),
             params_at=at, names={"dst": "param", "src0": "grad",
                                  "src1": "exp_avg", "src2": "exp_avg_sq"}))
+# -- batch norm ---------------------------------------------------------------
+_bn_blocks: dict[tuple[float, float], bytes] = {}
+
+
+def batch_norm(op: str, x: torch.Tensor, dst: int, srcs: Sequence[int],
+               eps: "float | None" = None, momentum: float = 0.0) -> None:
+    """One BN_TRAINING_* task of schema op ``op`` over contiguous npu ``x``
+    ([N, C, ...]: its dtype and dims) at device addresses ``dst`` and
+    ``srcs`` (three, 0 for none); ``eps`` (and ``momentum``):
+    bn_training_reduce's parameter block."""
+    n, c, hw = ops.batch_norm_dims(x.shape)
+    index = x.get_device()
+    if eps is None:
+        _submit(index, opdesc.describe(op, DTYPES[x.dtype], dst=dst,
+                                       srcs=srcs, mnk=(n, c, hw)))
+        return
+    key = (eps, momentum)
+    block = _bn_blocks.get(key)
+    if block is None:
+        if len(_bn_blocks) >= 64:       # (momentum None: 1 / batches)
+            _bn_blocks.clear()
+        block = opdesc.pack_params(op, **{
+            k: int(np.array(v, np.float32).view(np.uint32))
+            for k, v in (("eps", eps), ("momentum", momentum))})
+        _bn_blocks[key] = block
+    _devices.context(index).param_blocks.launch(
+        streams.current_stream(index).davinci_stream, block,
+        lambda at: opdesc.describe(op, DTYPES[x.dtype], dst=dst, srcs=srcs,
+                                   mnk=(n, c, hw), params_at=at))
 
 
 # -- indexed ops, generated tensors, the random generator ---------------------

@@ -448,33 +448,51 @@ TABLE: tuple[Entry, ...] = (
            Path(("CONV2D", "CONV2D_BACKWARD_WEIGHT", "COPY_VIEW",
                  "REDUCE_SUM"), "transposed")),
     _entry("native_batch_norm", {"native_batch_norm": C.batch_norm},
-           Path(("COPY_VIEW", "REDUCE_SUM", "DIV", "SUB", "MUL", "ADD",
-                 "SQRT", "AXPY"), "training: [N, C, ...] npu input, "
-                "weight, bias and running statistics of C elements or none, "
-                "x copied permuted to [C, N*H*W], the mean and the centred "
-                "squares' REDUCE_SUMs, running_mean and running_var (the "
-                "unbiased variance) updated in place by AXPYs, y = x * alpha "
-                "+ beta as two broadcast tasks", (torch.float32,)),
-           Path(("COPY_VIEW", "CAST", "REDUCE_SUM", "DIV", "SUB", "MUL",
-                 "ADD", "SQRT", "AXPY"), "as above in float16/bfloat16 "
-                "(parameters of that dtype or float32): computed in float32, "
-                "rounded once", (torch.float16, torch.bfloat16)),
-           Path(("ADD", "SQRT", "DIV", "MUL", "SUB"), "eval: the running "
-                "statistics", (torch.float32,)),
-           Path(("CAST", "ADD", "SQRT", "DIV", "MUL", "SUB"), "eval in "
-                "float16/bfloat16", (torch.float16, torch.bfloat16))),
+           Path(("BN_TRAINING_REDUCE", "BN_TRAINING_UPDATE", "AXPY"),
+                "training: [N, C, ...] npu input, weight, bias and running "
+                "statistics of C elements or none: the statistics (save_mean "
+                "and save_invstd rows of one [6, C] task result), y = x * "
+                "alpha + beta in one task, running_mean and running_var (the "
+                "unbiased variance) one AXPY each", (torch.float32,)),
+           Path(("BN_TRAINING_REDUCE", "BN_TRAINING_UPDATE", "AXPY",
+                 "CAST"), "as above in float16/bfloat16, summed in float32 "
+                "(parameters of that dtype or float32, cast on the device)",
+                (torch.float16, torch.bfloat16)),
+           Path(("ADD", "SQRT", "DIV", "MUL", "SUB", "BN_TRAINING_UPDATE"),
+                "eval: alpha and beta of the running statistics as [C] "
+                "tasks, y in one task", (torch.float32,)),
+           Path(("CAST", "ADD", "SQRT", "DIV", "MUL", "SUB",
+                 "BN_TRAINING_UPDATE"), "eval in float16/bfloat16",
+                (torch.float16, torch.bfloat16))),
+    _entry("_native_batch_norm_legit",
+           {"_native_batch_norm_legit": C.batch_norm_legit,
+            "_native_batch_norm_legit.no_stats":
+            C.batch_norm_legit_no_stats},
+           Path(("BN_TRAINING_REDUCE", "BN_TRAINING_UPDATE", "AXPY"),
+                "as native_batch_norm: training with running statistics",
+                (torch.float32,)),
+           Path(("BN_TRAINING_REDUCE", "BN_TRAINING_UPDATE"), "no_stats: "
+                "training without running statistics, two tasks",
+                (torch.float32,)),
+           Path(("ADD", "SQRT", "DIV", "MUL", "SUB", "BN_TRAINING_UPDATE"),
+                "eval (also _native_batch_norm_legit_no_training, which "
+                "calls it)", (torch.float32,))),
     _entry("native_batch_norm_backward",
            {"native_batch_norm_backward": C.batch_norm_backward},
-           Path(("COPY_VIEW", "REDUCE_SUM", "SUB", "MUL", "DIV"), "training "
-                "(the saved batch statistics): the gradients output_mask "
-                "asks for and no other, sums over [C, N*H*W] copies of x and "
-                "dy, grad_input as CPU torch's formula in broadcast tasks",
-                (torch.float32,)),
-           Path(("COPY_VIEW", "CAST", "REDUCE_SUM", "SUB", "MUL", "DIV"),
-                "training in float16/bfloat16, computed in float32",
+           Path(("BN_TRAINING_UPDATE_GRAD", "MEMCPY",
+                 "BN_TRAINING_REDUCE_GRAD"), "training (the saved batch "
+                "statistics): the gradients output_mask asks for and no "
+                "other, gw and gb in one task, the weight copied beside them "
+                "and dx in one task (statistics not saved by batch_norm "
+                "copied into rows first)", (torch.float32,)),
+           Path(("BN_TRAINING_UPDATE_GRAD", "CAST",
+                 "BN_TRAINING_REDUCE_GRAD"), "training in float16/bfloat16 "
+                "(parameters of that dtype cast into float32 rows)",
                 (torch.float16, torch.bfloat16)),
-           Path(("COPY_VIEW", "REDUCE_SUM", "SUB", "MUL", "ADD", "SQRT",
-                 "DIV"), "eval (the running statistics)", (torch.float32,))),
+           Path(("MEMCPY", "ADD", "SQRT", "DIV", "MUL", "MEMSET",
+                 "BN_TRAINING_UPDATE_GRAD", "BN_TRAINING_UPDATE"),
+                "eval (the running statistics): gw and gb in one task, dx = "
+                "dy * invstd * w in one", (torch.float32,))),
     _entry("bmm", {"bmm": N.bmm},
            Path(("MATMUL",), "3-D npu operands of one dtype, each batch a "
                 "contiguous matrix or the transpose of one: a MATMUL per "

@@ -865,6 +865,10 @@ enum davinci_opcode {
 	DAVINCI_OP_JPEGE_ENCODE = 65,	/* DVPP JPEGE: the NV12 or NV21 picture (@imm) of @count bytes at src0 -> a JPEG at dst, its struct davinci_jpege_result at src1 */
 	DAVINCI_OP_PNGD_DECODE = 66,	/* DVPP PNGD: the PNG of @count bytes at src0 -> dst (RGB888 or RGBA8888 by @imm), its struct davinci_pngd_result at src1 */
 	DAVINCI_OP_AIPP = 67,	/* ATC's AI pre-processing: the @params batch pictures at src0 (u8, the struct davinci_aipp_config at src1 says their format and size) cropped, colour-converted, padded and normalised into dst, NCHW of @dtype */
+	DAVINCI_OP_BN_TRAINING_REDUCE = 68,	/* batch norm's statistics: x[@m,@n,@k] at src0 (N images of C channels of HW elements) -> dst float32 [6,@n]: mean, invstd = 1/sqrt(var + eps) (the biased variance), alpha = invstd * w, beta = b - mean * alpha, momentum * mean, momentum * the unbiased variance; w float32 [@n] at src1 (0: ones), b at src2 (0: zeros) */
+	DAVINCI_OP_BN_TRAINING_UPDATE = 69,	/* batch norm's output: dst[@m,@n,@k] = x * alpha[c] + beta[c] (two roundings in float32, then one to @dtype), x at src0, alpha and beta float32 [2,@n] at src1 (BN_TRAINING_REDUCE's rows 2 and 3); in place allowed */
+	DAVINCI_OP_BN_TRAINING_UPDATE_GRAD = 70,	/* batch norm's parameter gradients: dy[@m,@n,@k] at src0, x at src1, float32 [2,@n] mean and invstd at src2 -> dst float32 [4,@n]: gw = sum((x - mean) * dy) * invstd (the weight's), gb = sum(dy) (the bias's), then mean and invstd (BN_TRAINING_REDUCE_GRAD's rows) */
+	DAVINCI_OP_BN_TRAINING_REDUCE_GRAD = 71,	/* batch norm's input gradient: dst[@m,@n,@k] = ((dy - gb / M) - (x - mean) * (gw * invstd / M)) * invstd * w, M = @m * @k, dy at src0, x at src1, float32 [5,@n] gw, gb, mean, invstd, w at src2 */
 	DAVINCI_OP_ADAM = 72,	/* one Adam (AdamW) step of @count elements in place: param @dst, grad @src0, exp_avg @src1, exp_avg_sq @src2; writes dst, src1 and src2 */
 	DAVINCI_OP_SGD_MOMENTUM = 73,	/* one SGD step with momentum of @count elements in place: param @dst, grad @src0, momentum_buffer @src1; writes dst and src1 */
 	DAVINCI_OP_ARGSORT = 74,	/* dst[m,k] (int64) = the indices of the first @k elements of each row of src0[m,n] in stable sorted order (@imm: ascending or descending; equal elements keep their order, -0 equals +0, a NaN is largest) */
@@ -1239,6 +1243,19 @@ struct davinci_params_aipp {
 };
 
 #define DAVINCI_PARAMS_AIPP_VERSION	1
+
+/**
+ * struct davinci_params_bn_training_reduce - DAVINCI_OP_BN_TRAINING_REDUCE's parameter block
+ * @eps: the float32 added to the variance, its bits: finite, not negative
+ * @momentum: the float32 rows 4 and 5 scale the batch statistics by, its
+ *	bits: finite
+ */
+struct davinci_params_bn_training_reduce {
+	__u32 eps;
+	__u32 momentum;
+};
+
+#define DAVINCI_PARAMS_BN_TRAINING_REDUCE_VERSION	1
 
 /**
  * struct davinci_params_adam - DAVINCI_OP_ADAM's parameter block
