@@ -338,6 +338,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
         raise DTypeError("%s writes %s, not %s" % (name, dtype, dst_dtype))
     if op.imm is not None:
         if attr is None:
+            attr = op.imm.default
+        if attr is None:
             raise InvalidArgumentError("%s needs its %s" % (name,
                                                            op.imm.name))
         try:

@@ -42,6 +42,9 @@ class Attr:
     name: str
     type: str
     values: tuple[str, ...] = ()
+    #: the value a caller that names none gets (CONV2D's epilogue NONE),
+    #: or None: the attribute is required
+    default: str | None = None
 
     def encode(self, value) -> int:
         """The ``imm`` field for ``value`` (an enum takes its name or
@@ -210,7 +213,8 @@ def _opdef(row: dict) -> OpDef:
     attr = None
     if imm:
         attr = Attr(imm["name"], imm["type"],
-                    tuple(v["name"] for v in imm.get("values", ())))
+                    tuple(v["name"] for v in imm.get("values", ())),
+                    imm.get("default"))
     return OpDef(
         name=row["name"], opcode=row["opcode"], doc=row["doc"],
         kind=row["kind"], dtypes=tuple(row["dtypes"]),

@@ -824,7 +824,7 @@ enum davinci_opcode {
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
 	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
 	DAVINCI_OP_IDENTITY = 26,	/* dst = src0, @count elements */
-	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s] */
+	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s], + src2 bias[k] if set, then @imm's epilogue */
 	DAVINCI_OP_CONV2D_BACKWARD_INPUT = 28,	/* dst dx[n,c,h,w] = CONV2D's input gradient from src0 dy[n,k,oh,ow] and src1 w */
 	DAVINCI_OP_CONV2D_BACKWARD_WEIGHT = 29,	/* dst dw[k,c/groups,r,s] = CONV2D's weight gradient from src0 x and src1 dy */
 	DAVINCI_OP_MAXPOOL2D = 30,	/* dst[n,c,oh,ow] = max of each window of src0 x[n,c,h,w]; int64 argmax indices with @dst_dtype INT64 */
@@ -881,6 +881,16 @@ enum davinci_opcode {
 #define DAVINCI_CMP_GT	4	/* src0 > src1 */
 #define DAVINCI_CMP_GE	5	/* src0 >= src1 */
 #define DAVINCI_CMP_COUNT	6
+
+/*
+ * DAVINCI_OP_CONV2D's epilogue (struct davinci_task.imm). What runs on each
+ * output after its sum (and the bias, added as ADD adds: rounded once to
+ * @dtype), while its tile is in cache: exactly the bytes of CONV2D, ADD of
+ * the broadcast bias, then the epilogue's op.
+ */
+#define DAVINCI_CONV2D_NONE	0	/* the sum (plus bias) as it is */
+#define DAVINCI_CONV2D_RELU	1	/* then RELU: max(y, 0), NaN and -0 kept */
+#define DAVINCI_CONV2D_COUNT	2
 
 /*
  * DAVINCI_OP_GELU's approximate (struct davinci_task.imm). Which GELU: torch's

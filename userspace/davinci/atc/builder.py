@@ -348,6 +348,8 @@ class GearBuilder:
         imm = 0
         if opdef.imm is not None:
             if attr is None:
+                attr = opdef.imm.default
+            if attr is None:
                 raise InvalidArgumentError("%s needs its %s" % (
                     opdef.name, opdef.imm.name))
             try:
