@@ -260,7 +260,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
              names: "dict[str, str] | None" = None,
              label: str | None = None,
              params_at: int = 0,
-             strided: "Strided | None" = None) -> _uapi.davinci_task:
+             strided: "Strided | None" = None,
+             src2: int = 0) -> _uapi.davinci_task:
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
@@ -273,8 +274,9 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     op's parameter block (:func:`pack_params`), for an op that takes one,
     or of ``strided``'s block (:meth:`Strided.pack`): with ``strided`` the
     operands are strided tensors and ``count``, if given, must be its
-    count.
-    ``names`` maps dst/src0/src1 to the caller's names for messages,
+    count. ``src2`` is the device address of the third operand of an op
+    that takes one (CONV2D's bias; 0: none).
+    ``names`` maps dst/src0/src1/src2 to the caller's names for messages,
     ``label`` the caller's name of the op in them (default: its davinci.ops
     name). Raises DTypeError, ShapeError, InvalidArgumentError or
     MisalignedOperandError; nothing is submitted.
@@ -293,6 +295,11 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     fields: dict = {"dtype": DTYPE_CODES[dtype], "dst": int(dst)}
     for i, src in enumerate(srcs):
         fields["src%d" % i] = int(src)
+    if src2:
+        if "src2" not in op.uses:
+            raise InvalidArgumentError("%s takes no third operand (src2)"
+                                       % name)
+        fields["src2"] = int(src2)
     if op.kind == "matmul":
         if mnk is None:
             raise InvalidArgumentError("%s needs (m, n, k)" % name)
@@ -457,6 +464,8 @@ def check_alignment(task, op: str | None = None,
         fields[2] = ("src1", "int64")   # MAXPOOL2D_BACKWARD's indices
     if opdef.kind == "aipp":            # a picture's bytes, u32 fields
         fields[1:] = [("src0", "uint8"), ("src1", "int32")]
+    if "src2" in opdef.uses:            # CONV2D's bias: of its dtype
+        fields.append(("src2", src))
     for field, dtype in fields:
         addr = int(getattr(task, field))
         align = ITEMSIZES[dtype]
