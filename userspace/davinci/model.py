@@ -126,7 +126,8 @@ class Model:
         tasks = np.zeros(len(ops), TASK_DTYPE)
         nin = len(om.inputs)
         patches: dict[str, tuple[list[int], list[int]]] = {
-            "dst": ([], []), "src0": ([], []), "src1": ([], [])}
+            "dst": ([], []), "src0": ([], []), "src1": ([], []),
+            "src2": ([], [])}
         for row, o in enumerate(ops):
             tk = tasks[row]
             tk["opcode"], tk["dtype"], tk["dst_dtype"] = \
@@ -137,7 +138,7 @@ class Model:
                 tk["params"] = self._params.dev_addr + o.params
                 tk["params_size"] = len(om.block(o))
                 tk["params_version"] = F.block_version(o)
-            for name in ("dst", "src0", "src1"):
+            for name in ("dst", "src0", "src1", "src2"):
                 tid = getattr(o, name)
                 if tid == F.NO_TENSOR:
                     continue
