@@ -23,6 +23,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
+import davinci  # noqa: E402
 from davinci import atc, omfile, schema  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
@@ -395,3 +396,15 @@ def test_a_format_1_1_file_still_loads_and_1_2_needs_its_records(dev, rng):
         bad[10:12] = minor.to_bytes(2, "little")
         with pytest.raises(omfile.ModelFormatError):
             omfile.parse(bytes(bad))
+
+
+def test_a_model_with_biases_at_src2_is_refused_by_an_older_driver(
+        dev, rng, monkeypatch):
+    """A driver before ABI 1.10 announces no third operand: the loader
+    refuses the model up front, saying why, instead of failing each run."""
+    import dataclasses
+    caps = dataclasses.replace(dev.capabilities(), src2_ops=frozenset())
+    monkeypatch.setattr(dev, "capabilities", lambda: caps)
+    data = atc.convert(_small_cnn(rng))
+    with pytest.raises(davinci.InvalidArgumentError, match="src2"):
+        Model(dev, data)

@@ -47,9 +47,11 @@
  * DAVINCI_PARAMS_MAX 512 (was 256). 8: DAVINCI_TRACE_TASK_HELP, the
  * share of a task's chunks another AI core ran. 9: struct davinci_task's
  * @src2 (was @reserved[0]), the third operand of an op whose kind has
- * one (DAVINCI_IOCTL_GET_CAP announces the op).
+ * one (DAVINCI_IOCTL_GET_CAP announces the op). 10: CONV2D's bias at
+ * @src2 and its epilogue in @imm (DAVINCI_CONV2D_RELU);
+ * DAVINCI_CAP_OP_SRC2, which announces an op's third operand.
  */
-#define DAVINCI_ABI_MINOR 9
+#define DAVINCI_ABI_MINOR 10
 
 /*
  * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
@@ -190,6 +192,10 @@ struct davinci_limits {
  *
  * DAVINCI_CAP_STRIDED: a mask of the struct davinci_params_strided
  * versions the driver takes (bit v: version v), 0 before ABI 1.7.
+ *
+ * DAVINCI_CAP_OP_SRC2, @index an opcode: 1 when it takes a third operand
+ * at struct davinci_task's @src2 (CONV2D's bias, ABI 1.10), else 0; a
+ * driver before ABI 1.10 answers -EINVAL: no op of it takes one.
  */
 #define DAVINCI_CAP_OPCODES	0
 #define DAVINCI_CAP_OP_DTYPES	1
@@ -197,12 +203,13 @@ struct davinci_limits {
 #define DAVINCI_CAP_DTYPES	3
 #define DAVINCI_CAP_OP_FLAGS	4
 #define DAVINCI_CAP_STRIDED	5
+#define DAVINCI_CAP_OP_SRC2	6
 
 /**
  * struct davinci_cap - one capability of the driver (DAVINCI_IOCTL_GET_CAP)
  * @query: in: DAVINCI_CAP_*; -EINVAL for any other
- * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES, DAVINCI_CAP_OP_PARAMS
- *	and DAVINCI_CAP_OP_FLAGS,
+ * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES, DAVINCI_CAP_OP_PARAMS,
+ *	DAVINCI_CAP_OP_FLAGS and DAVINCI_CAP_OP_SRC2,
  *	below DAVINCI_CAP_OPCODES' answer, else -EINVAL; zero for the other
  *	queries, else -EINVAL
  * @value: out: the answer (see DAVINCI_CAP_*)
