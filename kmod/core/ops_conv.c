@@ -285,7 +285,8 @@ static void conv_epilogue_f32(float *restrict d, size_t n, float b,
 /*
  * CONV2D's epilogue on a finished tile of one GEMM: rows [@r0, @r1) of
  * output channels from @ch (the GEMM's first) over columns [@j0, @j1) of
- * the GEMM's y (@y, @ohw columns a row), while the tile is in cache. Each
+ * the GEMM's y (@y, @ohw columns a row), right after the GEMM stored
+ * them: one tile, in cache, or the whole tiles a chunk ran as one GEMM. Each
  * element is what ADD of the broadcast @bias (NULL: none) gives from the
  * stored sum, rounded once to the dtype, then RELU's of that (@relu):
  * the bytes of CONV2D, ADD and RELU as three tasks (NUMERICS.md).

@@ -769,9 +769,9 @@ OPS = ({'acl': {},
           'doc': 'What runs on each\n'
                  'output after its sum (and the bias, added as ADD adds: '
                  'rounded once to\n'
-                 '@dtype), while its tile is in cache: exactly the bytes of '
-                 'CONV2D, ADD of\n'
-                 "the broadcast bias, then the epilogue's op.",
+                 '@dtype), on each tile of y as the kernel stores it: the '
+                 'bytes of CONV2D,\n'
+                 "ADD of the broadcast bias, then the epilogue's op.",
           'name': 'epilogue',
           'type': 'enum',
           'values': [{'doc': 'the sum (plus bias) as it is', 'name': 'NONE'},

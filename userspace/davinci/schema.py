@@ -180,8 +180,10 @@ class OpDef:
     def takes_attr(self) -> bool:
         """davinci.ops' function takes the op's attribute first: it has
         one, and not an indexed op's index dtype, which its index tensor
-        names."""
-        return self.imm is not None and self.kind != "index"
+        names, nor an attribute with a default (CONV2D's epilogue: its
+        function's ``relu=``)."""
+        return self.imm is not None and self.kind != "index" and \
+            self.imm.default is None
 
     @property
     def floats_only(self) -> bool:

@@ -892,8 +892,8 @@ enum davinci_opcode {
 /*
  * DAVINCI_OP_CONV2D's epilogue (struct davinci_task.imm). What runs on each
  * output after its sum (and the bias, added as ADD adds: rounded once to
- * @dtype), while its tile is in cache: exactly the bytes of CONV2D, ADD of
- * the broadcast bias, then the epilogue's op.
+ * @dtype), on each tile of y as the kernel stores it: the bytes of CONV2D,
+ * ADD of the broadcast bias, then the epilogue's op.
  */
 #define DAVINCI_CONV2D_NONE	0	/* the sum (plus bias) as it is */
 #define DAVINCI_CONV2D_RELU	1	/* then RELU: max(y, 0), NaN and -0 kept */
