@@ -77,7 +77,7 @@ FRONTENDS = ("acl", "atc", "torch")
 FIELDS = {"name", "opcode", "doc", "kind", "dtypes", "dst_dtypes", "flags",
           "kernel", "imm",
           "max_count", "event", "python", "inputs", "acl", "acl_inputs",
-          "not_in", "params", "params_of", "operand_dtypes"}
+          "not_in", "params", "params_of", "operand_dtypes", "src2"}
 #: C types of parameter-block fields, and their bytes
 PARAM_TYPES = {"u32": ("__u32", 4), "u64": ("__u64", 8)}
 #: the largest block (DAVINCI_PARAMS_MAX of davinci.h)
@@ -155,9 +155,21 @@ def load(path: str = SCHEMA) -> list[dict]:
         if op["kind"] in ENGINE_KINDS and "python" not in op:
             raise SchemaError("%s: an engine op has a davinci.ops name"
                               % where)
+        src2 = op.get("src2")
+        if src2 is not None and (not isinstance(src2, dict) or
+                                 set(src2) != {"name", "doc"} or
+                                 "SRC2" in USES[op["kind"]]):
+            raise SchemaError("%s: src2 is {name, doc}, a third operand "
+                              "its kind lacks" % where)
         imm = op.get("imm")
         if imm and imm["type"] not in IMM_TYPES:
             raise SchemaError("%s: imm type %r" % (where, imm["type"]))
+        if imm and "default" in imm and (imm["type"] != "enum" or
+                                         imm["default"] not in [
+                                             v["name"] for v in
+                                             imm["values"]]):
+            raise SchemaError("%s: an imm's default is one of its enum's "
+                              "values" % where)
         for frontend in op.get("not_in", {}):
             if frontend not in FRONTENDS:
                 raise SchemaError("%s: not_in names %r, none of %s"
@@ -400,6 +412,8 @@ def table_text(ops: list[dict], dtypes: list[dict]) -> str:
         uses = ["DV_U_" + u for u in USES[op["kind"]]]
         if op.get("max_count") and "DV_U_COUNT" not in uses:
             uses.append("DV_U_COUNT")
+        if op.get("src2"):
+            uses.append("DV_U_SRC2")
         if op.get("imm"):
             uses.append("DV_U_IMM")
         if op.get("event"):
@@ -449,7 +463,7 @@ def python_text(ops: list[dict], dtypes: list[dict]) -> str:
             if "dst_dtypes" in op else ()
         row["uses"] = tuple(u.lower() for u in USES[op["kind"]]) + \
             (("count",) if op.get("max_count") and op["kind"] == "none"
-             else ())
+             else ()) + (("src2",) if op.get("src2") else ())
         row.setdefault("flags", [])
         row["flags"] = tuple(row["flags"])
         row.setdefault("acl", {})

@@ -47,6 +47,11 @@ static int dv_cap_answer(struct davinci_cap *c)
 			return -EINVAL;
 		c->value = dv_opcodes[c->index].flags;
 		return 0;
+	case DAVINCI_CAP_OP_SRC2:
+		if (c->index >= DAVINCI_OP_COUNT)
+			return -EINVAL;
+		c->value = !!(dv_opcodes[c->index].uses & DV_U_SRC2);
+		return 0;
 	case DAVINCI_CAP_STRIDED:
 		if (c->index)
 			return -EINVAL;

@@ -252,9 +252,10 @@ const struct dv_opcode_info dv_opcodes[DAVINCI_OP_COUNT] = {
 		.kernel = dv_opk_copy,
 	},
 	[DAVINCI_OP_CONV2D] = {
-		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1,
+		.uses = DV_U_DST | DV_U_SRC0 | DV_U_SRC1 | DV_U_SRC2 | DV_U_IMM,
 		.dtypes = DV_DT_FLOATS,
 		.flags = DAVINCI_TASK_F_NOTIFY,
+		.max_imm = DAVINCI_CONV2D_COUNT - 1,
 		.params_size = sizeof(struct davinci_params_conv2d),
 		.params_version = DAVINCI_PARAMS_CONV2D_VERSION,
 		.check_params = dv_op_check_conv2d,

@@ -606,7 +606,7 @@ static int dv_op_extent_channels(const struct davinci_task *task, u64 es,
  * @task: a task that passed dv_op_validate()
  * @params: the copy of its parameter block that passed
  *	dv_op_check_params(), NULL for an op without one
- * @ext: out: bytes at dst, src0 and src1 (0 for an unused operand)
+ * @ext: out: bytes at dst, src0, src1 and src2 (0 for an unused operand)
  *
  * Elementwise ops may run in place (dst equal to a source) but a partial
  * overlap of dst with a source is refused; MATMUL, SOFTMAX, LOG_SOFTMAX,
@@ -730,6 +730,9 @@ int dv_op_extent(const struct davinci_task *task, const void *params,
 		    !dv_mul_u64(e[1], es, &ext->src0) ||
 		    !dv_mul_u64(e[2], es, &ext->src1))
 			return -EINVAL;
+		/* CONV2D's bias: k elements (a zero src2: none) */
+		if (task->src2 && (dv_opcodes[task->opcode].uses & DV_U_SRC2))
+			ext->src2 = (u64)conv.p->k * es;
 		break;
 	case DV_SHAPE_POOL:
 	case DV_SHAPE_POOL_INDEX:

@@ -383,6 +383,88 @@ static void conv_pack_b_bwd_w(const struct dv_mm *mm, size_t k0, size_t kc,
 	conv_zero_tail(out, kc, cols, nr);
 }
 
+/* elements of y the epilogue widens at a time (a float16 tile row) */
+#define CONV_EPI_BLK	64
+
+/* RELU's float32 result: NaN and -0 kept (ops_elementwise.c's f32_relu) */
+static inline float conv_relu(float x)
+{
+	return dv_canon_nan((x >= 0.0f || x != x) ? x : 0.0f);
+}
+
+/*
+ * @n float32 outputs at @d: + @b as ADD's f32_add (when @bias), then
+ * RELU's (when @relu). Simple loops of a multiple of 8 first, which the
+ * gcc -O2 vectoriser takes, as ops_elementwise.c's; the tail computes the
+ * same expression.
+ */
+static void conv_epilogue_f32(float *restrict d, size_t n, float b,
+			      bool bias, bool relu)
+{
+	size_t i, nb = n & ~(size_t)7;
+
+	if (bias && relu) {
+		for (i = 0; i < nb; i++)
+			d[i] = conv_relu(dv_canon_nan(d[i] + b));
+		for (; i < n; i++)
+			d[i] = conv_relu(dv_canon_nan(d[i] + b));
+	} else if (bias) {
+		for (i = 0; i < nb; i++)
+			d[i] = dv_canon_nan(d[i] + b);
+		for (; i < n; i++)
+			d[i] = dv_canon_nan(d[i] + b);
+	} else {
+		for (i = 0; i < nb; i++)
+			d[i] = conv_relu(d[i]);
+		for (; i < n; i++)
+			d[i] = conv_relu(d[i]);
+	}
+}
+
+/*
+ * CONV2D's epilogue on a finished tile of one GEMM: rows [@r0, @r1) of
+ * output channels from @ch (the GEMM's first) over columns [@j0, @j1) of
+ * the GEMM's y (@y, @ohw columns a row), right after the GEMM stored
+ * them: one tile, in cache, or the whole tiles a chunk ran as one GEMM. Each
+ * element is what ADD of the broadcast @bias (NULL: none) gives from the
+ * stored sum, rounded once to the dtype, then RELU's of that (@relu):
+ * the bytes of CONV2D, ADD and RELU as three tasks (NUMERICS.md).
+ */
+static void conv_epilogue(u8 dtype, void *y, const void *bias, u64 ch,
+			  u64 r0, u64 r1, u64 ohw, u64 j0, u64 j1, bool relu)
+{
+	float tmp[CONV_EPI_BLK];
+	u64 r, j, i, len;
+
+	for (r = r0; r < r1; r++) {
+		float b = bias ? conv_ld(dtype, bias, ch + r) : 0.0f;
+		u64 row = r * ohw;
+
+		if (dtype == DAVINCI_DTYPE_FLOAT32) {
+			conv_epilogue_f32((float *)y + row + j0,
+					  (size_t)(j1 - j0), b, bias, relu);
+			continue;
+		}
+		for (j = j0; j < j1; j += len) {
+			len = j1 - j < CONV_EPI_BLK ? j1 - j : CONV_EPI_BLK;
+			dv_widen(dtype, y, row + j, tmp, len);
+			if (bias) {
+				for (i = 0; i < len; i++)
+					tmp[i] = dv_canon_nan(tmp[i] + b);
+				/* ADD's result is stored, rounded, first */
+				dv_narrow(dtype, y, row + j, tmp, len);
+				if (relu)
+					dv_widen(dtype, y, row + j, tmp, len);
+			}
+			if (!relu)
+				continue;
+			for (i = 0; i < len; i++)
+				tmp[i] = conv_relu(tmp[i]);
+			dv_narrow(dtype, y, row + j, tmp, len);
+		}
+	}
+}
+
 /*
  * A 1 x 1 convolution at stride 1 without padding: its img2col is the
  * image itself, x[n][c] a [c, h*w] matrix (and dy[n][k] one [k, h*w]).
@@ -401,8 +483,10 @@ static bool conv_pointwise(const struct davinci_params_conv2d *p)
  */
 static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 			   const void *src0, const void *src1,
-			   const struct dv_conv *g, u64 begin, u64 end)
+			   const void *bias, const struct dv_conv *g,
+			   u64 begin, u64 end)
 {
+	bool relu = t->imm == DAVINCI_CONV2D_RELU;
 	const struct davinci_params_conv2d *p = g->p;
 	u64 es = t->dtype == DAVINCI_DTYPE_FLOAT32 ? 4 : 2;
 	u64 ohw = (u64)g->oh * g->ow, blocks, tiles, u, last;
@@ -444,8 +528,13 @@ static void conv_fwd_tiles(const struct davinci_task *t, void *dst,
 			   mm.j_begin + span * DV_CONV_TILE_COLS : ohw;
 		cg.xoff = (img * p->c + grp * g->cg) * p->h * p->w;
 		mm.b = (const u8 *)src0 + cg.xoff * es;
-		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS,
-			   row_end < g->kg ? row_end : g->kg);
+		if (row_end > g->kg)
+			row_end = g->kg;
+		dv_mm_rows(&mm, block * DV_CONV_TILE_ROWS, row_end);
+		if (bias || relu)
+			conv_epilogue(t->dtype, mm.c, bias, grp * g->kg,
+				      block * DV_CONV_TILE_ROWS, row_end, ohw,
+				      mm.j_begin, mm.j_end, relu);
 	}
 }
 
@@ -466,11 +555,11 @@ DV_OP_KERNEL(conv)
 	struct dv_mm mm;
 	u64 rs, u, seg, first, last, img, grp;
 
-	(void)src2;
 	if (dv_conv_geom(p, &g))
 		return;
 	if (t->opcode == DAVINCI_OP_CONV2D) {
-		conv_fwd_tiles(t, dst, src0, src1, &g, begin, end);
+		/* src2: the bias, or NULL (the gradients take none) */
+		conv_fwd_tiles(t, dst, src0, src1, src2, &g, begin, end);
 		return;
 	}
 	rs = (u64)p->r * p->s;

@@ -7,7 +7,9 @@ CNN of them all, and the light model-zoo CNNs of the onnx package
 (onnx/backend/test/data/light) against their expected outputs with the
 onnx backend tests' tolerance. The models' parameter blocks live in the
 .om file's PARAMS section (format 1.1); a damaged block is refused at
-load, never run."""
+load, never run. A Conv, its bias (or a folded BatchNormalization's
+shift) and a Relu that alone reads it are one CONV2D task, its src2 and
+epilogue (format 1.2); files of formats 1.0 and 1.1 still load."""
 
 import os
 import subprocess
@@ -21,6 +23,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
+import davinci  # noqa: E402
 from davinci import atc, omfile, schema  # noqa: E402
 from davinci.model import Model  # noqa: E402
 
@@ -277,10 +280,10 @@ def test_a_format_1_0_file_still_loads(dev, rng):
 
 
 def test_a_batch_norm_after_a_conv_is_folded_into_its_weights(dev, rng):
-    """Conv + inference BatchNormalization convert to one CONV2D and its
-    bias ADD (davinci/atc/fuse.py), no MUL, and still match the
-    reference; a BatchNormalization whose input a second node reads
-    stays a MUL and an ADD."""
+    """Conv + inference BatchNormalization convert to one CONV2D with its
+    bias (davinci/atc/fuse.py), no MUL, and still match the reference; a
+    BatchNormalization whose input a second node reads stays a MUL and an
+    ADD."""
     c = 4
     stats = [("s", _rand(rng, c)), ("b", _rand(rng, c)), ("m", _rand(rng, c)),
              ("v", np.abs(_rand(rng, c)) + 0.5),
@@ -297,3 +300,111 @@ def test_a_batch_norm_after_a_conv_is_folded_into_its_weights(dev, rng):
         om = omfile.parse(atc.convert(m))
         assert sum(o.opcode == mul for o in om.ops) == muls
         _check(dev, m, {"x": _rand(rng, 2, 3, 6, 5)}, rtol=1e-4, atol=1e-5)
+
+
+def _ops_of(om) -> list[str]:
+    return [schema.by_opcode(o.opcode).name for o in om.ops]
+
+
+@pytest.mark.parametrize("bias,bn", [(True, False), (False, True),
+                                     (True, True), (False, False)])
+def test_conv_its_bias_its_batch_norm_and_its_relu_are_one_task(
+        dev, rng, bias, bn):
+    """Conv (+ B) (+ a folded BatchNormalization) + Relu: one CONV2D, its
+    bias (B, or the BatchNormalization's shift) at src2 and RELU its
+    epilogue, matching the reference."""
+    c = 6
+    inits = [("w", _rand(rng, c, 3, 3, 3, scale=0.3)), ("cb", _rand(rng, c)),
+             ("s", _rand(rng, c)), ("b", _rand(rng, c)),
+             ("m", _rand(rng, c)), ("v", np.abs(_rand(rng, c)) + 0.5)]
+    nodes = [_n("Conv", ["x", "w", "cb"] if bias else ["x", "w"], ["c"],
+                pads=[1, 1, 1, 1])]
+    if bn:
+        nodes.append(_n("BatchNormalization", ["c", "s", "b", "m", "v"],
+                        ["n"]))
+    nodes.append(_n("Relu", ["n" if bn else "c"], ["y"]))
+    m = model(nodes, [("x", [2, 3, 7, 6])], [("y", [2, c, 7, 6])], inits,
+              opset=15)
+    om = omfile.parse(atc.convert(m))
+    assert _ops_of(om) == ["CONV2D"]
+    o = om.ops[0]
+    assert o.imm == schema.by_name("CONV2D").imm.encode("RELU")
+    assert (o.src2 != omfile.NO_TENSOR) == (bias or bn)
+    assert atc.convert(m)[10:12] == ((2 if bias or bn else 1)
+                                     ).to_bytes(2, "little")
+    _check(dev, m, {"x": _rand(rng, 2, 3, 7, 6)}, rtol=1e-4, atol=1e-5)
+
+
+def test_a_relu_is_fused_only_when_it_alone_reads_the_conv(dev, rng):
+    """A Conv whose output a second node (or the graph) also reads keeps
+    it: its Relu stays a RELU task, and both outputs match."""
+    inits = [("w", _rand(rng, 4, 3, 3, 3, scale=0.3)), ("cb", _rand(rng, 4))]
+    conv = _n("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1])
+    relu = _n("Relu", ["c"], ["y"])
+    also_read = model([conv, relu, _n("Neg", ["c"], ["z"])],
+                      [("x", [1, 3, 5, 5])],
+                      [("y", [1, 4, 5, 5]), ("z", [1, 4, 5, 5])], inits)
+    an_output = model([conv, relu], [("x", [1, 3, 5, 5])],
+                      [("y", [1, 4, 5, 5]), ("c", [1, 4, 5, 5])], inits)
+    for m in (also_read, an_output):
+        om = omfile.parse(atc.convert(m))
+        names = _ops_of(om)
+        assert names.count("RELU") == 1 and names.count("CONV2D") == 1
+        conv_op = om.ops[names.index("CONV2D")]
+        assert conv_op.imm == 0 and conv_op.src2 != omfile.NO_TENSOR
+        _check(dev, m, {"x": _rand(rng, 1, 3, 5, 5)})
+
+
+def test_a_models_own_fusion_attribute_is_not_taken(dev, rng):
+    """Only the fusion pass marks a Conv: the attribute on a model's own
+    Conv is dropped, so no RELU is run that the model does not ask for."""
+    from davinci.atc.fuse import FUSED_RELU
+    node = _n("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    node.attribute.extend([helper.make_attribute(FUSED_RELU, 1)])
+    m = model([node], [("x", [1, 3, 5, 5])], [("y", [1, 4, 5, 5])],
+              [("w", _rand(rng, 4, 3, 3, 3))])
+    om = omfile.parse(atc.convert(m))
+    assert om.ops[0].imm == 0
+    x = _rand(rng, 1, 3, 5, 5)
+    with Model(dev, atc.convert(m)) as mod:
+        got, = mod.run([x])
+    assert (got < 0).any()
+
+
+def test_a_format_1_1_file_still_loads_and_1_2_needs_its_records(dev, rng):
+    """A model without a src2 is written as format 1.1 (52-byte op
+    records), which loads as before; a 1.2 file read as 1.1 (or a minor
+    this reader does not know) is refused, never run."""
+    m = _small_cnn(rng)
+    x = _rand(rng, 2, 3, 12, 12)
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    data = bytearray(atc.convert(m))
+    assert data[10:12] == (2).to_bytes(2, "little")
+    om = omfile.parse(bytes(data))
+    for o in om.ops:        # the same model without its fused biases
+        o.src2 = omfile.NO_TENSOR
+    old = omfile.serialize(om)
+    assert old[10:12] == (1).to_bytes(2, "little")
+    with Model(dev, old) as mod:
+        got, = mod.run([x])
+    assert got.shape == want.shape      # loads and runs, biases left out
+    with Model(dev, bytes(data)) as mod:
+        got, = mod.run([x])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for minor in (1, 3):
+        bad = bytearray(data)
+        bad[10:12] = minor.to_bytes(2, "little")
+        with pytest.raises(omfile.ModelFormatError):
+            omfile.parse(bytes(bad))
+
+
+def test_a_model_with_biases_at_src2_is_refused_by_an_older_driver(
+        dev, rng, monkeypatch):
+    """A driver before ABI 1.10 announces no third operand: the loader
+    refuses the model up front, saying why, instead of failing each run."""
+    import dataclasses
+    caps = dataclasses.replace(dev.capabilities(), src2_ops=frozenset())
+    monkeypatch.setattr(dev, "capabilities", lambda: caps)
+    data = atc.convert(_small_cnn(rng))
+    with pytest.raises(davinci.InvalidArgumentError, match="src2"):
+        Model(dev, data)

@@ -39,6 +39,19 @@ def test_the_driver_announces_the_schema(dev):
     assert set(caps.dtype_names) == set(opdesc.DTYPE_CODES)
 
 
+def test_the_ops_with_a_third_operand_are_announced(dev):
+    """DAVINCI_CAP_OP_SRC2 (ABI 1.10): CONV2D's bias, and no other op's
+    until the schema gives one a src2; capabilities() reads it."""
+    caps = dev.capabilities()
+    for op in schema.OPS:
+        want = "src2" in op.uses
+        assert _raw(dev, _uapi.DAVINCI_CAP_OP_SRC2, op.opcode) == (
+            0, int(want)), op.name
+        assert caps.takes_src2(op) == want, op.name
+    assert caps.takes_src2("conv2d")
+    assert not caps.takes_src2("conv2d_backward_input")
+
+
 def test_every_op_the_schema_declares_is_announced_by_the_ioctl(dev):
     """The raw answers: each opcode's mask is the schema's, because the
     driver answers from the table the schema generates."""
@@ -240,7 +253,8 @@ def test_the_doorbell_takes_what_is_announced_and_refuses_the_rest(dev):
 @pytest.mark.parametrize("query,index,reserved", [
     (_uapi.DAVINCI_CAP_OPCODES, 0, (1, 0)),
     (_uapi.DAVINCI_CAP_OP_DTYPES, 0, (0, 1 << 63)),
-    (_uapi.DAVINCI_CAP_STRIDED + 1, 0, (0, 0)),         # unknown query
+    (_uapi.DAVINCI_CAP_OP_SRC2 + 1, 0, (0, 0)),         # unknown query
+    (_uapi.DAVINCI_CAP_OP_SRC2, _uapi.DAVINCI_OP_COUNT, (0, 0)),
     (0xFFFFFFFF, 0, (0, 0)),
     (_uapi.DAVINCI_CAP_OP_DTYPES, _uapi.DAVINCI_OP_COUNT, (0, 0)),
     (_uapi.DAVINCI_CAP_OP_PARAMS, 0xFFFFFFFF, (0, 0)),

@@ -370,3 +370,106 @@ def test_the_driver_serves_the_block(dev):
         assert opdef.params == CONV.params
         assert dev.capabilities().param_versions(opdef) == \
             (CONV.params.version,)
+
+
+# -- CONV2D's bias (src2) and RELU epilogue in the convolution's task ------
+FUSED_CASES = ["3x3 pad 1", "stride 2", "dilation", "groups", "depthwise",
+               "odd everything"]
+
+
+def _fused_and_three_tasks(dev, rng, name, dtype, bias, relu, n=None):
+    xs, ws, stride, padding, dilation, groups = CASES[name]
+    if n is not None:
+        xs = (n,) + xs[1:]
+    kw = dict(stride=stride, padding=padding, dilation=dilation,
+              groups=groups)
+    X = dev.tensor(rng.standard_normal(xs).astype(np.float32), dtype)
+    W = dev.tensor(rng.standard_normal(ws).astype(np.float32), dtype)
+    B = dev.tensor(rng.standard_normal(ws[0]).astype(np.float32) * 2, dtype)
+    y = ops.conv2d(X, W, **kw)
+    if bias:
+        # ADD of the broadcast bias: its elements, exactly, over y's shape
+        bb = np.broadcast_to(B.numpy()[:, None, None], y.shape[1:])
+        y = ops.add(y, dev.tensor(np.broadcast_to(bb, y.shape), dtype))
+    if relu:
+        y = ops.relu(y)
+    got = ops.conv2d(X, W, bias=B if bias else None, relu=relu, **kw)
+    return got, y
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", FUSED_CASES)
+@pytest.mark.parametrize("bias,relu", [(True, False), (False, True),
+                                       (True, True)])
+def test_conv2d_bias_relu_is_conv2d_then_add_then_relu_bit_for_bit(
+        dev, rng, dtype, name, bias, relu):
+    got, want = _fused_and_three_tasks(dev, rng, name, dtype, bias, relu)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    # the stored bits: numpy() of a half type widens exactly
+    gb, wb = (np.asarray(t.numpy(), np.float32).view(np.uint32)
+              for t in (got, want))
+    assert np.array_equal(gb, wb), name
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_fused_conv2d_is_the_same_bits_however_the_work_is_cut(dev, rng, n):
+    """One image (its tiles shared by the AI cores) and a batch (a whole
+    GEMM a chunk) of 130 filters over 576 columns: several row blocks and
+    column tiles, each given its epilogue once."""
+    xs, ws = (n, 3, 24, 24), (130, 3, 3, 3)
+    X = dev.tensor(rng.standard_normal(xs).astype(np.float32))
+    W = dev.tensor(rng.standard_normal(ws).astype(np.float32))
+    B = dev.tensor(rng.standard_normal(130).astype(np.float32))
+    want = ops.relu(ops.add(ops.conv2d(X, W, padding=1), dev.tensor(
+        np.broadcast_to(B.numpy()[:, None, None], (n, 130, 24, 24)).copy())))
+    got = ops.conv2d(X, W, bias=B, relu=True, padding=1)
+    assert np.array_equal(got.numpy().view(np.uint32),
+                          want.numpy().view(np.uint32))
+    ref = F.relu(F.conv2d(torch.tensor(X.numpy()), torch.tensor(W.numpy()),
+                          torch.tensor(B.numpy()), padding=1)).numpy()
+    assert _rel(got.numpy(), ref) <= 1e-5
+
+
+def test_a_bias_that_does_not_fit_raises_naming_it(dev):
+    X = dev.tensor(np.ones((1, 4, 6, 6), np.float32))
+    W = dev.tensor(np.ones((6, 4, 3, 3), np.float32))
+    with pytest.raises(davinci.ShapeError, match="bias"):
+        ops.conv2d(X, W, bias=dev.tensor(np.ones(4, np.float32)))
+    with pytest.raises(davinci.DTypeError):
+        ops.conv2d(X, W, bias=dev.tensor(np.ones(6, np.float32), "float16"))
+    with pytest.raises(TypeError):      # the gradients take neither
+        ops.conv2d_backward_input(X, W, shape=(1, 4, 8, 8), bias=X)
+    for op in ("CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT"):
+        with pytest.raises(davinci.InvalidArgumentError, match="src2"):
+            opdesc.describe(op, "float32", dst=0x1000, srcs=(0x2000, 0x3000),
+                            params_at=0x4000, src2=0x5000)
+    with pytest.raises(davinci.errors.MisalignedOperandError, match="bias"):
+        opdesc.describe("CONV2D", "float32", dst=0x1000,
+                        srcs=(0x2000, 0x3000), params_at=0x4000,
+                        src2=0x5002, names={"src2": "bias"})
+
+
+def test_a_bias_outside_its_memory_or_misaligned_fails_the_task(dev):
+    """The device's checks of src2, as of the other operands: a bias past
+    its allocation is INVALID_ADDRESS, a misaligned one MISALIGNED, and the
+    task touches nothing."""
+    out = dev.tensor(np.full((1, 4, 6, 6), 7, np.float32))
+    X = dev.tensor(np.ones((1, 4, 6, 6), np.float32))
+    W = dev.tensor(np.ones((4, 4, 3, 3), np.float32))
+    bias = dev.malloc(4096)
+    data = opdesc.pack_params(CONV, **GOOD)
+    block = dev.malloc(len(data))
+    block.write(data)
+    for at, status in ((4096 - 8, _uapi.DAVINCI_STATUS_INVALID_ADDRESS),
+                       (2, _uapi.DAVINCI_STATUS_MISALIGNED)):
+        t = opdesc.describe(CONV, "float32", dst=out.dev_addr,
+                            srcs=[X.dev_addr, W.dev_addr],
+                            params_at=block.dev_addr, attr="RELU")
+        t.src2 = bias.dev_addr + at         # past describe()'s own check
+        s = dev.stream()
+        s.launch(t)
+        with pytest.raises(davinci.TaskFailedError) as e:
+            s.synchronize()
+        assert e.value.status == status
+        assert np.array_equal(out.numpy(), np.full((1, 4, 6, 6), 7,
+                                                   np.float32))

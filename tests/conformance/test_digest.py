@@ -39,6 +39,8 @@ def _variants(op):
         return [{"dtype": d} for d in ALL]
     if op.name == "MAXPOOL2D":  # its maxima and their indices
         return [{}, {"dtype": "int64"}]
+    if op.name == "CONV2D":     # and with its bias and RELU epilogue
+        return [{}, {"relu": True}]
     if op.kind == "view":       # of a [64, 96] or a [16, 16] operand
         return [{"sizes": (16, 16), "strides": (1, 16)},
                 {"sizes": (4, 8, 16), "strides": (0, 32, 2)}]
@@ -57,9 +59,11 @@ def _prefix(t, shape):
     return DeviceTensor(t.buffer, shape, t.dtype, t.offset)
 
 
-def _conv_args(op, a, b):
+def _conv_args(op, a, b, variant):
     """The convolution op's inputs, views of a's and b's first elements,
-    and its keywords."""
+    and its keywords; CONV2D's ``relu`` variant with a bias of b's last
+    elements (past w) too."""
+    from davinci import DeviceTensor
     xs, ws, stride, padding, dilation, groups = _CONV[a.size]
     kw = dict(stride=stride, padding=padding, dilation=dilation,
               groups=groups)
@@ -67,6 +71,10 @@ def _conv_args(op, a, b):
     shapes = {"x": xs, "w": ws, "dy": ys}
     if op.name != "CONV2D":
         kw["shape"] = xs if "x" not in op.inputs else ws
+    if variant.get("relu"):
+        kw["relu"] = True
+        kw["bias"] = DeviceTensor(b.buffer, (ws[0],), b.dtype, b.offset + (
+            b.size - ws[0]) * b.itemsize)
     return [_prefix(t, shapes[n]) for t, n in zip((a, b), op.inputs)], kw
 
 
@@ -160,7 +168,7 @@ def every_op(a, b, s, dtype):
             for kw in _variants(op):
                 tensors = [a, b] if len(op.inputs) == 2 else [a]
                 if op.kind == "conv":
-                    tensors, kw = _conv_args(op, a, b)
+                    tensors, kw = _conv_args(op, a, b, kw)
                 if op.kind in ("pool", "pool_index"):
                     tensors, kw = _pool_args(op, a, b, s, kw)
                 own = _own_args(op, a, b, s)
@@ -169,7 +177,8 @@ def every_op(a, b, s, dtype):
                 args = ([attr] if op.takes_attr else []) + tensors
                 label = "_".join([op.python] + [str(x) for x in [attr]
                                                 if x is not None] +
-                                 ["%s=%s" % i for i in sorted(kw.items())])
+                                 ["%s=%s" % i for i in sorted(kw.items())
+                                  if i[0] != "bias"])
                 label = label.replace(" ", "")
                 outs[label] = fn(*args, stream=s, **kw)
     return outs

@@ -47,6 +47,8 @@ int th_failures, th_passed, th_failed;
 	X(conv_refused_block_touches_nothing) \
 	X(conv_runs_and_chunks) \
 	X(conv_batch1_is_shared_out) \
+	X(conv_bias_relu_is_conv_add_relu) \
+	X(conv_bias_operand_checks) \
 	X(pool_block_checks) \
 	X(pool_refused_block_touches_nothing) \
 	X(pool_runs_and_chunks) \

@@ -82,6 +82,16 @@ void test_capabilities(void)
 	CHECK_EQ(value, DAVINCI_TASK_F_NOTIFY);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED, 0, &value), 0);
 	CHECK_EQ(value, 1ULL << DAVINCI_PARAMS_STRIDED_VERSION);
+	/* a third operand: CONV2D's bias (ABI 1.10), not its gradients' */
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_SRC2, DAVINCI_OP_CONV2D,
+			 &value), 0);
+	CHECK_EQ(value, 1);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_SRC2,
+			 DAVINCI_OP_CONV2D_BACKWARD_INPUT, &value), 0);
+	CHECK_EQ(value, 0);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_SRC2, DAVINCI_OP_ADD, &value),
+		 0);
+	CHECK_EQ(value, 0);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_PARAMS, DAVINCI_OP_COPY_VIEW,
 			 &value), 0);
 	CHECK_EQ(value, 1ULL << DAVINCI_PARAMS_COPY_VIEW_VERSION);
@@ -113,10 +123,12 @@ void test_capabilities(void)
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_FLAGS, DAVINCI_OP_COUNT,
 			 &value), -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED, 1, &value), -EINVAL);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_SRC2, DAVINCI_OP_COUNT,
+			 &value), -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OPCODES, 1, &value), -EINVAL);
 	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_DTYPES, 1, &value), -EINVAL);
 	/* unknown queries; a failed one writes nothing back */
-	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_STRIDED + 1, 0, &value), -EINVAL);
+	CHECK_EQ(get_cap(fx.ctx, DAVINCI_CAP_OP_SRC2 + 1, 0, &value), -EINVAL);
 	CHECK_EQ(value, 0xdeadbeef);
 	CHECK_EQ(get_cap(fx.ctx, UINT32_MAX, 0, &value), -EINVAL);
 	fixture_exit(&fx);

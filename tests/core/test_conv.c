@@ -4,11 +4,14 @@
  * check takes and refuses (sizes, groups, output extents, every product
  * the kernel forms within u32 or u64), a refused block failing the task
  * with DAVINCI_STATUS_INVALID_TASK before it touches dst, and a good one
- * computing, the same bytes in any chunking.
+ * computing, the same bytes in any chunking; CONV2D's bias (src2) and
+ * RELU epilogue giving the bytes of CONV2D, ADD and RELU as three tasks.
  */
 #define _GNU_SOURCE
 #include "fixtures.h"
 #include "dv_internal.h"	/* dv_opcodes[] */
+#include "numerics.h"
+#include "ops_conv.h"	/* dv_conv_geom() */
 
 static const uint16_t conv_ops[] = {
 	DAVINCI_OP_CONV2D, DAVINCI_OP_CONV2D_BACKWARD_INPUT,
@@ -285,6 +288,230 @@ void test_conv_runs_and_chunks(void)
 	buf_free(fx.ctx, &xb);
 	buf_free(fx.ctx, &wb);
 	buf_free(fx.ctx, &yb);
+	buf_free(fx.ctx, &blk);
+	fixture_exit(&fx);
+}
+
+/*
+ * CONV2D with a bias and its epilogue against CONV2D, then ADD of the
+ * broadcast bias, then RELU, as separate runs of those ops' kernels: bit
+ * for bit, in float32, float16 and bfloat16, for groups, depthwise,
+ * stride, padding, dilation, several column tiles and row blocks, run
+ * whole and in chunks of 1 and 3 units.
+ */
+#define CB_MAX_X (2 * 8 * 24 * 24)
+#define CB_MAX_W (130 * 8 * 3 * 3)
+#define CB_MAX_Y (2 * 130 * 24 * 24)
+
+static const struct davinci_params_conv2d cb_geoms[] = {
+	/* groups 2, stride 1x2, pad 1 */
+	{ .n = 2, .c = 4, .h = 6, .w = 5, .k = 6, .r = 3, .s = 3,
+	  .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1,
+	  .dilation_h = 1, .dilation_w = 1, .groups = 2 },
+	/* depthwise, dilation 2, pad 2 */
+	{ .n = 1, .c = 8, .h = 9, .w = 7, .k = 8, .r = 3, .s = 3,
+	  .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 2,
+	  .dilation_h = 2, .dilation_w = 2, .groups = 8 },
+	/* 576 columns (2 tiles), 130 filters (3 row blocks), stride 1 */
+	{ .n = 1, .c = 3, .h = 24, .w = 24, .k = 130, .r = 3, .s = 3,
+	  .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
+	  .dilation_h = 1, .dilation_w = 1, .groups = 1 },
+	/* two images of whole GEMMs per chunk, stride 2, 1x1 filters */
+	{ .n = 2, .c = 8, .h = 24, .w = 24, .k = 16, .r = 1, .s = 1,
+	  .stride_h = 2, .stride_w = 2, .pad_h = 0, .pad_w = 0,
+	  .dilation_h = 1, .dilation_w = 1, .groups = 1 },
+};
+
+static void cb_put(uint8_t dtype, void *p, size_t i, float v)
+{
+	if (dtype == DAVINCI_DTYPE_FLOAT16)
+		((u16 *)p)[i] = dv_f32_to_f16(v);
+	else if (dtype == DAVINCI_DTYPE_BFLOAT16)
+		((u16 *)p)[i] = dv_f32_to_bf16(v);
+	else
+		((float *)p)[i] = v;
+}
+
+static void cb_run(const struct davinci_task *t, const void *p, void *d,
+		   const void *a, const void *b, void *c, uint64_t step)
+{
+	uint64_t units = dvc_op_units_of(t, p), u;
+
+	if (!step)
+		step = units;
+	for (u = 0; u < units; u += step)
+		dvc_op_run(t, p, d, a, b, c, u, u + step < units ? u + step :
+			   units);
+}
+
+static void cb_case(const struct davinci_params_conv2d *p, uint8_t dtype,
+		    bool bias, bool relu)
+{
+	static uint8_t x[CB_MAX_X * 4], w[CB_MAX_W * 4], b[130 * 4];
+	static uint8_t bb[CB_MAX_Y * 4], ref[CB_MAX_Y * 4], got[CB_MAX_Y * 4];
+	struct davinci_task t, ew;
+	struct dv_conv g;
+	uint64_t nx, nw, ny, i, es = dtype == DAVINCI_DTYPE_FLOAT32 ? 4 : 2;
+	uint64_t ohw, steps[3] = { 0, 1, 3 };
+	uint32_t seed = 12345u + dtype * 7u + p->k;
+	size_t si;
+
+	REQUIRE(dv_conv_geom(p, &g) == 0);
+	nx = g.x;
+	nw = g.w;
+	ny = g.y;
+	ohw = (uint64_t)g.oh * g.ow;
+	REQUIRE(nx <= CB_MAX_X && nw <= CB_MAX_W && ny <= CB_MAX_Y);
+	for (i = 0; i < nx; i++) {
+		seed = seed * 1103515245u + 12345u;
+		cb_put(dtype, x, i, (float)((int)(seed >> 16) % 33 - 16) / 8.0f);
+	}
+	cb_put(dtype, x, 3, __builtin_nanf(""));	/* a NaN carried */
+	for (i = 0; i < nw; i++) {
+		seed = seed * 1103515245u + 12345u;
+		cb_put(dtype, w, i, (float)((int)(seed >> 16) % 17 - 8) / 16.0f);
+	}
+	for (i = 0; i < p->k; i++) {
+		seed = seed * 1103515245u + 12345u;
+		cb_put(dtype, b, i, (float)((int)(seed >> 16) % 41 - 20) / 4.0f);
+	}
+	cb_put(dtype, b, 1, -__builtin_inff());	/* a channel of -inf */
+
+	/* the reference: CONV2D, ADD of the broadcast bias, RELU */
+	t = conv_task(DAVINCI_OP_CONV2D, 1, 1, 1, 1);
+	t.dtype = dtype;
+	memset(ref, 0, sizeof(ref));
+	cb_run(&t, p, ref, x, w, NULL, 0);
+	memset(&ew, 0, sizeof(ew));
+	ew.dtype = dtype;
+	ew.count = ny;
+	if (bias) {
+		for (i = 0; i < ny; i++)
+			memcpy(bb + i * es, b + (i / ohw % p->k) * es, es);
+		ew.opcode = DAVINCI_OP_ADD;
+		dvc_op_run(&ew, NULL, ref, ref, bb, NULL, 0, ny);
+	}
+	if (relu) {
+		ew.opcode = DAVINCI_OP_RELU;
+		dvc_op_run(&ew, NULL, ref, ref, ref, NULL, 0, ny);
+	}
+	t.imm = relu ? DAVINCI_CONV2D_RELU : DAVINCI_CONV2D_NONE;
+	t.src2 = bias ? 1 : 0;
+	for (si = 0; si < 3; si++) {
+		memset(got, 0xa5, sizeof(got));
+		cb_run(&t, p, got, x, w, bias ? b : NULL, steps[si]);
+		if (memcmp(got, ref, ny * es)) {
+			printf("  k %u groups %u dtype %u bias %d relu %d in "
+			       "chunks of %llu\n", p->k, p->groups, dtype, bias,
+			       relu, (unsigned long long)steps[si]);
+			CHECK(!memcmp(got, ref, ny * es));
+		}
+		CHECK(all_set(got + ny * es, 0xa5, es));	/* not past y */
+	}
+}
+
+void test_conv_bias_relu_is_conv_add_relu(void)
+{
+	static const uint8_t dtypes[] = { DAVINCI_DTYPE_FLOAT32,
+		DAVINCI_DTYPE_FLOAT16, DAVINCI_DTYPE_BFLOAT16 };
+	size_t gi, di, v;
+
+	for (gi = 0; gi < sizeof(cb_geoms) / sizeof(cb_geoms[0]); gi++)
+		for (di = 0; di < sizeof(dtypes); di++)
+			for (v = 0; v < 4; v++)
+				cb_case(&cb_geoms[gi], dtypes[di], v & 1, v & 2);
+}
+
+/*
+ * The bias is @k elements at src2, counted in the extents and checked as
+ * the other operands: only CONV2D takes it and the epilogue (the
+ * gradients refuse both), an epilogue past RELU is refused, a src2 that
+ * overlaps another operand too; on the device a misaligned src2 fails
+ * the task MISALIGNED and one outside its allocation INVALID_ADDRESS,
+ * touching nothing.
+ */
+void test_conv_bias_operand_checks(void)
+{
+	struct davinci_params_conv2d p = conv_good();
+	struct dv_op_extent e;
+	struct davinci_task t;
+	struct fixture fx;
+	struct buf x, w, y, bias, blk;
+	struct stream s;
+	uint64_t seq;
+	size_t o;
+	int v;
+
+	t = conv_task(DAVINCI_OP_CONV2D, 0x10000, 0x20000, 0x30000, 4096);
+	t.src2 = 0x40000;
+	t.imm = DAVINCI_CONV2D_RELU;
+	CHECK_EQ(dvc_op_validate(&t), 0);
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), 0);
+	CHECK_EQ(e.src2, 6 * 4);
+	t.dtype = DAVINCI_DTYPE_FLOAT16;
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), 0);
+	CHECK_EQ(e.src2, 6 * 2);
+	t.src2 = 0;
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), 0);
+	CHECK_EQ(e.src2, 0);
+	t.src2 = 0x10000 + 8;		/* inside y */
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), -EINVAL);
+	t.src2 = 0x30000;		/* w's first bytes */
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), -EINVAL);
+	t.src2 = ~0ULL - 4;		/* wraps */
+	CHECK_EQ(dvc_op_extent(&t, &p, &e), -EINVAL);
+	t.src2 = 0x40000;
+	t.imm = DAVINCI_CONV2D_COUNT;
+	CHECK_EQ(dvc_op_validate(&t), -EINVAL);
+	for (o = 1; o < 3; o++) {
+		t = conv_task(conv_ops[o], 0x10000, 0x20000, 0x30000, 4096);
+		t.src2 = 0x40000;
+		CHECK_EQ(dvc_op_validate(&t), -EINVAL);
+		t.src2 = 0;
+		t.imm = DAVINCI_CONV2D_RELU;
+		CHECK_EQ(dvc_op_validate(&t), -EINVAL);
+	}
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &x) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &w) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &y) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &bias) == 0);
+	REQUIRE(buf_alloc(fx.ctx, 4096, 0, &blk) == 0);
+	REQUIRE(stream_create(fx.ctx, 0, 16, 16, &s) == 0);
+	memcpy(blk.p, &p, sizeof(p));
+	memset(x.p, 0, 4096);
+	memset(w.p, 0, 4096);
+	for (v = 0; v < 6; v++)
+		((float *)bias.p)[v] = (float)v - 2.5f;
+	for (v = 0; v < 3; v++) {
+		static const uint32_t want[] = { DAVINCI_STATUS_OK,
+			DAVINCI_STATUS_MISALIGNED,
+			DAVINCI_STATUS_INVALID_ADDRESS };
+		static const uint64_t at[] = { 0, 2, 4096 - 8 };
+
+		memset(y.p, 0x5a, 4096);
+		t = conv_task(DAVINCI_OP_CONV2D, y.a.dev_addr, x.a.dev_addr,
+			      w.a.dev_addr, blk.a.dev_addr);
+		t.src2 = bias.a.dev_addr + at[v];
+		t.imm = DAVINCI_CONV2D_RELU;
+		CHECK_EQ(submit(fx.ctx, &s, &t, 1, &seq), 0);
+		CHECK_EQ(swait(fx.ctx, &s, seq, 5000, NULL), 0);
+		CHECK_EQ(tstatus(fx.ctx, &s, seq), want[v]);
+		if (v == 0) {	/* y = relu(0 + bias[k]) */
+			CHECK(((float *)y.p)[0] == 0.0f);
+			CHECK(((float *)y.p)[5 * 18 + 1] == 2.5f);
+			CHECK(((float *)y.p)[6 * 18 + 4 * 18] == 1.5f);
+		} else {
+			CHECK(all_set(y.p, 0x5a, 4096));
+		}
+		CHECK_EQ(stream_reset(fx.ctx, &s), 0);
+	}
+	stream_destroy(fx.ctx, &s);
+	buf_free(fx.ctx, &x);
+	buf_free(fx.ctx, &w);
+	buf_free(fx.ctx, &y);
+	buf_free(fx.ctx, &bias);
 	buf_free(fx.ctx, &blk);
 	fixture_exit(&fx);
 }

@@ -108,6 +108,8 @@ def _record_fields(data: bytes) -> list[tuple[int, str]]:
         nsect = struct.unpack_from("<I", data, 20)[0]
     except struct.error:
         return out
+    # the op record of the file's format minor (1.2: 56 bytes with src2)
+    op_size = F._op_struct(struct.unpack_from("<H", data, 10)[0]).size
     for i in range(min(nsect, 16)):
         base = 64 + 24 * i
         out += [(base, "<I"), (base + 4, "<I"), (base + 8, "<Q"),
@@ -118,11 +120,12 @@ def _record_fields(data: bytes) -> list[tuple[int, str]]:
             break
         rec = {F.SECT_TENSORS: (24, ((0, "<B"), (1, "<B"), (2, "<H"),
                                      (4, "<I"), (8, "<Q"), (16, "<Q"))),
-               F.SECT_OPS: (F._OP.size, (
+               F.SECT_OPS: (op_size, (
                    (0, "<H"), (2, "<H"), (4, "<B"), (5, "<B"), (6, "<H"),
                    (8, "<I"), (12, "<I"), (16, "<I"), (20, "<I"), (24, "<I"),
                    (28, "<Q"), (36, "<I"), (40, "<I"), (44, "<I"),
-                   (48, "<I")))}.get(kind)
+                   (48, "<I")) + (((52, "<I"),) if op_size > 52 else ()))
+               }.get(kind)
         if rec and off + size <= len(data):
             for r in range(min(count, size // rec[0])):
                 out += [(off + r * rec[0] + o, f) for o, f in rec[1]]

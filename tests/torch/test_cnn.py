@@ -122,14 +122,52 @@ def test_convolution_and_its_backward_match_the_cpu(npu, cpu_ops, trace,
         res.append(conv(xn, wn, bn, **case))
         (res[0] * gy.npu()).sum().backward()
     ops = _device_ops(trace, run)
+    # a convolution's bias is CONV2D's src2, a transposed one's an ADD
     assert {"CONV2D", "CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT",
-            "REDUCE_SUM", "ADD"} <= ops, ops
+            "REDUCE_SUM"} | ({"ADD"} if transposed else set()) <= ops, ops
     got = res[0]
     assert got.device.type == "npu" and got.shape == want.shape
     assert _rel(got, want) <= FORWARD_TOL
     for a, ref in ((xn, x), (wn, w), (bn, b)):
         assert _rel(a.grad, ref.grad) <= BACKWARD_TOL
     assert not [op for op in cpu_ops if "conv" in op], cpu_ops
+
+
+def _task_names(trace, thunk) -> list:
+    """The schema ops, in order, this process ran on npu:0 in ``thunk``."""
+    torch.npu.synchronize()
+    trace.drain()
+    thunk()
+    torch.npu.synchronize()
+    return [schema.by_opcode(r.opcode).name for r in trace.drain().records
+            if r.type == _TASK_COMPLETE and r.pid == os.getpid() and
+            schema.by_opcode(r.opcode).name not in (
+                "EVENT_RECORD", "EVENT_WAIT", "NOP", "NOTIFY")]
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float16,
+                                torch.bfloat16])
+@pytest.mark.parametrize("conv", ["Conv2d", "Conv1d"])
+def test_a_convolution_with_a_bias_is_one_conv2d_task(npu, trace, dt, conv):
+    """nn.Conv2d (and Conv1d) with a bias: one CONV2D task, its bias the
+    task's src2, the bytes of the convolution without it plus a broadcast
+    ADD of the bias on npu."""
+    mod = getattr(torch.nn, conv)(3, 5, 3, padding=1, groups=1)
+    shape = (2, 3, 7, 6) if conv == "Conv2d" else (2, 3, 9)
+    x = _randn(*shape, seed=1).to(dt).npu()
+    mod = mod.to(dt).npu()
+    out = []
+    with torch.no_grad():
+        names = _task_names(trace, lambda: out.append(mod(x)))
+        assert names == ["CONV2D"], names
+        view = (1, -1) + (1,) * (x.dim() - 2)
+        ref = F.conv2d(x, mod.weight, padding=1) if conv == "Conv2d" else \
+            F.conv1d(x, mod.weight, padding=1)
+        ref = ref + mod.bias.reshape(view)
+    assert torch.equal(out[0].cpu().view(torch.int16 if dt != torch.float32
+                                         else torch.int32),
+                       ref.cpu().view(torch.int16 if dt != torch.float32
+                                      else torch.int32))
 
 
 @pytest.mark.parametrize("dt", [torch.float16, torch.bfloat16])

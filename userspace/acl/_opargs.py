@@ -136,13 +136,17 @@ class Operand(NamedTuple):
 
 
 def describe(op: OpDef, name: str, acl_dtype: int, dst, srcs: Sequence,
-             **extents):
+             src2=None, **extents):
     """The descriptor of ``op`` (CANN name ``name``) on ``acl_dtype``
-    inputs: ``dst`` and ``srcs`` (in the device's source order) have an
-    ``addr`` and a ``what``; ``extents`` as davinci.opdesc.describe takes
-    them. Its refusals become aclErrors."""
+    inputs: ``dst``, ``srcs`` (in the device's source order) and the
+    third operand ``src2`` of an op that takes one (Conv2D's bias; None:
+    none) have an ``addr`` and a ``what``; ``extents`` as
+    davinci.opdesc.describe takes them. Its refusals become aclErrors."""
     labels = {"dst": dst.what}
     labels.update(("src%d" % i, t.what) for i, t in enumerate(srcs))
+    if src2 is not None:
+        labels["src2"] = src2.what
+        extents["src2"] = src2.addr
     try:
         return opdesc.describe(op, DEVICE_DTYPES[acl_dtype], dst=dst.addr,
                                srcs=[t.addr for t in srcs], names=labels,

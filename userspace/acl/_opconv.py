@@ -6,18 +6,18 @@ Their attributes are CANN's: ``strides`` and ``dilations`` (four values in
 ``data_format``'s order, N and C 1), ``pads`` (top, bottom, left, right),
 ``groups`` and ``data_format``, whose default is CANN's "NHWC"; the device
 convolves NCHW tensors, so a call says "NCHW". The device pads each side of
-a dimension alike, so pads must be symmetric. Conv2D's optional bias is a
-second task, a broadcast ADD of it into the result in place.
+a dimension alike, so pads must be symmetric. Conv2D's optional bias is
+CONV2D's src2, added in the convolution's own task.
 """
 
 from __future__ import annotations
 
-from davinci import opdesc, ops, schema, views
+from davinci import opdesc, ops
 from davinci.errors import ShapeError
 from davinci.schema import OpDef
 
 from . import constants as C
-from ._opargs import (AclFail, Blocked, Operand, acl_name, arity,
+from ._opargs import (AclFail, Blocked, acl_name, arity,
                       attr_value, describe, dtype_in, need, out_is,
                       read_ints)
 
@@ -79,22 +79,11 @@ def _size(name, what, t, attrs, from_attr: bool):
     return tuple(v)
 
 
-def _task(op: OpDef, name, dst, srcs, fields):
-    """The convolution op's task on its dense operands, with its block."""
+def _task(op: OpDef, name, dst, srcs, fields, bias=None):
+    """The convolution op's task on its dense operands, with its block
+    (and CONV2D's bias, its src2)."""
     return Blocked(opdesc.pack_params(op, **fields), lambda at: describe(
-        op, name, srcs[0].dtype, dst, srcs, params_at=at))
-
-
-def _bias_add(name, y, y_shape, bias):
-    """y += bias along y's channels, one strided ADD in place."""
-    add = schema.by_name("ADD")
-    out = Operand(y.addr, y.what)
-    strides = views.contiguous_strides(y_shape)
-    walk = opdesc.Strided(y_shape, strides, strides, (0, 1, 0, 0))
-    count = walk.count
-    return Blocked(walk.pack(), lambda at: describe(
-        add, name, bias.dtype, out, [out, bias], count=count, strided=walk,
-        params_at=at))
+        op, name, srcs[0].dtype, dst, srcs, params_at=at, src2=bias))
 
 
 def _conv2d(op: OpDef, name, ins, outs, attrs):
@@ -109,15 +98,14 @@ def _conv2d(op: OpDef, name, ins, outs, attrs):
          "%s takes a 4-D NCHW x, got %s" % (name, list(x.shape)))
     fields, y_shape = _shapes(name, x.shape, w.shape, _geometry(name, attrs))
     out_is(name, outs[0], y_shape, x.dtype)
-    steps = [_task(op, name, outs[0], [x, w], fields)]
+    bias = None
     if len(ins) == 3:
         bias = ins[2]
         need(tuple(bias.shape) == (y_shape[1],),
              C.ACL_ERROR_OP_INPUT_NOT_MATCH,
              "%s: bias has shape %s, the filter makes %d channels"
              % (name, list(bias.shape), y_shape[1]))
-        steps.append(_bias_add(name, outs[0], y_shape, bias))
-    return steps
+    return [_task(op, name, outs[0], [x, w], fields, bias)]
 
 
 def _backprop(op: OpDef, name, ins, outs, attrs):

@@ -33,7 +33,7 @@ kind:
   say how.
 
 Each call becomes one task on ``stream`` (0: the default stream; a Conv2D
-with a bias two), so execute_v2 is asynchronous like pyACL's. Operands are
+with a bias too: its bias is the convolution's src2), so execute_v2 is asynchronous like pyACL's. Operands are
 device memory from acl.rt.malloc or pinned host memory from
 acl.rt.malloc_host. An input whose tensor desc was made constant with
 acl.set_tensor_const and whose data buffer is empty (null pointer or size

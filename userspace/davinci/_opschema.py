@@ -90,6 +90,9 @@ __all__ = [
     "DAVINCI_CMP_GT",
     "DAVINCI_CMP_GE",
     "DAVINCI_CMP_COUNT",
+    "DAVINCI_CONV2D_NONE",
+    "DAVINCI_CONV2D_RELU",
+    "DAVINCI_CONV2D_COUNT",
     "DAVINCI_GELU_NONE",
     "DAVINCI_GELU_TANH",
     "DAVINCI_GELU_COUNT",
@@ -215,6 +218,9 @@ DAVINCI_CMP_LE = 3
 DAVINCI_CMP_GT = 4
 DAVINCI_CMP_GE = 5
 DAVINCI_CMP_COUNT = 6
+DAVINCI_CONV2D_NONE = 0
+DAVINCI_CONV2D_RELU = 1
+DAVINCI_CONV2D_COUNT = 2
 DAVINCI_GELU_NONE = 0
 DAVINCI_GELU_TANH = 1
 DAVINCI_GELU_COUNT = 2
@@ -778,12 +784,25 @@ OPS = ({'acl': {},
   'operand_dtypes': {},
   'python': 'identity',
   'uses': ('dst', 'src0', 'count')},
- {'acl': {'Conv2D': {}},
+ {'acl': {'Conv2D': {'epilogue': 'NONE'}},
   'acl_inputs': {},
-  'doc': 'dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s]',
+  'doc': 'dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s], '
+         "+ src2 bias[k] if set, then @imm's epilogue",
   'dst_dtypes': (),
   'dtypes': ('float32', 'float16', 'bfloat16'),
   'flags': (),
+  'imm': {'default': 'NONE',
+          'doc': 'What runs on each\n'
+                 'output after its sum (and the bias, added as ADD adds: '
+                 'rounded once to\n'
+                 '@dtype), on each tile of y as the kernel stores it: the '
+                 'bytes of CONV2D,\n'
+                 "ADD of the broadcast bias, then the epilogue's op.",
+          'name': 'epilogue',
+          'type': 'enum',
+          'values': [{'doc': 'the sum (plus bias) as it is', 'name': 'NONE'},
+                     {'doc': 'then RELU: max(y, 0), NaN and -0 kept',
+                      'name': 'RELU'}]},
   'inputs': ['x', 'w'],
   'kernel': 'conv',
   'kind': 'conv',
@@ -830,7 +849,10 @@ OPS = ({'acl': {},
                          'type': 'u32'}],
              'version': 1},
   'python': 'conv2d',
-  'uses': ('dst', 'src0', 'src1')},
+  'src2': {'doc': '@k elements of @dtype, bias[k] added to each output of '
+                  'channel k once its sum is rounded (zero: no bias)',
+           'name': 'bias'},
+  'uses': ('dst', 'src0', 'src1', 'src2')},
  {'acl': {'Conv2DBackpropInput': {}, 'Conv2DBackpropInputD': {}},
   'acl_inputs': {},
   'doc': "dst dx[n,c,h,w] = CONV2D's input gradient from src0 dy[n,k,oh,ow] "

@@ -86,14 +86,16 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 9      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 10     # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
 #                            5: the dispatcher's counters in mgmt info;
 #                            6: the capability query (GET_CAP);
 #                            7: INT64 BOOL INT8 UINT8, strided operands;
 #                            8: TASK_HELP trace records;
-#                            9: davinci_task.src2
+#                            9: davinci_task.src2;
+#                            10: CONV2D's bias (src2) and epilogue,
+#                                DAVINCI_CAP_OP_SRC2
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -122,6 +124,7 @@ DAVINCI_CAP_OP_PARAMS = 2       # index opcode; value: param-block versions
 DAVINCI_CAP_DTYPES = 3          # value: dtypes the driver knows
 DAVINCI_CAP_OP_FLAGS = 4        # index opcode; value: task flags it takes
 DAVINCI_CAP_STRIDED = 5         # value: davinci_params_strided versions
+DAVINCI_CAP_OP_SRC2 = 6         # index opcode; value: 1 takes a src2
 
 DAVINCI_NAME_LEN = 32
 DAVINCI_VERSION_LEN = 32

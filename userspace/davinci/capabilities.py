@@ -22,7 +22,12 @@ A driver of ABI 1.7 on answers each op's task flags
 (``DAVINCI_CAP_OP_FLAGS``) and the versions of the strided-operand block
 it takes (``DAVINCI_CAP_STRIDED``); an older one takes no strided operand,
 and its ops the flags the schema gave them before (TRANS_A, TRANS_B,
-WAIT_NEXT).
+WAIT_NEXT). One of ABI 1.10 on answers which ops take a third operand
+(``DAVINCI_CAP_OP_SRC2``: CONV2D's bias, with its epilogue); an older one
+has none.
+
+>>> caps.takes_src2("conv2d")
+True
 """
 
 from __future__ import annotations
@@ -78,6 +83,8 @@ class Capabilities:
         default_factory=lambda: MappingProxyType({}))
     #: mask of the struct davinci_params_strided versions it takes
     strided_mask: int = 0
+    #: opcodes that take a third operand at src2 (ABI 1.10)
+    src2_ops: frozenset = frozenset()
 
     def dtype_mask(self, op: "OpDef | str | int") -> int:
         """Mask of 1 << DAVINCI_DTYPE_* ``op`` is served in; 0: not served."""
@@ -113,6 +120,11 @@ class Capabilities:
         block version this runtime writes."""
         return bool(self.op_flags(op) & _uapi.DAVINCI_TASK_F_STRIDED) and \
             _uapi.DAVINCI_PARAMS_STRIDED_VERSION in self.strided_versions()
+
+    def takes_src2(self, op: "OpDef | str | int") -> bool:
+        """``op`` takes a third operand (CONV2D's bias, and with it its
+        epilogue: ABI 1.10)."""
+        return _opcode(op) in self.src2_ops
 
     def strided_versions(self) -> tuple[int, ...]:
         """The struct davinci_params_strided versions the driver takes
@@ -204,6 +216,9 @@ def query(transport) -> Capabilities:
     op_dtypes: dict[int, int] = {}
     op_params: dict[int, int] = {}
     op_flags: dict[int, int] = {}
+    src2 = set()
+    knows_src2 = _ask_new(transport, _uapi.DAVINCI_CAP_OP_SRC2, 0) \
+        is not None
     for code in range(min(opcodes, _MAX_OPCODES)):
         mask = _ask(transport, _uapi.DAVINCI_CAP_OP_DTYPES, code)
         if not mask:
@@ -216,9 +231,12 @@ def query(transport) -> Capabilities:
             op_flags[code] = _ask(transport, _uapi.DAVINCI_CAP_OP_FLAGS, code)
         elif schema.by_opcode(code) is not None:
             op_flags[code] = _schema_flags(schema.by_opcode(code))
+        if knows_src2 and _ask(transport, _uapi.DAVINCI_CAP_OP_SRC2, code):
+            src2.add(code)
     return Capabilities(opcodes, dtype_count, MappingProxyType(op_dtypes),
                         MappingProxyType(op_params), "query",
-                        MappingProxyType(op_flags), strided or 0)
+                        MappingProxyType(op_flags), strided or 0,
+                        frozenset(src2))
 
 
 def _schema_mask(op: OpDef) -> int:

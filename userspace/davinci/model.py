@@ -80,6 +80,23 @@ class GearPlan:
     graphs: dict[tuple[int, ...], Graph] = field(default_factory=dict)
 
 
+def _check_src2(device, om: F.OfflineModel) -> None:
+    """Refuse, before anything is allocated, a model whose ops name a
+    third operand (a CONV2D's bias, format 1.2) the driver does not take
+    (one before ABI 1.10), which would fail every execute."""
+    caps = None
+    for o in om.ops:
+        if o.src2 == F.NO_TENSOR:
+            continue
+        caps = caps or device.capabilities()
+        if not caps.takes_src2(o.opcode):
+            raise InvalidArgumentError(
+                "the model's %s tasks take their bias at src2, which this "
+                "driver (%s) does not: load a davinci driver of ABI 1.10 "
+                "or later" % (_uapi.OP_NAMES.get(o.opcode, o.opcode),
+                              device.version))
+
+
 class Model:
     """A loaded offline model on ``device``."""
 
@@ -87,6 +104,7 @@ class Model:
         self.device = device
         self.om = F.parse(data)
         om = self.om
+        _check_src2(device, om)
         self._lock = threading.Lock()
         ws = max(om.workspace_size(g) for g in range(om.gears))
         self.weight_size = len(om.weights)
@@ -126,7 +144,8 @@ class Model:
         tasks = np.zeros(len(ops), TASK_DTYPE)
         nin = len(om.inputs)
         patches: dict[str, tuple[list[int], list[int]]] = {
-            "dst": ([], []), "src0": ([], []), "src1": ([], [])}
+            "dst": ([], []), "src0": ([], []), "src1": ([], []),
+            "src2": ([], [])}
         for row, o in enumerate(ops):
             tk = tasks[row]
             tk["opcode"], tk["dtype"], tk["dst_dtype"] = \
@@ -137,7 +156,7 @@ class Model:
                 tk["params"] = self._params.dev_addr + o.params
                 tk["params_size"] = len(om.block(o))
                 tk["params_version"] = F.block_version(o)
-            for name in ("dst", "src0", "src1"):
+            for name in ("dst", "src0", "src1", "src2"):
                 tid = getattr(o, name)
                 if tid == F.NO_TENSOR:
                     continue

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The davinci offline model file (``.om``), format 1.
+"""The davinci offline model file (``.om``), format 1.2.
 
 ``davinci-atc`` writes it (:mod:`davinci.atc`), :class:`davinci.model.Model`
 and ``acl.mdl`` load it. ``OM_FORMAT.md`` next to this file documents the
@@ -11,9 +11,10 @@ layout; in short, all little-endian:
 * a section table: ``(kind, count, offset, size)`` per section;
 * sections: META (UTF-8 JSON: inputs and outputs with names, dims, dtypes
   and formats, dynamic-batch gears, producer), WEIGHTS (raw bytes),
-  TENSORS (24-byte records: where each operand lives), OPS (52-byte
-  records: one davinci task each, with tensor ids in place of addresses),
-  PARAMS (format 1.1: the ops' parameter blocks, raw).
+  TENSORS (24-byte records: where each operand lives), OPS (56-byte
+  records, 52 before format 1.2: one davinci task each, with tensor ids
+  in place of addresses, src2's since 1.2), PARAMS (format 1.1: the ops'
+  parameter blocks, raw). Files of formats 1.0 and 1.1 still load.
 
 :func:`parse` checks everything a hostile file could get wrong (magic,
 versions, sizes, offsets, counts, tensor ids, operand extents) and raises
@@ -40,12 +41,14 @@ MAGIC = b"DVNCOM\r\n"
 #: the first four bytes of Huawei ATC's own .om files ("IMOD")
 ASCEND_MAGIC = b"IMOD"
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 1
+FORMAT_MINOR = 2
 
 _HEADER = struct.Struct("<8sHHHHIIQ32x")      # 64 bytes
 _SECTION = struct.Struct("<IIQQ")             # 24 bytes
 _TENSOR = struct.Struct("<BBHIQQ")            # 24 bytes
-_OP = struct.Struct("<HHBBHIIIIIQIIII")       # 52 bytes
+_OP = struct.Struct("<HHBBHIIIIIQIIIII")      # 56 bytes (format 1.2)
+#: an op record of formats 1.0 and 1.1: no src2
+_OP_1_1 = struct.Struct("<HHBBHIIIIIQIIII")   # 52 bytes
 
 SECT_META, SECT_WEIGHTS, SECT_TENSORS, SECT_OPS, SECT_PARAMS = 1, 2, 3, 4, 5
 _SECTIONS = {SECT_META: "META", SECT_WEIGHTS: "WEIGHTS",
@@ -133,7 +136,8 @@ _RULES = {op.opcode: _rule(op) for op in schema.OPS
           if (op.compute and op.kind not in _NOT_IN_MODELS) or
           op.kind in ("copy", "fill")}
 #: the fields of an op record that an opcode may leave unused
-_OPTIONAL = ("src0", "src1", "count", "m", "n", "k", "imm", "dst_dtype")
+_OPTIONAL = ("src0", "src1", "src2", "count", "m", "n", "k", "imm",
+             "dst_dtype")
 OPCODES = frozenset(_RULES)
 
 
@@ -174,7 +178,8 @@ class Tensor:
 
 @dataclass
 class Op:
-    """One task: a davinci_task with tensor ids for dst, src0 and src1."""
+    """One task: a davinci_task with tensor ids for dst, src0, src1 and
+    src2 (CONV2D's bias; format 1.2)."""
     gear: int
     opcode: int
     dtype: int
@@ -190,6 +195,7 @@ class Op:
     k: int = 0
     #: byte offset of its parameter block in PARAMS (None: it has none)
     params: "int | None" = None
+    src2: int = NO_TENSOR
 
 
 @dataclass
@@ -238,8 +244,12 @@ class OfflineModel:
 
 # ---------------------------------------------------------------------------
 def serialize(model: OfflineModel) -> bytes:
-    """The file bytes of ``model`` (format 1.1; a model of ops without
-    parameter blocks has no PARAMS section, as in format 1.0)."""
+    """The file bytes of ``model``: format 1.2 when an op has a src2
+    (CONV2D's bias), else 1.1, which readers before 1.2 load too; a model
+    of ops without parameter blocks has no PARAMS section, as in format
+    1.0."""
+    minor = 2 if any(o.src2 != NO_TENSOR for o in model.ops) else 1
+    rec = _op_struct(minor)
     meta = dict(model.info)
     meta.update({"inputs": [i.to_json() for i in model.inputs],
                  "outputs": [o.to_json() for o in model.outputs],
@@ -253,9 +263,10 @@ def serialize(model: OfflineModel) -> bytes:
             _TENSOR.pack(t.kind, t.dtype, t.gear, t.index, t.offset, t.size)
             for t in model.tensors)),
         (SECT_OPS, len(model.ops), b"".join(
-            _OP.pack(o.gear, o.opcode, o.dtype, o.dst_dtype,
+            rec.pack(o.gear, o.opcode, o.dtype, o.dst_dtype,
                      int(o.params is not None), o.flags, o.dst, o.src0,
-                     o.src1, o.imm, o.count, o.m, o.n, o.k, o.params or 0)
+                     o.src1, o.imm, o.count, o.m, o.n, o.k, o.params or 0,
+                     *((o.src2,) if minor >= 2 else ()))
             for o in model.ops)),
     ]
     if model.params:
@@ -269,7 +280,7 @@ def serialize(model: OfflineModel) -> bytes:
         table.append(_SECTION.pack(kind, count, pos, len(blob)))
         body.append(blob)
         pos += len(blob)
-    header = _HEADER.pack(MAGIC, FORMAT_MAJOR, FORMAT_MINOR, model.abi[0],
+    header = _HEADER.pack(MAGIC, FORMAT_MAJOR, minor, model.abi[0],
                           model.abi[1], _HEADER.size, len(blobs), pos)
     return header + b"".join(table) + b"".join(body)
 
@@ -286,7 +297,7 @@ def _check(cond: bool, msg: str) -> None:
         _fail(msg)
 
 
-def _header(data: bytes) -> tuple[int, int, int]:
+def _header(data: bytes) -> tuple[int, int, int, int]:
     if data[:4] == ASCEND_MAGIC:
         raise ModelFormatError(
             "this is an offline model made by Huawei's ATC for real Ascend "
@@ -300,9 +311,9 @@ def _header(data: bytes) -> tuple[int, int, int]:
             % len(data))
     (_, fmaj, fmin, amaj, amin, hsize, nsect, fsize) = \
         _HEADER.unpack_from(data)
-    _check(fmaj == FORMAT_MAJOR,
-           "file format %d.%d, this runtime reads format %d.x"
-           % (fmaj, fmin, FORMAT_MAJOR))
+    _check(fmaj == FORMAT_MAJOR and fmin <= FORMAT_MINOR,
+           "file format %d.%d, this runtime reads formats %d.0 to %d.%d"
+           % (fmaj, fmin, FORMAT_MAJOR, FORMAT_MAJOR, FORMAT_MINOR))
     _check(amaj == _uapi.DAVINCI_ABI_MAJOR,
            "its tasks follow davinci ABI %d.%d, this runtime speaks %d.x"
            % (amaj, amin, _uapi.DAVINCI_ABI_MAJOR))
@@ -313,10 +324,16 @@ def _header(data: bytes) -> tuple[int, int, int]:
     _check(1 <= nsect <= 16, "%d sections (1 to 16 allowed)" % nsect)
     _check(_HEADER.size + nsect * _SECTION.size <= len(data),
            "the section table runs past the end of the file")
-    return amaj, amin, nsect
+    return amaj, amin, nsect, fmin
 
 
-def _sections(data: bytes, nsect: int) -> dict[int, tuple[int, bytes]]:
+def _op_struct(minor: int) -> struct.Struct:
+    """The op record of format 1.``minor``."""
+    return _OP if minor >= 2 else _OP_1_1
+
+
+def _sections(data: bytes, nsect: int, minor: int = FORMAT_MINOR
+              ) -> dict[int, tuple[int, bytes]]:
     out: dict[int, tuple[int, bytes]] = {}
     table_end = _HEADER.size + nsect * _SECTION.size
     spans = []
@@ -339,7 +356,7 @@ def _sections(data: bytes, nsect: int) -> dict[int, tuple[int, bytes]]:
     for kind, name in _SECTIONS.items():
         _check(kind in out or kind in _OPTIONAL_SECTIONS,
                "no %s section" % name)
-    for kind, rec in ((SECT_TENSORS, _TENSOR), (SECT_OPS, _OP)):
+    for kind, rec in ((SECT_TENSORS, _TENSOR), (SECT_OPS, _op_struct(minor))):
         count, blob = out[kind]
         _check(count * rec.size == len(blob),
                "%s section: %d records of %d bytes do not fill its %d bytes"
@@ -500,7 +517,7 @@ def _conv_elems(op: schema.OpDef, block: bytes) -> dict:
     _check(fields == f, "a convolution block the device refuses")
     return {"x": f["n"] * f["c"] * f["h"] * f["w"],
             "w": f["k"] * (f["c"] // groups) * f["r"] * f["s"],
-            "dy": y[0] * y[1] * y[2] * y[3]}
+            "dy": y[0] * y[1] * y[2] * y[3], "k": f["k"]}
 
 
 def _pool_elems(op: schema.OpDef, block: bytes) -> dict:
@@ -609,6 +626,8 @@ def _extents(o: Op, block: "bytes | None") -> list[tuple[int, int, int, bool]]:
         for tid, name in zip((o.src0, o.src1), op.inputs):
             size = 8 if name == "indices" else es
             ext.append((tid, elems[name] * size, size, False))
+        if o.src2 != NO_TENSOR:     # CONV2D's bias: k elements
+            ext.append((o.src2, elems["k"] * es, es, False))
         return ext
     if kind == "aipp":
         p = _aipp_block(op, block)
@@ -677,7 +696,7 @@ def _check_fields(o: Op, zero: int, params: int, what: str) -> _OpRule:
         v = getattr(o, f)
         if f in rule.uses:
             continue
-        if f in ("src0", "src1"):
+        if f in ("src0", "src1", "src2"):
             _check(v == NO_TENSOR, "%s: %s names tensor %d, but %s reads no "
                    "%s (it must be 0xFFFFFFFF, none)" % (what, f, v, name, f))
         else:
@@ -719,13 +738,26 @@ def _check_overlap(o: Op, rule: _OpRule, ext, tensors: list[Tensor],
         _check(same and t.offset == d.offset,
                "%s (%s) writes tensor %d over tensor %d, which it reads"
                % (what, _op_name(o.opcode), dst_id, tid))
+    if o.src2 == NO_TENSOR:
+        return
+    # the device's third operand shares no bytes with the others
+    b_id, b_bytes = ext[-1][0], ext[-1][1]
+    b = tensors[b_id]
+    for tid, nbytes, _, _ in ext[1:-1]:
+        t = tensors[tid]
+        _check(_space(t) != _space(b) or not nbytes or
+               t.offset + nbytes <= b.offset or
+               b.offset + b_bytes <= t.offset,
+               "%s (%s): its src2, tensor %d, overlaps tensor %d, which it "
+               "also reads" % (what, _op_name(o.opcode), b_id, tid))
 
 
 def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor],
-         params: bytes) -> list[Op]:
+         params: bytes, minor: int = FORMAT_MINOR) -> list[Op]:
     out = []
+    rec = _op_struct(minor)
     for i in range(count):
-        f = _OP.unpack_from(blob, i * _OP.size)
+        f = rec.unpack_from(blob, i * rec.size)
         what = "op %d" % i
         _check(f[4] in (0, 1) and (f[4] or not f[14]),
                "%s: its parameter block field is %d at %d (0 or 1, and 0 "
@@ -733,7 +765,8 @@ def _ops(count: int, blob: bytes, gears: int, tensors: list[Tensor],
         o = Op(gear=f[0], opcode=f[1], dtype=f[2], dst_dtype=f[3],
                flags=f[5], dst=f[6], src0=f[7], src1=f[8], imm=f[9],
                count=f[10], m=f[11], n=f[12], k=f[13],
-               params=f[14] if f[4] else None)
+               params=f[14] if f[4] else None,
+               src2=f[15] if minor >= 2 else NO_TENSOR)
         _check(o.gear < gears, "%s: gear %d of %d" % (what, o.gear, gears))
         rule = _check_fields(o, 0, len(params), what)
         block = None if o.params is None else \
@@ -792,15 +825,15 @@ def _check_aipp_configs(ops: list[Op], tensors: list[Tensor],
 def parse(data: bytes) -> OfflineModel:
     """Check and decode an offline model; raises :class:`ModelFormatError`."""
     data = bytes(data)
-    amaj, amin, nsect = _header(data)
-    sect = _sections(data, nsect)
+    amaj, amin, nsect, minor = _header(data)
+    sect = _sections(data, nsect, minor)
     inputs, outputs, batches, info, hw = _meta(sect[SECT_META][1])
     gears = max(1, len(batches), len(hw))
     weights = sect[SECT_WEIGHTS][1]
     tensors = _tensors(*sect[SECT_TENSORS], gears, len(inputs), len(outputs),
                        len(weights))
     params = sect.get(SECT_PARAMS, (0, b""))[1]
-    ops = _ops(*sect[SECT_OPS], gears, tensors, params)
+    ops = _ops(*sect[SECT_OPS], gears, tensors, params, minor)
     model = OfflineModel(inputs, outputs, batches, weights, tensors, ops,
                          info, (amaj, amin), params, hw)
     _check_aipp_configs(ops, tensors, weights, params, inputs)

@@ -262,7 +262,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
              names: "dict[str, str] | None" = None,
              label: str | None = None,
              params_at: int = 0,
-             strided: "Strided | None" = None) -> _uapi.davinci_task:
+             strided: "Strided | None" = None,
+             src2: int = 0) -> _uapi.davinci_task:
     """A checked descriptor of compute op ``op`` on ``dtype`` operands.
 
     ``dst`` and ``srcs`` are device addresses; the extents are ``count``
@@ -276,8 +277,9 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     op's parameter block (:func:`pack_params`), for an op that takes one,
     or of ``strided``'s block (:meth:`Strided.pack`): with ``strided`` the
     operands are strided tensors and ``count``, if given, must be its
-    count.
-    ``names`` maps dst/src0/src1 to the caller's names for messages,
+    count. ``src2`` is the device address of the third operand of an op
+    that takes one (CONV2D's bias; 0: none).
+    ``names`` maps dst/src0/src1/src2 to the caller's names for messages,
     ``label`` the caller's name of the op in them (default: its davinci.ops
     name). Raises DTypeError, ShapeError, InvalidArgumentError or
     MisalignedOperandError; nothing is submitted.
@@ -296,6 +298,11 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     fields: dict = {"dtype": DTYPE_CODES[dtype], "dst": int(dst)}
     for i, src in enumerate(srcs):
         fields["src%d" % i] = int(src)
+    if src2:
+        if "src2" not in op.uses:
+            raise InvalidArgumentError("%s takes no third operand (src2)"
+                                       % name)
+        fields["src2"] = int(src2)
     if op.kind == "matmul":
         if mnk is None:
             raise InvalidArgumentError("%s needs (m, n, k)" % name)
@@ -340,6 +347,8 @@ def describe(op: "OpDef | str | int", dtype: str, *, dst: int,
     elif dst_dtype not in (None, dtype):
         raise DTypeError("%s writes %s, not %s" % (name, dtype, dst_dtype))
     if op.imm is not None:
+        if attr is None:
+            attr = op.imm.default
         if attr is None:
             raise InvalidArgumentError("%s needs its %s" % (name,
                                                            op.imm.name))
@@ -460,6 +469,8 @@ def check_alignment(task, op: str | None = None,
         fields[1:] = [("src0", "uint8"), ("src1", "int32")]
     if opdef.kind == "channels":        # batch norm's float32 rows
         fields[3] = ("src2", "float32")
+    elif "src2" in opdef.uses and SOURCES[opdef.kind] < 3:
+        fields.append(("src2", src))    # CONV2D's bias: of its dtype
     for field, dtype in fields:
         addr = int(getattr(task, field))
         align = ITEMSIZES[dtype]

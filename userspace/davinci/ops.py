@@ -587,12 +587,23 @@ def conv2d_shapes(x_shape, w_shape, stride=1, padding=0, dilation=1,
 
 
 def _conv(op: OpDef, a, b, shape, stride, padding, dilation, groups, out,
-          stream) -> DeviceTensor:
+          stream, bias=None, relu: bool = False) -> DeviceTensor:
     """One of the convolution ops: its two inputs (named as the schema's
     ``inputs``) and the shape of the third tensor it writes (given for the
-    gradients, whose x or w the inputs do not fix; else from ``out``)."""
+    gradients, whose x or w the inputs do not fix; else from ``out``);
+    CONV2D's ``bias`` (k elements, its src2) and ``relu`` epilogue run in
+    the same task."""
     names = op.inputs
     ins = _operands(op, (a, b), names)
+    if bias is not None:
+        bias = _tensor(bias, "bias")
+        _same_device(ins[0], bias)
+        _same_dtype(op.python, ins[0], bias)
+        if bias.shape != (ins[1].shape[0],):
+            raise ShapeError("%s: bias has shape %s; w %s needs one element "
+                             "per filter, (%d,)" % (
+                                 op.python, bias.shape, ins[1].shape,
+                                 ins[1].shape[0]))
     _need_dtype(op.python, ins[0], op.dtypes)
     given = dict(zip(names, (t.shape for t in ins)))
     wanted = next(t for t in _CONV_TENSORS if t not in names)
@@ -613,15 +624,24 @@ def _conv(op: OpDef, a, b, shape, stride, padding, dilation, groups, out,
     if not res.is_contiguous():
         raise ShapeError("%s writes dense tensors only: give a dense out"
                          % op.python)
-    labels = {"dst": "out"}
+    labels = {"dst": "out", "src2": "bias"}
     labels.update(("src%d" % i, n) for i, n in enumerate(names))
+    if bias is not None:
+        ins = ins + [bias]
     copies = _dense_inputs(ins, stream)
+    attr = None
+    if op.imm is not None:
+        attr = "RELU" if relu else "NONE"
+    elif relu:
+        raise InvalidArgumentError("%s takes no relu epilogue" % op.python)
     try:
         return _run_with_block(
             opdesc.pack_params(op, **fields), lambda at: opdesc.describe(
                 op, res.dtype, dst=res.dev_addr,
-                srcs=[t.dev_addr for t in copies], params_at=at,
-                names=labels), res, stream, copies)
+                srcs=[t.dev_addr for t in copies[:2]], params_at=at,
+                names=labels, attr=attr,
+                src2=copies[2].dev_addr if len(copies) > 2 else 0),
+            res, stream, copies)
     finally:
         for c, t in zip(copies, ins):
             if c is not t:
@@ -903,10 +923,13 @@ def _make(op: OpDef) -> Callable[..., DeviceTensor]:
     if op.kind in ("pool", "pool_index"):
         fn = _pool_fn(op)
     elif op.kind == "conv" and "dy" not in names:
-        def fn(x, w, stride=1, padding=0, dilation=1, groups=1, out=None,
-               stream=None) -> DeviceTensor:
+        def fn(x, w, bias=None, relu: bool = False, stride=1, padding=0,
+               dilation=1, groups=1, out=None, stream=None) -> DeviceTensor:
+            """``bias``: k elements added to each filter's outputs, and
+            ``relu``: RELU after, both in the convolution's task (the
+            bytes of conv2d, add and relu)."""
             return _conv(op, x, w, None, stride, padding, dilation, groups,
-                         out, stream)
+                         out, stream, bias, relu)
     elif op.kind == "conv":
         def fn(a, b, shape=None, stride=1, padding=0, dilation=1, groups=1,
                out=None, stream=None) -> DeviceTensor:

@@ -43,6 +43,9 @@ class Attr:
     name: str
     type: str
     values: tuple[str, ...] = ()
+    #: the value a caller that names none gets (CONV2D's epilogue NONE),
+    #: or None: the attribute is required
+    default: str | None = None
 
     def encode(self, value) -> int:
         """The ``imm`` field for ``value`` (an enum takes its name or
@@ -178,8 +181,10 @@ class OpDef:
     def takes_attr(self) -> bool:
         """davinci.ops' function takes the op's attribute first: it has
         one, and not an indexed op's index dtype, which its index tensor
-        names."""
-        return self.imm is not None and self.kind != "index"
+        names, nor an attribute with a default (CONV2D's epilogue: its
+        function's ``relu=``)."""
+        return self.imm is not None and self.kind != "index" and \
+            self.imm.default is None
 
     @property
     def floats_only(self) -> bool:
@@ -211,7 +216,8 @@ def _opdef(row: dict) -> OpDef:
     attr = None
     if imm:
         attr = Attr(imm["name"], imm["type"],
-                    tuple(v["name"] for v in imm.get("values", ())))
+                    tuple(v["name"] for v in imm.get("values", ())),
+                    imm.get("default"))
     return OpDef(
         name=row["name"], opcode=row["opcode"], doc=row["doc"],
         kind=row["kind"], dtypes=tuple(row["dtypes"]),

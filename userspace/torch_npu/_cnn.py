@@ -109,11 +109,18 @@ def _conv_on_device(x, w, bias, transposed: bool) -> bool:
     if bias is None:
         return True
     # (a transposed convolution's output channels are checked with its
-    # shape)
-    return _npu_float(bias, index, dt) and bias.dim() == 1 and \
-        (transposed or bias.shape[0] == w.shape[0]) and \
-        D.serves(index, "add", D.DTYPES[dt]) and \
-        D.takes_strided(index, "add")
+    # shape); CONV2D takes the bias itself (its src2), else one ADD
+    if not (_npu_float(bias, index, dt) and bias.dim() == 1 and
+            (transposed or bias.shape[0] == w.shape[0])):
+        return False
+    return (not transposed and _fused_bias(index)) or (
+        D.serves(index, "add", D.DTYPES[dt]) and
+        D.takes_strided(index, "add"))
+
+
+def _fused_bias(index: int) -> bool:
+    """npu:``index``'s CONV2D adds a bias in its own task (ABI 1.10)."""
+    return D.takes_src2(index, "conv2d")
 
 
 def _transposed_shape(x, w, stride, padding, dilation, output_padding,
@@ -128,16 +135,18 @@ def _transposed_shape(x, w, stride, padding, dilation, output_padding,
 
 
 def _conv(op: str, a, b, shape, stride, padding, dilation, groups: int,
-          out: torch.Tensor) -> torch.Tensor:
+          out: torch.Tensor, bias=None) -> torch.Tensor:
     """One of davinci.ops' convolutions into ``out`` on the current stream
-    (inputs copied dense on the device first where they are views)."""
+    (inputs copied dense on the device first where they are views);
+    CONV2D's ``bias`` added in its task."""
     fn = getattr(ops, op)
     a, b = a.contiguous(), b.contiguous()
     kw = dict(stride=tuple(stride), padding=tuple(padding),
               dilation=tuple(dilation), groups=groups, out=D.dev(out),
               stream=D.stream_of(out))
     if op == "conv2d":
-        fn(D.dev(a), D.dev(b), **kw)
+        fn(D.dev(a), D.dev(b),
+           bias=None if bias is None else D.dev(bias.contiguous()), **kw)
     else:
         fn(D.dev(a), D.dev(b), shape=tuple(shape), **kw)
     return out
@@ -157,8 +166,9 @@ def _conv_fits(x_shape, w_shape, y_shape, stride, padding, dilation,
 
 def convolution(x, w, bias, stride, padding, dilation, transposed: bool,
                 output_padding, groups: int):
-    """aten::convolution_overrideable: CONV2D (transposed:
-    CONV2D_BACKWARD_INPUT), the bias added as one broadcast ADD."""
+    """aten::convolution_overrideable: CONV2D, its bias the task's src2
+    (transposed: CONV2D_BACKWARD_INPUT, the bias added as one broadcast
+    ADD; so too on a driver before ABI 1.10)."""
     if _conv_on_device(x, w, bias, transposed):
         if transposed:
             y_shape = _transposed_shape(x, w, stride, padding, dilation,
@@ -181,6 +191,10 @@ def convolution(x, w, bias, stride, padding, dilation, transposed: bool,
             if transposed:
                 _conv("conv2d_backward_input", x, w, y_shape, stride,
                       padding, dilation, groups, y)
+            elif bias is not None and _fused_bias(x.get_device()):
+                _conv("conv2d", x, w, None, stride, padding, dilation,
+                      groups, y, bias)
+                return y
             else:
                 _conv("conv2d", x, w, None, stride, padding, dilation,
                       groups, y)

@@ -364,6 +364,7 @@ class _Scalars:
 
 scalars = _Scalars()
 _strided_ops: dict[tuple[int, str], bool] = {}
+_src2_ops: dict[tuple[int, str], bool] = {}
 
 
 def takes_strided(index: int, op: str) -> bool:
@@ -373,6 +374,17 @@ def takes_strided(index: int, op: str) -> bool:
     if ok is None:
         ok = _devices.context(index).capabilities().takes_strided(op)
         _strided_ops[key] = ok
+    return ok
+
+
+def takes_src2(index: int, op: str) -> bool:
+    """The driver of npu:``index`` takes a third operand for ``op``
+    (CONV2D's bias, ABI 1.10)."""
+    key = (index, op)
+    ok = _src2_ops.get(key)
+    if ok is None:
+        ok = _devices.context(index).capabilities().takes_src2(op)
+        _src2_ops[key] = ok
     return ok
 
 

@@ -432,10 +432,12 @@ TABLE: tuple[Entry, ...] = (
                 "(torch views 1-D as a height of 1), any stride, padding, "
                 "dilation and groups (depthwise too; padding='same' as torch "
                 "resolves it), no bias"),
-           Path(("CONV2D", "ADD"), "as above with a bias: one broadcast ADD "
-                "(a strided task) onto the result"),
+           Path(("CONV2D",), "as above with a bias: the task's own third "
+                "operand (src2), added after the sum as ADD adds (a driver "
+                "before ABI 1.10: one broadcast ADD onto the result)"),
            Path(("CONV2D_BACKWARD_INPUT", "ADD"), "transposed (its output "
-                "padding below the stride), a bias as above")),
+                "padding below the stride), a bias one broadcast ADD (a "
+                "strided task) onto the result")),
     _entry("convolution_backward_overrideable",
            {"convolution_backward_overrideable": C.convolution_backward},
            Path(("CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_WEIGHT",

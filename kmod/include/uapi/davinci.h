@@ -47,9 +47,11 @@
  * DAVINCI_PARAMS_MAX 512 (was 256). 8: DAVINCI_TRACE_TASK_HELP, the
  * share of a task's chunks another AI core ran. 9: struct davinci_task's
  * @src2 (was @reserved[0]), the third operand of an op whose kind has
- * one (DAVINCI_IOCTL_GET_CAP announces the op).
+ * one (DAVINCI_IOCTL_GET_CAP announces the op). 10: CONV2D's bias at
+ * @src2 and its epilogue in @imm (DAVINCI_CONV2D_RELU);
+ * DAVINCI_CAP_OP_SRC2, which announces an op's third operand.
  */
-#define DAVINCI_ABI_MINOR 9
+#define DAVINCI_ABI_MINOR 10
 
 /*
  * Feature bits reported by DAVINCI_IOCTL_GET_VERSION. The ops and dtypes a
@@ -190,6 +192,10 @@ struct davinci_limits {
  *
  * DAVINCI_CAP_STRIDED: a mask of the struct davinci_params_strided
  * versions the driver takes (bit v: version v), 0 before ABI 1.7.
+ *
+ * DAVINCI_CAP_OP_SRC2, @index an opcode: 1 when it takes a third operand
+ * at struct davinci_task's @src2 (CONV2D's bias, ABI 1.10), else 0; a
+ * driver before ABI 1.10 answers -EINVAL: no op of it takes one.
  */
 #define DAVINCI_CAP_OPCODES	0
 #define DAVINCI_CAP_OP_DTYPES	1
@@ -197,12 +203,13 @@ struct davinci_limits {
 #define DAVINCI_CAP_DTYPES	3
 #define DAVINCI_CAP_OP_FLAGS	4
 #define DAVINCI_CAP_STRIDED	5
+#define DAVINCI_CAP_OP_SRC2	6
 
 /**
  * struct davinci_cap - one capability of the driver (DAVINCI_IOCTL_GET_CAP)
  * @query: in: DAVINCI_CAP_*; -EINVAL for any other
- * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES, DAVINCI_CAP_OP_PARAMS
- *	and DAVINCI_CAP_OP_FLAGS,
+ * @index: in: the opcode for DAVINCI_CAP_OP_DTYPES, DAVINCI_CAP_OP_PARAMS,
+ *	DAVINCI_CAP_OP_FLAGS and DAVINCI_CAP_OP_SRC2,
  *	below DAVINCI_CAP_OPCODES' answer, else -EINVAL; zero for the other
  *	queries, else -EINVAL
  * @value: out: the answer (see DAVINCI_CAP_*)
@@ -824,7 +831,7 @@ enum davinci_opcode {
 	DAVINCI_OP_LEAKY_RELU = 24,	/* dst = src0 >= 0 ? src0 : slope * src0, slope: @imm */
 	DAVINCI_OP_COPY_VIEW = 25,	/* dst[@count] = the strided view of src0 its parameter block describes */
 	DAVINCI_OP_IDENTITY = 26,	/* dst = src0, @count elements */
-	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s] */
+	DAVINCI_OP_CONV2D = 27,	/* dst[n,k,oh,ow] = conv of src0 x[n,c,h,w] by src1 w[k,c/groups,r,s], + src2 bias[k] if set, then @imm's epilogue */
 	DAVINCI_OP_CONV2D_BACKWARD_INPUT = 28,	/* dst dx[n,c,h,w] = CONV2D's input gradient from src0 dy[n,k,oh,ow] and src1 w */
 	DAVINCI_OP_CONV2D_BACKWARD_WEIGHT = 29,	/* dst dw[k,c/groups,r,s] = CONV2D's weight gradient from src0 x and src1 dy */
 	DAVINCI_OP_MAXPOOL2D = 30,	/* dst[n,c,oh,ow] = max of each window of src0 x[n,c,h,w]; int64 argmax indices with @dst_dtype INT64 */
@@ -888,6 +895,16 @@ enum davinci_opcode {
 #define DAVINCI_CMP_GT	4	/* src0 > src1 */
 #define DAVINCI_CMP_GE	5	/* src0 >= src1 */
 #define DAVINCI_CMP_COUNT	6
+
+/*
+ * DAVINCI_OP_CONV2D's epilogue (struct davinci_task.imm). What runs on each
+ * output after its sum (and the bias, added as ADD adds: rounded once to
+ * @dtype), on each tile of y as the kernel stores it: the bytes of CONV2D,
+ * ADD of the broadcast bias, then the epilogue's op.
+ */
+#define DAVINCI_CONV2D_NONE	0	/* the sum (plus bias) as it is */
+#define DAVINCI_CONV2D_RELU	1	/* then RELU: max(y, 0), NaN and -0 kept */
+#define DAVINCI_CONV2D_COUNT	2
 
 /*
  * DAVINCI_OP_GELU's approximate (struct davinci_task.imm). Which GELU: torch's

@@ -280,17 +280,18 @@ class GearBuilder:
              transpose: tuple[bool, bool] = (False, False), attr=None,
              params: "dict | None" = None,
              strided: "opdesc.Strided | None" = None,
-             where: str = "") -> Value:
+             where: str = "", src2: "Value | None" = None) -> Value:
         """Append schema op ``op`` (its name, "ADD") writing ``dst`` from
         ``srcs``: a compute op on ``srcs[0]``'s dtype (``dst``'s for a
         CAST's result) with the extents and attribute of
         :func:`davinci.opdesc.describe`, which checks them as the device
         would, and the fields of its parameter block (``params``) or the
         walk of its strided operands (``strided``, whose spans the tensors
-        of ``dst`` and ``srcs`` hold); MEMCPY (``count`` bytes) or MEMSET
+        of ``dst`` and ``srcs`` hold), ``src2`` the third operand of an op
+        that takes one (CONV2D's bias); MEMCPY (``count`` bytes) or MEMSET
         (``attr``: the byte). Raises ConversionError naming what the op
         refuses, after ``where`` (the node it lowers)."""
-        for v in (dst,) + srcs:
+        for v in (dst,) + srcs + ((src2,) if src2 is not None else ()):
             if v.transposed is not None:
                 raise ConversionError(v.transposed.refusal(
                     "a davinci op other than MATMUL reads it"))
@@ -317,7 +318,8 @@ class GearBuilder:
                         srcs and dst.dtype != srcs[0].dtype and
                         opdef.kind != "aipp") else None,
                     params_at=_BLOCK_CHECK_AT if block else 0,
-                    strided=strided)
+                    strided=strided,
+                    src2=_BLOCK_CHECK_AT if src2 is not None else 0)
                 fields = {f: int(getattr(t, f)) for f in
                           ("dtype", "dst_dtype", "flags", "imm", "count", "m",
                            "n", "k")}
@@ -330,6 +332,7 @@ class GearBuilder:
         tids = [v.tid for v in srcs] + [F.NO_TENSOR] * (2 - len(srcs))
         self.ops.append(F.Op(gear=self.gear, opcode=opdef.opcode,
                              dst=dst.tid, src0=tids[0], src1=tids[1],
+                             src2=F.NO_TENSOR if src2 is None else src2.tid,
                              params=None if block is None
                              else self.weights.block(block), **fields))
         return dst
@@ -347,6 +350,8 @@ class GearBuilder:
                                        % (opdef.name, want, len(srcs)))
         imm = 0
         if opdef.imm is not None:
+            if attr is None:
+                attr = opdef.imm.default
             if attr is None:
                 raise InvalidArgumentError("%s needs its %s" % (
                     opdef.name, opdef.imm.name))
@@ -368,7 +373,7 @@ class GearBuilder:
         largest set of tensors live at once, not their sum."""
         life: dict[int, list[int]] = {}
         for i, o in enumerate(self.ops):
-            for tid in (o.dst, o.src0, o.src1):
+            for tid in (o.dst, o.src0, o.src1, o.src2):
                 if tid == F.NO_TENSOR:
                     continue
                 t = self.tensors[tid]
@@ -412,6 +417,6 @@ class GearBuilder:
             return tid if tid == F.NO_TENSOR else remap[tid]
         ops = [F.Op(o.gear, o.opcode, o.dtype, o.dst_dtype, o.flags, g(o.dst),
                     g(o.src0), g(o.src1), o.imm, o.count, o.m, o.n, o.k,
-                    o.params)
+                    o.params, g(o.src2))
                for o in self.ops]
         return mine, ops

@@ -13,7 +13,7 @@ import os
 
 from .. import omfile as F
 from . import aipp_stage
-from .fuse import fold_batch_norms
+from .fuse import fold_batch_norms, fuse_conv_relus
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
@@ -184,7 +184,7 @@ def convert(model, input_shape: "str | dict | None" = None,
     if input_format not in F.FORMATS:
         raise ConversionError("--input_format %r: use one of %s"
                               % (input_format, ", ".join(F.FORMATS)))
-    model = fold_batch_norms(model)
+    model = fuse_conv_relus(fold_batch_norms(model))
     g = model.graph
     opsets = _opsets(model)
     shapes = input_shape if isinstance(input_shape, dict) \

@@ -20,9 +20,10 @@ one task; the logical ops are Where's SELECT. Values known at conversion
 time (initializers, Constant, ConstantOfShape, Shape of a static tensor,
 and most ops of only these: an attention mask's arithmetic) are folded on
 the host. The CNN ops (Conv, the poolings) take their
-geometry in a parameter block (the model's PARAMS section); a bias, a
-BatchNormalization's scale and shift and a Concat's pieces are strided
-tasks reading or writing views.
+geometry in a parameter block (the model's PARAMS section); a Conv's
+bias is its CONV2D's third operand and a Relu that alone reads it that
+task's epilogue (fuse.py); a BatchNormalization's scale and shift and a
+Concat's pieces are strided tasks reading or writing views.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import numpy as np
 
 from .. import opdesc, ops, schema, views
 from ..errors import DavinciError
+from .fuse import FUSED_RELU
 from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       Transposed, Value, host_values, onnx_type_name,
                       type_list, type_name)
@@ -1011,22 +1013,23 @@ def _nchw(L: Lowering, x: Value, what: str) -> int:
     return len(x.shape) - 2
 
 
-def _bias_add(L: Lowering, y: Value, b: Value) -> Value:
-    """y += b along y's channels (dim 1), in place, one strided ADD."""
+
+
+def _bias(L: Lowering, b: Value, k: int, dtype: str) -> Value:
+    """Conv's B as CONV2D's src2: k elements of y's dtype."""
     b = L.device(b, "B")
-    if b.shape != (y.shape[1],) or b.dtype != y.dtype:
+    if b.shape != (k,) or b.dtype != dtype:
         L.fail("B is %s %s; it needs %d %s elements, one per output "
-               "channel" % (type_name(b.dtype), list(b.shape), y.shape[1],
-                            type_name(y.dtype)))
-    strides = _contiguous(y.shape)
-    bcast = tuple(1 if d == 1 else 0 for d in range(len(y.shape)))
-    walk = opdesc.Strided(y.shape, strides, strides, bcast)
-    return L.emit("ADD", y, y, b, strided=walk)
+               "channel" % (type_name(b.dtype), list(b.shape), k,
+                            type_name(dtype)))
+    return b
 
 
 def conv(L: Lowering, x: Value, w: Value, b: "Value | None" = None
          ) -> list[Value]:
-    """Conv as CONV2D (1-D as a height of 1), its bias one broadcast ADD."""
+    """Conv as one CONV2D (1-D as a height of 1): its bias (B, or a folded
+    BatchNormalization's shift) the task's src2, and a Relu that only
+    reads it (fuse.py) its epilogue."""
     dims = _nchw(L, x, "X")
     L.need_types(x, "CONV2D", "X")
     if w.dtype != x.dtype or len(w.shape) != len(x.shape):
@@ -1047,9 +1050,9 @@ def conv(L: Lowering, x: Value, w: Value, b: "Value | None" = None
         L.fail(str(exc))
     y = L.gb.work(y4, x.dtype)
     L.emit("CONV2D", y, L.device(x, "X").with_shape(x4),
-           L.device(w, "W").with_shape(w4), params=fields)
-    if b is not None:
-        _bias_add(L, y, b)
+           L.device(w, "W").with_shape(w4), params=fields,
+           attr="RELU" if L.attr(FUSED_RELU, 0) else "NONE",
+           src2=None if b is None else _bias(L, b, y4[1], x.dtype))
     return [y.with_shape(y4[:2] + y4[2 + (dims == 1):])]
 
 
@@ -1834,7 +1837,7 @@ RULES: tuple[Rule, ...] = (
     Rule("Dropout", dropout, takes_transposed=True),
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
-    Rule("Conv", conv, "CONV2D", ("ADD",)),
+    Rule("Conv", conv, "CONV2D"),
     Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY")),
     Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY",
                                                     "MUL")),
