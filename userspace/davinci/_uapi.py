@@ -86,14 +86,15 @@ ioc_dir, ioc_size = _IOC_DIR, _IOC_SIZE
 # Constants
 # ---------------------------------------------------------------------------
 DAVINCI_ABI_MAJOR = 1
-DAVINCI_ABI_MINOR = 9      # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
+DAVINCI_ABI_MINOR = 10     # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            3: polled rings, task graphs, trace ring;
 #                            4: one TASKS_QUEUED record per take-in;
 #                            5: the dispatcher's counters in mgmt info;
 #                            6: the capability query (GET_CAP);
 #                            7: INT64 BOOL INT8 UINT8, strided operands;
 #                            8: TASK_HELP trace records;
-#                            9: davinci_task.src2
+#                            9: davinci_task.src2;
+#                            10: DAVINCI_STREAM_F_CONTINUE, STREAM_SET_FLAGS
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -113,6 +114,7 @@ DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
 DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
 DAVINCI_FEAT_CAPS = 1 << 16     # DAVINCI_IOCTL_GET_CAP: ops, dtypes served
 DAVINCI_FEAT_PARAMS = 1 << 17   # davinci_task.params: parameter blocks
+DAVINCI_FEAT_STREAM_CONTINUE = 1 << 18  # STREAM_F_CONTINUE, STREAM_SET_FLAGS
 DAVINCI_PARAMS_MAX = 512        # bytes of the largest parameter block
 
 # Capability queries (davinci_cap.query); see davinci.capabilities
@@ -502,7 +504,9 @@ class davinci_ring_header(_Struct):
 
 DAVINCI_RING_F_NEED_WAKEUP = 1 << 0
 DAVINCI_STREAM_F_POLLED = 1 << 0
-DAVINCI_STREAM_FLAGS_ALL = DAVINCI_STREAM_F_POLLED
+DAVINCI_STREAM_F_CONTINUE = 1 << 1     # a failed task does not stop it
+DAVINCI_STREAM_FLAGS_ALL = DAVINCI_STREAM_F_POLLED | DAVINCI_STREAM_F_CONTINUE
+DAVINCI_STREAM_FLAGS_MUTABLE = DAVINCI_STREAM_F_CONTINUE
 
 
 class davinci_stream_create(_Struct):
@@ -524,6 +528,13 @@ class davinci_stream_id(_Struct):
     _fields_ = [
         ("stream_id", _u32),
         ("pad", _u32),
+    ]
+
+
+class davinci_stream_flags(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("flags", _u32),
     ]
 
 
@@ -888,7 +899,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_aipp_config,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
-    davinci_stream_create, davinci_stream_id, davinci_doorbell,
+    davinci_stream_create, davinci_stream_id, davinci_stream_flags,
+    davinci_doorbell,
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
     davinci_sync, davinci_graph_capture, davinci_graph_launch,
     davinci_graph_id, davinci_event_create, davinci_event_id,
@@ -929,6 +941,7 @@ DAVINCI_IOCTL_GRAPH_CAPTURE = _IOWR(_B, 0x29, davinci_graph_capture)
 DAVINCI_IOCTL_GRAPH_END = _IOWR(_B, 0x2a, davinci_graph_capture)
 DAVINCI_IOCTL_GRAPH_LAUNCH = _IOWR(_B, 0x2b, davinci_graph_launch)
 DAVINCI_IOCTL_GRAPH_DESTROY = _IOW(_B, 0x2c, davinci_graph_id)
+DAVINCI_IOCTL_STREAM_SET_FLAGS = _IOW(_B, 0x2d, davinci_stream_flags)
 DAVINCI_IOCTL_EVENT_CREATE = _IOWR(_B, 0x30, davinci_event_create)
 DAVINCI_IOCTL_EVENT_DESTROY = _IOW(_B, 0x31, davinci_event_id)
 DAVINCI_IOCTL_EVENT_QUERY = _IOWR(_B, 0x32, davinci_event_query)
@@ -975,6 +988,7 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_GRAPH_END: davinci_graph_capture,
     DAVINCI_IOCTL_GRAPH_LAUNCH: davinci_graph_launch,
     DAVINCI_IOCTL_GRAPH_DESTROY: davinci_graph_id,
+    DAVINCI_IOCTL_STREAM_SET_FLAGS: davinci_stream_flags,
     DAVINCI_IOCTL_EVENT_CREATE: davinci_event_create,
     DAVINCI_IOCTL_EVENT_DESTROY: davinci_event_id,
     DAVINCI_IOCTL_EVENT_QUERY: davinci_event_query,
