@@ -274,7 +274,7 @@ class Device:
     def stream(self, priority: int = 0, sq_entries: int = 256,
                cq_entries: int = 256, polled: bool | None = None,
                wait_mode: "WaitMode | str | None" = None,
-               continue_on_failure: bool = False) -> Stream:
+               continue_on_failure: bool | None = False) -> Stream:
         """Create a stream (0 is the highest priority, 7 the lowest).
 
         ``polled``: the device polls its submission ring, so submitting
@@ -284,7 +284,8 @@ class Device:
         ``continue_on_failure``: a failed task does not stop the stream
         (CANN's ACL_CONTINUE_ON_FAILURE): the next tasks run and
         :meth:`Stream.synchronize` raises the failure once; by default a
-        failure stops the stream until :meth:`Stream.reset`."""
+        failure stops the stream until :meth:`Stream.reset`; ``None``: go
+        on where the driver can (ABI 1.10), else stop."""
         s = Stream(self, priority, sq_entries, cq_entries, polled, wait_mode,
                    continue_on_failure)
         self._streams.add(s)

@@ -216,7 +216,7 @@ class Stream:
                  sq_entries: int = 256, cq_entries: int = 256,
                  polled: bool | None = None,
                  wait_mode: "waiting.WaitMode | str | None" = None,
-                 continue_on_failure: bool = False):
+                 continue_on_failure: bool | None = False):
         if not 0 <= priority <= 7:
             raise InvalidArgumentError("stream priority must be 0 (highest) "
                                        "to 7 (lowest), not %r" % (priority,))
@@ -238,7 +238,10 @@ class Stream:
             waiting.parse_mode(wait_mode)
         # the driver publishes completions in the CQ header (ABI 1.3)
         self._header_seq = can_poll
-        if continue_on_failure:
+        if continue_on_failure is None:
+            continue_on_failure = device.version.has(
+                _uapi.DAVINCI_FEAT_STREAM_CONTINUE)
+        elif continue_on_failure:
             self._check_can_continue()
         #: a failed task does not stop the stream (DAVINCI_STREAM_F_CONTINUE)
         self.continue_on_failure = bool(continue_on_failure)
