@@ -10,8 +10,16 @@ import errno
 import numpy as np
 import pytest
 
+import acl
 import davinci
-from davinci import _uapi
+from davinci import _uapi, atc
+
+from ._onnx_models import mlp
+from .test_acl_mdl import Run, _write
+from .test_dvpp_jpegd import _bad_files, encode, photo
+
+NV12 = 1
+AICPU = acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
 
 
 def _bad_memset(s, b):
@@ -166,3 +174,137 @@ def test_device_synchronize_raises_a_continue_stream_failure_once(dev):
         dev.synchronize()
         assert (b.numpy() == 3).all()
     s.destroy()
+
+
+# -- pyACL ---------------------------------------------------------------------
+
+def test_set_stream_failure_mode_checks(acl_dev):
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    assert acl.rt.set_stream_failure_mode(stream, 7) == \
+        acl.ACL_ERROR_INVALID_PARAM
+    assert acl.rt.set_stream_failure_mode(
+        stream, acl.ACL_STOP_ON_FAILURE) == 0
+    # CANN sets it once per stream
+    assert acl.rt.set_stream_failure_mode(
+        stream, acl.ACL_CONTINUE_ON_FAILURE) == acl.ACL_ERROR_INVALID_PARAM
+    assert acl.rt.set_stream_failure_mode(0x5A5A5A5A, 0) != 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert acl.rt.set_stream_failure_mode(stream, 0) != 0
+
+
+class _Decoder:
+    """The samples' JPEGD loop: a channel, a stream, one desc per file."""
+
+    def __init__(self, mode=None):
+        m = acl.media
+        self.ch = m.dvpp_create_channel_desc()
+        assert m.dvpp_create_channel(self.ch) == 0
+        self.stream, ret = acl.rt.create_stream()
+        assert ret == 0
+        if mode is not None:
+            assert acl.rt.set_stream_failure_mode(self.stream, mode) == 0
+        self.bufs = []
+
+    def decode_async(self, data, size):
+        m = acl.media
+        src, _ = m.dvpp_malloc(len(data))
+        dst, _ = m.dvpp_malloc(size)
+        assert acl.rt.memcpy(src, len(data), acl.util.bytes_to_ptr(data),
+                             len(data), 1) == 0
+        d = m.dvpp_create_pic_desc()
+        for field, value in (("data", dst), ("size", size), ("format", NV12)):
+            assert getattr(m, "dvpp_set_pic_desc_" + field)(d, value) == 0
+        assert m.dvpp_jpeg_decode_async(self.ch, src, len(data), d,
+                                        self.stream) == 0
+        self.bufs += [src, dst]
+        return d
+
+    def close(self, descs):
+        m = acl.media
+        for d in descs:
+            assert m.dvpp_destroy_pic_desc(d) == 0
+        for b in self.bufs:
+            assert m.dvpp_free(b) == 0
+        assert acl.rt.destroy_stream(self.stream) == 0
+        assert m.dvpp_destroy_channel(self.ch) == 0
+        assert m.dvpp_destroy_channel_desc(self.ch) == 0
+
+
+def test_samples_loop_logs_a_bad_image_and_decodes_the_next(acl_dev):
+    """The loop of Ascend's JPEGD samples on a stream of
+    acl.rt.create_stream (ACL_CONTINUE_ON_FAILURE, CANN's default): decode,
+    synchronize, check; a corrupt file's synchronize returns the error
+    and its desc's ret code says why, and the next file on the same
+    stream decodes."""
+    m = acl.media
+    good = encode(photo(96, 64, seed=4), quality=90, subsampling=2)
+    size, ret = m.dvpp_jpeg_predict_dec_size(acl.util.bytes_to_ptr(good),
+                                             len(good), NV12)
+    assert ret == 0
+    dec = _Decoder()
+    descs, rets = [], []
+    for data in (good, _bad_files()["corrupt"], good, _bad_files()[
+            "truncated"], good):
+        d = dec.decode_async(data, size)
+        descs.append(d)
+        rets.append((acl.rt.synchronize_stream(dec.stream),
+                     m.dvpp_get_pic_desc_ret_code(d),
+                     m.dvpp_get_pic_desc_width(d)))
+    bad = acl.constants.ACL_ERROR_INVALID_FILE
+    assert rets == [(0, 0, 96), (AICPU, bad, 0), (0, 0, 96),
+                    (AICPU, bad, 0), (0, 0, 96)]
+    # queued behind the bad one without a synchronize in between: it runs
+    d1 = dec.decode_async(_bad_files()["corrupt"], size)
+    d2 = dec.decode_async(good, size)
+    assert acl.rt.synchronize_stream(dec.stream) == AICPU
+    assert acl.rt.synchronize_stream(dec.stream) == 0
+    assert m.dvpp_get_pic_desc_ret_code(d1) == bad
+    assert m.dvpp_get_pic_desc_ret_code(d2) == 0
+    dec.close(descs + [d1, d2])
+
+
+def test_stop_on_failure_stops_the_samples_loop(acl_dev):
+    m = acl.media
+    good = encode(photo(96, 64, seed=4), quality=90, subsampling=2)
+    size, _ = m.dvpp_jpeg_predict_dec_size(acl.util.bytes_to_ptr(good),
+                                           len(good), NV12)
+    dec = _Decoder(acl.ACL_STOP_ON_FAILURE)
+    d0 = dec.decode_async(_bad_files()["corrupt"], size)
+    assert acl.rt.synchronize_stream(dec.stream) == AICPU
+    d1 = dec.decode_async(good, size)
+    assert acl.rt.synchronize_stream(dec.stream) == AICPU
+    assert m.dvpp_get_pic_desc_ret_code(d1) == AICPU
+    dec.close([d0, d1])
+
+
+def test_a_model_runs_after_a_failed_decode_on_its_stream(acl_dev, tmp_path):
+    m = acl.media
+    net, ref = mlp()
+    path = _write(tmp_path, atc.convert(net, input_shape="x:8,64"))
+    model_id, ret = acl.mdl.load_from_file(path)
+    assert ret == 0
+    r = Run(model_id)
+    good = encode(photo(96, 64, seed=4), quality=90, subsampling=2)
+    size, _ = m.dvpp_jpeg_predict_dec_size(acl.util.bytes_to_ptr(good),
+                                           len(good), NV12)
+    dec = _Decoder()
+    x = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    r.put(0, x)
+    d = dec.decode_async(_bad_files()["corrupt"], size)
+    assert acl.mdl.execute_async(model_id, r.inputs, r.outputs,
+                                 dec.stream) == 0
+    assert acl.rt.synchronize_stream(dec.stream) == AICPU
+    np.testing.assert_allclose(r.get(0, (8, 10)), ref(x), rtol=1e-5,
+                               atol=1e-6)
+    # and again, with nothing failing before it
+    x2 = -x
+    r.put(0, x2)
+    assert acl.mdl.execute_async(model_id, r.inputs, r.outputs,
+                                 dec.stream) == 0
+    assert acl.rt.synchronize_stream(dec.stream) == 0
+    np.testing.assert_allclose(r.get(0, (8, 10)), ref(x2), rtol=1e-5,
+                               atol=1e-6)
+    dec.close([d])
+    r.close()
+    assert acl.mdl.unload(model_id) == 0
