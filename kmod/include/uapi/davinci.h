@@ -551,7 +551,8 @@ struct davinci_doorbell {
  * @seq: in: wait until this task has completed; 0 means the last task
  *	submitted (on a polled stream: the last one its ring holds)
  * @status: out: DAVINCI_STATUS_* of the stream: 0, or the status of the
- *	task that put it into the error state
+ *	task that put it into the error state (a DAVINCI_STREAM_F_CONTINUE
+ *	stream's failed task does not: see "stream failure modes")
  * @pad: zero
  * @completed_seq: out: tasks completed so far
  */
@@ -575,7 +576,8 @@ struct davinci_stream_wait {
  * @state: out: DAVINCI_STREAM_*
  * @submitted_seq: out: tasks taken in so far
  * @completed_seq: out: tasks completed so far
- * @error_status: out: status of the task that failed, or 0
+ * @error_status: out: status of the task that put it in the error
+ *	state, or 0 (see "stream failure modes")
  * @priority: out: the stream's priority
  */
 struct davinci_stream_query {
