@@ -297,7 +297,8 @@ void dv_version_fill(struct davinci_version *v, const char *backend)
 		      DAVINCI_FEAT_GRAPHS |
 		      DAVINCI_FEAT_TRACE | DAVINCI_FEAT_RELU_GRAD |
 		      DAVINCI_FEAT_TRAIN_OPS | DAVINCI_FEAT_DISPATCH_STATS |
-		      DAVINCI_FEAT_CAPS | DAVINCI_FEAT_PARAMS;
+		      DAVINCI_FEAT_CAPS | DAVINCI_FEAT_PARAMS |
+		      DAVINCI_FEAT_STREAM_CONTINUE;
 	dv_strscpy(v->driver_version, DV_DRIVER_VERSION,
 		   sizeof(v->driver_version));
 	dv_strscpy(v->backend, backend, sizeof(v->backend));

@@ -302,6 +302,7 @@ struct dv_task {
  * @parked: the head task (EVENT_WAIT) waits for an event
  * @dead: being destroyed
  * @polled: DAVINCI_STREAM_F_POLLED: the dispatcher reads the SQ tail
+ * @cont: DAVINCI_STREAM_F_CONTINUE: a failed task does not put it in error
  * @sq_fault: a polled SQ tail was out of range; nothing is taken in
  *	until a reset
  * @poll_node: in dev->polled while @polled
@@ -335,6 +336,7 @@ struct dv_stream {
 	bool parked;
 	bool dead;
 	bool polled;
+	bool cont;
 	bool sq_fault;
 	struct dv_list poll_node;
 	struct os_waitq *wq;
@@ -742,6 +744,7 @@ int dv_ioctl_doorbell(struct dv_context *ctx, void *arg);
 int dv_ioctl_stream_wait(struct dv_context *ctx, void *arg);
 int dv_ioctl_stream_reset(struct dv_context *ctx, void *arg);
 int dv_ioctl_stream_query(struct dv_context *ctx, void *arg);
+int dv_ioctl_stream_set_flags(struct dv_context *ctx, void *arg);
 int dv_ioctl_task_query(struct dv_context *ctx, void *arg);
 int dv_ioctl_task_cancel(struct dv_context *ctx, void *arg);
 int dv_ioctl_sync(struct dv_context *ctx, void *arg);

@@ -44,6 +44,7 @@ static const struct dv_ioctl_desc dv_ioctls[] = {
 	DV_IOCTL(DAVINCI_IOCTL_STREAM_WAIT, dv_ioctl_stream_wait),
 	DV_IOCTL(DAVINCI_IOCTL_STREAM_RESET, dv_ioctl_stream_reset),
 	DV_IOCTL(DAVINCI_IOCTL_STREAM_QUERY, dv_ioctl_stream_query),
+	DV_IOCTL(DAVINCI_IOCTL_STREAM_SET_FLAGS, dv_ioctl_stream_set_flags),
 	DV_IOCTL(DAVINCI_IOCTL_TASK_QUERY, dv_ioctl_task_query),
 	DV_IOCTL(DAVINCI_IOCTL_TASK_CANCEL, dv_ioctl_task_cancel),
 	DV_IOCTL(DAVINCI_IOCTL_SYNC, dv_ioctl_sync),

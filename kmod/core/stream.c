@@ -203,6 +203,7 @@ int dv_ioctl_stream_create(struct dv_context *ctx, void *arg)
 		dv_list_add_tail(&s->poll_node, &ctx->dev->polled);
 		dv_dispatcher_kick(ctx->dev);
 	}
+	s->cont = !!(c->flags & DAVINCI_STREAM_F_CONTINUE);
 	dv_stat_add(DV_STAT_STREAMS, 1);
 
 	c->stream_id = s->id;
@@ -392,6 +393,31 @@ int dv_ioctl_stream_query(struct dv_context *ctx, void *arg)
 	q->completed_seq = s->completed_seq;
 	q->error_status = s->error_status;
 	q->priority = s->priority;
+	return 0;
+}
+
+/**
+ * dv_ioctl_stream_set_flags() - DAVINCI_IOCTL_STREAM_SET_FLAGS
+ * @ctx: the context (dev->lock held)
+ * @arg: struct davinci_stream_flags
+ *
+ * Switches between stopping and going on after a failed task, for the
+ * tasks that complete from now on; the error state, if any, stays.
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int dv_ioctl_stream_set_flags(struct dv_context *ctx, void *arg)
+{
+	struct davinci_stream_flags *f = arg;
+	struct dv_stream *s;
+
+	os_mutex_assert_held(ctx->dev->lock);
+	if (f->flags & ~DAVINCI_STREAM_FLAGS_MUTABLE)
+		return -EINVAL;
+	s = dv_stream_find(ctx, f->stream_id);
+	if (!s)
+		return -ENOENT;
+	s->cont = !!(f->flags & DAVINCI_STREAM_F_CONTINUE);
 	return 0;
 }
 

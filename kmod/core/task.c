@@ -695,7 +695,9 @@ void dv_task_complete_at(struct dv_stream *s, struct dv_task *t, u32 status,
 	failed = status != DAVINCI_STATUS_OK &&
 		 status != DAVINCI_STATUS_CANCELLED &&
 		 status != DAVINCI_STATUS_ABORTED;
-	if (failed && !s->error_status)
+	/* a CONTINUE stream goes on: its failure is the task's alone */
+	if (failed && !s->error_status &&
+	    (!s->cont || status == DAVINCI_STATUS_DEVICE_LOST))
 		s->error_status = status;
 	if (failed && status != DAVINCI_STATUS_DEVICE_LOST)
 		dv_notify(ctx, DAVINCI_NOTIFY_FAULT, s->id, status, t->seq,

@@ -253,10 +253,13 @@ def test_decode_is_a_jpegd_task_on_no_ai_core(dev):
     assert e.value.opcode == davinci.schema.by_name("JPEGD_DECODE").opcode
 
 
-def test_a_decode_behind_a_failed_one_says_it_did_not_run(acl_dev):
-    """A corrupt file fails its task and the stream aborts the next decode
-    queued behind it: that desc's ret code is a failure, not the 0 of a
-    decode, and neither record nor output is left in use."""
+@pytest.mark.parametrize("mode", ["stop", "continue"])
+def test_a_decode_behind_a_failed_one(acl_dev, mode):
+    """A corrupt file fails its task. On an ACL_STOP_ON_FAILURE stream the
+    stream aborts the next decode queued behind it: that desc's ret code is
+    a failure, not the 0 of a decode. On an ACL_CONTINUE_ON_FAILURE stream
+    (CANN's default) the next decode runs, and synchronize_stream returns
+    the failure once. Neither record nor output is left in use."""
     acl, m = acl_dev, acl_dev.media
     good = encode(photo(96, 64, seed=4), quality=90, subsampling=2)
     acl_decode(acl, good)               # warm: the parameter-block slab
@@ -266,6 +269,9 @@ def test_a_decode_behind_a_failed_one_says_it_did_not_run(acl_dev):
     assert m.dvpp_create_channel(ch) == 0
     stream, ret = acl.rt.create_stream()
     assert ret == 0
+    if mode == "stop":
+        assert acl.rt.set_stream_failure_mode(
+            stream, acl.ACL_STOP_ON_FAILURE) == 0
     bufs, descs = [], []
     for data in (_bad_files()["corrupt"], good):
         src, _ = m.dvpp_malloc(len(data))
@@ -282,7 +288,14 @@ def test_a_decode_behind_a_failed_one_says_it_did_not_run(acl_dev):
         acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
     codes = [m.dvpp_get_pic_desc_ret_code(d) for d in descs]
     assert codes[0] == acl.constants.ACL_ERROR_INVALID_FILE
-    assert codes[1] == acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION, codes
+    if mode == "stop":
+        assert codes[1] == acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION, codes
+        assert acl.rt.synchronize_stream(stream) == \
+            acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
+    else:
+        assert codes[1] == 0, codes
+        assert m.dvpp_get_pic_desc_width(descs[1]) == 96
+        assert acl.rt.synchronize_stream(stream) == 0
     for d in descs:
         assert m.dvpp_destroy_pic_desc(d) == 0
     for b in bufs:

@@ -421,11 +421,14 @@ def test_encode_runs_on_no_ai_core(dev):
     assert any(r.aicore != NO_CORE for r in added)   # the trace names cores
 
 
-def test_an_encode_behind_a_failed_one_frees_its_record(acl_dev):
-    """An encode into too small an output fails its task, and the stream
-    aborts the encode queued behind it: neither writes a size, and once
-    everything is freed no HBM is left in use (the aborted encode's result
-    record too)."""
+@pytest.mark.parametrize("mode", ["stop", "continue"])
+def test_an_encode_behind_a_failed_one_frees_its_record(acl_dev, mode):
+    """An encode into too small an output fails its task. On an
+    ACL_STOP_ON_FAILURE stream the stream aborts the encode queued behind
+    it: neither writes a size. On an ACL_CONTINUE_ON_FAILURE stream (the
+    default) the second encode runs and writes its size. Once everything
+    is freed no HBM is left in use (an aborted encode's result record
+    too)."""
     acl, m = acl_dev, acl_dev.media
     pic = Picture(photo(96, 64, seed=5))
     need = acl_encode(acl, pic, 90).size       # warm: the parameter blocks
@@ -434,6 +437,9 @@ def test_an_encode_behind_a_failed_one_frees_its_record(acl_dev):
     assert m.dvpp_create_channel(ch) == 0
     stream, ret = acl.rt.create_stream()
     assert ret == 0
+    if mode == "stop":
+        assert acl.rt.set_stream_failure_mode(
+            stream, acl.ACL_STOP_ON_FAILURE) == 0
     cfg = m.dvpp_create_jpege_config()
     assert m.dvpp_set_jpege_config_level(cfg, 90) == 0
     src, _ = m.dvpp_malloc(len(pic.data))
@@ -451,7 +457,11 @@ def test_an_encode_behind_a_failed_one_frees_its_record(acl_dev):
             stream) == 0
     assert acl.rt.synchronize_stream(stream) == \
         acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
-    assert sizes.tolist() == [need - 1, predicted], "a size was written"
+    if mode == "stop":
+        assert sizes.tolist() == [need - 1, predicted], "a size was written"
+    else:
+        assert sizes.tolist() == [need - 1, need]
+        assert acl.rt.synchronize_stream(stream) == 0
     assert m.dvpp_destroy_pic_desc(desc) == 0
     for p in (src, dst):
         assert m.dvpp_free(p) == 0

@@ -31,6 +31,7 @@ int th_failures, th_passed, th_failed;
 	X(sync) \
 	X(watchdog) \
 	X(error_recovery) \
+	X(stream_continue) \
 	X(close_in_flight) \
 	X(ctx_reset) \
 	X(notifications) \

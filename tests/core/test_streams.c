@@ -339,6 +339,124 @@ void test_error_recovery(void)
 	fixture_exit(&fx);
 }
 
+/* DAVINCI_IOCTL_STREAM_SET_FLAGS on @s. */
+static int set_flags(struct dv_context *ctx, uint32_t id, uint32_t flags)
+{
+	struct davinci_stream_flags f = { .stream_id = id, .flags = flags };
+
+	return dvc_ioctl(ctx, DAVINCI_IOCTL_STREAM_SET_FLAGS, &f);
+}
+
+/* A failed task on a CONTINUE stream is its own: the next ones run. */
+void test_stream_continue(void)
+{
+	struct fixture fx;
+	struct stream s, p;
+	struct buf m;
+	struct davinci_task t[4];
+	struct davinci_stream_wait w;
+	struct davinci_stream_query q;
+	struct davinci_notification n;
+	struct davinci_graph_capture c;
+	struct davinci_graph_launch l;
+	uint64_t last;
+	int i;
+
+	REQUIRE(fixture_init(&fx, 0) == 0);
+	CHECK(fx_has_feature(&fx, DAVINCI_FEAT_STREAM_CONTINUE));
+	REQUIRE(fx_buf(&fx, 4096, 0, &m) == 0);
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_CONTINUE, &s) == 0);
+	t[0] = t_memset(m.a.dev_addr, 1, 4096);
+	t[1] = t_memset(m.a.dev_addr, 2, 8192);		/* fails */
+	t[2] = t_memset(m.a.dev_addr, 3, 4096);		/* runs */
+	t[3] = t_nop(0);				/* runs */
+	CHECK_EQ(submit(fx.ctx, &s, t, 4, &last), 0);
+	CHECK_EQ(swait(fx.ctx, &s, 0, 5000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	CHECK_EQ(w.completed_seq, 4);
+	CHECK_EQ(tstatus(fx.ctx, &s, 1), DAVINCI_STATUS_OK);
+	CHECK_EQ(tstatus(fx.ctx, &s, 2), DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(tstatus(fx.ctx, &s, 3), DAVINCI_STATUS_OK);
+	CHECK_EQ(tstatus(fx.ctx, &s, 4), DAVINCI_STATUS_OK);
+	CHECK(all_set(m.p, 3, 4096));
+	/* the failure is reported by its task: entry and notification */
+	CHECK_EQ(s.cq->tail, 4);
+	CHECK_EQ(cq_slot(&s, 1)->status, DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(cq_slot(&s, 2)->status, DAVINCI_STATUS_OK);
+	CHECK_EQ(s.cq->status, 0);
+	memset(&n, 0, sizeof(n));
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_NOTIFY_WAIT, &n), 0);
+	CHECK_EQ(n.type, DAVINCI_NOTIFY_FAULT);
+	CHECK_EQ(n.status, DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(n.seq, 2);
+	memset(&q, 0, sizeof(q));
+	q.stream_id = s.c.stream_id;
+	CHECK_EQ(dvc_ioctl(fx.ctx, DAVINCI_IOCTL_STREAM_QUERY, &q), 0);
+	CHECK_EQ(q.state, DAVINCI_STREAM_IDLE);
+	CHECK_EQ(q.error_status, 0);
+
+	/* Switched to stop on failure: the next failure stops it. */
+	CHECK_EQ(set_flags(fx.ctx, s.c.stream_id, DAVINCI_STREAM_F_POLLED),
+		 -EINVAL);
+	CHECK_EQ(set_flags(fx.ctx, s.c.stream_id, 1U << 31), -EINVAL);
+	CHECK_EQ(set_flags(fx.ctx, 9999, 0), -ENOENT);
+	CHECK_EQ(set_flags(fx.ctx, s.c.stream_id, 0), 0);
+	CHECK_EQ(submit(fx.ctx, &s, t + 1, 2, &last), 0);
+	CHECK_EQ(swait(fx.ctx, &s, last, 5000, &w), 0);
+	CHECK_EQ(w.status, DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(tstatus(fx.ctx, &s, last), DAVINCI_STATUS_ABORTED);
+	/* Back to CONTINUE: the error state stays until the reset. */
+	CHECK_EQ(set_flags(fx.ctx, s.c.stream_id, DAVINCI_STREAM_F_CONTINUE),
+		 0);
+	CHECK_EQ(submit(fx.ctx, &s, t + 3, 1, &last), 0);
+	CHECK_EQ(swait(fx.ctx, &s, last, 5000, &w), 0);
+	CHECK_EQ(tstatus(fx.ctx, &s, last), DAVINCI_STATUS_ABORTED);
+	CHECK_EQ(stream_reset(fx.ctx, &s), 0);
+	CHECK_EQ(submit(fx.ctx, &s, t + 1, 3, &last), 0);
+	CHECK_EQ(swait(fx.ctx, &s, last, 5000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	CHECK_EQ(tstatus(fx.ctx, &s, last - 2),
+		 DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(tstatus(fx.ctx, &s, last - 1), DAVINCI_STATUS_OK);
+	CHECK_EQ(tstatus(fx.ctx, &s, last), DAVINCI_STATUS_OK);
+
+	/* A graph on it: the failed task's entry, the rest run. */
+	memset(m.p, 0, 4096);
+	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_CAPTURE, &s, &c), 0);
+	CHECK_EQ(submit(fx.ctx, &s, t, 4, NULL), 0);
+	CHECK_EQ(graph_ioctl(fx.ctx, DAVINCI_IOCTL_GRAPH_END, &s, &c), 0);
+	CHECK_EQ(c.tasks, 4);
+	s.cq->head = s.cq->tail;
+	CHECK_EQ(graph_launch(fx.ctx, c.graph_id, &s, &l), 0);
+	CHECK_EQ(swait(fx.ctx, &s, l.last_seq, 5000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	CHECK(all_set(m.p, 3, 4096));
+	CHECK_EQ(s.cq->tail - s.cq->head, 2);
+	CHECK_EQ(cq_slot(&s, s.cq->head)->seq, l.first_seq + 1);
+	CHECK_EQ(cq_slot(&s, s.cq->head)->status,
+		 DAVINCI_STATUS_INVALID_ADDRESS);
+	CHECK_EQ(cq_slot(&s, s.cq->head + 1)->seq, l.last_seq);
+	CHECK_EQ(cq_slot(&s, s.cq->head + 1)->status, DAVINCI_STATUS_OK);
+	CHECK_EQ(tstatus(fx.ctx, &s, l.first_seq + 2), DAVINCI_STATUS_OK);
+
+	/* A polled CONTINUE stream goes on likewise. */
+	REQUIRE(stream_create_flags(fx.ctx, 0, 16, 16,
+				    DAVINCI_STREAM_F_POLLED |
+				    DAVINCI_STREAM_F_CONTINUE, &p) == 0);
+	memset(m.p, 0, 4096);
+	publish(&p, t, 4);
+	CHECK_EQ(swait(fx.ctx, &p, 4, 5000, &w), 0);
+	CHECK_EQ(w.status, 0);
+	CHECK_EQ(tstatus(fx.ctx, &p, 2), DAVINCI_STATUS_INVALID_ADDRESS);
+	for (i = 3; i <= 4; i++)
+		CHECK_EQ(tstatus(fx.ctx, &p, i), DAVINCI_STATUS_OK);
+	CHECK(all_set(m.p, 3, 4096));
+	stream_destroy(fx.ctx, &p);
+	stream_destroy(fx.ctx, &s);
+	fixture_exit(&fx);
+}
+
 void test_close_in_flight(void)
 {
 	struct fixture fx;

@@ -119,11 +119,19 @@ class AclContext:
 
 
 class AclStream:
+    """A pyACL stream: a davinci stream that goes on after a failed task
+    (CANN's default ACL_CONTINUE_ON_FAILURE) where the driver can (ABI
+    1.10), else one that stops."""
+
     def __init__(self, ctx: AclContext, priority: int = 0,
                  wait_mode: "davinci.WaitMode | None" = None):
         self.handle = new_handle()
         self.ctx = ctx
-        self.stream = ctx.device.dev.stream(priority, wait_mode=wait_mode)
+        # None: going on after a failure where the driver can
+        self.stream = ctx.device.dev.stream(priority, wait_mode=wait_mode,
+                                            continue_on_failure=None)
+        #: acl.rt.set_stream_failure_mode was called (CANN allows it once)
+        self.failure_mode_set = False
 
 
 class AclEvent:

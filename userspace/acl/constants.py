@@ -251,6 +251,9 @@ ERROR_NAMES[0] = "ACL_SUCCESS"
 # aclrtCreateStreamWithConfig flags.
 ACL_STREAM_FAST_LAUNCH = 0x00000001
 ACL_STREAM_FAST_SYNC = 0x00000002
+# aclrtSetStreamFailureMode's modes (ACL_CONTINUE_ON_FAILURE the default)
+ACL_CONTINUE_ON_FAILURE = 0
+ACL_STOP_ON_FAILURE = 1
 
 # acldvppPixelFormat (acl.media's JPEG decode writes the YUV420SP two, VPC
 # takes those, YUYV packed 4:2:2, RGB888 and BGR888, its PNG decode writes

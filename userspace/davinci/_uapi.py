@@ -95,7 +95,8 @@ DAVINCI_ABI_MINOR = 10     # 1: management ioctls; 2: DAVINCI_STATUS_MISALIGNED;
 #                            8: TASK_HELP trace records;
 #                            9: davinci_task.src2;
 #                            10: CONV2D's bias (src2) and epilogue,
-#                                DAVINCI_CAP_OP_SRC2
+#                                DAVINCI_CAP_OP_SRC2,
+#                                DAVINCI_STREAM_F_CONTINUE, STREAM_SET_FLAGS
 
 DAVINCI_FEAT_USER_QUEUES = 1 << 0
 DAVINCI_FEAT_EVENTS = 1 << 1
@@ -115,6 +116,7 @@ DAVINCI_FEAT_TRAIN_OPS = 1 << 14    # LOG_SOFTMAX, SQRT, CMP
 DAVINCI_FEAT_DISPATCH_STATS = 1 << 15   # davinci_mgmt_info.dispatch_*
 DAVINCI_FEAT_CAPS = 1 << 16     # DAVINCI_IOCTL_GET_CAP: ops, dtypes served
 DAVINCI_FEAT_PARAMS = 1 << 17   # davinci_task.params: parameter blocks
+DAVINCI_FEAT_STREAM_CONTINUE = 1 << 18  # STREAM_F_CONTINUE, STREAM_SET_FLAGS
 DAVINCI_PARAMS_MAX = 512        # bytes of the largest parameter block
 
 # Capability queries (davinci_cap.query); see davinci.capabilities
@@ -505,7 +507,9 @@ class davinci_ring_header(_Struct):
 
 DAVINCI_RING_F_NEED_WAKEUP = 1 << 0
 DAVINCI_STREAM_F_POLLED = 1 << 0
-DAVINCI_STREAM_FLAGS_ALL = DAVINCI_STREAM_F_POLLED
+DAVINCI_STREAM_F_CONTINUE = 1 << 1     # a failed task does not stop it
+DAVINCI_STREAM_FLAGS_ALL = DAVINCI_STREAM_F_POLLED | DAVINCI_STREAM_F_CONTINUE
+DAVINCI_STREAM_FLAGS_MUTABLE = DAVINCI_STREAM_F_CONTINUE
 
 
 class davinci_stream_create(_Struct):
@@ -527,6 +531,13 @@ class davinci_stream_id(_Struct):
     _fields_ = [
         ("stream_id", _u32),
         ("pad", _u32),
+    ]
+
+
+class davinci_stream_flags(_Struct):
+    _fields_ = [
+        ("stream_id", _u32),
+        ("flags", _u32),
     ]
 
 
@@ -891,7 +902,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     davinci_aipp_config,
     davinci_mem_alloc, davinci_mem_free,
     davinci_mem_query, davinci_mem_info, davinci_ring_header,
-    davinci_stream_create, davinci_stream_id, davinci_doorbell,
+    davinci_stream_create, davinci_stream_id, davinci_stream_flags,
+    davinci_doorbell,
     davinci_stream_wait, davinci_stream_query, davinci_task_query,
     davinci_sync, davinci_graph_capture, davinci_graph_launch,
     davinci_graph_id, davinci_event_create, davinci_event_id,
@@ -932,6 +944,7 @@ DAVINCI_IOCTL_GRAPH_CAPTURE = _IOWR(_B, 0x29, davinci_graph_capture)
 DAVINCI_IOCTL_GRAPH_END = _IOWR(_B, 0x2a, davinci_graph_capture)
 DAVINCI_IOCTL_GRAPH_LAUNCH = _IOWR(_B, 0x2b, davinci_graph_launch)
 DAVINCI_IOCTL_GRAPH_DESTROY = _IOW(_B, 0x2c, davinci_graph_id)
+DAVINCI_IOCTL_STREAM_SET_FLAGS = _IOW(_B, 0x2d, davinci_stream_flags)
 DAVINCI_IOCTL_EVENT_CREATE = _IOWR(_B, 0x30, davinci_event_create)
 DAVINCI_IOCTL_EVENT_DESTROY = _IOW(_B, 0x31, davinci_event_id)
 DAVINCI_IOCTL_EVENT_QUERY = _IOWR(_B, 0x32, davinci_event_query)
@@ -978,6 +991,7 @@ IOCTL_STRUCTS = {
     DAVINCI_IOCTL_GRAPH_END: davinci_graph_capture,
     DAVINCI_IOCTL_GRAPH_LAUNCH: davinci_graph_launch,
     DAVINCI_IOCTL_GRAPH_DESTROY: davinci_graph_id,
+    DAVINCI_IOCTL_STREAM_SET_FLAGS: davinci_stream_flags,
     DAVINCI_IOCTL_EVENT_CREATE: davinci_event_create,
     DAVINCI_IOCTL_EVENT_DESTROY: davinci_event_id,
     DAVINCI_IOCTL_EVENT_QUERY: davinci_event_query,

@@ -273,14 +273,21 @@ class Device:
     # -- streams and events -----------------------------------------------------
     def stream(self, priority: int = 0, sq_entries: int = 256,
                cq_entries: int = 256, polled: bool | None = None,
-               wait_mode: "WaitMode | str | None" = None) -> Stream:
+               wait_mode: "WaitMode | str | None" = None,
+               continue_on_failure: bool | None = False) -> Stream:
         """Create a stream (0 is the highest priority, 7 the lowest).
 
         ``polled``: the device polls its submission ring, so submitting
         needs no system call (default: where the driver can, unless
         ``DAVINCI_SQ_POLL=0``); see :mod:`davinci.stream`. ``wait_mode``:
-        how its waits wait (default: the process's, :mod:`davinci.waiting`)."""
-        s = Stream(self, priority, sq_entries, cq_entries, polled, wait_mode)
+        how its waits wait (default: the process's, :mod:`davinci.waiting`).
+        ``continue_on_failure``: a failed task does not stop the stream
+        (CANN's ACL_CONTINUE_ON_FAILURE): the next tasks run and
+        :meth:`Stream.synchronize` raises the failure once; by default a
+        failure stops the stream until :meth:`Stream.reset`; ``None``: go
+        on where the driver can (ABI 1.10), else stop."""
+        s = Stream(self, priority, sq_entries, cq_entries, polled, wait_mode,
+                   continue_on_failure)
         self._streams.add(s)
         return s
 
@@ -317,8 +324,14 @@ class Device:
             raise TimeoutError(
                 "davinci%d: streams still busy after %.3f s; wait longer or "
                 "cancel work" % (self.index, timeout))
-        for st in list(self._streams):
+        streams = list(self._streams)
+        for st in streams:
             st.settle()
+        if not s.status:
+            # a stream that went on after a failure raises it once
+            for st in streams:
+                if st.continue_on_failure and not st.destroyed:
+                    st.raise_failure()
         if s.status:
             raise TaskFailedError(
                 "davinci%d: a stream is in the error state (%s: %s); find it "

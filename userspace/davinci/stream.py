@@ -215,7 +215,8 @@ class Stream:
     def __init__(self, device: "Device", priority: int = 0,
                  sq_entries: int = 256, cq_entries: int = 256,
                  polled: bool | None = None,
-                 wait_mode: "waiting.WaitMode | str | None" = None):
+                 wait_mode: "waiting.WaitMode | str | None" = None,
+                 continue_on_failure: bool | None = False):
         if not 0 <= priority <= 7:
             raise InvalidArgumentError("stream priority must be 0 (highest) "
                                        "to 7 (lowest), not %r" % (priority,))
@@ -237,9 +238,19 @@ class Stream:
             waiting.parse_mode(wait_mode)
         # the driver publishes completions in the CQ header (ABI 1.3)
         self._header_seq = can_poll
+        if continue_on_failure is None:
+            continue_on_failure = device.version.has(
+                _uapi.DAVINCI_FEAT_STREAM_CONTINUE)
+        elif continue_on_failure:
+            self._check_can_continue()
+        #: a failed task does not stop the stream (DAVINCI_STREAM_F_CONTINUE)
+        self.continue_on_failure = bool(continue_on_failure)
+        flags = _uapi.DAVINCI_STREAM_F_POLLED if self.polled else 0
+        if continue_on_failure:
+            flags |= _uapi.DAVINCI_STREAM_F_CONTINUE
         c = _uapi.davinci_stream_create(
             sq_entries=sq_entries, cq_entries=cq_entries, priority=priority,
-            flags=_uapi.DAVINCI_STREAM_F_POLLED if self.polled else 0)
+            flags=flags)
         t.ioctl(_uapi.DAVINCI_IOCTL_STREAM_CREATE, c)
         self.stream_id = int(c.stream_id)
         self.priority = priority
@@ -284,6 +295,33 @@ class Stream:
     @property
     def destroyed(self) -> bool:
         return self._destroyed
+
+    def _check_can_continue(self) -> None:
+        if not self.device.version.has(_uapi.DAVINCI_FEAT_STREAM_CONTINUE):
+            raise InvalidArgumentError(
+                "this driver (%s) has no streams that go on after a failed "
+                "task (ABI 1.10); use continue_on_failure=False or update "
+                "the driver" % self.device.version)
+
+    def set_continue_on_failure(self, on: bool) -> None:
+        """Switch the stream's failure mode (STREAM_SET_FLAGS) for the tasks
+        that complete from now on. ``True``: a failed task completes with
+        its status and the next task runs; :meth:`synchronize` raises the
+        failure once. ``False``: a failed task stops the stream until
+        :meth:`reset` (the default). A stream already stopped by a failure
+        stays stopped until :meth:`reset`."""
+        self.check()
+        if on:
+            self._check_can_continue()
+        elif not self.device.version.has(
+                _uapi.DAVINCI_FEAT_STREAM_CONTINUE):
+            return      # it stops on failure: nothing to switch
+        self._transport.ioctl(
+            _uapi.DAVINCI_IOCTL_STREAM_SET_FLAGS,
+            _uapi.davinci_stream_flags(
+                stream_id=self.stream_id,
+                flags=_uapi.DAVINCI_STREAM_F_CONTINUE if on else 0))
+        self.continue_on_failure = bool(on)
 
     @property
     def ring_bytes(self) -> int:
@@ -633,7 +671,9 @@ class Stream:
 
         Watches the completion ring's header first, as the wait mode says
         (:mod:`davinci.waiting`), then sleeps in the driver. Raises
-        :class:`TaskFailedError` when the stream is in the error state,
+        :class:`TaskFailedError` when the stream is in the error state (on a
+        ``continue_on_failure`` stream: once for the first task up to
+        ``seq`` that failed since the last raise, the others ran on),
         :class:`TimeoutError` when ``timeout`` seconds ran out.
         """
         self.check()
@@ -655,13 +695,34 @@ class Stream:
         self._run_after(completed)
         if status:
             self._raise_failed(status)
+        if self._first_failure is not None and self.continue_on_failure:
+            self.raise_failure(target)
+
+    def raise_failure(self, upto: int | None = None) -> None:
+        """On a ``continue_on_failure`` stream: raise (once) the
+        :class:`TaskFailedError` of the first task that failed since the
+        last raise, among the completions read so far (up to task ``upto``
+        when given); nothing when none failed."""
+        with self._lock:
+            c = self._first_failure
+            if c is None or (upto is not None and c.seq > upto):
+                return
+            self._first_failure = None
+        raise TaskFailedError(
+            "stream %d: task %d (%s) failed with status %s: %s; the stream "
+            "went on with the tasks after it (continue_on_failure)"
+            % (self.stream_id, c.seq, _uapi.OP_NAMES.get(
+                c.opcode, "opcode %d" % c.opcode), status_name(c.status),
+               status_hint(c.status)),
+            c.status, self.stream_id, c.seq, c.opcode)
 
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait for every task submitted so far (see :meth:`wait`)."""
         h = self._cqh
         if self._header_seq and h is not None and not self._after and \
                 h.seq >= self._submitted_seq and not h.status and \
-                self._capture is None and h.tail == self._cq_head:
+                self._capture is None and h.tail == self._cq_head and \
+                self._first_failure is None:
             return      # idle, nothing to read: no wait, no lock
         self.wait(0, timeout)
 

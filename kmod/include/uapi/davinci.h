@@ -49,7 +49,10 @@
  * @src2 (was @reserved[0]), the third operand of an op whose kind has
  * one (DAVINCI_IOCTL_GET_CAP announces the op). 10: CONV2D's bias at
  * @src2 and its epilogue in @imm (DAVINCI_CONV2D_RELU);
- * DAVINCI_CAP_OP_SRC2, which announces an op's third operand.
+ * DAVINCI_CAP_OP_SRC2, which announces an op's third operand; streams
+ * that go on after a failed task (DAVINCI_STREAM_F_CONTINUE, switched on
+ * a live stream by DAVINCI_IOCTL_STREAM_SET_FLAGS;
+ * DAVINCI_FEAT_STREAM_CONTINUE).
  */
 #define DAVINCI_ABI_MINOR 10
 
@@ -80,6 +83,8 @@
 #define DAVINCI_FEAT_CAPS		(1ULL << 16)	/* DAVINCI_IOCTL_GET_CAP */
 /* struct davinci_task's @params (DOC: parameter blocks) */
 #define DAVINCI_FEAT_PARAMS		(1ULL << 17)
+/* DAVINCI_STREAM_F_CONTINUE, DAVINCI_IOCTL_STREAM_SET_FLAGS */
+#define DAVINCI_FEAT_STREAM_CONTINUE	(1ULL << 18)
 
 #define DAVINCI_NAME_LEN	32
 #define DAVINCI_VERSION_LEN	32
@@ -358,7 +363,8 @@ struct davinci_mem_info {
  * ring before it looks at it. Every slot taken in gets the next sequence
  * number, in ring order, so userspace knows them without asking: a
  * malformed descriptor is taken in too and completes with
- * DAVINCI_STATUS_INVALID_TASK, putting the stream in its error state. A
+ * DAVINCI_STATUS_INVALID_TASK, putting the stream in its error state (see
+ * "stream failure modes"). A
  * @tail more than @entries ahead of the head is a fault of that stream
  * alone: it enters the error state with DAVINCI_STATUS_QUEUE_FAULT and
  * nothing more is taken in from it until DAVINCI_IOCTL_STREAM_RESET,
@@ -390,6 +396,38 @@ struct davinci_mem_info {
  * DAVINCI_IOCTL_STREAM_WAIT or DAVINCI_IOCTL_SYNC, or sets
  * DAVINCI_TASK_F_NOTIFY on a task to get a DAVINCI_NOTIFY_COMPLETION
  * notification (poll() and DAVINCI_IOCTL_NOTIFY_WAIT) as it completes.
+ */
+
+/**
+ * DOC: stream failure modes
+ *
+ * By default a task that fails (any status but OK, CANCELLED and
+ * ABORTED) puts its stream in the error state: the tasks queued behind it
+ * complete DAVINCI_STATUS_ABORTED without running, and so does everything
+ * taken in afterwards, until DAVINCI_IOCTL_STREAM_RESET (tasks taken in
+ * before the reset stay aborted). DAVINCI_IOCTL_STREAM_WAIT, the CQ
+ * header's @status, DAVINCI_IOCTL_STREAM_QUERY and DAVINCI_IOCTL_SYNC
+ * report the status of the task that put it there. This is CANN's
+ * ACL_STOP_ON_FAILURE.
+ *
+ * A stream with DAVINCI_STREAM_F_CONTINUE (DAVINCI_FEAT_STREAM_CONTINUE)
+ * goes on instead, as CANN's default ACL_CONTINUE_ON_FAILURE: the failed
+ * task completes with its status and the next task runs; nothing is
+ * aborted and no reset is needed. The failure is reported by the task
+ * alone: its completion entry (written even for a graph's task), its
+ * result in DAVINCI_IOCTL_TASK_QUERY, a DAVINCI_NOTIFY_FAULT notification
+ * and its DAVINCI_NOTIFY_COMPLETION if asked. The stream never enters the
+ * error state for it, so the wait and query ioctls report 0: the host
+ * finds the failures in the completion entries it reads (and drains the
+ * CQ before it is full, or a dropped entry takes its failure with it).
+ * What is not one task's failure still puts such a stream in the error
+ * state: a polled ring's DAVINCI_STATUS_QUEUE_FAULT and
+ * DAVINCI_STATUS_DEVICE_LOST. Graphs launched on such a stream, and
+ * polled streams, go on the same way.
+ *
+ * DAVINCI_IOCTL_STREAM_SET_FLAGS switches the mode of a live stream, for
+ * the tasks that complete from then on; a stream already in the error
+ * state stays there until DAVINCI_IOCTL_STREAM_RESET.
  */
 
 /**
@@ -434,7 +472,8 @@ struct davinci_ring_header {
  * @priority: in: 0 (highest) .. 7 (lowest); higher priority streams are
  *	picked first by idle AI cores
  * @flags: in: DAVINCI_STREAM_F_* (DAVINCI_STREAM_F_POLLED needs
- *	DAVINCI_FEAT_SQ_POLL)
+ *	DAVINCI_FEAT_SQ_POLL, DAVINCI_STREAM_F_CONTINUE
+ *	DAVINCI_FEAT_STREAM_CONTINUE)
  * @stream_id: out: stream id, > 0
  * @pad: zero
  * @sq_mmap_offset: out: mmap() offset of the submission ring
@@ -457,7 +496,27 @@ struct davinci_stream_create {
 
 /* The device polls the stream's SQ tail (see "ring protocol"). */
 #define DAVINCI_STREAM_F_POLLED		(1U << 0)
-#define DAVINCI_STREAM_FLAGS_ALL	DAVINCI_STREAM_F_POLLED
+/* A failed task does not stop the stream (see "stream failure modes"). */
+#define DAVINCI_STREAM_F_CONTINUE	(1U << 1)
+#define DAVINCI_STREAM_FLAGS_ALL \
+	(DAVINCI_STREAM_F_POLLED | DAVINCI_STREAM_F_CONTINUE)
+/* The flags DAVINCI_IOCTL_STREAM_SET_FLAGS may change. */
+#define DAVINCI_STREAM_FLAGS_MUTABLE	DAVINCI_STREAM_F_CONTINUE
+
+/**
+ * struct davinci_stream_flags - switch a live stream's mode
+ *	(DAVINCI_IOCTL_STREAM_SET_FLAGS)
+ * @stream_id: in: the stream; -ENOENT when this context has no such stream
+ * @flags: in: its new DAVINCI_STREAM_FLAGS_MUTABLE bits (0: stop on
+ *	failure, DAVINCI_STREAM_F_CONTINUE: go on); any other bit -EINVAL
+ *
+ * The mode counts for the tasks that complete from then on (see "stream
+ * failure modes"); the stream's other flags stay as they were created.
+ */
+struct davinci_stream_flags {
+	__u32 stream_id;
+	__u32 flags;
+};
 
 /**
  * struct davinci_stream_id - a stream, for destroy and reset
@@ -500,7 +559,8 @@ struct davinci_doorbell {
  * @seq: in: wait until this task has completed; 0 means the last task
  *	submitted (on a polled stream: the last one its ring holds)
  * @status: out: DAVINCI_STATUS_* of the stream: 0, or the status of the
- *	task that put it into the error state
+ *	task that put it into the error state (a DAVINCI_STREAM_F_CONTINUE
+ *	stream's failed task does not: see "stream failure modes")
  * @pad: zero
  * @completed_seq: out: tasks completed so far
  */
@@ -524,7 +584,8 @@ struct davinci_stream_wait {
  * @state: out: DAVINCI_STREAM_*
  * @submitted_seq: out: tasks taken in so far
  * @completed_seq: out: tasks completed so far
- * @error_status: out: status of the task that failed, or 0
+ * @error_status: out: status of the task that put it in the error
+ *	state, or 0 (see "stream failure modes")
  * @priority: out: the stream's priority
  */
 struct davinci_stream_query {
@@ -2063,6 +2124,9 @@ struct davinci_trace_read {
 	_IOWR(DAVINCI_IOCTL_BASE, 0x2b, struct davinci_graph_launch)
 #define DAVINCI_IOCTL_GRAPH_DESTROY \
 	_IOW(DAVINCI_IOCTL_BASE, 0x2c, struct davinci_graph_id)
+/* Switch a stream between stopping and going on after a failed task. */
+#define DAVINCI_IOCTL_STREAM_SET_FLAGS \
+	_IOW(DAVINCI_IOCTL_BASE, 0x2d, struct davinci_stream_flags)
 #define DAVINCI_IOCTL_EVENT_CREATE \
 	_IOWR(DAVINCI_IOCTL_BASE, 0x30, struct davinci_event_create)
 #define DAVINCI_IOCTL_EVENT_DESTROY \

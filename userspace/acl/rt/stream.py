@@ -12,7 +12,8 @@ from .callback import forget_subscription
 
 __all__ = ["create_stream", "create_stream_with_config", "destroy_stream",
            "synchronize_stream", "synchronize_stream_with_timeout",
-           "stream_synchronize", "query_stream_status"]
+           "stream_synchronize", "query_stream_status",
+           "set_stream_failure_mode"]
 
 
 def _new_stream(priority=0, wait_mode=None) -> int:
@@ -81,3 +82,31 @@ def query_stream_status(stream):
     s = S.get_stream(stream)
     st = s.stream.query()
     return 0 if st.completed_seq >= st.submitted_seq else 1
+
+
+@api()
+def set_stream_failure_mode(stream, mode):
+    """aclrtSetStreamFailureMode: what ``stream`` (0: the default stream)
+    does after a failed task. ACL_CONTINUE_ON_FAILURE (every stream's
+    default, as CANN's): the failed task's error is returned once, by the
+    next synchronize_stream, and the tasks after it run.
+    ACL_STOP_ON_FAILURE: the tasks after it are not run (their work
+    returns the failure too) and the stream takes no more work: every
+    synchronize_stream returns the failure; destroy the stream. CANN sets
+    the mode once per stream: a second call is refused."""
+    if mode not in (C.ACL_CONTINUE_ON_FAILURE, C.ACL_STOP_ON_FAILURE):
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "set_stream_failure_mode: mode %r is neither "
+                      "ACL_CONTINUE_ON_FAILURE (0) nor ACL_STOP_ON_FAILURE "
+                      "(1)" % (mode,))
+    s = S.get_stream(stream)
+    if s.failure_mode_set:
+        raise AclFail(C.ACL_ERROR_INVALID_PARAM,
+                      "set_stream_failure_mode: stream %#x has its mode "
+                      "already; CANN sets it once per stream (create "
+                      "another stream for the other mode)" % (s.handle,))
+    try:
+        s.stream.set_continue_on_failure(mode == C.ACL_CONTINUE_ON_FAILURE)
+    except davinci.InvalidArgumentError as exc:
+        raise AclFail(C.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, str(exc)) from None
+    s.failure_mode_set = True
