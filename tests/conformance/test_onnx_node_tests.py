@@ -61,27 +61,48 @@ def _onnxruntime(t, ins, outs) -> "bool | None":
     return _close(got, outs, t)
 
 
+def _table(per: dict) -> str:
+    """Per op type: its cases, how many davinci passes, onnxruntime's."""
+    rows = ["%-22s %5s %7s %11s" % ("op type", "cases", "davinci",
+                                    "onnxruntime")]
+    for op in sorted(per):
+        n, dv, ort = per[op]
+        rows.append("%-22s %5d %7d %11d%s" % (op, n, dv, ort,
+                                              "  <" if dv < ort else ""))
+    return "\n".join(rows)
+
+
 def test_no_node_test_is_converted_and_wrong(dev):
     counts = collections.Counter()
+    per = collections.defaultdict(lambda: [0, 0, 0])
     wrong = []
-    for t in _cases():
+    cases = _cases()
+    for t in cases:
         ins = [_array(v) for v in t.data_sets[0][0]]
         outs = [_array(v) for v in t.data_sets[0][1]]
         ort_ok = _onnxruntime(t, ins, outs)
         if ort_ok is not None:
             counts["onnxruntime passes"] += ort_ok
+        ok = False
         try:
             data = atc.convert(t.model)
         except atc.ConversionError:
             counts["davinci refuses"] += 1
-            continue
-        with Model(dev, data) as mod:
-            got = mod.run(ins)
-        if _close(got, outs, t):
-            counts["davinci passes"] += 1
         else:
-            wrong.append(t.name)
-    counts["cases"] = len(_cases())
+            with Model(dev, data) as mod:
+                got = mod.run(ins)
+            ok = _close(got, outs, t)
+            if ok:
+                counts["davinci passes"] += 1
+            else:
+                wrong.append(t.name)
+        for op in {n.op_type for n in t.model.graph.node}:
+            per[op][0] += 1
+            per[op][1] += ok
+            per[op][2] += bool(ort_ok)
+    counts["cases"] = len(cases)
     print("ONNX node tests of davinci-atc's ops: %s" % dict(counts))
+    print("per op type (a case counts for each op type it has; < where "
+          "davinci passes fewer):\n%s" % _table(per))
     assert not wrong, "converted and wrong: %s" % wrong
     assert counts["davinci passes"] > 0

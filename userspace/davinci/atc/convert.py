@@ -249,6 +249,10 @@ def convert(model, input_shape: "str | dict | None" = None,
     aipp_stage.refuse_with_batches(stages)
     n_dyn = sum(st.dynamic for st in stages.values())
     out_types = _output_types(output_type, g)
+    # the model's declared shapes hold for the shapes it declares its
+    # inputs with, not for those --input_shape or the gears give them
+    declared = {} if shapes or batches or hws else _declared_shapes(onnx,
+                                                                    model)
     weights = Weights()
     gears = []
     out_shapes = None
@@ -275,7 +279,7 @@ def convert(model, input_shape: "str | dict | None" = None,
             gb.io(F.KIND_INPUT, len(inputs) + n_dyn, (1,), "int32", nbytes=8)
         if hws:
             gb.io(F.KIND_INPUT, len(inputs), (2,), "int64")
-        made_by = _lower_nodes(onnx, g, env, gb, opsets)
+        made_by = _lower_nodes(onnx, g, env, gb, opsets, declared)
         _cast_outputs(g, env, gb, out_types)
         shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
@@ -465,8 +469,47 @@ def _output_role(onnx, node, j: int, name: str, opset: int) -> str:
     return ", %s of %s node %r," % (role, node.op_type, name)
 
 
+#: ops whose result has the shape of their (first) input
+_SAME_SHAPE = {"Abs", "Cast", "Ceil", "Dropout", "Elu", "Erf", "Exp",
+               "Floor", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Log",
+               "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu",
+               "Sigmoid", "Sign", "Softplus", "Sqrt", "Tanh"}
+
+
+def _static(vi) -> "tuple[int, ...] | None":
+    t = vi.type.tensor_type
+    if not t.HasField("shape") or not all(
+            d.HasField("dim_value") for d in t.shape.dim):
+        return None
+    return tuple(int(d.dim_value) for d in t.shape.dim)
+
+
+def _declared_shapes(onnx, model) -> dict:
+    """Every value's static shape the model declares (its inputs, outputs
+    and value_info, and what ONNX's shape inference adds), and the input
+    of an op whose result has its shape (Log, Abs, Cast: _SAME_SHAPE)
+    when only the result's is declared. A handler whose input is computed
+    where it needs a constant pins it to the value these imply
+    (lower.pinned), checked when the model runs."""
+    g = model.graph
+    try:
+        g = onnx.shape_inference.infer_shapes(model).graph
+    except Exception:       # noqa: BLE001 - the model's own shapes then
+        pass
+    out = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        s = _static(vi)
+        if s is not None:
+            out.setdefault(vi.name, s)
+    for node in reversed(list(g.node)):
+        if node.op_type in _SAME_SHAPE and node.input and node.output and \
+                node.output[0] in out:
+            out.setdefault(node.input[0], out[node.output[0]])
+    return out
+
+
 def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
-                 opsets: dict[str, int]) -> dict[str, str]:
+                 opsets: dict[str, int], declared: dict) -> dict[str, str]:
     """Lower every node into ``gb``, its outputs into ``env``; returns, for
     each value a node made, which output of which node it is."""
     made_by: dict[str, str] = {}
@@ -479,7 +522,7 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
             raise ConversionError(_unsupported(node, name, idx, len(g.node),
                                                domain))
         args = _node_inputs(node, name, env, rule.arity)
-        L = Lowering(gb, node, name, _attrs(onnx, node), rule)
+        L = Lowering(gb, node, name, _attrs(onnx, node), rule, declared)
         args = check_inputs(L, args)
         outs = rule.lower(L, *args)
         for j, o in enumerate(node.output):

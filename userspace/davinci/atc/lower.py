@@ -28,7 +28,8 @@ tasks reading or writing views.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -104,13 +105,23 @@ class Rule:
 @dataclass
 class Lowering:
     """One node (an onnx NodeProto) being lowered into ``gb``, with its
-    name in messages, its attributes and the registration lowering it."""
+    name in messages, its attributes and the registration lowering it;
+    ``shapes``: the static shapes the model declares for its values (its
+    outputs and value_info, and what ONNX's shape inference adds), which a
+    handler reads where an input it needs as a constant is computed (see
+    :func:`pinned`)."""
 
     gb: GearBuilder
     node: Any
     name: str
     attrs: dict
     rule: Rule
+    shapes: dict = field(default_factory=dict)
+
+    def declared(self, j: int = 0) -> "tuple[int, ...] | None":
+        """The shape the model declares for output ``j``, or None."""
+        outs = self.node.output
+        return self.shapes.get(outs[j]) if j < len(outs) else None
 
     @property
     def where(self) -> str:
@@ -258,6 +269,128 @@ def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
     one = L.gb.weight(host_values(np.array([value], np.float32), dtype),
                       dtype)
     return _repeat_block(L, one, L.gb.work(shape, dtype))
+
+
+# ---------------------------------------------------------------------------
+# computed inputs where a handler needs a constant: pinned at conversion
+# time to the value the model's declared shapes imply, checked at run time
+# ---------------------------------------------------------------------------
+def _cmp(L: Lowering, a: Value, b: Value, predicate: str) -> Value:
+    """CMP of device tensors ``a`` and ``b`` broadcast by numpy's rules
+    (stride-0 walks), a BOOL tensor."""
+    shape = tuple(np.broadcast_shapes(a.shape, b.shape)) or (1,)
+    a, b = (v.with_shape(v.shape or (1,)) for v in (a, b))
+    walk = opdesc.Strided(shape, _contiguous(shape),
+                          _broadcast_strides(a.shape, shape),
+                          _broadcast_strides(b.shape, shape))
+    return L.emit("CMP", L.gb.work(shape, "bool"), a, b, strided=walk,
+                  attr=predicate)
+
+
+def _count_true(L: Lowering, b: Value, rows: int, cols: int) -> Value:
+    """The number of true elements in each of ``rows`` rows of ``cols`` of
+    BOOL tensor ``b``: a CAST to FLOAT and a REDUCE_SUM (exact: counts of
+    far less than 2 ** 24)."""
+    f = L.emit("CAST", L.gb.work((rows, cols), "float32"),
+               b.with_shape((rows, cols)), count=rows * cols)
+    return L.emit("REDUCE_SUM", L.gb.work((rows,), "float32"), f,
+                  rows=(rows, cols))
+
+
+def _fail_run_over(L: Lowering, count: Value, limit: int) -> None:
+    """The run fails unless one-element FLOAT ``count`` is at most
+    ``limit``: it indexes an INDEX_SELECT over ``limit + 1`` rows, and an
+    index outside them fails the task before it writes anything."""
+    idx = L.emit("CAST", L.gb.work((1, 1), "int32"), count.with_shape((1,)),
+                 count=1)
+    table = L.gb.weight(np.zeros((limit + 1, 1), np.int32), "int32")
+    L.emit("INDEX_SELECT", L.gb.work((1, 1), "int32"), table, idx,
+           mnk=(1, limit + 1, 1), count=1, attr="INT32")
+
+
+def _fail_run_unless_hit(L: Lowering, hits: Value, rows: int, cols: int
+                         ) -> None:
+    """The run fails unless each of the ``rows`` rows of BOOL ``hits``
+    holds a true element."""
+    per_row = _count_true(L, hits, rows, cols)
+    zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+    missed = _cmp(L, per_row, zero, "EQ")
+    _fail_run_over(L, _count_true(L, missed, 1, rows), 0)
+
+
+def pinned(L: Lowering, v: Value, value, what: str,
+           allowed: "list[list[int]] | None" = None,
+           as_set: bool = False) -> Value:
+    """Computed integer tensor ``v`` (axes, a shape, sizes) as the constant
+    ``value`` that the shapes the model declares imply, with device ops
+    that fail the run unless ``v`` holds it when the model runs: element by
+    element one of ``allowed[i]`` (by default ``value[i]``), or with
+    ``as_set`` the values of ``value`` in any order, each once (an axis
+    given as ``allowed[i]``'s forms, a and a - rank). So a model whose
+    computed input is not what its declared shapes say fails, never
+    returns another result."""
+    value = np.asarray(value, np.int64).reshape(-1)
+    if v.dtype not in ("int32", "int64"):
+        L.fail("%s is %s; ONNX gives it as INT64" % (what,
+                                                    type_name(v.dtype)))
+    if v.size != value.size:
+        L.fail("%s is computed, and its %d values cannot be the %s the "
+               "model's declared shapes imply" % (what, v.size,
+                                                  value.tolist()))
+    const = Value(v.shape, v.dtype, const=value.astype(v.dtype).reshape(
+        v.shape))
+    if v.is_const or v.size == 0:
+        return const
+    rows = allowed if allowed is not None else [[a] for a in value]
+    width = max(len(r) for r in rows)
+    table = np.array([list(r) + [r[0]] * (width - len(r)) for r in rows],
+                     v.dtype)
+    m = v.size
+    vd = L.device(v, what)
+    if as_set:      # each row of the table is a value some element holds
+        hits = _cmp(L, vd.with_shape((1, 1, m)), L.gb.weight(
+            table.reshape(len(rows), width, 1), v.dtype), "EQ")
+        _fail_run_unless_hit(L, hits, len(rows), width * m)
+    else:           # each element is one of its row's values
+        hits = _cmp(L, vd.with_shape((m, 1)), L.gb.weight(table, v.dtype),
+                    "EQ")
+        _fail_run_unless_hit(L, hits, m, width)
+    return const
+
+
+def _computed(L: Lowering, v: "Value | None", what: str) -> bool:
+    """``v`` is a computed tensor a handler needs as a constant: true when
+    the model declares the node's result shape (so :func:`pinned` can pin
+    it), else the conversion fails as it did."""
+    if v is None or v.is_const:
+        return False
+    if L.declared(0) is None:
+        L.fail("%s must be known at conversion time (an initializer or a "
+               "Constant), not computed by the graph, or the model must "
+               "declare the shape of the node's result (value_info)" % what)
+    return True
+
+
+def _removed_axes(L: Lowering, big, small, what: str) -> list[int]:
+    """The axes of shape ``big`` whose removal leaves ``small`` (of size 1
+    where ``ones``): the only such set, else the conversion fails."""
+    big, small = tuple(big), tuple(small)
+    k = len(big) - len(small)
+    found = []
+    if k >= 0:
+        for drop in itertools.combinations(range(len(big)), k):
+            if tuple(d for i, d in enumerate(big) if i not in drop) == small:
+                found.append(list(drop))
+    if len(found) != 1:
+        L.fail("%s is computed, and the declared shapes %s and %s %s" % (
+            what, list(big), list(small),
+            "do not fit" if not found else "leave it ambiguous (%s)"
+            % " or ".join(str(f) for f in found[:4])))
+    return found[0]
+
+
+def _axis_forms(axes, nd: int) -> list[list[int]]:
+    return [[a, a - nd] for a in axes]
 
 
 # ---------------------------------------------------------------------------
@@ -659,6 +792,11 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
                ) -> list[Value]:
     L.need_types(x, "REDUCE_SUM")
     nd = len(x.shape)
+    if axes is not None and not axes.is_const and axes.size == 0:
+        axes = Value(axes.shape, axes.dtype, const=np.zeros(0, np.int64))
+    if _computed(L, axes, "axes"):
+        ax = _reduced_axes(L, x.shape)
+        axes = pinned(L, axes, ax, "axes", _axis_forms(ax, nd), as_set=True)
     if axes is not None:
         ax = L.ints_of(axes, "axes")
     else:
@@ -670,17 +808,37 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     norm = sorted({_axis(L, a, nd) for a in ax})
     if not norm:                        # a scalar: nothing to reduce
         return [x]
-    r = norm[0]
-    if norm != list(range(r, nd)):
-        L.fail("ReduceSum over axes %s: davinci reduces trailing axes only "
-               "(the last k of %d)" % (ax, nd))
     keep = bool(L.attr("keepdims", 1))
-    shape = x.shape[:r] + ((1,) * (nd - r) if keep else ())
-    m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
+    kept = [i for i in range(nd) if i not in norm]
+    shape = tuple(1 if i in norm else d for i, d in enumerate(x.shape)) \
+        if keep else tuple(x.shape[i] for i in kept)
+    m, n = _numel([x.shape[i] for i in kept]), _numel(
+        [x.shape[i] for i in norm])
     x = L.device(x)
+    if norm != list(range(nd - len(norm), nd)) and x.size:
+        # REDUCE_SUM sums trailing axes: the others moved before them (a
+        # strided IDENTITY, bytes moved)
+        x = _permuted(L, x, kept + norm)
     out = L.gb.work(shape or (1,), x.dtype)
     L.emit("REDUCE_SUM", out, x, rows=(m, n))
     return [out.with_shape(shape)]
+
+
+def _reduced_axes(L: Lowering, shape) -> list[int]:
+    """The axes a reduction of ``shape`` whose result the model declares
+    reduces: those of size 1 in the result but not in ``shape`` (keepdims),
+    or the only ones whose removal leaves the result."""
+    out, nd = L.declared(0), len(shape)
+    if not L.attr("keepdims", 1):
+        return _removed_axes(L, shape, out, "axes")
+    if len(out) != nd or any(o not in (1, d) for o, d in zip(out, shape)):
+        L.fail("axes is computed, and the declared result %s is no "
+               "reduction of %s" % (list(out), list(shape)))
+    axes = [i for i, (o, d) in enumerate(zip(out, shape)) if o != d]
+    if not axes and not L.attr("noop_with_empty_axes", 0):
+        L.fail("axes is computed, and the declared result %s does not say "
+               "which of the size-1 axes it reduces" % list(out))
+    return axes
 
 
 def reduce_mean(L: Lowering, x: Value, axes: Value | None = None
@@ -740,8 +898,10 @@ def _view(L: Lowering, x: Value, shape) -> Value:
 
 
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
-    want = L.ints_of(shape, "the target shape")
     allowzero = int(L.attr("allowzero", 0))
+    if _computed(L, shape, "the target shape"):
+        shape = _pinned_shape(L, x, shape, allowzero)
+    want = L.ints_of(shape, "the target shape")
     dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
             else d for i, d in enumerate(want)]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
@@ -753,6 +913,35 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
     if _numel(dims) != x.size:
         L.fail("cannot reshape %s to %s" % (list(x.shape), want))
     return [_view(L, x, dims)]
+
+
+def _pinned_shape(L: Lowering, x: Value, shape: Value, allowzero: int
+                  ) -> Value:
+    """A computed Reshape target pinned to the declared result: each of
+    its values that dimension, a 0 copying it from x (without allowzero)
+    or one -1 (of a non-empty x); the run fails otherwise."""
+    out = L.declared(0)
+    if _numel(out) != x.size:
+        L.fail("the target shape is computed, and the declared result %s "
+               "does not hold the %d elements of %s" % (list(out), x.size,
+                                                        list(x.shape)))
+    if shape.size != len(out):
+        L.fail("the target shape is computed, and its %d values cannot be "
+               "the declared %s" % (shape.size, list(out)))
+    allowed = []
+    for i, d in enumerate(out):
+        row = [d] if d != 0 or allowzero else []
+        if not allowzero and i < len(x.shape) and x.shape[i] == d:
+            row.append(0)
+        if x.size:
+            row.append(-1)
+        allowed.append(row or [d])
+    pin = pinned(L, shape, out, "the target shape", allowed)
+    if x.size and not shape.is_const:     # at most one -1
+        minus = L.gb.weight(np.full(1, -1, shape.dtype), shape.dtype)
+        ones = _cmp(L, L.device(shape), minus, "EQ")
+        _fail_run_over(L, _count_true(L, ones, 1, shape.size), 1)
+    return pin
 
 
 def flatten(L: Lowering, x: Value) -> list[Value]:
@@ -772,7 +961,20 @@ def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
     return None if a is None else [int(v) for v in a]
 
 
+def _pinned_axes(L: Lowering, big, small, axes: Value) -> Value:
+    """Computed Squeeze or Unsqueeze axes: the size-1 axes of ``big`` whose
+    removal leaves ``small`` (the declared result or the input)."""
+    ax = _removed_axes(L, big, small, "axes")
+    if any(big[a] != 1 for a in ax):
+        L.fail("axes is computed, and %s is not %s with axes of size 1 "
+               "inserted" % (list(big), list(small)))
+    return pinned(L, axes, ax, "axes", _axis_forms(ax, len(big)),
+                  as_set=True)
+
+
 def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
+    if _computed(L, axes, "axes"):
+        axes = _pinned_axes(L, x.shape, L.declared(0), axes)
     ax = _axes_arg(L, axes)
     nd = len(x.shape)
     drop = {i for i, d in enumerate(x.shape) if d == 1} if ax is None \
@@ -786,6 +988,8 @@ def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
 
 def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
               ) -> list[Value]:
+    if _computed(L, axes, "axes"):
+        axes = _pinned_axes(L, L.declared(0), x.shape, axes)
     ax = _axes_arg(L, axes) or []
     nd = len(x.shape) + len(ax)
     norm = sorted(_axis(L, a, nd) for a in ax)
@@ -1344,7 +1548,10 @@ def constant_value(tensor) -> Value:
 
 def constant_of_shape(L: Lowering, shape: Value) -> list[Value]:
     """A tensor of ``shape`` filled with ``value`` (a one-element tensor,
-    float 0 by default), folded on the host."""
+    float 0 by default), folded on the host (a computed shape pinned to
+    the declared result)."""
+    if _computed(L, shape, "the shape"):
+        shape = pinned(L, shape, L.declared(0), "the shape")
     dims = L.ints_of(shape, "the shape")
     t = L.attr("value")
     v = Value((1,), "float32", const=np.zeros(1, np.float32)) if t is None \
@@ -1407,7 +1614,19 @@ def _view_copy(L: Lowering, x: Value, offset: int, sizes, strides
 
 def expand(L: Lowering, x: Value, shape: Value) -> list[Value]:
     """Expand: x broadcast with ``shape`` (numpy's rules both ways), one
-    strided IDENTITY reading the repeated dims with a stride of 0."""
+    strided IDENTITY reading the repeated dims with a stride of 0 (a
+    computed shape pinned to the declared result: each value that
+    dimension, or 1 where x has it)."""
+    if _computed(L, shape, "the shape"):
+        out, m = L.declared(0), shape.size
+        if m > len(out) or len(x.shape) > len(out):
+            L.fail("the shape is computed, and the declared result %s has "
+                   "fewer dimensions than it or x" % list(out))
+        xs = (1,) * (len(out) - len(x.shape)) + tuple(x.shape)
+        tail = list(range(len(out) - m, len(out)))
+        shape = pinned(L, shape, [out[j] for j in tail], "the shape",
+                       [[out[j]] + ([1] if xs[j] == out[j] != 1 else [])
+                        for j in tail])
     dims = L.ints_of(shape, "the shape")
     try:
         out = tuple(np.broadcast_shapes(x.shape, tuple(dims)))
@@ -1493,6 +1712,12 @@ def split(L: Lowering, x: Value, split: "Value | None" = None
     axis = _axis(L, int(L.attr("axis", 0)), nd)
     n = x.shape[axis]
     outs = len(L.node.output)
+    if _computed(L, split, "split"):
+        outs_d = [L.declared(j) for j in range(outs)]
+        if any(d is None or len(d) != nd for d in outs_d):
+            L.fail("split is computed, and the model does not declare the "
+                   "shape of each output")
+        split = pinned(L, split, [d[axis] for d in outs_d], "split")
     if split is not None:
         sizes = L.ints_of(split, "split")
     elif L.attr("split") is not None:
@@ -1527,6 +1752,8 @@ def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
     if len(x.shape) < 2:
         L.fail("input is %s: Trilu takes a matrix or a batch of them"
                % list(x.shape))
+    if k is not None and not k.is_const:
+        return _trilu_computed_k(L, x, k)
     ks = [0] if k is None else L.ints_of(k, "k")
     if len(ks) != 1:
         L.fail("k has %d values; Trilu takes one" % len(ks))
@@ -1544,6 +1771,27 @@ def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
     m = _numel(x.shape[:-1])
     return [L.emit("TRIU" if upper else "TRIL", out, L.device(x),
                    mnk=(m, c, r), attr=diag)]
+
+
+def _trilu_computed_k(L: Lowering, x: Value, k: Value) -> list[Value]:
+    """Trilu with a computed k: a CMP of each element's column minus row
+    (a constant) with k, >= for the upper triangle and <= for the lower,
+    and Where's SELECT of x over zeros by it (the BOOL mask repeated for
+    each matrix by a stride of 0)."""
+    if k.dtype not in ("int32", "int64") or k.size != 1:
+        L.fail("k is %s %s; Trilu takes one INT64" % (type_name(k.dtype),
+                                                     list(k.shape)))
+    r, c = x.shape[-2:]
+    if x.size == 0:
+        return [L.gb.work(x.shape, x.dtype)]
+    upper = bool(L.attr("upper", 1))
+    diag = np.arange(c, dtype=np.int64)[None, :] - \
+        np.arange(r, dtype=np.int64)[:, None]
+    d = L.gb.weight(diag.astype(k.dtype), k.dtype)
+    keep = _cmp(L, d, L.device(k, "k").with_shape((1, 1)),
+                "GE" if upper else "LE")
+    zero = Value((), x.dtype, const=host_values(np.zeros(()), x.dtype))
+    return where(L, keep, L.device(x), zero)
 
 
 def _bools(L: Lowering, *vs: Value) -> None:

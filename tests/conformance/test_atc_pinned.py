@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Computed inputs davinci-atc needs as constants (Reshape's shape, the
+axes of ReduceSum, ReduceMean, Squeeze and Unsqueeze, Split's sizes,
+Expand's and ConstantOfShape's shape), as ONNX's node tests give them:
+graph inputs. The converter pins each to the value the model's declared
+shapes imply (lower.pinned) and the model checks it when it runs: every
+form ONNX allows for that value (-1 and 0 in a shape, negative axes, axes
+in any order) gives numpy's result, any other value fails the run with
+nothing returned, never a result of another shape or sum. Trilu's k is
+computed for real: a CMP of each element's column minus row with k and a
+SELECT."""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import TensorProto, helper  # noqa: E402
+
+from davinci import atc  # noqa: E402
+from davinci.errors import TaskFailedError  # noqa: E402
+from davinci.model import Model  # noqa: E402
+
+from ._onnx_models import model  # noqa: E402
+
+I64 = TensorProto.INT64
+
+
+def _runs(dev, m, ins, values, expect, rtol=0.0):
+    """Run ``m`` with each of ``values`` as its last input: numpy's result
+    (``expect(value)``; a sum within ``rtol`` of numpy's, whose order is
+    not the device's) or, where ``expect`` gives None, a failed run."""
+    with Model(dev, atc.convert(m)) as mod:
+        for v in values:
+            want = expect(v)
+            arg = np.array(v, np.int64)
+            if want is None:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run(ins + [arg])
+                continue
+            got, = mod.run(ins + [arg])
+            assert got.shape == want.shape and np.allclose(
+                got, want, rtol=rtol, atol=rtol, equal_nan=True), v
+
+
+def test_reshape_of_a_computed_shape_is_checked_when_it_runs(dev, rng):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"])],
+              [("x", [2, 3, 4]), ("s", [2])], [("y", [6, 4])],
+              types={"s": I64}, opset=14)
+    ok = x.reshape(6, 4)
+    _runs(dev, m, [x], [[6, 4], [-1, 4], [6, -1], [0, 4], [4, 6],
+                        [-1, -1], [24, 1], [6, 0]],
+          lambda s: ok if s in ([6, 4], [-1, 4], [6, -1]) else None)
+
+
+def test_reduce_sum_of_computed_axes_in_any_order(dev, rng):
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    m = model([helper.make_node("ReduceSum", ["x", "a"], ["y"],
+                                keepdims=0)],
+              [("x", [3, 4, 5]), ("a", [2])], [("y", [3])],
+              types={"a": I64})
+    want = x.astype(np.float64).sum(axis=(1, 2))
+    _runs(dev, m, [x], [[1, 2], [2, 1], [-1, -2], [1, -1], [0, 1], [1, 1],
+                        [2, 2], [1, 3]],
+          lambda a: want if sorted(v % 3 for v in a) == [1, 2] else None,
+          rtol=1e-5)
+
+
+def test_reduce_over_leading_axes_moves_them_last(dev, rng):
+    """REDUCE_SUM sums trailing axes: the others are moved before them."""
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    m = model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[0, 2])],
+              [("x", [3, 4, 5])], [("y", [1, 4, 1])], opset=13)
+    with Model(dev, atc.convert(m)) as mod:
+        got, = mod.run([x])
+    assert got.shape == (1, 4, 1)
+    assert np.allclose(got, x.mean(axis=(0, 2), keepdims=True), rtol=1e-5,
+                       atol=0)
+
+
+def test_ambiguous_computed_axes_are_refused():
+    m = model([helper.make_node("ReduceSum", ["x", "a"], ["y"],
+                                keepdims=0)],
+              [("x", [3, 2, 2]), ("a", [1])], [("y", [3, 2])],
+              types={"a": I64})
+    with pytest.raises(atc.ConversionError, match="ambiguous"):
+        atc.convert(m)
+
+
+def test_unsqueeze_and_squeeze_of_computed_axes(dev, rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    m = model([helper.make_node("Unsqueeze", ["x", "a"], ["y"])],
+              [("x", [3, 4]), ("a", [2])], [("y", [3, 1, 4, 1])],
+              types={"a": I64})
+    ok = x.reshape(3, 1, 4, 1)
+    _runs(dev, m, [x], [[1, 3], [3, 1], [-1, 1], [1, -3], [0, 3], [1, 1]],
+          lambda a: ok if sorted(v % 4 for v in a) == [1, 3] else None)
+    m = model([helper.make_node("Squeeze", ["x", "a"], ["y"])],
+              [("x", [3, 1, 4, 1]), ("a", [1])], [("y", [3, 4, 1])],
+              types={"a": I64})
+    _runs(dev, m, [ok], [[1], [-3], [3]],
+          lambda a: x.reshape(3, 4, 1) if a[0] % 4 == 1 else None)
+
+
+def test_split_and_expand_of_computed_sizes(dev, rng):
+    x = rng.standard_normal((6, 2)).astype(np.float32)
+    m = model([helper.make_node("Split", ["x", "s"], ["a", "b"])],
+              [("x", [6, 2]), ("s", [2])], [("a", [2, 2]), ("b", [4, 2])],
+              types={"s": I64})
+    with Model(dev, atc.convert(m)) as mod:
+        a, b = mod.run([x, np.array([2, 4], np.int64)])
+        assert np.array_equal(a, x[:2]) and np.array_equal(b, x[2:])
+        with pytest.raises(TaskFailedError):
+            mod.run([x, np.array([3, 3], np.int64)])
+    y = rng.standard_normal((3, 1)).astype(np.float32)
+    m = model([helper.make_node("Expand", ["y", "s"], ["z"])],
+              [("y", [3, 1]), ("s", [3])], [("z", [2, 3, 4])],
+              types={"s": I64}, opset=13)
+    _runs(dev, m, [y], [[2, 3, 4], [2, 1, 4], [2, 3, 1], [2, 3, 5]],
+          lambda s: np.broadcast_to(y, (2, 3, 4)) if s[2] == 4 and
+          s[:2] in ([2, 3], [2, 1]) else None)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+def test_trilu_of_a_computed_k(dev, rng, upper):
+    x = rng.standard_normal((2, 3, 5)).astype(np.float32)
+    x[0, 0, 0], x[1, 2, 1], x[0, 1, 4] = np.nan, -np.inf, -0.0
+    m = model([helper.make_node("Trilu", ["x", "k"], ["y"], upper=upper)],
+              [("x", [2, 3, 5]), ("k", [])], [("y", [2, 3, 5])],
+              types={"k": I64}, opset=14)
+    f = np.triu if upper else np.tril
+    _runs(dev, m, [x], [-7, -3, -1, 0, 1, 2, 4, 5, 9, -(1 << 62)],
+          lambda k: f(x, k))
