@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
-from . import aipp_stage
+from . import aipp_stage, carry
 from .fuse import fold_batch_norms
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
@@ -118,10 +118,10 @@ def _refuse_types(g, init_names: set) -> None:
             refuse("input", vi.name, "a %s, not a tensor" % kind,
                    "davinci model inputs are tensors")
         code = vi.type.tensor_type.elem_type
-        if ONNX_DTYPES.get(code) not in DEVICE_DTYPES:
+        if ONNX_DTYPES.get(code) not in _IO_DTYPES:
             refuse("input", vi.name, onnx_type_name(code),
                    "davinci model inputs are %s (export the model with "
-                   "inputs of one of them)" % type_list(DEVICE_DTYPES))
+                   "inputs of one of them)" % type_list(_IO_DTYPES))
     consts = [("initializer", t.name, t) for t in g.initializer] + \
         [("Constant", n.output[0], _constant_value(n)) for n in g.node
          if n.op_type == "Constant" and n.output]
@@ -135,6 +135,11 @@ def _refuse_types(g, init_names: set) -> None:
                        type_list(DEVICE_DTYPES, "and"),
                        type_list([d for d in ONNX_DTYPES.values()
                                   if d not in DEVICE_DTYPES], "and")))
+
+
+#: a model's input and output types: the device's, and the integers
+#: davinci-atc carries in a wider one (atc/carry.py)
+_IO_DTYPES = list(DEVICE_DTYPES) + list(carry.CARRIERS)
 
 
 def _attrs(onnx, node) -> dict:
@@ -268,6 +273,9 @@ def convert(model, input_shape: "str | dict | None" = None,
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
             shape = _gear_shape(dims, b, hw)
             st = stages.get(i)
+            if st is None and _elem(vi) in carry.CARRIERS:
+                env[vi.name] = carry.widen(gb, i, shape, _elem(vi), vi.name)
+                continue
             if st is None:
                 env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
                 continue
@@ -430,6 +438,11 @@ def _cast_outputs(g, env: dict, gb: GearBuilder, want: dict) -> None:
         v = env.get(name)
         if v is None or v.dtype == dtype:
             continue
+        if v.carries:
+            raise ConversionError(
+                "--output_type of graph output %r: it is %s, which "
+                "davinci-atc carries in %s and casts to nothing"
+                % (name, type_name(v.carries), type_name(v.dtype)))
         v = gb.device(v)
         env[name] = gb.emit("CAST", gb.work(v.shape, dtype), v,
                             count=v.size, where="--output_type of graph "
@@ -452,6 +465,10 @@ def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
                     type_list(DEVICE_DTYPES)))
         _check_io_shape("graph output", vo.name, v.shape)
         v = dense(gb, v, "graph output %d" % j)
+        if v.carries:
+            carry.narrow(gb, v, j, "graph output %d" % j)
+            shapes.append((list(v.shape), v.carries))
+            continue
         gb.make_output(v, j)
         shapes.append((list(v.shape), v.dtype))
     return shapes
@@ -524,7 +541,13 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
         args = _node_inputs(node, name, env, rule.arity)
         L = Lowering(gb, node, name, _attrs(onnx, node), rule, declared)
         args = check_inputs(L, args)
+        carried = carry.check(L.where, node.op_type, args)
+        if carried == "uint64":
+            args = carry.ordered(gb, node.op_type, args, L.where)
         outs = rule.lower(L, *args)
+        if carried:
+            outs = carry.carried_result(gb, node.op_type, carried, outs,
+                                        L.where)
         for j, o in enumerate(node.output):
             if not o:
                 continue
