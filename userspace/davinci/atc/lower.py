@@ -1258,7 +1258,9 @@ def conv(L: Lowering, x: Value, w: Value, b: "Value | None" = None
 
 
 def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
-          ceil_mode: bool, count_include_pad: bool = False) -> list[Value]:
+          ceil_mode: bool, count_include_pad: bool = False,
+          indices: bool = False, column_major: bool = False
+          ) -> list[Value]:
     dims = len(x.shape) - 2
     x4 = x.shape[:2] + _as_2d(dims, tuple(x.shape[2:]), 1)
     try:
@@ -1270,18 +1272,36 @@ def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
     except DavinciError as exc:
         L.fail(str(exc))
     y = L.gb.work(y4, x.dtype)
-    L.emit(op, y, L.device(x, "X").with_shape(x4), params=fields)
-    return [y.with_shape(y4[:2] + y4[2 + (dims == 1):])]
+    xd = L.device(x, "X").with_shape(x4)
+    L.emit(op, y, xd, params=fields)
+    out = y4[:2] + y4[2 + (dims == 1):]
+    if not indices:
+        return [y.with_shape(out)]
+    # the argmax of each window, an index into its plane; ONNX's are flat
+    # over the tensor: plus the plane's first element
+    at = L.emit(op, L.gb.work(y4, "int64"), xd, params=fields)
+    n, c, h, w = x4
+    if column_major:        # h * w_ + w -> w * h_ + h (storage_order 1)
+        row = _by_scalar(L, "DIV", at, w)
+        col = _broadcast_op(L, "SUB", at, _by_scalar(L, "MUL", row, w))
+        at = _broadcast_op(L, "ADD", _by_scalar(L, "MUL", col, h), row)
+    first = (np.arange(n * c, dtype=np.int64) * (h * w)).reshape(n, c, 1, 1)
+    flat = _broadcast_op(L, "ADD", at, L.gb.weight(first, "int64"))
+    return [y.with_shape(out), flat.with_shape(out)]
 
 
 def max_pool(L: Lowering, x: Value) -> list[Value]:
-    """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's)."""
-    if len(L.node.output) > 1 and L.node.output[1]:
-        L.fail("its Indices output is not converted (davinci's indices are "
-               "per plane, ONNX's flat over the tensor)")
-    if int(L.attr("storage_order", 0)):
-        L.fail("storage_order 1 (column-major indices) is not converted")
+    """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's),
+    and its Indices a second MAXPOOL2D writing INT64 argmaxes, which are
+    per plane, plus each plane's first element (ONNX's flat over the
+    tensor)."""
+    indices = len(L.node.output) > 1 and bool(L.node.output[1])
     dims = _nchw(L, x, "X")
+    if x.dtype in ("int8", "uint8") and not indices:
+        # exact in FLOAT, and back: a max is one of its window's values
+        y, = max_pool(L, _to_float32(L, x, "X"))
+        return [L.emit("CAST", L.gb.work(y.shape, x.dtype), y,
+                       count=y.size)]
     L.need_types(x, "MAXPOOL2D", "X")
     k = _spatial(L, "kernel_shape", 1, dims)
     stride = _spatial(L, "strides", 1, dims)
@@ -1291,10 +1311,15 @@ def max_pool(L: Lowering, x: Value) -> list[Value]:
         # the device pads both sides alike, by at most half the window:
         # pad with -inf, which no max takes over a number (a NaN still
         # wins), and pool unpadded
+        if indices:
+            L.fail("its Indices output of pads %s, %s is not converted "
+                   "(the device pads both sides alike, by at most half "
+                   "the window)" % (list(begin), list(end)))
         x = _padded(L, L.device(x, "X"), begin, end, -np.inf)
         begin = (0,) * dims
     return _pool(L, x, "MAXPOOL2D", k, stride, begin, dilation,
-                 bool(L.attr("ceil_mode", 0)))
+                 bool(L.attr("ceil_mode", 0)), indices=indices,
+                 column_major=bool(L.attr("storage_order", 0)))
 
 
 def average_pool(L: Lowering, x: Value) -> list[Value]:
