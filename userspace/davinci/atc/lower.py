@@ -1208,8 +1208,10 @@ def _as_2d(dims: int, v: tuple[int, ...], flat: int) -> tuple[int, int]:
     return (flat,) + v if dims == 1 else v
 
 
-def _nchw(L: Lowering, x: Value, what: str) -> int:
-    if len(x.shape) not in (3, 4):
+def _nchw(L: Lowering, x: Value, what: str, volumes: bool = False) -> int:
+    """X's spatial dims: 1 or 2 (3 too with ``volumes``: a pooling by
+    taps)."""
+    if len(x.shape) not in ((3, 4, 5) if volumes else (3, 4)):
         L.fail("%s is %s: davinci takes N x C x H x W (or N x C x L)"
                % (what, list(x.shape)))
     return len(x.shape) - 2
@@ -1290,13 +1292,76 @@ def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
     return [y.with_shape(out), flat.with_shape(out)]
 
 
+def _pool_by_taps(L: Lowering, x: Value, op: str, k, stride, dilation,
+                  begin, end, ceil_mode: bool, include: bool = False
+                  ) -> list[Value]:
+    """A pooling the device's ops do not take (3-D, an average's
+    dilations, pads over half the window) as one task per tap of the
+    window: MAX (or ADD) of a strided view of x inside a border of -inf
+    (or 0) into the result, whose first tap is a strided IDENTITY; an
+    average then divided by each window's count (its taps inside x, or
+    inside the pads with count_include_pad), a constant per position.
+    Output sizes and the windows ceil_mode adds are ONNX's."""
+    taps = int(np.prod(k))
+    if taps > MAX_BROADCAST_OPS:
+        L.fail("a window of %d taps (kernel %s): davinci pools it one task "
+               "a tap, at most %d" % (taps, list(k), MAX_BROADCAST_OPS))
+    sp = x.shape[2:]
+    outs, ends = [], []
+    for n, kk, s, d, b, e in zip(sp, k, stride, dilation, begin, end):
+        span = (kk - 1) * d + 1
+        room = n + b + e - span
+        if room < 0:
+            L.fail("kernel %s (dilations %s) is larger than X %s padded"
+                   % (list(k), list(dilation), list(sp)))
+        o = (-(-room // s) if ceil_mode else room // s) + 1
+        if ceil_mode and (o - 1) * s >= n + b:
+            o -= 1          # a window starts inside x or its begin pad
+        outs.append(o)
+        ends.append(max(e, (o - 1) * s + span - n - b))
+    fill = -np.inf if op == "MAX" else 0.0
+    xd = L.device(x, "X")
+    if any(begin) or any(ends):
+        xd = _padded(L, xd, begin, tuple(ends), fill)
+    full = _contiguous(xd.shape)
+    shape = x.shape[:2] + tuple(outs)
+    strides = full[:2] + tuple(st * s for st, s in zip(full[2:], stride))
+    y = None
+    for tap in itertools.product(*(range(kk) for kk in k)):
+        at = sum(t * d * st for t, d, st in zip(tap, dilation, full[2:]))
+        if y is None:
+            y = _view_copy(L, xd, at, shape, strides)
+            continue
+        walk = opdesc.Strided(shape, _contiguous(shape), _contiguous(shape),
+                              strides)
+        L.emit(op if op == "MAX" else "ADD", y, y, _at(L, xd, at),
+               strided=walk)
+    if op == "MAX":
+        return [y]
+    count = np.ones(1)
+    for n, kk, s, d, b, e, o in zip(sp, k, stride, dilation, begin, end,
+                                    outs):
+        pos = (np.arange(o) * s - b)[:, None] + np.arange(kk)[None] * d
+        inside = (pos >= (-b if include else 0)) & \
+            (pos < (n + e if include else n))
+        count = np.multiply.outer(count, inside.sum(axis=1))
+    count = count.reshape(outs)
+    if count.min() < 1:
+        L.fail("pads %s: a window holds no tap of X" % list(begin + end))
+    div = L.gb.weight(host_values(count.astype(np.float64), x.dtype),
+                      x.dtype)
+    st = _contiguous(shape)
+    walk = opdesc.Strided(shape, st, st, (0, 0) + _contiguous(outs))
+    return [L.emit("DIV", y, y, div, strided=walk)]
+
+
 def max_pool(L: Lowering, x: Value) -> list[Value]:
     """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's),
     and its Indices a second MAXPOOL2D writing INT64 argmaxes, which are
     per plane, plus each plane's first element (ONNX's flat over the
     tensor)."""
     indices = len(L.node.output) > 1 and bool(L.node.output[1])
-    dims = _nchw(L, x, "X")
+    dims = _nchw(L, x, "X", volumes=not indices)
     if x.dtype in ("int8", "uint8") and not indices:
         # exact in FLOAT, and back: a max is one of its window's values
         y, = max_pool(L, _to_float32(L, x, "X"))
@@ -1307,6 +1372,9 @@ def max_pool(L: Lowering, x: Value) -> list[Value]:
     stride = _spatial(L, "strides", 1, dims)
     dilation = _spatial(L, "dilations", 1, dims)
     begin, end = _pad_pairs(L, x.shape[2:], k, stride, dilation)
+    if dims == 3:
+        return _pool_by_taps(L, x, "MAX", k, stride, dilation, begin, end,
+                             bool(L.attr("ceil_mode", 0)))
     if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):
         # the device pads both sides alike, by at most half the window:
         # pad with -inf, which no max takes over a number (a NaN still
@@ -1323,14 +1391,19 @@ def max_pool(L: Lowering, x: Value) -> list[Value]:
 
 
 def average_pool(L: Lowering, x: Value) -> list[Value]:
-    dims = _nchw(L, x, "X")
+    dims = _nchw(L, x, "X", volumes=True)
     L.need_types(x, "AVGPOOL2D", "X")
     k = _spatial(L, "kernel_shape", 1, dims)
     stride = _spatial(L, "strides", 1, dims)
-    if any(d != 1 for d in _spatial(L, "dilations", 1, dims)):
-        L.fail("dilations: davinci's average pooling takes none")
+    dilation = _spatial(L, "dilations", 1, dims)
     include = bool(L.attr("count_include_pad", 0))
-    begin, end = _pad_pairs(L, x.shape[2:], k, stride, (1,) * dims)
+    begin, end = _pad_pairs(L, x.shape[2:], k, stride, dilation)
+    if dims == 3 or any(d != 1 for d in dilation) or (
+            not include and any(max(b, e) > kk // 2
+                                for b, e, kk in zip(begin, end, k))):
+        # what AVGPOOL2D takes not: one task a tap
+        return _pool_by_taps(L, x, "AVG", k, stride, dilation, begin, end,
+                             bool(L.attr("ceil_mode", 0)), include)
     if include and (begin != end or
                     any(b > kk // 2 for b, kk in zip(begin, k))):
         # counted pads are zeros of the input: pad with 0, pool unpadded
