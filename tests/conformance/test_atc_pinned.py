@@ -79,13 +79,24 @@ def test_reduce_over_leading_axes_moves_them_last(dev, rng):
                        atol=0)
 
 
-def test_ambiguous_computed_axes_are_refused():
+def test_computed_axes_the_shapes_leave_ambiguous_are_chosen(dev, rng):
+    """3 x 2 x 2 to 3 x 2 sums axis 1 or axis 2: both are reduced, and
+    the one the axes name is picked when the model runs."""
+    x = rng.standard_normal((3, 2, 2)).astype(np.float32)
     m = model([helper.make_node("ReduceSum", ["x", "a"], ["y"],
                                 keepdims=0)],
               [("x", [3, 2, 2]), ("a", [1])], [("y", [3, 2])],
               types={"a": I64})
-    with pytest.raises(atc.ConversionError, match="ambiguous"):
-        atc.convert(m)
+    _runs(dev, m, [x], [[1], [2], [-1], [-2], [0], [3]],
+          lambda a: None if a[0] % 3 == 0 or a[0] == 3 else
+          x.sum(axis=a[0] % 3), rtol=1e-6)
+    y = rng.standard_normal((1, 3, 1, 5)).astype(np.float32)
+    m = model([helper.make_node("Unsqueeze", ["y", "a"], ["z"])],
+              [("y", [1, 3, 1, 5]), ("a", [1])], [("z", [1, 3, 1, 1, 5])],
+              types={"a": I64})
+    _runs(dev, m, [y], [[2], [3], [-2], [-3], [0], [4]],
+          lambda a: y.reshape(1, 3, 1, 1, 5) if a[0] % 5 in (2, 3)
+          else None)
 
 
 def test_unsqueeze_and_squeeze_of_computed_axes(dev, rng):

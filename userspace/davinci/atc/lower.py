@@ -308,14 +308,30 @@ def _fail_run_over(L: Lowering, count: Value, limit: int) -> None:
            mnk=(1, limit + 1, 1), count=1, attr="INT32")
 
 
-def _fail_run_unless_hit(L: Lowering, hits: Value, rows: int, cols: int
-                         ) -> None:
-    """The run fails unless each of the ``rows`` rows of BOOL ``hits``
-    holds a true element."""
+def _missed_rows(L: Lowering, hits: Value, rows: int, cols: int) -> Value:
+    """How many of the ``rows`` rows of BOOL ``hits`` hold no true
+    element (one FLOAT)."""
     per_row = _count_true(L, hits, rows, cols)
     zero = L.gb.weight(np.zeros(1, np.float32), "float32")
     missed = _cmp(L, per_row, zero, "EQ")
-    _fail_run_over(L, _count_true(L, missed, 1, rows), 0)
+    return _count_true(L, missed, 1, rows)
+
+
+def _mismatches(L: Lowering, v: Value, rows, as_set: bool) -> Value:
+    """One FLOAT, 0 when computed integer tensor ``v`` holds element by
+    element one of each row of ``rows`` (``as_set``: each row's values
+    somewhere, as pinned's)."""
+    width = max(len(r) for r in rows)
+    table = np.array([list(r) + [r[0]] * (width - len(r)) for r in rows],
+                     v.dtype)
+    m = v.size
+    vd = L.device(v)
+    if as_set:      # each row of the table is a value some element holds
+        hits = _cmp(L, vd.with_shape((1, 1, m)), L.gb.weight(
+            table.reshape(len(rows), width, 1), v.dtype), "EQ")
+        return _missed_rows(L, hits, len(rows), width * m)
+    hits = _cmp(L, vd.with_shape((m, 1)), L.gb.weight(table, v.dtype), "EQ")
+    return _missed_rows(L, hits, m, width)
 
 
 def pinned(L: Lowering, v: Value, value, what: str,
@@ -342,19 +358,7 @@ def pinned(L: Lowering, v: Value, value, what: str,
     if v.is_const or v.size == 0:
         return const
     rows = allowed if allowed is not None else [[a] for a in value]
-    width = max(len(r) for r in rows)
-    table = np.array([list(r) + [r[0]] * (width - len(r)) for r in rows],
-                     v.dtype)
-    m = v.size
-    vd = L.device(v, what)
-    if as_set:      # each row of the table is a value some element holds
-        hits = _cmp(L, vd.with_shape((1, 1, m)), L.gb.weight(
-            table.reshape(len(rows), width, 1), v.dtype), "EQ")
-        _fail_run_unless_hit(L, hits, len(rows), width * m)
-    else:           # each element is one of its row's values
-        hits = _cmp(L, vd.with_shape((m, 1)), L.gb.weight(table, v.dtype),
-                    "EQ")
-        _fail_run_unless_hit(L, hits, m, width)
+    _fail_run_over(L, _mismatches(L, v, rows, as_set), 0)
     return const
 
 
@@ -371,16 +375,20 @@ def _computed(L: Lowering, v: "Value | None", what: str) -> bool:
     return True
 
 
-def _removed_axes(L: Lowering, big, small, what: str) -> list[int]:
-    """The axes of shape ``big`` whose removal leaves ``small`` (of size 1
-    where ``ones``): the only such set, else the conversion fails."""
+def _removals(big, small) -> list[list[int]]:
+    """Every set of axes of shape ``big`` whose removal leaves ``small``."""
     big, small = tuple(big), tuple(small)
     k = len(big) - len(small)
-    found = []
-    if k >= 0:
-        for drop in itertools.combinations(range(len(big)), k):
-            if tuple(d for i, d in enumerate(big) if i not in drop) == small:
-                found.append(list(drop))
+    if k < 0:
+        return []
+    return [list(drop) for drop in itertools.combinations(range(len(big)), k)
+            if tuple(d for i, d in enumerate(big) if i not in drop) == small]
+
+
+def _removed_axes(L: Lowering, big, small, what: str) -> list[int]:
+    """The axes of shape ``big`` whose removal leaves ``small``: the only
+    such set, else the conversion fails."""
+    found = _removals(big, small)
     if len(found) != 1:
         L.fail("%s is computed, and the declared shapes %s and %s %s" % (
             what, list(big), list(small),
@@ -795,6 +803,10 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     if axes is not None and not axes.is_const and axes.size == 0:
         axes = Value(axes.shape, axes.dtype, const=np.zeros(0, np.int64))
     if _computed(L, axes, "axes"):
+        choices = _removals(x.shape, L.declared(0)) if not L.attr(
+            "keepdims", 1) else []
+        if len(choices) > 1 and all(len(c) == axes.size for c in choices):
+            return [_reduce_chosen(L, x, axes, choices)]
         ax = _reduced_axes(L, x.shape)
         axes = pinned(L, axes, ax, "axes", _axis_forms(ax, nd), as_set=True)
     if axes is not None:
@@ -822,6 +834,29 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     out = L.gb.work(shape or (1,), x.dtype)
     L.emit("REDUCE_SUM", out, x, rows=(m, n))
     return [out.with_shape(shape)]
+
+
+def _reduce_chosen(L: Lowering, x: Value, axes: Value, choices) -> Value:
+    """A reduction whose computed axes the declared result leaves
+    ambiguous (a 3 x 2 x 2 to 3 x 2): each choice reduced, and the one
+    the axes hold picked by Where's SELECTs; the run fails when they hold
+    none."""
+    nd = len(x.shape)
+    out, missed = None, None
+    for ax in choices:
+        y, = reduce_sum(L, x, Value((len(ax),), "int64",
+                                    const=np.array(ax, np.int64)))
+        y = L.device(y).with_shape(y.shape or (1,))
+        miss = _mismatches(L, axes, _axis_forms(ax, nd), as_set=True)
+        if out is None:
+            out, missed = y, miss
+            continue
+        zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+        picked = _cmp(L, miss, zero, "EQ").with_shape((1,) * len(y.shape))
+        out, = where(L, picked, y, out)
+        missed = _broadcast_op(L, "MIN", missed, miss)
+    _fail_run_over(L, missed, 0)
+    return out.with_shape(L.declared(0))
 
 
 def _reduced_axes(L: Lowering, shape) -> list[int]:
@@ -963,7 +998,20 @@ def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
 
 def _pinned_axes(L: Lowering, big, small, axes: Value) -> Value:
     """Computed Squeeze or Unsqueeze axes: the size-1 axes of ``big`` whose
-    removal leaves ``small`` (the declared result or the input)."""
+    removal leaves ``small`` (the declared result or the input); where
+    several sets do (1 x 3 x 1 x 5 from 1 x 3 x 1 x 1 x 5), every one is
+    the same view, and the run checks the axes are one of them."""
+    found = [f for f in _removals(big, small) if all(big[a] == 1 for a in f)]
+    if len(found) > 1 and all(len(f) == axes.size for f in found) and \
+            not axes.is_const:
+        missed = None
+        for f in found:
+            miss = _mismatches(L, axes, _axis_forms(f, len(big)), True)
+            missed = miss if missed is None else _broadcast_op(
+                L, "MIN", missed, miss)
+        _fail_run_over(L, missed, 0)
+        return Value(axes.shape, axes.dtype, const=np.array(
+            found[0], axes.dtype).reshape(axes.shape))
     ax = _removed_axes(L, big, small, "axes")
     if any(big[a] != 1 for a in ax):
         L.fail("axes is computed, and %s is not %s with axes of size 1 "
