@@ -8,7 +8,8 @@ form ONNX allows for that value (-1 and 0 in a shape, negative axes, axes
 in any order) gives numpy's result, any other value fails the run with
 nothing returned, never a result of another shape or sum. Trilu's k is
 computed for real: a CMP of each element's column minus row with k and a
-SELECT."""
+SELECT. Slice of computed bounds and steps computes its starts and sizes
+on the device and picks by INDEX_SELECT."""
 
 import numpy as np
 import pytest
@@ -143,3 +144,37 @@ def test_trilu_of_a_computed_k(dev, rng, upper):
     f = np.triu if upper else np.tril
     _runs(dev, m, [x], [-7, -3, -1, 0, 1, 2, 4, 5, 9, -(1 << 62)],
           lambda k: f(x, k))
+
+
+def test_slice_of_computed_bounds_and_steps(dev, rng):
+    """Bounds and steps computed: start and size as ONNX's on the device,
+    the indices by INDEX_SELECT; a size other than the declared one fails
+    the run."""
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"])],
+              [("x", [6, 5]), ("s", [2]), ("e", [2]), ("a", [2]),
+               ("p", [2])], [("y", [3, 2])],
+              types={n: I64 for n in "seap"})
+    big = (1 << 63) - 1
+    cases = [  # starts, ends, axes, steps
+        ([0, 1], [3, 3], [0, 1], [1, 1]), ([-6, -4], [-3, 3], [0, -1],
+                                           [1, 1]),
+        ([5, 4], [0, 1], [0, 1], [-2, -2]), ([big, big], [-1 - big, -1 - big],
+                                             [0, 1], [-2, -3]),
+        ([0, 0], [6, 5], [0, 1], [2, 3]), ([-100, 3], [100, 100], [0, 1],
+                                           [2, 1]),
+        ([0, 1], [3, 4], [0, 1], [1, 1]), ([0, 0], [3, 2], [1, 0], [1, 1]),
+        ([0, 0], [3, 2], [0, 1], [0, 1])]
+    with Model(dev, atc.convert(m)) as mod:
+        for s, e, a, p in cases:
+            sl = [slice(None)] * 2
+            for si, ei, ai, pi in zip(s, e, a, p):
+                sl[ai] = slice(si, ei, pi) if pi else None
+            want = None if None in sl else x[tuple(sl)]
+            args = [x] + [np.array(v, np.int64) for v in (s, e, a, p)]
+            if want is None or want.shape != (3, 2):
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run(args)
+                continue
+            got, = mod.run(args)
+            assert np.array_equal(got, want), (s, e, a, p)

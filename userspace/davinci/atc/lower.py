@@ -1818,13 +1818,108 @@ def _slice_args(L: Lowering, x: Value, starts, ends, axes, steps):
     return st, en, ax, sp
 
 
+def _slice_computed(L: Lowering, x: Value, starts: Value, ends: Value,
+                    axes: "Value | None", steps: "Value | None"
+                    ) -> list[Value]:
+    """Slice whose bounds or steps are computed: each named axis'
+    effective start and size computed on the device as ONNX's (negative
+    bounds plus the dim, clamped; for a negative step to [0, n - 1] and
+    [-1, n - 1]; size ceil((end - start) / step)), its indices start +
+    i * step picked by one INDEX_SELECT; the run fails unless each size is
+    the declared result's (or a step is 0). Computed axes are pinned to
+    the ones whose size the declared result changes, then the first
+    others, ascending."""
+    nd = len(x.shape)
+    out = L.declared(0)
+    if out is None or len(out) != nd:
+        L.fail("starts, ends or steps are computed, and the model does not "
+               "declare the result's shape (value_info)")
+    m = starts.size
+    if ends.size != m or (steps is not None and steps.size != m) or (
+            axes is not None and axes.size != m):
+        L.fail("starts, ends, axes and steps differ in length")
+    if axes is None:
+        ax = list(range(m))
+    elif axes.is_const:
+        ax = [_axis(L, a, nd) for a in L.ints_of(axes, "axes")]
+    else:
+        changed = [j for j in range(nd) if out[j] != x.shape[j]]
+        if len(changed) > m:
+            L.fail("axes is computed, and the declared result %s changes "
+                   "more than its %d axes of %s" % (list(out), m,
+                                                    list(x.shape)))
+        ax = sorted(changed + [j for j in range(nd) if j not in changed]
+                    [:m - len(changed)])
+        pinned(L, axes, ax, "axes", _axis_forms(ax, nd))
+    if len(set(ax)) != m or any(out[j] != x.shape[j] for j in range(nd)
+                                if j not in ax):
+        L.fail("axes %s and the declared result %s of %s do not fit"
+               % (ax, list(out), list(x.shape)))
+
+    def i64(v: "Value | None", what: str, default: int) -> Value:
+        if v is None:
+            return L.gb.weight(np.full(m, default, np.int64), "int64")
+        if v.dtype not in ("int32", "int64"):
+            L.fail("%s is %s; ONNX gives it as INT64" % (what,
+                                                        type_name(v.dtype)))
+        v = L.device(v, what).with_shape((m,))
+        if v.dtype == "int32":
+            v = L.emit("CAST", L.gb.work((m,), "int64"), v, count=m)
+        return v
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+
+    def op(name: str, a: Value, b: Value) -> Value:
+        return _broadcast_op(L, name, a, b)
+
+    def pick(c: Value, a: Value, b: Value) -> Value:
+        return where(L, c, a, b)[0]
+    st, en, sp = (i64(starts, "starts", 0), i64(ends, "ends", 0),
+                  i64(steps, "steps", 1))
+    y = L.device(x)
+    for i, a in enumerate(ax):
+        n, o = x.shape[a], out[a]
+        s, e, p = (_at(L, v, i).with_shape((1,)) for v in (st, en, sp))
+        back = _cmp(L, p, k(0), "LT")
+        s = pick(_cmp(L, s, k(0), "LT"), op("ADD", s, k(n)), s)
+        s = op("MIN", op("MAX", s, k(0)), pick(back, k(n - 1), k(n)))
+        e = pick(_cmp(L, e, k(0), "LT"), op("ADD", e, k(n)), e)
+        e = op("MIN", op("MAX", e, pick(back, k(-1), k(0))),
+               pick(back, k(n - 1), k(n)))
+        sign = pick(back, k(-1), k(1))
+        span, q = op("MUL", op("SUB", e, s), sign), op("MUL", p, sign)
+        size = op("MAX", op("DIV", op("ADD", span, op("SUB", q, k(1))), q),
+                  k(0))
+        _fail_run_over(L, _count_true(L, _cmp(L, size, k(o), "NE"), 1, 1), 0)
+        _fail_run_over(L, _count_true(L, _cmp(L, p, k(0), "EQ"), 1, 1), 0)
+        if o == 0 or _numel(y.shape) == 0:
+            continue
+        idx = op("ADD", op("MUL", L.gb.weight(np.arange(o, dtype=np.int64),
+                                               "int64"), p), s)
+        before, after = _numel(y.shape[:a]), _numel(y.shape[a + 1:])
+        rows = _view_copy(L, idx, 0, (before, o), (0, 1))
+        got = L.gb.work((before * o, after), y.dtype)
+        L.emit("INDEX_SELECT", got, y.with_shape((before * n, after)),
+               rows, mnk=(before, n, after), count=o, attr="INT64")
+        y = got.with_shape(y.shape[:a] + (o,) + y.shape[a + 1:])
+    if _numel(out) == 0:
+        return [L.gb.work(out, x.dtype)]
+    return [y.with_shape(out)]
+
+
 def slice_(L: Lowering, x: Value, starts: "Value | None" = None,
            ends: "Value | None" = None, axes: "Value | None" = None,
            steps: "Value | None" = None) -> list[Value]:
     """Slice with constant bounds: the view one strided IDENTITY copies
     (its first element an offset into x, each axis' step a stride); folded
     for a constant x. A negative step of a computed x is refused: the
-    device's strides are unsigned."""
+    device's strides are unsigned. Computed bounds or steps:
+    :func:`_slice_computed`."""
+    if starts is not None and ends is not None and not x.is_const and any(
+            v is not None and not v.is_const
+            for v in (starts, ends, axes, steps)):
+        return _slice_computed(L, x, starts, ends, axes, steps)
     st, en, ax, sp = _slice_args(L, x, starts, ends, axes, steps)
     picked = [range(n) for n in x.shape]
     for s, e, a, p in zip(st, en, ax, sp):
