@@ -178,3 +178,32 @@ def test_slice_of_computed_bounds_and_steps(dev, rng):
                 continue
             got, = mod.run(args)
             assert np.array_equal(got, want), (s, e, a, p)
+
+
+@pytest.mark.parametrize("training", [0, 1])
+def test_batch_norm_of_computed_parameters(dev, rng, training):
+    """Scale, bias, mean and var as inputs: the per-channel factors on the
+    device; in training mode the batch's statistics and the running ones
+    (onnx.reference's, which onnxruntime's match)."""
+    from onnx.reference import ReferenceEvaluator
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    s, bias, mean = (rng.standard_normal(3).astype(np.float32)
+                     for _ in range(3))
+    var = rng.random(3).astype(np.float32) + 0.5
+    outs = ["y", "m", "v"] if training else ["y"]
+    m = model([helper.make_node("BatchNormalization",
+                                ["x", "s", "b", "mean", "var"], outs,
+                                training_mode=training, epsilon=1e-3,
+                                momentum=0.8)],
+              [("x", [2, 3, 4, 5]), ("s", [3]), ("b", [3]), ("mean", [3]),
+               ("var", [3])],
+              [("y", [2, 3, 4, 5])] + [(o, [3]) for o in outs[1:]],
+              opset=15)
+    ins = [x, s, bias, mean, var]
+    want = ReferenceEvaluator(m).run(None, dict(zip(
+        ["x", "s", "b", "mean", "var"], ins)))
+    with Model(dev, atc.convert(m)) as mod:
+        got = mod.run(ins)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

@@ -1614,20 +1614,77 @@ def layer_norm(L: Lowering, x: Value, scale: Value,
     return [y, mean.with_shape(stats), rstd.with_shape(stats)]
 
 
+def _batch_norm_device(L: Lowering, x: Value, scale: Value, b: Value,
+                       mean: Value, var: Value, training: bool
+                       ) -> list[Value]:
+    """BatchNormalization whose parameters are computed, or in training
+    mode: a = scale / sqrt(var + epsilon) and c = B - mean * a per channel
+    on the device, then y = x * a + c by two broadcast tasks. In training
+    mode mean and var are the batch's (ReduceSum over N and the spatial
+    dims, moved last; var the mean of the squared deviations), and the
+    running statistics input * momentum + batch * (1 - momentum)."""
+    c = x.shape[1]
+    for v, what in ((scale, "scale"), (b, "B"), (mean, "input_mean"),
+                    (var, "input_var")):
+        if v.dtype != x.dtype or v.size != c:
+            L.fail("%s is %s %s; it needs %d values of X's type"
+                   % (what, type_name(v.dtype), list(v.shape), c))
+    vec = [L.device(v, what).with_shape((c,)) for v, what in (
+        (scale, "scale"), (b, "B"), (mean, "input_mean"),
+        (var, "input_var"))]
+    scale, b, mean, var = vec
+    eps = float(L.attr("epsilon", 1e-5))
+    xd = L.device(x, "X")
+    outs = []
+    if training:
+        count = x.size // c
+        perm = [1, 0] + list(range(2, len(x.shape)))
+        rows = _permuted(L, xd, perm).with_shape((c, count))
+        bmean = L.emit("REDUCE_SUM", L.gb.work((c,), x.dtype), rows,
+                       rows=(c, count))
+        bmean = _by_scalar(L, "DIV", bmean, float(count), out=bmean)
+        dev = _broadcast_op(L, "SUB", rows, bmean.with_shape((c, 1)))
+        dev = L.emit("MUL", dev, dev, dev, count=dev.size)
+        bvar = L.emit("REDUCE_SUM", L.gb.work((c,), x.dtype), dev,
+                      rows=(c, count))
+        bvar = _by_scalar(L, "DIV", bvar, float(count), out=bvar)
+        mom = float(L.attr("momentum", 0.9))
+        for run, now in ((mean, bmean), (var, bvar)):
+            outs.append(_broadcast_op(L, "ADD", _by_scalar(L, "MUL", run, mom),
+                                      _by_scalar(L, "MUL", now, 1.0 - mom)))
+        mean, var = bmean, bvar
+    root = L.emit("SQRT", L.gb.work((c,), x.dtype), _by_scalar(
+        L, "ADD", var, eps), count=c)
+    a = L.emit("DIV", L.gb.work((c,), x.dtype), scale, root, count=c)
+    shift = _broadcast_op(L, "SUB", b, _broadcast_op(L, "MUL", mean, a))
+    strides = _contiguous(x.shape)
+    bcast = tuple(1 if d == 1 else 0 for d in range(len(x.shape)))
+    walk = opdesc.Strided(x.shape, strides, strides, bcast)
+    y = L.gb.work(x.shape, x.dtype)
+    for op, v in (("MUL", a), ("ADD", shift)):
+        L.emit(op, y, xd, v, strided=walk)
+        xd = y
+    return [y] + outs
+
+
 def batch_norm(L: Lowering, x: Value, scale: Value, b: Value, mean: Value,
                var: Value) -> list[Value]:
     """Inference BatchNormalization: y = x * a + c per channel, with
     a = scale / sqrt(var + epsilon) and c = B - mean * a computed on the
     host in float64 from the constants and rounded once to x's type, then
     two broadcast tasks (MUL, ADD). The device's result differs from
-    onnxruntime's (x - mean) / sqrt(var + eps) * scale + B by rounding."""
-    if int(L.attr("training_mode", 0)) or len(
-            [o for o in L.node.output if o]) > 1:
-        L.fail("training mode (running statistics as outputs) is not "
-               "converted: export the model after model.eval()")
+    onnxruntime's (x - mean) / sqrt(var + eps) * scale + B by rounding.
+    Computed parameters, or training mode: :func:`_batch_norm_device`."""
+    training = bool(int(L.attr("training_mode", 0)))
     if len(x.shape) < 2:
         L.fail("X is %s: it needs a channel dim" % list(x.shape))
     L.need_types(x, "MUL", "X")
+    if training or not all(v.is_const for v in (scale, b, mean, var)):
+        L.need_types(x, "SQRT", "X")
+        return _batch_norm_device(L, x, scale, b, mean, var, training)
+    if len([o for o in L.node.output if o]) > 1:
+        L.fail("its running statistics outputs are training mode's "
+               "(training_mode 1)")
     consts = [L.const_of(v, what).astype(np.float64).reshape(-1)
               for v, what in ((scale, "scale"), (b, "B"),
                               (mean, "input_mean"), (var, "input_var"))]
