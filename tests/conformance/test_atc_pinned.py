@@ -207,3 +207,21 @@ def test_batch_norm_of_computed_parameters(dev, rng, training):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_pow_of_a_computed_integer_exponent(dev, rng):
+    """A computed INT64 exponent is cast to FLOAT, which holds it exactly
+    up to 2^24: the run fails for one beyond."""
+    x = (rng.random(4) * 2 + 0.5).astype(np.float32)
+    x[0] = -1.5
+    m = model([helper.make_node("Pow", ["x", "y"], ["z"])],
+              [("x", [4]), ("y", [4])], [("z", [4])],
+              types={"y": I64}, opset=15)
+    with Model(dev, atc.convert(m)) as mod:
+        y = np.array([3, -2, 0, 5], np.int64)
+        got, = mod.run([x, y])
+        np.testing.assert_allclose(got, x.astype(np.float64) ** y,
+                                   rtol=1e-6)
+        for bad in ((1 << 24) + 1, -(1 << 24) - 1):
+            with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                mod.run([x, np.array([1, 2, bad, 3], np.int64)])

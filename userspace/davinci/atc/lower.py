@@ -543,11 +543,23 @@ def unary(L: Lowering, x: Value) -> list[Value]:
 def power(L: Lowering, x: Value, y: Value) -> list[Value]:
     """X ** Y, broadcast, in X's float type. A Y of another type (opset 12
     lets it differ) is taken when it is a constant whose values X's type
-    holds exactly (converted on the host); a computed one would need a
-    rounding CAST (an odd integer exponent beyond 2^24 turning even)."""
+    holds exactly (converted on the host); a computed INT32 or INT64 one
+    is CAST to X's type, and the run fails unless each is within the
+    integers it holds exactly (2^24 for FLOAT: beyond, an odd exponent
+    could turn even)."""
     if x.dtype not in _FLOATS:
         L.fail("X is %s; davinci's POW runs on %s (an integer power is "
                "not converted)" % (type_name(x.dtype), type_list(_FLOATS)))
+    if y.dtype in ("int32", "int64") and not y.is_const:
+        lim = {"float32": 1 << 24, "float16": 1 << 11,
+               "bfloat16": 1 << 8}[x.dtype]
+        flat = L.device(y, "Y").with_shape((y.size,))
+        for bound, pred in ((lim, "GT"), (-lim, "LT")):
+            out = _cmp(L, flat, L.gb.weight(np.array([bound], y.dtype),
+                                            y.dtype), pred)
+            _fail_run_over(L, _count_true(L, out, 1, y.size), 0)
+        y = L.emit("CAST", L.gb.work(y.shape, x.dtype), flat,
+                   count=y.size).with_shape(y.shape)
     if y.dtype != x.dtype:
         exact = y.is_const and y.dtype != "bool" and np.array_equal(
             host_values(y.const, x.dtype).astype(np.float64),
