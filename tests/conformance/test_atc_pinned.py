@@ -9,7 +9,9 @@ in any order) gives numpy's result, any other value fails the run with
 nothing returned, never a result of another shape or sum. Trilu's k is
 computed for real: a CMP of each element's column minus row with k and a
 SELECT. Slice of computed bounds and steps computes its starts and sizes
-on the device and picks by INDEX_SELECT."""
+on the device and picks by INDEX_SELECT; an integer Pow squares, a
+computed integer exponent of a float one is CAST, BatchNormalization of
+computed parameters (and in training mode) runs on the device."""
 
 import numpy as np
 import pytest
@@ -225,3 +227,27 @@ def test_pow_of_a_computed_integer_exponent(dev, rng):
         for bad in ((1 << 24) + 1, -(1 << 24) - 1):
             with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
                 mod.run([x, np.array([1, 2, bad, 3], np.int64)])
+
+
+@pytest.mark.parametrize("code,dtype", [(TensorProto.INT32, np.int32),
+                                        (I64, np.int64)])
+def test_integer_pow_by_squaring(dev, code, dtype):
+    """An integer X to an integer Y is exact, as onnxruntime's double
+    power where that is exact; a negative Y, one of 64 or more, or a
+    result past 2^30 (INT32) or 2^52 (INT64) fails the run."""
+    x = np.repeat(np.arange(-6, 7, dtype=dtype), 11)
+    y = np.tile(np.arange(11, dtype=dtype), 13)
+    keep = np.abs(x.astype(np.float64)) ** y < 2.0 ** 30
+    x, y = x[keep], y[keep]
+    m = model([helper.make_node("Pow", ["x", "y"], ["z"])],
+              [("x", [x.size]), ("y", [x.size])], [("z", [x.size])],
+              types={n: code for n in "xyz"}, opset=15)
+    with Model(dev, atc.convert(m)) as mod:
+        got, = mod.run([x, y])
+        assert got.dtype == dtype and np.array_equal(got, x ** y)
+        big = 40 if dtype == np.int32 else 60
+        for bad_x, bad_y in ((2, -1), (1, 64), (2, big)):
+            xs, ys = x.copy(), y.copy()
+            xs[0], ys[0] = bad_x, bad_y
+            with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                mod.run([xs, ys])

@@ -540,6 +540,52 @@ def unary(L: Lowering, x: Value) -> list[Value]:
     return [L.emit(L.rule.op, out, x, count=x.size)]
 
 
+def _int_power(L: Lowering, x: Value, y: Value) -> list[Value]:
+    """An INT32 or INT64 X to an integer Y, as onnxruntime's (the double
+    power, exact where it is an integer below 2^53 the type holds): by
+    squaring, Y's six low bits each a SELECT of the product so far times
+    X ** 2^b; the run fails for a negative Y, one of 64 or more, or a
+    result whose magnitude (a FLOAT POW of |X| and Y, within 1e-5) passes
+    2^30 (INT32) or 2^52 (INT64), where the two could differ."""
+    shape = _broadcast_shape(L, x, y)
+    if x.is_const and y.is_const:
+        L.fail("an integer Pow of constants is not folded")
+    n = _numel(shape) or 1
+    flat = (n,)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        st = _broadcast_strides(v.shape, shape or (1,))
+        return _view_copy(L, v, 0, shape or (1,), st).with_shape(flat)
+    xb, yb = full(x, "X"), full(y, "Y")
+    for bound, pred in ((0, "LT"), (64, "GE")):
+        bad = _cmp(L, yb, L.gb.weight(np.array([bound], y.dtype), y.dtype),
+                   pred)
+        _fail_run_over(L, _count_true(L, bad, 1, n), 0)
+    mag = L.emit("POW", L.gb.work(flat, "float32"), L.emit(
+        "ABS", L.gb.work(flat, "float32"), _to_float32(L, xb, "X"),
+        count=n), _to_float32(L, yb, "Y"), count=n)
+    lim = float(1 << (30 if x.dtype == "int32" else 52))
+    over = _cmp(L, mag, L.gb.weight(np.array([lim], np.float32), "float32"),
+                "GT")
+    _fail_run_over(L, _count_true(L, over, 1, n), 0)
+    acc = L.gb.weight(np.ones(n, x.dtype), x.dtype)
+    base, q = xb, yb
+    two = L.gb.weight(np.array([2], y.dtype), y.dtype)
+    one = L.gb.weight(np.array([1], y.dtype), y.dtype)
+    for b in range(6):
+        half = _broadcast_op(L, "DIV", q, two)
+        bit = _broadcast_op(L, "SUB", q, _broadcast_op(L, "MUL", half, two))
+        acc, = where(L, _cmp(L, bit, one, "EQ"),
+                     L.emit("MUL", L.gb.work(flat, x.dtype), acc, base,
+                            count=n), acc)
+        if b < 5:
+            base = L.emit("MUL", L.gb.work(flat, x.dtype), base, base,
+                          count=n)
+        q = half
+    return [acc.with_shape(shape)]
+
+
 def power(L: Lowering, x: Value, y: Value) -> list[Value]:
     """X ** Y, broadcast, in X's float type. A Y of another type (opset 12
     lets it differ) is taken when it is a constant whose values X's type
@@ -547,6 +593,8 @@ def power(L: Lowering, x: Value, y: Value) -> list[Value]:
     is CAST to X's type, and the run fails unless each is within the
     integers it holds exactly (2^24 for FLOAT: beyond, an odd exponent
     could turn even)."""
+    if x.dtype in ("int32", "int64") and y.dtype in ("int32", "int64"):
+        return _int_power(L, x, y)
     if x.dtype not in _FLOATS:
         L.fail("X is %s; davinci's POW runs on %s (an integer power is "
                "not converted)" % (type_name(x.dtype), type_list(_FLOATS)))
@@ -2344,6 +2392,9 @@ def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
     return [_permuted(L, moved, [int(j) for j in np.argsort(perm)])]
 
 
+#: the ops checking a computed input :func:`pinned` pins
+_PINNED = ("CMP", "CAST", "REDUCE_SUM", "INDEX_SELECT")
+
 #: every ONNX op davinci-atc converts, one row per registration: a handler
 #: of the op at a range of opsets (where its meaning changed) and the
 #: device ops it emits; tests/atc/test_registry.py converts each and
@@ -2368,7 +2419,10 @@ RULES: tuple[Rule, ...] = (
     Rule("Reciprocal", unary, "RECIPROCAL"),
     Rule("Neg", unary, "NEG"),
     Rule("Gelu", gelu, "GELU", since=20),
-    Rule("Pow", power, "POW", ("MEMCPY",)),
+    # a computed integer exponent CAST and pinned (_PINNED); an integer
+    # power by squaring
+    Rule("Pow", power, "POW", ("MEMCPY", "ABS", "DIV", "SUB", "MUL",
+                               "SELECT", "IDENTITY") + _PINNED),
     # a Transpose's result becomes their transpose flag
     Rule("MatMul", matmul, "MATMUL", ("MEMCPY",), takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
@@ -2378,27 +2432,40 @@ RULES: tuple[Rule, ...] = (
     Rule("LogSoftmax", softmax_flattened, "LOG_SOFTMAX", until=12),
     Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", ("IDENTITY",),
          since=13),
-    Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
-    Rule("ReduceMean", reduce_mean, "REDUCE_SUM", ("DIV",)),
+    # leading axes moved last (IDENTITY); computed axes pinned, or each
+    # choice reduced and one picked (SELECT, MIN)
+    Rule("ReduceSum", reduce_sum, "REDUCE_SUM",
+         ("IDENTITY", "SELECT", "MIN", "CMP", "CAST", "INDEX_SELECT")),
+    Rule("ReduceMean", reduce_mean, "REDUCE_SUM",
+         ("DIV", "IDENTITY", "SELECT", "MIN", "CMP", "CAST",
+          "INDEX_SELECT")),
     Rule("Cast", cast, "CAST"),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
     # shape that would need a Transpose's data moved)
-    Rule("Reshape", reshape, takes_transposed=True),
+    # (a computed shape or axes pinned: _PINNED)
+    Rule("Reshape", reshape, also=_PINNED, takes_transposed=True),
     Rule("Flatten", flatten, takes_transposed=True),
-    Rule("Squeeze", squeeze, takes_transposed=True),
-    Rule("Unsqueeze", unsqueeze, takes_transposed=True),
+    Rule("Squeeze", squeeze, also=_PINNED, takes_transposed=True),
+    Rule("Unsqueeze", unsqueeze, also=_PINNED + ("MIN",),
+         takes_transposed=True),
     Rule("Identity", identity, takes_transposed=True),
     Rule("Dropout", dropout, takes_transposed=True),
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D", ("ADD",)),
-    Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY")),
+    # Indices made flat (DIV, SUB, MUL, ADD); INT8 and UINT8 through FLOAT
+    # (CAST); a window one MAX or ADD a tap
+    Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY", "ADD",
+                                            "DIV", "SUB", "MUL", "CAST",
+                                            "MAX")),
     Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY",
-                                                    "MUL")),
+                                                    "MUL", "ADD", "DIV")),
     Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
     Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
-    Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
+    Rule("BatchNormalization", batch_norm, "MUL", ("ADD", "DIV", "IDENTITY",
+                                                   "REDUCE_SUM", "SQRT",
+                                                   "SUB")),
     Rule("LayerNormalization", layer_norm, "REDUCE_SUM",
          ("MUL", "SUB", "ADD", "SQRT", "DIV", "CAST"), since=17),
     Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
@@ -2410,16 +2477,20 @@ RULES: tuple[Rule, ...] = (
     Rule("Sum", variadic, "ADD", ("MEMCPY",)),
     # folded on the host
     Rule("Constant", constant),
-    Rule("ConstantOfShape", constant_of_shape),
+    Rule("ConstantOfShape", constant_of_shape, also=_PINNED),
     Rule("Shape", shape_of),
     Rule("Gather", gather, "INDEX_SELECT", ("MEMCPY", "CMP", "ADD",
                                             "SELECT")),
     Rule("Concat", concat_device, also=("IDENTITY",)),
     # views and masks: strided IDENTITYs, SELECT, CMP, a triangle op
-    Rule("Expand", expand, also=("IDENTITY",), since=8),
-    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY")),
-    Rule("Split", split, also=("MEMCPY", "IDENTITY"), since=2),
-    Rule("Trilu", trilu, "TRIU", ("TRIL",), since=14),
+    Rule("Expand", expand, also=("IDENTITY",) + _PINNED, since=8),
+    # computed bounds: starts and sizes on the device, INDEX_SELECTs
+    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY", "ADD", "SUB", "MUL",
+                                "DIV", "MAX", "MIN", "SELECT") + _PINNED),
+    Rule("Split", split, also=("MEMCPY", "IDENTITY") + _PINNED, since=2),
+    # a computed k: a CMP mask and Where's SELECT
+    Rule("Trilu", trilu, "TRIU", ("TRIL", "CMP", "IDENTITY", "SELECT"),
+         since=14),
     Rule("Not", logical_not, "SELECT", ("IDENTITY",)),
     *(Rule(name, logical, "SELECT", ("IDENTITY",), since=7)
       for name in ("And", "Or", "Xor")),
