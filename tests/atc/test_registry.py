@@ -360,7 +360,11 @@ SAMPLES = {
         lambda: model([_n("Range", ["a", "b", "d"])], [], [("y", [3])],
                       [("a", np.array(1.0, np.float32)),
                        ("b", np.array(4.0, np.float32)),
-                       ("d", np.array(1.0, np.float32))])],
+                       ("d", np.array(1.0, np.float32))]),
+        # computed integer bounds: the count on the device and checked
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [3])],
+                      types={n: TensorProto.INT64 for n in "abdy"})],
     ("", "GatherElements", "11+"): [
         lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
                       [("y", [2, 2])],

@@ -251,3 +251,44 @@ def test_integer_pow_by_squaring(dev, code, dtype):
             xs[0], ys[0] = bad_x, bad_y
             with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
                 mod.run([xs, ys])
+
+
+def test_integer_pow_of_a_whole_float_exponent(dev):
+    """onnxruntime truncates the double power of an integer X and a FLOAT
+    Y: exact for a whole Y, the run failing for any other."""
+    x = np.array([-3, 2, 5, 7], np.int32)
+    m = model([helper.make_node("Pow", ["x", "y"], ["z"])],
+              [("x", [4]), ("y", [4])], [("z", [4])],
+              types={"x": TensorProto.INT32, "z": TensorProto.INT32},
+              opset=15)
+    with Model(dev, atc.convert(m)) as mod:
+        got, = mod.run([x, np.array([3, 0, -0.0, 9], np.float32)])
+        assert np.array_equal(got, np.array([-27, 1, 1, 7 ** 9], np.int32))
+        for bad in (0.5, np.nan, 1e10):
+            with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                mod.run([x, np.array([1, bad, 2, 3], np.float32)])
+
+
+@pytest.mark.parametrize("code,dtype", [(TensorProto.INT32, np.int32),
+                                        (I64, np.int64)])
+def test_range_of_computed_integer_bounds(dev, code, dtype):
+    """start + i * delta on the device; the run fails unless the count is
+    the declared one."""
+    m = model([helper.make_node("Range", ["a", "b", "d"], ["y"])],
+              [("a", []), ("b", []), ("d", [])], [("y", [4])],
+              types={n: code for n in "abdy"}, opset=11)
+
+    def want(a, b, d):
+        r = np.arange(a, b, d, dtype=np.int64) if d else np.zeros(0)
+        return r.astype(dtype) if r.size == 4 else None
+    with Model(dev, atc.convert(m)) as mod:
+        for a, b, d in ((0, 4, 1), (10, 2, -2), (-3, 5, 2), (7, 8, 1),
+                        (0, 3, 1), (0, 4, 0), (-5, -13, -2), (0, 10, 3)):
+            args = [np.array(v, dtype) for v in (a, b, d)]
+            w = want(a, b, d)
+            if w is None:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run(args)
+                continue
+            got, = mod.run(args)
+            assert got.dtype == dtype and np.array_equal(got, w), (a, b, d)

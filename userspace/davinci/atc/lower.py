@@ -595,6 +595,17 @@ def power(L: Lowering, x: Value, y: Value) -> list[Value]:
     could turn even)."""
     if x.dtype in ("int32", "int64") and y.dtype in ("int32", "int64"):
         return _int_power(L, x, y)
+    if x.dtype in ("int32", "int64") and y.dtype in _FLOATS:
+        # onnxruntime truncates the double power: exact here for a whole
+        # exponent, which the run checks (an INT32 of it CAST back equal)
+        yd = L.device(y, "Y").with_shape((y.size,))
+        yi = L.emit("CAST", L.gb.work((y.size,), "int32"), yd,
+                    count=y.size)
+        back = L.emit("CAST", L.gb.work((y.size,), y.dtype), yi,
+                      count=y.size)
+        _fail_run_over(L, _count_true(L, _cmp(L, back, yd, "NE"), 1,
+                                      y.size), 0)
+        return _int_power(L, x, yi.with_shape(y.shape))
     if x.dtype not in _FLOATS:
         L.fail("X is %s; davinci's POW runs on %s (an integer power is "
                "not converted)" % (type_name(x.dtype), type_list(_FLOATS)))
@@ -2228,10 +2239,49 @@ def is_inf(L: Lowering, x: Value) -> list[Value]:
                    strided=walk, attr="EQ")]
 
 
+def _int_range(L: Lowering, start: Value, limit: Value, delta: Value
+               ) -> list[Value]:
+    out = L.declared(0)
+    if len({start.dtype, limit.dtype, delta.dtype}) > 1 or len(out) != 1 \
+            or any(v.size != 1 for v in (start, limit, delta)):
+        L.fail("start, limit and delta are scalars of one type, and the "
+               "result 1-D")
+    n, t = out[0], start.dtype
+
+    def dev64(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape((1,))
+        return v if t == "int64" else L.emit(
+            "CAST", L.gb.work((1,), "int64"), v, count=1)
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+    s, e, d = dev64(start, "start"), dev64(limit, "limit"), \
+        dev64(delta, "delta")
+    sign, = where(L, _cmp(L, d, k(0), "LT"), k(-1), k(1))
+    span = _broadcast_op(L, "MUL", _broadcast_op(L, "SUB", e, s), sign)
+    q = _broadcast_op(L, "MUL", d, sign)
+    size = _broadcast_op(L, "MAX", _broadcast_op(
+        L, "DIV", _broadcast_op(L, "ADD", span,
+                                _broadcast_op(L, "SUB", q, k(1))), q), k(0))
+    _fail_run_over(L, _count_true(L, _cmp(L, size, k(n), "NE"), 1, 1), 0)
+    _fail_run_over(L, _count_true(L, _cmp(L, d, k(0), "EQ"), 1, 1), 0)
+    iota = L.gb.weight(np.arange(n, dtype=t), t)
+    if n == 0:
+        return [L.gb.work((0,), t)]
+    step = _broadcast_op(L, "MUL", iota, L.device(delta).with_shape((1,)))
+    return [_broadcast_op(L, "ADD", step, L.device(start).with_shape((1,)))]
+
+
 def range_(L: Lowering, start: Value, limit: Value, delta: Value
            ) -> list[Value]:
     """Range of constant bounds, folded on the host (numpy's arange in
-    the bounds' type, as ONNX's: ceil((limit - start) / delta) values)."""
+    the bounds' type, as ONNX's: ceil((limit - start) / delta) values);
+    of computed INT32 or INT64 bounds, start + i * delta on the device
+    (wrapping, as onnxruntime's running sum), the run failing unless
+    their count is the declared result's or delta is 0."""
+    if not all(v.is_const for v in (start, limit, delta)) and \
+            start.dtype in ("int32", "int64") and L.declared(0) is not None:
+        return _int_range(L, start, limit, delta)
     s, e, d = (L.const_of(v, what).reshape(()) for v, what in (
         (start, "start"), (limit, "limit"), (delta, "delta")))
     if len({start.dtype, limit.dtype, delta.dtype}) > 1:
@@ -2496,7 +2546,9 @@ RULES: tuple[Rule, ...] = (
       for name in ("And", "Or", "Xor")),
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
-    Rule("Range", range_, since=11),
+    # computed integer bounds: start + i * delta, the count checked
+    Rule("Range", range_, also=("ADD", "SUB", "MUL", "DIV", "MAX",
+                                "SELECT", "IDENTITY") + _PINNED, since=11),
     Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
     Rule("Clip", clip, "MAX", ("MIN",), since=11),
     Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
