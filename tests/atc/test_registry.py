@@ -347,7 +347,12 @@ SAMPLES = {
         # differ (CMPs, Where's IDENTITYs and SELECTs)
         lambda: model([_n("Mod", ["a", "b"])], [("a", [2, 3]), ("b", [3])],
                       [("y", [2, 3])],
-                      types={n: TensorProto.INT32 for n in "aby"})],
+                      types={n: TensorProto.INT32 for n in "aby"}),
+        # computed floats: |a| reduced by |b| * 2^k (ABS, MUL, CMP, SUB,
+        # SELECT), a's sign back (RECIPROCAL, NEG), FLOAT16 through FLOAT
+        lambda: model([_n("Mod", ["a", "b"], fmod=1)],
+                      [("a", [3]), ("b", [3])], [("y", [3])],
+                      types={n: TensorProto.FLOAT16 for n in "aby"})],
     ("", "Clip", "1-10"): [
         lambda: model([_n("Clip", ["x"], min=0.0, max=6.0)], [("x", [2, 3])],
                       [("y", [2, 3])], opset=10)],

@@ -11,7 +11,8 @@ computed for real: a CMP of each element's column minus row with k and a
 SELECT. Slice of computed bounds and steps computes its starts and sizes
 on the device and picks by INDEX_SELECT; an integer Pow squares, a
 computed integer exponent of a float one is CAST, BatchNormalization of
-computed parameters (and in training mode) runs on the device."""
+computed parameters (and in training mode) runs on the device; a Mod of
+computed floats is C's fmod by binary long division."""
 
 import numpy as np
 import pytest
@@ -292,3 +293,37 @@ def test_range_of_computed_integer_bounds(dev, code, dtype):
                 continue
             got, = mod.run(args)
             assert got.dtype == dtype and np.array_equal(got, w), (a, b, d)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype,code", [
+    (np.float32, TensorProto.FLOAT), (np.float16, TensorProto.FLOAT16)])
+def test_float_mod_is_c_s_fmod_bit_for_bit(dev, rng, fmod, dtype, code):
+    """Binary long division by |b| * 2^k: every step exact, so C's fmod
+    (numpy's) bit for bit, at subnormal divisors and huge dividends, the
+    signs of zeros, infinities and NaN; fmod 0 numpy's mod."""
+    info = np.finfo(dtype)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.max,
+                        -info.max, info.tiny, info.smallest_subnormal,
+                        -info.smallest_subnormal, 1.0, -1.0, 3.0, -7.5],
+                       dtype)
+    rand = (rng.standard_normal(40) * 10.0 ** rng.integers(
+        -4, 4, 40)).astype(dtype)
+    vals = np.concatenate([special, rand])
+    a, b = (v.reshape(-1) for v in np.meshgrid(vals, vals))
+    m = model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)],
+              [("a", [a.size]), ("b", [a.size])], [("y", [a.size])],
+              types={n: code for n in "aby"})
+    with Model(dev, atc.convert(m)) as mod:
+        got, = mod.run([a, b])
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b) if fmod else np.mod(a, b)
+    if fmod:
+        assert np.array_equal(got.view(np.uint16 if dtype == np.float16
+                                       else np.uint32)[~np.isnan(want)],
+                              want.view(np.uint16 if dtype == np.float16
+                                        else np.uint32)[~np.isnan(want)])
+    else:   # numpy's r + b rounds once, as ours; a zero's sign may differ
+        np.testing.assert_array_equal(got[~np.isnan(want)],
+                                      want[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))

@@ -404,11 +404,14 @@ def test_mod_of_computed_integers(dev, rng, fmod, dtype, ashape, bshape):
     np.testing.assert_array_equal(y, want)
 
 
-def test_mod_of_computed_floats_is_refused():
+def test_mod_of_computed_floats_is_c_s_fmod(dev):
+    """Against a constant divisor too (test_atc_pinned.py: every case)."""
+    a = np.array([7.5, -7.5], np.float32)
     m = model([_n("Mod", ["a", "b"], fmod=1)], [("a", [2])], [("y", None)],
-              [("b", np.array([3, 3], np.float32))])
-    with pytest.raises(atc.ConversionError, match="floating-point"):
-        atc.convert(m)
+              [("b", np.array([2, 2], np.float32))])
+    with Model(dev, atc.convert(m)) as mod:
+        y, = mod.run([a])
+    assert np.array_equal(y, np.fmod(a, np.float32(2)))
 
 
 @pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (None, 0.5), (-1.0, None),

@@ -2340,14 +2340,79 @@ def clip(L: Lowering, x: Value, lo: "Value | None" = None,
     return _clip(L, x, lo, hi)
 
 
+def _float_mod(L: Lowering, a: Value, b: Value, fmod: int) -> list[Value]:
+    """Mod of computed floats, exact as C's fmod: in FLOAT (a FLOAT16 or
+    BFLOAT16 cast up and back, both exact), |a| reduced by |b| * 2^k for
+    k from the top of the type's range down to 0 wherever that is at
+    most what remains (binary long division: each SUB exact by Sterbenz'
+    lemma, as what remains is below twice it), one MUL, CMP, SUB and
+    in-place SELECT a step; then a's sign (a -0 kept), NaN for an
+    infinite a, a zero or NaN b; for fmod 0 b added where the signs
+    differ (numpy's mod; a zero keeps a's sign)."""
+    shape = _broadcast_shape(L, a, b) or (1,)
+    n = _numel(shape)
+    flat = (n,)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        st = _broadcast_strides(v.shape, shape)
+        v = _view_copy(L, v, 0, shape, st).with_shape(flat)
+        return _to_float32(L, v, what)
+    x, y = full(a, "A"), full(b, "B")
+    r = L.emit("ABS", L.gb.work(flat, "float32"), x, count=n)
+    m = L.emit("ABS", L.gb.work(flat, "float32"), y, count=n)
+    top = 40 if a.dtype == "float16" else 276
+    t = L.gb.work(flat, "float32")
+    d = L.gb.work(flat, "float32")
+    for k in range(top, -1, -1):
+        src, left = m, k
+        while True:         # 2^k in factors FLOAT holds (2^127 at most)
+            _by_scalar(L, "MUL", src, 2.0 ** min(left, 127), out=t)
+            src, left = t, left - min(left, 127)
+            if not left:
+                break
+        fits = _cmp(L, t, r, "LE")
+        L.emit("SUB", d, r, t, count=n)
+        L.emit("SELECT", r, d, fits, count=n)
+
+    def put(dst: Value, cond: Value, value: "float | Value") -> None:
+        """dst = cond ? value : dst (a number at a stride of 0)."""
+        if isinstance(value, Value):
+            L.emit("SELECT", dst, value, cond, count=n)
+            return
+        w = L.gb.weight(np.array([value], np.float32), "float32")
+        L.emit("SELECT", dst, w, cond,
+               strided=opdesc.Strided(flat, (1,), (0,), (1,)))
+    neg = _cmp(L, L.emit("RECIPROCAL", L.gb.work(flat, "float32"), x,
+                         count=n), L.gb.weight(np.zeros(1, np.float32),
+                                               "float32"), "LT")
+    put(r, neg, L.emit("NEG", L.gb.work(flat, "float32"), r, count=n))
+    if not fmod:
+        zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+        r_neg, b_neg = _cmp(L, r, zero, "LT"), _cmp(L, y, zero, "LT")
+        differ, = where(L, b_neg, where(L, r_neg, _truth(False),
+                                        _truth(True))[0], r_neg)
+        fix, = where(L, _cmp(L, r, zero, "NE"), differ, _truth(False))
+        put(r, fix.with_shape(flat), _broadcast_op(L, "ADD", r, y))
+    inf = L.gb.weight(np.array([np.inf], np.float32), "float32")
+    zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+    for cond in (_cmp(L, L.emit("ABS", L.gb.work(flat, "float32"), x,
+                                count=n), inf, "EQ"),
+                 _cmp(L, y, zero, "EQ"), _cmp(L, y, y, "NE")):
+        put(r, cond, np.nan)
+    if a.dtype != "float32":
+        r = L.emit("CAST", L.gb.work(flat, a.dtype), r, count=n)
+    return [r.with_shape(_broadcast_shape(L, a, b))]
+
+
 def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
     """Mod: of constants folded on the host (numpy's mod, the sign of the
     divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
     r = a - trunc(a / b) * b (DIV truncates, exact for every pair but
     a / 0, which ONNX leaves undefined), and for fmod 0 r + b where r is
     not 0 and its sign is not b's (CMPs, and Where's SELECTs), operands
-    broadcast by stride-0 walks. Computed floats are refused: a - q * b is
-    not C's fmod in floating point."""
+    broadcast by stride-0 walks. Computed floats: :func:`_float_mod`
+    (a - q * b is not C's fmod in floating point)."""
     if a.dtype != b.dtype:
         L.fail("A is %s and B %s; Mod takes one type"
                % (type_name(a.dtype), type_name(b.dtype)))
@@ -2361,10 +2426,11 @@ def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
         with np.errstate(all="ignore"):
             r = np.fmod(x, y) if fmod else np.mod(x, y)
         return [Value(r.shape, a.dtype, const=host_values(r, a.dtype))]
+    if a.dtype in _FLOATS:
+        return _float_mod(L, a, b, fmod)
     if floats or a.dtype == "bool":
         L.fail("A or B is a computed %s tensor: davinci converts a Mod of "
-               "computed integers (the device has no floating-point "
-               "remainder)" % type_name(a.dtype))
+               "computed integers and floats" % type_name(a.dtype))
     # a scalar as one element: a strided walk has a dimension at least
     ad, bd = (L.device(v, what).with_shape(v.shape or (1,))
               for v, what in ((a, "A"), (b, "B")))
@@ -2551,8 +2617,11 @@ RULES: tuple[Rule, ...] = (
                                 "SELECT", "IDENTITY") + _PINNED, since=11),
     Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
     Rule("Clip", clip, "MAX", ("MIN",), since=11),
+    # computed floats: binary long division (ABS, MUL, CMP, SUB, SELECT),
+    # a's sign back (RECIPROCAL, NEG), FLOAT16 and BFLOAT16 in FLOAT
     Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
-                             "IDENTITY"), since=10),
+                             "IDENTITY", "ABS", "NEG", "RECIPROCAL",
+                             "CAST"), since=10),
     Rule("GatherElements", gather_elements, "INDEX_SELECT",
          ("IDENTITY", "MEMCPY", "CMP", "ADD", "SELECT"), since=11),
 )
