@@ -256,8 +256,8 @@ def convert(model, input_shape: "str | dict | None" = None,
     out_types = _output_types(output_type, g)
     # the model's declared shapes hold for the shapes it declares its
     # inputs with, not for those --input_shape or the gears give them
-    declared = {} if shapes or batches or hws else _declared_shapes(onnx,
-                                                                    model)
+    declared = {} if shapes or batches or hws else _DeclaredShapes(onnx,
+                                                                   model)
     weights = Weights()
     gears = []
     out_shapes = None
@@ -501,32 +501,44 @@ def _static(vi) -> "tuple[int, ...] | None":
     return tuple(int(d.dim_value) for d in t.shape.dim)
 
 
-def _declared_shapes(onnx, model) -> dict:
+class _DeclaredShapes:
     """Every value's static shape the model declares (its inputs, outputs
     and value_info, and what ONNX's shape inference adds), and the input
     of an op whose result has its shape (Log, Abs, Cast: _SAME_SHAPE)
     when only the result's is declared. A handler whose input is computed
     where it needs a constant pins it to the value these imply
-    (lower.pinned), checked when the model runs."""
-    g = model.graph
-    try:
-        g = onnx.shape_inference.infer_shapes(model).graph
-    except Exception:       # noqa: BLE001 - the model's own shapes then
-        pass
-    out = {}
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        s = _static(vi)
-        if s is not None:
-            out.setdefault(vi.name, s)
-    for node in reversed(list(g.node)):
-        if node.op_type in _SAME_SHAPE and node.input and node.output and \
-                node.output[0] in out:
-            out.setdefault(node.input[0], out[node.output[0]])
-    return out
+    (lower.pinned), checked when the model runs. Worked out the first
+    time a handler asks (shape inference copies the model, weights too)."""
+
+    def __init__(self, onnx, model):
+        self._onnx, self._model = onnx, model
+        self._shapes: "dict | None" = None
+
+    def get(self, name: str) -> "tuple[int, ...] | None":
+        if self._shapes is None:
+            self._shapes = self._work_out()
+        return self._shapes.get(name)
+
+    def _work_out(self) -> dict:
+        g = self._model.graph
+        try:
+            g = self._onnx.shape_inference.infer_shapes(self._model).graph
+        except Exception:   # noqa: BLE001 - the model's own shapes then
+            pass
+        out = {}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            s = _static(vi)
+            if s is not None:
+                out.setdefault(vi.name, s)
+        for node in reversed(list(g.node)):
+            if node.op_type in _SAME_SHAPE and node.input and \
+                    node.output and node.output[0] in out:
+                out.setdefault(node.input[0], out[node.output[0]])
+        return out
 
 
 def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
-                 opsets: dict[str, int], declared: dict) -> dict[str, str]:
+                 opsets: dict[str, int], declared) -> dict[str, str]:
     """Lower every node into ``gb``, its outputs into ``env``; returns, for
     each value a node made, which output of which node it is."""
     made_by: dict[str, str] = {}

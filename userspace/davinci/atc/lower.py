@@ -116,7 +116,8 @@ class Lowering:
     name: str
     attrs: dict
     rule: Rule
-    shapes: dict = field(default_factory=dict)
+    #: name -> declared shape (a dict, or convert's lazy _DeclaredShapes)
+    shapes: Any = field(default_factory=dict)
 
     def declared(self, j: int = 0) -> "tuple[int, ...] | None":
         """The shape the model declares for output ``j``, or None."""
