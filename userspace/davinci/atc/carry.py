@@ -11,7 +11,8 @@ keeps only the low bytes (two's complement arithmetic is congruent modulo
 every power of two); Div, Mod, Max, Min and the comparisons are exact on
 the widened values, which are the same numbers; a UINT64's comparisons,
 Max and Min run on the bits plus 2^63 (the order of unsigned numbers as
-signed ones), and its Div and Mod are refused. Any other op reading a
+signed ones), and its Div and Mod are lower.uint64_div_mod's (signed
+divisions of the halves, exact). Any other op reading a
 carried value is refused (:func:`check`), so nothing reads the carrier as
 if it were the value's type."""
 
@@ -37,10 +38,9 @@ CARRIED_OPS = {"Add": True, "Sub": True, "Mul": True, "Sum": True,
                "Div": True, "Mod": True, "Max": True, "Min": True,
                "Equal": False, "Less": False, "Greater": False,
                "LessOrEqual": False, "GreaterOrEqual": False}
-#: ops a UINT64 takes only as its bits plus 2^63 (an order), and refuses
+#: ops a UINT64 takes only as its bits plus 2^63 (an order)
 _UINT64_ORDERED = ("Max", "Min", "Less", "Greater", "LessOrEqual",
                    "GreaterOrEqual")
-_UINT64_REFUSED = ("Div", "Mod")
 
 
 def _bytes(v: Value, rows: int, cols: int) -> Value:
@@ -123,15 +123,12 @@ def check(where: str, op_type: str, args) -> "str | None":
                                             for a in args
                                             if a is not None})), op_type))
     dtype = kinds.pop()
-    if op_type not in CARRIED_OPS or (dtype == "uint64" and
-                                      op_type in _UINT64_REFUSED):
-        ok = sorted(o for o in CARRIED_OPS if dtype != "uint64" or
-                    o not in _UINT64_REFUSED)
+    if op_type not in CARRIED_OPS:
         raise ConversionError(
             "%s: an input is %s, which the device has not: davinci-atc "
             "carries it in %s through %s only" % (
                 where, type_name(dtype), type_name(CARRIERS[dtype]),
-                ", ".join(ok)))
+                ", ".join(sorted(CARRIED_OPS))))
     return dtype
 
 

@@ -18,8 +18,7 @@ from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
 from .lower import (Lowering, check_inputs, constant_value, dense,
-                    find_rule,
-                    supported_ops)
+                    find_rule, supported_ops, uint64_div_mod)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -556,7 +555,10 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
         carried = carry.check(L.where, node.op_type, args)
         if carried == "uint64":
             args = carry.ordered(gb, node.op_type, args, L.where)
-        outs = rule.lower(L, *args)
+        if carried == "uint64" and node.op_type in ("Div", "Mod"):
+            outs = uint64_div_mod(L, *args, node.op_type)
+        else:
+            outs = rule.lower(L, *args)
         if carried:
             outs = carry.carried_result(gb, node.op_type, carried, outs,
                                         L.where)

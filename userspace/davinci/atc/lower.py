@@ -40,7 +40,7 @@ from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       Transposed, Value, host_values, onnx_type_name,
                       type_list, type_name)
 
-__all__ = ["Rule", "RULES", "Lowering", "find_rule",
+__all__ = ["Rule", "RULES", "Lowering", "find_rule", "uint64_div_mod",
            "supported_ops", "check_inputs", "constant_value", "dense",
            "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
@@ -2507,6 +2507,68 @@ def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
            count=count, attr=idx.dtype.upper())
     moved = flat.with_shape(others + (count,))
     return [_permuted(L, moved, [int(j) for j in np.argsort(perm)])]
+
+
+def uint64_div_mod(L: Lowering, a: Value, b: Value, op: str) -> list[Value]:
+    """Div (or Mod) of UINT64s carried as their bits in INT64 (atc.carry)
+    by the device's signed ops, exactly: a divisor of 2^63 or more
+    divides once or not at all (an unsigned compare: both plus 2^63); a
+    smaller one divides a dividend below 2^63 as signed, and one of 2^63
+    or more as a' + 2^63 (a' = a - 2^63): a' / b and 2^63 / b ((2^63 - 1)
+    / b, its remainder plus 1) summed, the remainders' sum carried once
+    (it may pass 2^63: wrapping, compared unsigned)."""
+    shape = _broadcast_shape(L, a, b) or (1,)
+    n = _numel(shape)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        return _view_copy(L, v, 0, shape, _broadcast_strides(
+            v.shape, shape)).with_shape((n,))
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+
+    def op2(name: str, x: Value, y: Value) -> Value:
+        return _broadcast_op(L, name, x, y)
+
+    def pick(c: Value, x: Value, y: Value) -> Value:
+        return where(L, c, x, y)[0]
+
+    def unsigned_lt(x: Value, y: Value) -> Value:
+        return _cmp(L, op2("ADD", x, k(-(1 << 63))),
+                    op2("ADD", y, k(-(1 << 63))), "LT")
+
+    def as_int(c: Value) -> Value:
+        return L.emit("CAST", L.gb.work((n,), "int64"), c, count=n)
+    x, y = full(a, "A"), full(b, "B")
+    zero = k(0)
+    # b >= 2^63: the quotient is a >= b
+    q1 = as_int(where(L, unsigned_lt(x, y), _truth(False),
+                      _truth(True))[0])
+    r1 = op2("SUB", x, op2("MUL", q1, y))
+    # b < 2^63, a < 2^63: signed
+    q2 = op2("DIV", x, y)
+    r2 = op2("SUB", x, op2("MUL", q2, y))
+    # b < 2^63, a >= 2^63: (a - 2^63) / b and 2^63 / b
+    lo = op2("ADD", x, k(-(1 << 63)))
+    qa = op2("DIV", lo, y)
+    ra = op2("SUB", lo, op2("MUL", qa, y))
+    qm = op2("DIV", k((1 << 63) - 1), y)
+    rm = op2("ADD", op2("SUB", k((1 << 63) - 1), op2("MUL", qm, y)), k(1))
+    whole = _cmp(L, rm, y, "EQ")            # b divides 2^63
+    q0 = op2("ADD", qm, as_int(whole))
+    r0 = pick(whole, zero, rm)
+    s = op2("ADD", ra, r0)
+    carry = as_int(where(L, unsigned_lt(s, y), _truth(False),
+                         _truth(True))[0])
+    q3 = op2("ADD", op2("ADD", qa, q0), carry)
+    r3 = op2("SUB", s, op2("MUL", carry, y))
+    big_b, big_a = _cmp(L, y, zero, "LT"), _cmp(L, x, zero, "LT")
+    if op == "Div":
+        out = pick(big_b, q1, pick(big_a, q3, q2))
+    else:
+        out = pick(big_b, r1, pick(big_a, r3, r2))
+    return [out.with_shape(_broadcast_shape(L, a, b))]
 
 
 #: the ops checking a computed input :func:`pinned` pins
