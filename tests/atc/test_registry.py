@@ -129,6 +129,13 @@ SAMPLES = {
         lambda: model([_n("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
                        helper.make_node("Cast", ["h"], ["y"], name="n1",
                                         to=TensorProto.FLOAT)],
+                      [("x", [4])], [("y", [4])]),
+        # a computed FLOAT to DOUBLE: its bits by integer arithmetic
+        # (CAST, CMP, SELECT, IDENTITY, ADD, MUL, DIV, SUB), and back
+        # (MIN, MAX, 2^shift by INDEX_SELECT)
+        lambda: model([_n("Cast", ["x"], ["d"], to=TensorProto.DOUBLE),
+                       helper.make_node("Cast", ["d"], ["y"], name="n1",
+                                        to=TensorProto.FLOAT)],
                       [("x", [4])], [("y", [4])])],
     (MS_DOMAIN, "ReluGrad", "1+"): [
         lambda: _ms(model([helper.make_node("ReluGrad", ["dy", "x"], ["y"],

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""INT16, UINT16, UINT32 and UINT64 model inputs and outputs, which the
-device has not: davinci-atc carries them in INT32 or INT64 (atc/carry.py)
-through the ops that are exact there, on every backend against numpy bit
-for bit at the types' edges (wrapping Add, Sub and Mul, truncating Div,
-Mod's sign, UINT64's order, Div and Mod above 2^63), and refuses every
-other op."""
+"""INT16, UINT16, UINT32, UINT64 and DOUBLE model inputs and outputs,
+which the device has not: davinci-atc carries them in INT32 or INT64
+(atc/carry.py) through the ops that are exact there, on every backend
+against numpy bit for bit at the types' edges (wrapping Add, Sub and Mul,
+truncating Div, Mod's sign, UINT64's order, Div and Mod above 2^63; a
+DOUBLE's Cast to FLOAT rounded once over the whole range, FLOAT and
+FLOAT16 to DOUBLE exact), and refuses every other op."""
 
 import numpy as np
 import pytest
@@ -115,3 +116,84 @@ def test_acl_names_a_carried_input_type(acl_dev):
     finally:
         acl.mdl.destroy_desc(desc)
         assert acl.mdl.unload(model_id) == 0
+
+
+def _double_bits(rng, n):
+    """DOUBLEs over the whole range: random bit patterns, every exponent
+    near FLOAT's edges, ties of FLOAT's rounding, zeros, infinities and
+    NaN."""
+    bits = rng.integers(0, 1 << 63, n, dtype=np.int64).astype(np.uint64)
+    bits |= rng.integers(0, 2, n).astype(np.uint64) << np.uint64(63)
+    d = bits.view(np.float64).copy()
+    e = rng.integers(-160, 140, n).astype(np.float64)
+    near = rng.standard_normal(n) * 2.0 ** e
+    f = rng.standard_normal(n).astype(np.float32).astype(np.float64)
+    tie = f * (1 + 2.0 ** -24)          # half a FLOAT ulp above: a tie
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149,
+                     2.0 ** -150, 1.5 * 2 ** -150, 2.0 ** -126,
+                     (2 - 2.0 ** -23) * 2 ** -127, 3.4028235677973366e38,
+                     3.4028235677973366e38 * (1 + 2.0 ** -25),
+                     3.4028236e38 * 1.0000001, 1e308, 5e-324, -5e-324])
+    return np.concatenate([d, near, tie, edge])
+
+
+def test_double_to_float_rounds_once_as_numpy(dev, rng):
+    d = _double_bits(rng, 3000)
+    m = model([helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT)],
+              [("d", [d.size])], [("y", [d.size])],
+              types={"d": TensorProto.DOUBLE})
+    with Model(dev, atc.convert(m)) as mod:
+        y, = mod.run([d])
+    with np.errstate(over="ignore"):
+        want = d.astype(np.float32)
+    ok = ~np.isnan(want)
+    assert np.array_equal(y.view(np.uint32)[ok], want.view(np.uint32)[ok])
+    assert np.array_equal(np.isnan(y), np.isnan(want))
+
+
+@pytest.mark.parametrize("code,dtype", [(TensorProto.FLOAT, np.float32),
+                                        (TensorProto.FLOAT16, np.float16)])
+def test_float_to_double_is_exact(dev, rng, code, dtype):
+    bits = rng.integers(0, 1 << 32, 4000, dtype=np.int64).astype(np.uint32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = bits.view(np.float32).astype(dtype)
+    x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf,
+                                     np.finfo(dtype).smallest_subnormal,
+                                     np.finfo(dtype).max], dtype)])
+    m = model([helper.make_node("Cast", ["x"], ["y"],
+                                to=TensorProto.DOUBLE)],
+              [("x", [x.size])], [("y", [x.size])],
+              types={"x": code, "y": TensorProto.DOUBLE})
+    data = atc.convert(m)
+    assert omfile.parse(data).outputs[0].dtype == "float64"
+    with Model(dev, data) as mod:
+        y, = mod.run([x])
+    with np.errstate(invalid="ignore"):
+        want = x.astype(np.float64)
+    ok = ~np.isnan(want)
+    assert np.array_equal(y.view(np.uint64)[ok], want.view(np.uint64)[ok])
+    assert np.array_equal(np.isnan(y), np.isnan(want))
+
+
+def test_double_to_float16_through_float(dev, rng):
+    """Rounded to FLOAT, then to FLOAT16 (two roundings, as a CAST of the
+    FLOAT): numpy's astype of each step."""
+    d = _double_bits(rng, 500)
+    m = model([helper.make_node("Cast", ["d"], ["y"],
+                                to=TensorProto.FLOAT16)],
+              [("d", [d.size])], [("y", [d.size])],
+              types={"d": TensorProto.DOUBLE, "y": TensorProto.FLOAT16})
+    with Model(dev, atc.convert(m)) as mod:
+        y, = mod.run([d])
+    with np.errstate(over="ignore"):
+        want = d.astype(np.float32).astype(np.float16)
+    ok = ~np.isnan(want)
+    assert np.array_equal(y.view(np.uint16)[ok], want.view(np.uint16)[ok])
+
+
+def test_a_double_takes_only_cast():
+    m = model([helper.make_node("Add", ["a", "a"], ["y"])], [("a", [3])],
+              [("y", [3])], types={"a": TensorProto.DOUBLE,
+                                   "y": TensorProto.DOUBLE})
+    with pytest.raises(atc.ConversionError, match="through Cast only"):
+        atc.convert(m)

@@ -73,10 +73,11 @@ MAX_GEARS = 128
 MAX_DIMS = 8
 MAX_IO = 1024
 
-#: integer types a model's inputs and outputs may have that the device has
-#: not (davinci-atc carries them in a wider type: atc/carry.py); their
+#: types a model's inputs and outputs may have that the device has not
+#: (integers and DOUBLE) (davinci-atc carries them in a wider type: atc/carry.py); their
 #: tensors are bytes (dtype uint8)
-IO_ONLY_DTYPES = {"int16": 2, "uint16": 2, "uint32": 4, "uint64": 8}
+IO_ONLY_DTYPES = {"int16": 2, "uint16": 2, "uint32": 4, "uint64": 8,
+                  "float64": 8}
 #: bytes per element of the dtypes a model's inputs and outputs may have:
 #: the device's, and IO_ONLY_DTYPES
 DTYPE_SIZES = {**opdesc.ITEMSIZES, **IO_ONLY_DTYPES}

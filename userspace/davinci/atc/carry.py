@@ -12,7 +12,11 @@ every power of two); Div, Mod, Max, Min and the comparisons are exact on
 the widened values, which are the same numbers; a UINT64's comparisons,
 Max and Min run on the bits plus 2^63 (the order of unsigned numbers as
 signed ones), and its Div and Mod are lower.uint64_div_mod's (signed
-divisions of the halves, exact). Any other op reading a
+divisions of the halves, exact). A DOUBLE is its bits in an INT64 too,
+which only a Cast to FLOAT, FLOAT16 or BFLOAT16 reads (rounded once to
+FLOAT by integer arithmetic on the bits: lower.double_to_float); a Cast
+of a computed FLOAT or FLOAT16 to DOUBLE writes them (exact:
+lower.float_to_double). Any other op reading a
 carried value is refused (:func:`check`), so nothing reads the carrier as
 if it were the value's type."""
 
@@ -31,8 +35,8 @@ __all__ = ["CARRIERS", "CARRIED_OPS", "widen", "narrow", "check",
 
 #: a model's integer input or output type -> the device type carrying it
 CARRIERS = {"int16": "int32", "uint16": "int32", "uint32": "int64",
-            "uint64": "int64"}
-_WIDTH = {"int16": 2, "uint16": 2, "uint32": 4, "uint64": 8}
+            "uint64": "int64", "float64": "int64"}
+_WIDTH = {"int16": 2, "uint16": 2, "uint32": 4, "uint64": 8, "float64": 8}
 #: ONNX ops that take carried values, and give one (None: BOOL)
 CARRIED_OPS = {"Add": True, "Sub": True, "Mul": True, "Sum": True,
                "Div": True, "Mod": True, "Max": True, "Min": True,
@@ -41,6 +45,9 @@ CARRIED_OPS = {"Add": True, "Sub": True, "Mul": True, "Sum": True,
 #: ops a UINT64 takes only as its bits plus 2^63 (an order)
 _UINT64_ORDERED = ("Max", "Min", "Less", "Greater", "LessOrEqual",
                    "GreaterOrEqual")
+#: the ops a DOUBLE (its bits in an INT64) takes: Cast to and from FLOAT
+#: and FLOAT16 (lower.cast_carried_double, lower.float_to_double)
+_DOUBLE_OPS = {"Cast": True}
 
 
 def _bytes(v: Value, rows: int, cols: int) -> Value:
@@ -67,7 +74,7 @@ def widen(gb: GearBuilder, index: int, shape, dtype: str, name: str
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     width, wide = _WIDTH[dtype], CARRIERS[dtype]
     io = gb.io(F.KIND_INPUT, index, shape, "uint8", nbytes=n * width)
-    if dtype == "uint64":
+    if width == 8:          # UINT64, DOUBLE: the bits as they are
         return Value(shape, "int64", io.tid, carries=dtype)
     out = gb.work(shape, wide)
     where = "input %r (%s, carried in %s)" % (name, type_name(dtype),
@@ -99,7 +106,7 @@ def narrow(gb: GearBuilder, v: Value, index: int, where: str) -> None:
     if n == 0:
         return
     src = gb.device(v)
-    if dtype == "uint64":
+    if width == 8:
         gb.emit("MEMCPY", dst, src, count=n * 8, where=where)
         return
     size = 4 if v.dtype == "int32" else 8
@@ -123,12 +130,13 @@ def check(where: str, op_type: str, args) -> "str | None":
                                             for a in args
                                             if a is not None})), op_type))
     dtype = kinds.pop()
-    if op_type not in CARRIED_OPS:
+    takes = _DOUBLE_OPS if dtype == "float64" else CARRIED_OPS
+    if op_type not in takes:
         raise ConversionError(
             "%s: an input is %s, which the device has not: davinci-atc "
             "carries it in %s through %s only" % (
                 where, type_name(dtype), type_name(CARRIERS[dtype]),
-                ", ".join(sorted(CARRIED_OPS))))
+                ", ".join(sorted(takes))))
     return dtype
 
 

@@ -18,7 +18,8 @@ from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
 from .lower import (Lowering, check_inputs, constant_value, dense,
-                    find_rule, supported_ops, uint64_div_mod)
+                    find_rule, supported_ops, uint64_div_mod,
+                    cast_carried_double)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -557,9 +558,11 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
             args = carry.ordered(gb, node.op_type, args, L.where)
         if carried == "uint64" and node.op_type in ("Div", "Mod"):
             outs = uint64_div_mod(L, *args, node.op_type)
+        elif carried == "float64":
+            outs = cast_carried_double(L, *args)
         else:
             outs = rule.lower(L, *args)
-        if carried:
+        if carried and carried != "float64":
             outs = carry.carried_result(gb, node.op_type, carried, outs,
                                         L.where)
         for j, o in enumerate(node.output):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -41,6 +42,7 @@ from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       type_list, type_name)
 
 __all__ = ["Rule", "RULES", "Lowering", "find_rule", "uint64_div_mod",
+           "cast_carried_double",
            "supported_ops", "check_inputs", "constant_value", "dense",
            "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
@@ -968,6 +970,8 @@ def cast(L: Lowering, x: Value) -> list[Value]:
                % (onnx_type_name(code), type_list(ONNX_DTYPES.values())))
     if x.is_const:
         return [Value(x.shape, to, const=host_values(x.const, to))]
+    if to == "float64" and x.dtype in _FLOATS:
+        return [float_to_double(L, L.device(x))]
     if to not in ITEMSIZE:
         L.fail("cast of a computed tensor to %s: davinci tensors are %s"
                % (type_name(to), type_list(ITEMSIZE)))
@@ -2571,6 +2575,126 @@ def uint64_div_mod(L: Lowering, a: Value, b: Value, op: str) -> list[Value]:
     return [out.with_shape(_broadcast_shape(L, a, b))]
 
 
+# ---------------------------------------------------------------------------
+# DOUBLE, which the device has not, as a model's input or output: its bits
+# carried in an INT64 (atc.carry), through Cast to and from FLOAT and
+# FLOAT16 only, by integer arithmetic on the bits
+# ---------------------------------------------------------------------------
+def _i64(L: Lowering, value: int) -> Value:
+    return L.gb.weight(np.array([value], np.int64), "int64")
+
+
+def _ops64(L: Lowering):
+    def op(name: str, a: Value, b: "Value | int") -> Value:
+        return _broadcast_op(L, name, a, b if isinstance(b, Value)
+                             else _i64(L, b))
+
+    def cmp(a: Value, b: "Value | int", pred: str) -> Value:
+        return _cmp(L, a, b if isinstance(b, Value) else _i64(L, b), pred)
+
+    def pick(c: Value, a: "Value | int", b: "Value | int") -> Value:
+        a, b = (v if isinstance(v, Value) else _i64(L, v) for v in (a, b))
+        return where(L, c, a, b)[0]
+    return op, cmp, pick
+
+
+def _float_fields(L: Lowering, f: Value) -> tuple[Value, Value, Value]:
+    """FLOAT tensor ``f`` (n,) as INT64 sign (BOOL), exponent field and
+    mantissa field of its bits."""
+    op, cmp, pick = _ops64(L)
+    n = f.size
+    bits = L.emit("CAST", L.gb.work((n,), "int64"),
+                  Value((n,), "int32", f.tid), count=n)
+    neg = cmp(bits, 0, "LT")
+    mag = pick(neg, op("ADD", bits, 1 << 31), bits)
+    e = op("DIV", mag, 1 << 23)
+    return neg, e, op("SUB", mag, op("MUL", e, 1 << 23))
+
+
+def float_to_double(L: Lowering, x: Value) -> Value:
+    """A computed FLOAT or FLOAT16 tensor as DOUBLE bits (exact: numpy's
+    widening, NaN payloads shifted as the hardware's): exponent rebiased,
+    mantissa moved up 29 bits; a subnormal FLOAT first scaled by 2^64
+    (exact, normal then) and its exponent taken down by 64."""
+    op, cmp, pick = _ops64(L)
+    n = x.size
+    f = _to_float32(L, x.with_shape((n,)), "input")
+    if not L.gb.is_work(f):
+        w = L.gb.work((n,), "float32")
+        _copy(L, w, f, 4 * n)
+        f = w
+    neg, e, m = _float_fields(L, f)
+    _, es, ms = _float_fields(L, _by_scalar(L, "MUL", f, 2.0 ** 64))
+    normal = op("ADD", op("MUL", op("ADD", e, 896), 1 << 52),
+                op("MUL", m, 1 << 29))
+    special = op("ADD", _i64(L, 2047 << 52), op("MUL", m, 1 << 29))
+    tiny = op("ADD", op("MUL", op("ADD", es, 832), 1 << 52),
+              op("MUL", ms, 1 << 29))
+    tiny = pick(cmp(m, 0, "EQ"), 0, tiny)
+    bits = pick(cmp(e, 255, "EQ"), special,
+                pick(cmp(e, 0, "EQ"), tiny, normal))
+    bits = pick(neg, op("ADD", bits, -(1 << 63)), bits)
+    return dataclasses.replace(bits.with_shape(x.shape), carries="float64")
+
+
+def double_to_float(L: Lowering, d: Value) -> Value:
+    """DOUBLE bits as FLOAT, rounded once to nearest even as numpy's cast:
+    the mantissa's low 29 bits rounded (a carry into the exponent, up to
+    inf), a result below FLOAT's normals the integer significand divided
+    by 2^shift (2^shift from a table by INDEX_SELECT) and rounded; NaN
+    canonical."""
+    op, cmp, pick = _ops64(L)
+    n = d.size
+    bits = Value((n,), "int64", d.tid)
+    neg = cmp(bits, 0, "LT")
+    mag = pick(neg, op("ADD", bits, -(1 << 63)), bits)
+    e = op("DIV", mag, 1 << 52)
+    m = op("SUB", mag, op("MUL", e, 1 << 52))
+
+    def rounded(num: Value, den: Value) -> Value:
+        q = op("DIV", num, den)
+        rem = op("SUB", num, op("MUL", q, den))
+        half = op("DIV", den, 2)
+        odd = cmp(op("SUB", q, op("MUL", op("DIV", q, 2), 2)), 1, "EQ")
+        up = pick(cmp(rem, half, "GT"), 1,
+                  pick(cmp(rem, half, "EQ"), pick(odd, 1, 0), 0))
+        return op("ADD", q, up)
+    normal = op("ADD", op("MUL", op("SUB", e, 896), 1 << 23),
+                rounded(m, _i64(L, 1 << 29)))
+    sig = pick(cmp(e, 0, "EQ"), m, op("ADD", m, 1 << 52))
+    shift = op("MAX", op("MIN", op("SUB", _i64(L, 926), e), 62), 0)
+    table = L.gb.weight((np.int64(1) << np.arange(63, dtype=np.int64)
+                         ).reshape(63, 1), "int64")
+    den = L.emit("INDEX_SELECT", L.gb.work((n, 1), "int64"), table,
+                 shift.with_shape((1, n)), mnk=(1, 63, 1), count=n,
+                 attr="INT64").with_shape((n,))
+    small = rounded(sig, den)
+    out = pick(cmp(e, 896, "LE"), small,
+               pick(cmp(e, 1151, "GE"), 255 << 23, normal))
+    nan = pick(cmp(m, 0, "EQ"), 255 << 23, 0x7FC00000)
+    out = pick(cmp(e, 2047, "EQ"), nan, out)
+    out = pick(neg, op("ADD", out, 1 << 31), out)
+    low = L.emit("CAST", L.gb.work((n,), "int32"), out, count=n)
+    return Value(d.shape, "float32", low.tid)
+
+
+def cast_carried_double(L: Lowering, x: Value) -> list[Value]:
+    """Cast of a DOUBLE input (its bits carried in an INT64): to FLOAT
+    (:func:`double_to_float`), to FLOAT16 or BFLOAT16 through FLOAT (a
+    second rounding), to DOUBLE itself."""
+    to = ONNX_DTYPES.get(int(L.attr("to", 1)))
+    if to == "float64":
+        return [x]
+    if to not in _FLOATS:
+        L.fail("input is DOUBLE, which davinci-atc carries in INT64 and "
+               "casts to FLOAT, FLOAT16 or BFLOAT16 only (not %s)"
+               % onnx_type_name(int(L.attr("to", 1))))
+    f = double_to_float(L, L.device(x))
+    if to == "float32":
+        return [f]
+    return [L.emit("CAST", L.gb.work(f.shape, to), f, count=f.size)]
+
+
 #: the ops checking a computed input :func:`pinned` pins
 _PINNED = ("CMP", "CAST", "REDUCE_SUM", "INDEX_SELECT")
 
@@ -2618,7 +2742,10 @@ RULES: tuple[Rule, ...] = (
     Rule("ReduceMean", reduce_mean, "REDUCE_SUM",
          ("DIV", "IDENTITY", "SELECT", "MIN", "CMP", "CAST",
           "INDEX_SELECT")),
-    Rule("Cast", cast, "CAST"),
+    # to and from DOUBLE (carried as its bits): integer arithmetic on them
+    Rule("Cast", cast, "CAST", ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN",
+                                "CMP", "SELECT", "IDENTITY", "MEMCPY",
+                                "INDEX_SELECT")),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
     # shape that would need a Transpose's data moved)
