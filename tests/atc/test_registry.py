@@ -52,6 +52,15 @@ def _binary(op):
                           [("y", [3, 4])])]
 
 
+def _uint64(op, out=TensorProto.UINT64):
+    """``op`` of UINT64s, carried as their bits (atc.carry): an order
+    plus 2^63 (ADD), Div and Mod by signed divisions of the halves."""
+    return [lambda: model([_n(op, ["a", "b"])], [("a", [3]), ("b", [3])],
+                          [("y", [3])], types={"a": TensorProto.UINT64,
+                                               "b": TensorProto.UINT64,
+                                               "y": out})]
+
+
 def _unary(op):
     return [lambda: model([_n(op, ["x"])], [("x", [2, 3])], [("y", [2, 3])])]
 
@@ -65,8 +74,9 @@ def _rows(op, opset):
 #: a model can have) of each registration, by (domain, op type, opsets):
 #: each emits only what the registration claims, together all of it
 SAMPLES = {
-    **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul", "Div",
-                                              "Max", "Min")},
+    **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul")},
+    **{("", op, "1+"): _binary(op) + _uint64(op)
+       for op in ("Div", "Max", "Min")},
     **{("", op, "1+"): _unary(op) for op in ("Relu", "Exp", "Sqrt", "Abs",
                                              "LeakyRelu", "Tanh", "Sigmoid",
                                              "Erf", "Log", "Reciprocal",
@@ -242,6 +252,8 @@ SAMPLES = {
         lambda name=name: model([_n(name, ["a", "b"])],
                                 [("a", [3, 4]), ("b", [4])],
                                 [("y", [3, 4])], types={"y": TensorProto.BOOL})]
+        # an order of UINT64s: the bits plus 2^63 (ADD)
+        + ([] if name == "Equal" else _uint64(name, TensorProto.BOOL))
        for name, since in (("Equal", "1+"), ("Less", "1+"),
                            ("Greater", "1+"), ("LessOrEqual", "12+"),
                            ("GreaterOrEqual", "12+"))},

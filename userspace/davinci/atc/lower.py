@@ -2707,9 +2707,12 @@ RULES: tuple[Rule, ...] = (
     Rule("Add", binary, "ADD", ("MEMCPY",)),
     Rule("Sub", binary, "SUB", ("MEMCPY",)),
     Rule("Mul", binary, "MUL", ("MEMCPY",)),
-    Rule("Div", binary, "DIV", ("MEMCPY",)),
-    Rule("Max", variadic, "MAX", ("MEMCPY",)),
-    Rule("Min", variadic, "MIN", ("MEMCPY",)),
+    # a UINT64's (atc.carry): Div by signed divisions of the halves, an
+    # order as the bits plus 2^63 (ADD)
+    Rule("Div", binary, "DIV", ("MEMCPY", "ADD", "SUB", "MUL", "CMP",
+                                "CAST", "SELECT", "IDENTITY")),
+    Rule("Max", variadic, "MAX", ("MEMCPY", "ADD")),
+    Rule("Min", variadic, "MIN", ("MEMCPY", "ADD")),
     Rule("Relu", unary, "RELU"),
     Rule("Exp", unary, "EXP"),
     Rule("Sqrt", unary, "SQRT"),
@@ -2776,8 +2779,9 @@ RULES: tuple[Rule, ...] = (
          ("MUL", "SUB", "ADD", "SQRT", "DIV", "CAST"), since=17),
     Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
                                    "IDENTITY")),
-    *(Rule(name, compare, "CMP", since=since) for name, since in (
-        ("Equal", 1), ("Less", 1), ("Greater", 1), ("LessOrEqual", 12),
+    Rule("Equal", compare, "CMP"),
+    *(Rule(name, compare, "CMP", ("ADD",), since=since) for name, since in (
+        ("Less", 1), ("Greater", 1), ("LessOrEqual", 12),
         ("GreaterOrEqual", 12))),
     Rule("Where", where, "SELECT", ("IDENTITY",), since=9),
     Rule("Sum", variadic, "ADD", ("MEMCPY",)),
