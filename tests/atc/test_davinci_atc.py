@@ -111,8 +111,10 @@ def test_dropout_mask_is_a_bool_output_and_training_mode_is_refused():
     assert "Dropout node 'drop': training_mode is true" in _refusal(m)
 
 
-_UNSUPPORTED = ["INT16", "UINT16", "UINT32", "UINT64", "FLOAT8E4M3FN",
-                "FLOAT8E5M2", "INT4"]
+#: types davinci-atc neither puts on the device, carries in a wider one
+#: (INT16, UINT16, UINT32, UINT64: tests/conformance/test_atc_carry.py)
+#: nor folds
+_UNSUPPORTED = ["FLOAT8E4M3FN", "FLOAT8E5M2", "INT4", "UINT4"]
 
 
 def _typed_graph(type_name, where):
@@ -152,13 +154,13 @@ def test_unsupported_element_type_names_tensor_node_and_type(
 
 
 def test_unsupported_element_type_through_the_command_line(tmp_path):
-    src = tmp_path / "int16.onnx"
-    onnx.save(_typed_graph("INT16", "input"), str(src))
+    src = tmp_path / "int4.onnx"
+    onnx.save(_typed_graph("INT4", "input"), str(src))
     p = _atc("--model", str(src), "--framework=5",
-             "--output", str(tmp_path / "int16"))
+             "--output", str(tmp_path / "int4"))
     assert p.returncode == 1
-    assert "input 'x' is INT16 (read by Add node 'add0')" in p.stderr
-    assert not (tmp_path / "int16.om").exists()
+    assert "input 'x' is INT4 (read by Add node 'add0')" in p.stderr
+    assert not (tmp_path / "int4.om").exists()
 
 
 def test_unread_initializer_of_an_unsupported_type_is_ignored():

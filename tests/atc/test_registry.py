@@ -52,6 +52,15 @@ def _binary(op):
                           [("y", [3, 4])])]
 
 
+def _uint64(op, out=TensorProto.UINT64):
+    """``op`` of UINT64s, carried as their bits (atc.carry): an order
+    plus 2^63 (ADD), Div and Mod by signed divisions of the halves."""
+    return [lambda: model([_n(op, ["a", "b"])], [("a", [3]), ("b", [3])],
+                          [("y", [3])], types={"a": TensorProto.UINT64,
+                                               "b": TensorProto.UINT64,
+                                               "y": out})]
+
+
 def _unary(op):
     return [lambda: model([_n(op, ["x"])], [("x", [2, 3])], [("y", [2, 3])])]
 
@@ -65,8 +74,9 @@ def _rows(op, opset):
 #: a model can have) of each registration, by (domain, op type, opsets):
 #: each emits only what the registration claims, together all of it
 SAMPLES = {
-    **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul", "Div",
-                                              "Max", "Min")},
+    **{("", op, "1+"): _binary(op) for op in ("Add", "Sub", "Mul")},
+    **{("", op, "1+"): _binary(op) + _uint64(op)
+       for op in ("Div", "Max", "Min")},
     **{("", op, "1+"): _unary(op) for op in ("Relu", "Exp", "Sqrt", "Abs",
                                              "LeakyRelu", "Tanh", "Sigmoid",
                                              "Erf", "Log", "Reciprocal",
@@ -76,7 +86,16 @@ SAMPLES = {
                       [("y", [2, 3])], opset=20)
         for form in ("none", "tanh")],
     # an exponent broadcast along the leading dimension: MEMCPYs
-    ("", "Pow", "1+"): _binary("Pow"),
+    ("", "Pow", "1+"): _binary("Pow") + [
+        # a computed integer exponent: CAST, the run failing beyond 2^24
+        # (CMP, CAST, REDUCE_SUM, INDEX_SELECT)
+        lambda: model([_n("Pow", ["a", "b"])], [("a", [3]), ("b", [3])],
+                      [("y", [3])], types={"b": TensorProto.INT64}),
+        # an integer power by squaring: DIV, SUB, MUL, Where's SELECTs
+        # (IDENTITY), the magnitude by ABS and POW
+        lambda: model([_n("Pow", ["a", "b"])], [("a", [3]), ("b", [1])],
+                      [("y", [3])], types={n: TensorProto.INT32
+                                           for n in "aby"})],
     **{("", op, "1-12"): _rows(op, 11) for op in ("Softmax", "LogSoftmax")},
     # over a middle axis: moved last and back (IDENTITY)
     **{("", op, "13+"): _rows(op, 13) + [
@@ -99,13 +118,33 @@ SAMPLES = {
     ("", "ReduceSum", "1+"): [
         lambda: model([_n("ReduceSum", ["x", "ax"], keepdims=0)],
                       [("x", [2, 3])], [("y", [2])],
-                      [("ax", np.array([1], I64))])],
+                      [("ax", np.array([1], I64))]),
+        # a leading axis moved last (IDENTITY); computed axes pinned (CMP,
+        # CAST, REDUCE_SUM, INDEX_SELECT)
+        lambda: model([_n("ReduceSum", ["x", "ax"])],
+                      [("x", [2, 3]), ("ax", [1])], [("y", [1, 3])],
+                      types={"ax": TensorProto.INT64}),
+        # axes the shapes leave ambiguous: both reduced, one picked
+        # (Where's IDENTITY and SELECT), the run failing for neither (MIN)
+        lambda: model([_n("ReduceSum", ["x", "ax"], keepdims=0)],
+                      [("x", [2, 2]), ("ax", [1])], [("y", [2])],
+                      types={"ax": TensorProto.INT64})],
     ("", "ReduceMean", "1+"): [
         lambda: model([_n("ReduceMean", ["x"], axes=[-1])],
-                      [("x", [2, 3])], [("y", [2, 1])])],
+                      [("x", [2, 3])], [("y", [2, 1])]),
+        lambda: model([_n("ReduceMean", ["x", "ax"], keepdims=0)],
+                      [("x", [2, 2]), ("ax", [1])], [("y", [2])],
+                      types={"ax": TensorProto.INT64})],
     ("", "Cast", "1+"): [
         lambda: model([_n("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
                        helper.make_node("Cast", ["h"], ["y"], name="n1",
+                                        to=TensorProto.FLOAT)],
+                      [("x", [4])], [("y", [4])]),
+        # a computed FLOAT to DOUBLE: its bits by integer arithmetic
+        # (CAST, CMP, SELECT, IDENTITY, ADD, MUL, DIV, SUB), and back
+        # (MIN, MAX, 2^shift by INDEX_SELECT)
+        lambda: model([_n("Cast", ["x"], ["d"], to=TensorProto.DOUBLE),
+                       helper.make_node("Cast", ["d"], ["y"], name="n1",
                                         to=TensorProto.FLOAT)],
                       [("x", [4])], [("y", [4])])],
     (MS_DOMAIN, "ReluGrad", "1+"): [
@@ -114,16 +153,28 @@ SAMPLES = {
                           [("dy", [2, 3]), ("x", [2, 3])], [("y", [2, 3])]))],
     ("", "Reshape", "1+"): [
         lambda: model([_n("Reshape", ["x", "s"])], [("x", [2, 3])],
-                      [("y", [6])], [("s", np.array([6], I64))])],
+                      [("y", [6])], [("s", np.array([6], I64))]),
+        # a computed shape pinned to the declared result: CMP, CAST,
+        # REDUCE_SUM and an INDEX_SELECT that fails the run otherwise
+        lambda: model([_n("Reshape", ["x", "s"])],
+                      [("x", [2, 3]), ("s", [1])], [("y", [6])],
+                      types={"s": TensorProto.INT64})],
     ("", "Flatten", "1+"): [
         lambda: model([_n("Flatten", ["x"])], [("x", [2, 3, 4])],
                       [("y", [2, 12])])],
     ("", "Squeeze", "1+"): [
         lambda: model([_n("Squeeze", ["x", "ax"])], [("x", [2, 1])],
-                      [("y", [2])], [("ax", np.array([1], I64))])],
+                      [("y", [2])], [("ax", np.array([1], I64))]),
+        lambda: model([_n("Squeeze", ["x", "ax"])],
+                      [("x", [2, 1]), ("ax", [1])], [("y", [2])],
+                      types={"ax": TensorProto.INT64})],
     ("", "Unsqueeze", "1+"): [
         lambda: model([_n("Unsqueeze", ["x", "ax"])], [("x", [2])],
-                      [("y", [1, 2])], [("ax", np.array([0], I64))])],
+                      [("y", [1, 2])], [("ax", np.array([0], I64))]),
+        # computed axes of several equal views: any of them (MIN)
+        lambda: model([_n("Unsqueeze", ["x", "ax"])],
+                      [("x", [1, 2]), ("ax", [1])], [("y", [1, 1, 2])],
+                      types={"ax": TensorProto.INT64})],
     ("", "Identity", "1+"): [
         lambda: model([_n("Identity", ["x"])], [("x", [2])], [("y", [2])])],
     ("", "Dropout", "1+"): [
@@ -146,7 +197,18 @@ SAMPLES = {
         # asymmetric pads: a -inf border splatted (MEMCPY), x copied in
         lambda: model([_n("MaxPool", ["x"], kernel_shape=[3, 3],
                           strides=[2, 2], pads=[0, 0, 1, 1])],
-                      [("x", [1, 2, 5, 5])], [("y", [1, 2, 2, 2])])],
+                      [("x", [1, 2, 5, 5])], [("y", [1, 2, 2, 2])]),
+        # Indices, column-major: per plane, made flat (DIV, SUB, MUL, ADD)
+        lambda: model([_n("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2],
+                          storage_order=1)], [("x", [1, 2, 3, 3])],
+                      [("y", [1, 2, 2, 2]), ("i", [1, 2, 2, 2])],
+                      types={"i": TensorProto.INT64}),
+        # INT8 through FLOAT (CAST); 3-D by one MAX a tap (IDENTITY)
+        lambda: model([_n("MaxPool", ["x"], kernel_shape=[2, 2])],
+                      [("x", [1, 1, 3, 3])], [("y", [1, 1, 2, 2])],
+                      types={n: TensorProto.INT8 for n in "xy"}),
+        lambda: model([_n("MaxPool", ["x"], kernel_shape=[2, 2, 2])],
+                      [("x", [1, 1, 3, 3, 3])], [("y", [1, 1, 2, 2, 2])])],
     ("", "AveragePool", "1+"): [
         lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2])],
                       [("x", [1, 2, 4, 4])], [("y", [1, 2, 3, 3])]),
@@ -156,7 +218,12 @@ SAMPLES = {
         # uneven pads, uncounted: scaled by window / taps inside (MUL)
         lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2],
                           pads=[0, 0, 1, 1])],
-                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 4, 4])])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 4, 4])]),
+        # dilations: one ADD a tap (the first an IDENTITY), DIV by counts
+        lambda: model([_n("AveragePool", ["x"], kernel_shape=[2, 2],
+                          dilations=[2, 2])],
+                      [("x", [1, 2, 4, 4])], [("y", [1, 2, 2, 2])],
+                      opset=19)],
     ("", "GlobalAveragePool", "1+"): [
         lambda: model([_n("GlobalAveragePool", ["x"])],
                       [("x", [1, 2, 4, 4])], [("y", [1, 2, 1, 1])])],
@@ -166,7 +233,15 @@ SAMPLES = {
     ("", "BatchNormalization", "1+"): [
         lambda: model([_n("BatchNormalization", ["x", "s", "b", "m", "v"])],
                       [("x", [1, 2, 3, 3])], [("y", [1, 2, 3, 3])],
-                      [(n, np.ones(2, np.float32)) for n in "sbmv"])],
+                      [(n, np.ones(2, np.float32)) for n in "sbmv"]),
+        # training mode: the batch's statistics (IDENTITY, REDUCE_SUM,
+        # DIV, SUB) and the factors on the device (SQRT)
+        lambda: model([_n("BatchNormalization", ["x", "s", "b", "m", "v"],
+                          ["y", "rm", "rv"], training_mode=1)],
+                      [("x", [1, 2, 3, 3])],
+                      [("y", [1, 2, 3, 3]), ("rm", [2]), ("rv", [2])],
+                      [(n, np.ones(2, np.float32)) for n in "sbmv"],
+                      opset=15)],
     ("", "LRN", "1+"): [
         lambda: model([_n("LRN", ["x"], size=3)],
                       [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])]),
@@ -177,6 +252,8 @@ SAMPLES = {
         lambda name=name: model([_n(name, ["a", "b"])],
                                 [("a", [3, 4]), ("b", [4])],
                                 [("y", [3, 4])], types={"y": TensorProto.BOOL})]
+        # an order of UINT64s: the bits plus 2^63 (ADD)
+        + ([] if name == "Equal" else _uint64(name, TensorProto.BOOL))
        for name, since in (("Equal", "1+"), ("Less", "1+"),
                            ("Greater", "1+"), ("LessOrEqual", "12+"),
                            ("GreaterOrEqual", "12+"))},
@@ -202,7 +279,9 @@ SAMPLES = {
                       [("y", [3, 4])])],
     ("", "ConstantOfShape", "1+"): [
         lambda: model([_n("ConstantOfShape", ["s"])], [], [("y", [2, 3])],
-                      [("s", np.array([2, 3], I64))])],
+                      [("s", np.array([2, 3], I64))]),
+        lambda: model([_n("ConstantOfShape", ["s"])], [("s", [2])],
+                      [("y", [2, 3])], types={"s": TensorProto.INT64})],
     ("", "Constant", "1+"): [_constant_only],
     ("", "Shape", "1+"): [
         lambda: model([_n("Shape", ["x"], ["s"]),
@@ -226,7 +305,10 @@ SAMPLES = {
     # a computed tensor repeated along its size-1 dims: a strided IDENTITY
     ("", "Expand", "8+"): [
         lambda: model([_n("Expand", ["x", "s"])], [("x", [3, 1])],
-                      [("y", [2, 3, 4])], [("s", np.array([2, 1, 4], I64))])],
+                      [("y", [2, 3, 4])], [("s", np.array([2, 1, 4], I64))]),
+        lambda: model([_n("Expand", ["x", "s"])], [("x", [3, 1]),
+                                                   ("s", [3])],
+                      [("y", [2, 3, 4])], types={"s": TensorProto.INT64})],
     # a graph input's view from an offset: copied into the workspace
     # (MEMCPY), then a strided IDENTITY from the offset
     ("", "Slice", "1+"): [
@@ -235,16 +317,29 @@ SAMPLES = {
                       [("b", np.array([1, 0], I64)),
                        ("e", np.array([3, 6], I64)),
                        ("a", np.array([0, 1], I64)),
-                       ("st", np.array([1, 2], I64))])],
+                       ("st", np.array([1, 2], I64))]),
+        # computed bounds: starts and sizes on the device, INDEX_SELECTs
+        lambda: model([_n("Slice", ["x", "b", "e"])],
+                      [("x", [4, 6]), ("b", [1]), ("e", [1])],
+                      [("y", [2, 6])],
+                      types={"b": TensorProto.INT32, "e": TensorProto.INT32})],
     ("", "Split", "2+"): [
         lambda: model([_n("Split", ["x", "p"], ["y", "z"], axis=1)],
                       [("x", [2, 5])], [("y", [2, 2]), ("z", [2, 3])],
-                      [("p", np.array([2, 3], I64))])],
+                      [("p", np.array([2, 3], I64))]),
+        lambda: model([_n("Split", ["x", "p"], ["y", "z"], axis=1)],
+                      [("x", [2, 5]), ("p", [2])],
+                      [("y", [2, 2]), ("z", [2, 3])],
+                      types={"p": TensorProto.INT64})],
     ("", "Trilu", "14+"): [
         lambda upper=upper: model([_n("Trilu", ["x", "k"], upper=upper)],
                       [("x", [2, 3, 4])], [("y", [2, 3, 4])],
                       [("k", np.array(1, I64))], opset=14)
-        for upper in (0, 1)],
+        for upper in (0, 1)] + [
+        # a computed k: CMP of column minus row, Where's IDENTITY, SELECT
+        lambda: model([_n("Trilu", ["x", "k"])],
+                      [("x", [2, 3, 4]), ("k", [])], [("y", [2, 3, 4])],
+                      types={"k": TensorProto.INT64}, opset=14)],
     ("", "Not", "1+"): [
         lambda: model([_n("Not", ["x"])], [("x", [3])], [("y", [3])],
                       types={"x": TensorProto.BOOL, "y": TensorProto.BOOL})],
@@ -271,7 +366,12 @@ SAMPLES = {
         # differ (CMPs, Where's IDENTITYs and SELECTs)
         lambda: model([_n("Mod", ["a", "b"])], [("a", [2, 3]), ("b", [3])],
                       [("y", [2, 3])],
-                      types={n: TensorProto.INT32 for n in "aby"})],
+                      types={n: TensorProto.INT32 for n in "aby"}),
+        # computed floats: |a| reduced by |b| * 2^k (ABS, MUL, CMP, SUB,
+        # SELECT), a's sign back (RECIPROCAL, NEG), FLOAT16 through FLOAT
+        lambda: model([_n("Mod", ["a", "b"], fmod=1)],
+                      [("a", [3]), ("b", [3])], [("y", [3])],
+                      types={n: TensorProto.FLOAT16 for n in "aby"})],
     ("", "Clip", "1-10"): [
         lambda: model([_n("Clip", ["x"], min=0.0, max=6.0)], [("x", [2, 3])],
                       [("y", [2, 3])], opset=10)],
@@ -284,7 +384,11 @@ SAMPLES = {
         lambda: model([_n("Range", ["a", "b", "d"])], [], [("y", [3])],
                       [("a", np.array(1.0, np.float32)),
                        ("b", np.array(4.0, np.float32)),
-                       ("d", np.array(1.0, np.float32))])],
+                       ("d", np.array(1.0, np.float32))]),
+        # computed integer bounds: the count on the device and checked
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [3])],
+                      types={n: TensorProto.INT64 for n in "abdy"})],
     ("", "GatherElements", "11+"): [
         lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
                       [("y", [2, 2])],

@@ -105,15 +105,17 @@ def test_pow_broadcasts_and_takes_an_exact_integer_exponent(dev, rng):
     assert np.array_equal(got[:, 0], x[:, 0] * x[:, 0])    # one MUL's bits
 
 
-def test_an_integer_or_inexact_exponent_is_refused(rng):
+def test_an_inexact_constant_exponent_is_refused(rng):
+    """A computed INT64 exponent converts (a CAST, the run failing beyond
+    2^24: test_atc_pinned.py); a constant one FLOAT does not hold is
+    refused."""
     g = helper.make_graph(
         [_node("Pow", ["x", "e"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
          helper.make_tensor_value_info("e", TensorProto.INT64, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
-    with pytest.raises(ConversionError, match="INT64"):
-        atc.convert(m)
+    atc.convert(m)
     g.initializer.append(onnx.numpy_helper.from_array(
         np.array([3, (1 << 24) + 1], np.int64), "e"))
     del g.input[1]

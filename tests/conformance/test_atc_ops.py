@@ -185,11 +185,15 @@ def test_reduce_sum_of_a_scalar_is_the_scalar(dev):
     np.testing.assert_array_equal(y, x)
 
 
-def test_reduce_sum_over_leading_axis_is_refused(dev):
-    m = model([_node("ReduceSum", ["x", "axes"])], [("x", [2, 3])],
-              [("y", [3])], [("axes", np.array([0], np.int64))])
-    with pytest.raises(atc.ConversionError, match="reducesum0"):
-        atc.convert(m)
+def test_reduce_sum_over_leading_axis(dev):
+    """REDUCE_SUM sums trailing axes: axis 0 is moved last first."""
+    m = model([_node("ReduceSum", ["x", "axes"], keepdims=0)],
+              [("x", [2, 3])], [("y", [3])],
+              [("axes", np.array([0], np.int64))])
+    x = _f(2, 3)
+    with Model(dev, atc.convert(m)) as mod:
+        y, = mod.run([x])
+    assert np.array_equal(y, x[0] + x[1])
 
 
 def test_cast_roundtrip(dev):

@@ -34,8 +34,9 @@ from .errors import DavinciError
 
 __all__ = ["MAGIC", "FORMAT_MAJOR", "FORMAT_MINOR", "ModelFormatError",
            "IoDesc", "Tensor", "Op", "OfflineModel", "parse", "serialize",
-           "DTYPE_SIZES", "KIND_INPUT", "KIND_OUTPUT", "KIND_WEIGHT",
-           "KIND_WORK", "ANY_GEAR", "NO_TENSOR", "MBATCH_INPUT"]
+           "DTYPE_SIZES", "IO_ONLY_DTYPES", "KIND_INPUT", "KIND_OUTPUT",
+           "KIND_WEIGHT", "KIND_WORK", "ANY_GEAR", "NO_TENSOR",
+           "MBATCH_INPUT"]
 
 MAGIC = b"DVNCOM\r\n"
 #: the first four bytes of Huawei ATC's own .om files ("IMOD")
@@ -75,9 +76,14 @@ MAX_GEARS = 128
 MAX_DIMS = 8
 MAX_IO = 1024
 
+#: types a model's inputs and outputs may have that the device has not
+#: (integers and DOUBLE) (davinci-atc carries them in a wider type: atc/carry.py); their
+#: tensors are bytes (dtype uint8)
+IO_ONLY_DTYPES = {"int16": 2, "uint16": 2, "uint32": 4, "uint64": 8,
+                  "float64": 8}
 #: bytes per element of the dtypes a model's inputs and outputs may have:
-#: the device's
-DTYPE_SIZES = dict(opdesc.ITEMSIZES)
+#: the device's, and IO_ONLY_DTYPES
+DTYPE_SIZES = {**opdesc.ITEMSIZES, **IO_ONLY_DTYPES}
 FORMATS = ("ND", "NCHW", "NHWC", "NC1HWC0")
 _DEV_DTYPES = {opdesc.DTYPE_CODES[name]: size
                for name, size in opdesc.ITEMSIZES.items()}

@@ -293,8 +293,14 @@ def _attr_at(kind: str, what: str, table: dict, default: int):
     return _quiet(default, get)
 
 
-get_input_data_type = _attr_at("input", "dtype", ACL_DTYPES, C.ACL_DT_UNDEFINED)
-get_output_data_type = _attr_at("output", "dtype", ACL_DTYPES,
+#: a model's input and output types: the device's, and the integers
+#: davinci-atc carries in a wider one (omfile.IO_ONLY_DTYPES)
+_IO_DTYPES = {**ACL_DTYPES, "int16": C.ACL_INT16, "uint16": C.ACL_UINT16,
+              "uint32": C.ACL_UINT32, "uint64": C.ACL_UINT64,
+              "float64": C.ACL_DOUBLE}
+get_input_data_type = _attr_at("input", "dtype", _IO_DTYPES,
+                               C.ACL_DT_UNDEFINED)
+get_output_data_type = _attr_at("output", "dtype", _IO_DTYPES,
                                 C.ACL_DT_UNDEFINED)
 get_input_format = _attr_at("input", "format", ACL_FORMATS,
                             C.ACL_FORMAT_UNDEFINED)

@@ -30,7 +30,8 @@ _BLOCK_CHECK_AT = 1 << 12
 #: ONNX TensorProto element type -> davinci-atc's (numpy's) name for it: the
 #: device's types, and those of constants it folds at conversion time
 ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 6: "int32",
-               7: "int64", 11: "float64", 9: "bool", 3: "int8", 2: "uint8"}
+               7: "int64", 11: "float64", 9: "bool", 3: "int8", 2: "uint8",
+               5: "int16", 4: "uint16", 12: "uint32", 13: "uint64"}
 _ONNX_CODES = {name: code for code, name in ONNX_DTYPES.items()}
 
 
@@ -105,6 +106,9 @@ class Value:
     tid: int = -1
     const: "np.ndarray | None" = None
     transposed: "Transposed | None" = None
+    #: the integer type the device values stand for (atc.carry: INT16,
+    #: UINT16, UINT32, UINT64 in a wider type the device has), or None
+    carries: "str | None" = None
 
     @property
     def is_const(self) -> bool:
@@ -124,7 +128,8 @@ class Value:
             raise ConversionError(t.refusal(
                 "its result of shape %s is reshaped to %s, which needs the "
                 "transposed data in memory" % (list(self.shape), list(shape))))
-        return Value(shape, self.dtype, self.tid, transposed=t)
+        return Value(shape, self.dtype, self.tid, transposed=t,
+                     carries=self.carries)
 
     def storage(self) -> "Value":
         """A transposed value's storage, as the 2-D tensor it is."""

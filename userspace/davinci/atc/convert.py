@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 
 from .. import omfile as F
-from . import aipp_stage
+from . import aipp_stage, carry
 from .fuse import fold_batch_norms, fuse_conv_relus
 from .builder import (DEVICE_DTYPES, ONNX_DTYPES, ConversionError,
                       GearBuilder, Weights, onnx_type_name, type_list,
                       type_name)
 from .lower import (Lowering, check_inputs, constant_value, dense,
-                    find_rule,
-                    supported_ops)
+                    find_rule, supported_ops, uint64_div_mod,
+                    cast_carried_double)
 
 __all__ = ["convert", "convert_file", "parse_input_shape",
            "ConversionError"]
@@ -118,10 +118,10 @@ def _refuse_types(g, init_names: set) -> None:
             refuse("input", vi.name, "a %s, not a tensor" % kind,
                    "davinci model inputs are tensors")
         code = vi.type.tensor_type.elem_type
-        if ONNX_DTYPES.get(code) not in DEVICE_DTYPES:
+        if ONNX_DTYPES.get(code) not in _IO_DTYPES:
             refuse("input", vi.name, onnx_type_name(code),
                    "davinci model inputs are %s (export the model with "
-                   "inputs of one of them)" % type_list(DEVICE_DTYPES))
+                   "inputs of one of them)" % type_list(_IO_DTYPES))
     consts = [("initializer", t.name, t) for t in g.initializer] + \
         [("Constant", n.output[0], _constant_value(n)) for n in g.node
          if n.op_type == "Constant" and n.output]
@@ -135,6 +135,11 @@ def _refuse_types(g, init_names: set) -> None:
                        type_list(DEVICE_DTYPES, "and"),
                        type_list([d for d in ONNX_DTYPES.values()
                                   if d not in DEVICE_DTYPES], "and")))
+
+
+#: a model's input and output types: the device's, and the integers
+#: davinci-atc carries in a wider one (atc/carry.py)
+_IO_DTYPES = list(DEVICE_DTYPES) + list(carry.CARRIERS)
 
 
 def _attrs(onnx, node) -> dict:
@@ -249,6 +254,10 @@ def convert(model, input_shape: "str | dict | None" = None,
     aipp_stage.refuse_with_batches(stages)
     n_dyn = sum(st.dynamic for st in stages.values())
     out_types = _output_types(output_type, g)
+    # the model's declared shapes hold for the shapes it declares its
+    # inputs with, not for those --input_shape or the gears give them
+    declared = {} if shapes or batches or hws else _DeclaredShapes(onnx,
+                                                                   model)
     weights = Weights()
     gears = []
     out_shapes = None
@@ -264,6 +273,9 @@ def convert(model, input_shape: "str | dict | None" = None,
         for i, (vi, dims) in enumerate(zip(inputs, in_dims)):
             shape = _gear_shape(dims, b, hw)
             st = stages.get(i)
+            if st is None and _elem(vi) in carry.CARRIERS:
+                env[vi.name] = carry.widen(gb, i, shape, _elem(vi), vi.name)
+                continue
             if st is None:
                 env[vi.name] = gb.io(F.KIND_INPUT, i, shape, _elem(vi))
                 continue
@@ -275,7 +287,7 @@ def convert(model, input_shape: "str | dict | None" = None,
             gb.io(F.KIND_INPUT, len(inputs) + n_dyn, (1,), "int32", nbytes=8)
         if hws:
             gb.io(F.KIND_INPUT, len(inputs), (2,), "int64")
-        made_by = _lower_nodes(onnx, g, env, gb, opsets)
+        made_by = _lower_nodes(onnx, g, env, gb, opsets, declared)
         _cast_outputs(g, env, gb, out_types)
         shapes_now = _make_outputs(g, env, made_by, gb)
         if out_shapes is None:
@@ -426,6 +438,11 @@ def _cast_outputs(g, env: dict, gb: GearBuilder, want: dict) -> None:
         v = env.get(name)
         if v is None or v.dtype == dtype:
             continue
+        if v.carries:
+            raise ConversionError(
+                "--output_type of graph output %r: it is %s, which "
+                "davinci-atc carries in %s and casts to nothing"
+                % (name, type_name(v.carries), type_name(v.dtype)))
         v = gb.device(v)
         env[name] = gb.emit("CAST", gb.work(v.shape, dtype), v,
                             count=v.size, where="--output_type of graph "
@@ -448,6 +465,10 @@ def _make_outputs(g, env: dict, made_by: dict, gb: GearBuilder
                     type_list(DEVICE_DTYPES)))
         _check_io_shape("graph output", vo.name, v.shape)
         v = dense(gb, v, "graph output %d" % j)
+        if v.carries:
+            carry.narrow(gb, v, j, "graph output %d" % j)
+            shapes.append((list(v.shape), v.carries))
+            continue
         gb.make_output(v, j)
         shapes.append((list(v.shape), v.dtype))
     return shapes
@@ -465,8 +486,59 @@ def _output_role(onnx, node, j: int, name: str, opset: int) -> str:
     return ", %s of %s node %r," % (role, node.op_type, name)
 
 
+#: ops whose result has the shape of their (first) input
+_SAME_SHAPE = {"Abs", "Cast", "Ceil", "Dropout", "Elu", "Erf", "Exp",
+               "Floor", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Log",
+               "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu",
+               "Sigmoid", "Sign", "Softplus", "Sqrt", "Tanh"}
+
+
+def _static(vi) -> "tuple[int, ...] | None":
+    t = vi.type.tensor_type
+    if not t.HasField("shape") or not all(
+            d.HasField("dim_value") for d in t.shape.dim):
+        return None
+    return tuple(int(d.dim_value) for d in t.shape.dim)
+
+
+class _DeclaredShapes:
+    """Every value's static shape the model declares (its inputs, outputs
+    and value_info, and what ONNX's shape inference adds), and the input
+    of an op whose result has its shape (Log, Abs, Cast: _SAME_SHAPE)
+    when only the result's is declared. A handler whose input is computed
+    where it needs a constant pins it to the value these imply
+    (lower.pinned), checked when the model runs. Worked out the first
+    time a handler asks (shape inference copies the model, weights too)."""
+
+    def __init__(self, onnx, model):
+        self._onnx, self._model = onnx, model
+        self._shapes: "dict | None" = None
+
+    def get(self, name: str) -> "tuple[int, ...] | None":
+        if self._shapes is None:
+            self._shapes = self._work_out()
+        return self._shapes.get(name)
+
+    def _work_out(self) -> dict:
+        g = self._model.graph
+        try:
+            g = self._onnx.shape_inference.infer_shapes(self._model).graph
+        except Exception:   # noqa: BLE001 - the model's own shapes then
+            pass
+        out = {}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            s = _static(vi)
+            if s is not None:
+                out.setdefault(vi.name, s)
+        for node in reversed(list(g.node)):
+            if node.op_type in _SAME_SHAPE and node.input and \
+                    node.output and node.output[0] in out:
+                out.setdefault(node.input[0], out[node.output[0]])
+        return out
+
+
 def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
-                 opsets: dict[str, int]) -> dict[str, str]:
+                 opsets: dict[str, int], declared) -> dict[str, str]:
     """Lower every node into ``gb``, its outputs into ``env``; returns, for
     each value a node made, which output of which node it is."""
     made_by: dict[str, str] = {}
@@ -479,9 +551,20 @@ def _lower_nodes(onnx, g, env: dict, gb: GearBuilder,
             raise ConversionError(_unsupported(node, name, idx, len(g.node),
                                                domain))
         args = _node_inputs(node, name, env, rule.arity)
-        L = Lowering(gb, node, name, _attrs(onnx, node), rule)
+        L = Lowering(gb, node, name, _attrs(onnx, node), rule, declared)
         args = check_inputs(L, args)
-        outs = rule.lower(L, *args)
+        carried = carry.check(L.where, node.op_type, args)
+        if carried == "uint64":
+            args = carry.ordered(gb, node.op_type, args, L.where)
+        if carried == "uint64" and node.op_type in ("Div", "Mod"):
+            outs = uint64_div_mod(L, *args, node.op_type)
+        elif carried == "float64":
+            outs = cast_carried_double(L, *args)
+        else:
+            outs = rule.lower(L, *args)
+        if carried and carried != "float64":
+            outs = carry.carried_result(gb, node.op_type, carried, outs,
+                                        L.where)
         for j, o in enumerate(node.output):
             if not o:
                 continue

@@ -29,7 +29,9 @@ Concat's pieces are strided tasks reading or writing views.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+import itertools
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -41,7 +43,8 @@ from .builder import (ITEMSIZE, ONNX_DTYPES, ConversionError, GearBuilder,
                       Transposed, Value, host_values, onnx_type_name,
                       type_list, type_name)
 
-__all__ = ["Rule", "RULES", "Lowering", "find_rule",
+__all__ = ["Rule", "RULES", "Lowering", "find_rule", "uint64_div_mod",
+           "cast_carried_double",
            "supported_ops", "check_inputs", "constant_value", "dense",
            "MAX_BROADCAST_OPS", "MS_DOMAIN"]
 
@@ -106,13 +109,24 @@ class Rule:
 @dataclass
 class Lowering:
     """One node (an onnx NodeProto) being lowered into ``gb``, with its
-    name in messages, its attributes and the registration lowering it."""
+    name in messages, its attributes and the registration lowering it;
+    ``shapes``: the static shapes the model declares for its values (its
+    outputs and value_info, and what ONNX's shape inference adds), which a
+    handler reads where an input it needs as a constant is computed (see
+    :func:`pinned`)."""
 
     gb: GearBuilder
     node: Any
     name: str
     attrs: dict
     rule: Rule
+    #: name -> declared shape (a dict, or convert's lazy _DeclaredShapes)
+    shapes: Any = field(default_factory=dict)
+
+    def declared(self, j: int = 0) -> "tuple[int, ...] | None":
+        """The shape the model declares for output ``j``, or None."""
+        outs = self.node.output
+        return self.shapes.get(outs[j]) if j < len(outs) else None
 
     @property
     def where(self) -> str:
@@ -263,6 +277,136 @@ def splat(L: Lowering, value: float, shape, dtype: str) -> Value:
 
 
 # ---------------------------------------------------------------------------
+# computed inputs where a handler needs a constant: pinned at conversion
+# time to the value the model's declared shapes imply, checked at run time
+# ---------------------------------------------------------------------------
+def _cmp(L: Lowering, a: Value, b: Value, predicate: str) -> Value:
+    """CMP of device tensors ``a`` and ``b`` broadcast by numpy's rules
+    (stride-0 walks), a BOOL tensor."""
+    shape = tuple(np.broadcast_shapes(a.shape, b.shape)) or (1,)
+    a, b = (v.with_shape(v.shape or (1,)) for v in (a, b))
+    walk = opdesc.Strided(shape, _contiguous(shape),
+                          _broadcast_strides(a.shape, shape),
+                          _broadcast_strides(b.shape, shape))
+    return L.emit("CMP", L.gb.work(shape, "bool"), a, b, strided=walk,
+                  attr=predicate)
+
+
+def _count_true(L: Lowering, b: Value, rows: int, cols: int) -> Value:
+    """The number of true elements in each of ``rows`` rows of ``cols`` of
+    BOOL tensor ``b``: a CAST to FLOAT and a REDUCE_SUM (exact: counts of
+    far less than 2 ** 24)."""
+    f = L.emit("CAST", L.gb.work((rows, cols), "float32"),
+               b.with_shape((rows, cols)), count=rows * cols)
+    return L.emit("REDUCE_SUM", L.gb.work((rows,), "float32"), f,
+                  rows=(rows, cols))
+
+
+def _fail_run_over(L: Lowering, count: Value, limit: int) -> None:
+    """The run fails unless one-element FLOAT ``count`` is at most
+    ``limit``: it indexes an INDEX_SELECT over ``limit + 1`` rows, and an
+    index outside them fails the task before it writes anything."""
+    idx = L.emit("CAST", L.gb.work((1, 1), "int32"), count.with_shape((1,)),
+                 count=1)
+    table = L.gb.weight(np.zeros((limit + 1, 1), np.int32), "int32")
+    L.emit("INDEX_SELECT", L.gb.work((1, 1), "int32"), table, idx,
+           mnk=(1, limit + 1, 1), count=1, attr="INT32")
+
+
+def _missed_rows(L: Lowering, hits: Value, rows: int, cols: int) -> Value:
+    """How many of the ``rows`` rows of BOOL ``hits`` hold no true
+    element (one FLOAT)."""
+    per_row = _count_true(L, hits, rows, cols)
+    zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+    missed = _cmp(L, per_row, zero, "EQ")
+    return _count_true(L, missed, 1, rows)
+
+
+def _mismatches(L: Lowering, v: Value, rows, as_set: bool) -> Value:
+    """One FLOAT, 0 when computed integer tensor ``v`` holds element by
+    element one of each row of ``rows`` (``as_set``: each row's values
+    somewhere, as pinned's)."""
+    width = max(len(r) for r in rows)
+    table = np.array([list(r) + [r[0]] * (width - len(r)) for r in rows],
+                     v.dtype)
+    m = v.size
+    vd = L.device(v)
+    if as_set:      # each row of the table is a value some element holds
+        hits = _cmp(L, vd.with_shape((1, 1, m)), L.gb.weight(
+            table.reshape(len(rows), width, 1), v.dtype), "EQ")
+        return _missed_rows(L, hits, len(rows), width * m)
+    hits = _cmp(L, vd.with_shape((m, 1)), L.gb.weight(table, v.dtype), "EQ")
+    return _missed_rows(L, hits, m, width)
+
+
+def pinned(L: Lowering, v: Value, value, what: str,
+           allowed: "list[list[int]] | None" = None,
+           as_set: bool = False) -> Value:
+    """Computed integer tensor ``v`` (axes, a shape, sizes) as the constant
+    ``value`` that the shapes the model declares imply, with device ops
+    that fail the run unless ``v`` holds it when the model runs: element by
+    element one of ``allowed[i]`` (by default ``value[i]``), or with
+    ``as_set`` the values of ``value`` in any order, each once (an axis
+    given as ``allowed[i]``'s forms, a and a - rank). So a model whose
+    computed input is not what its declared shapes say fails, never
+    returns another result."""
+    value = np.asarray(value, np.int64).reshape(-1)
+    if v.dtype not in ("int32", "int64"):
+        L.fail("%s is %s; ONNX gives it as INT64" % (what,
+                                                    type_name(v.dtype)))
+    if v.size != value.size:
+        L.fail("%s is computed, and its %d values cannot be the %s the "
+               "model's declared shapes imply" % (what, v.size,
+                                                  value.tolist()))
+    const = Value(v.shape, v.dtype, const=value.astype(v.dtype).reshape(
+        v.shape))
+    if v.is_const or v.size == 0:
+        return const
+    rows = allowed if allowed is not None else [[a] for a in value]
+    _fail_run_over(L, _mismatches(L, v, rows, as_set), 0)
+    return const
+
+
+def _computed(L: Lowering, v: "Value | None", what: str) -> bool:
+    """``v`` is a computed tensor a handler needs as a constant: true when
+    the model declares the node's result shape (so :func:`pinned` can pin
+    it), else the conversion fails as it did."""
+    if v is None or v.is_const:
+        return False
+    if L.declared(0) is None:
+        L.fail("%s must be known at conversion time (an initializer or a "
+               "Constant), not computed by the graph, or the model must "
+               "declare the shape of the node's result (value_info)" % what)
+    return True
+
+
+def _removals(big, small) -> list[list[int]]:
+    """Every set of axes of shape ``big`` whose removal leaves ``small``."""
+    big, small = tuple(big), tuple(small)
+    k = len(big) - len(small)
+    if k < 0:
+        return []
+    return [list(drop) for drop in itertools.combinations(range(len(big)), k)
+            if tuple(d for i, d in enumerate(big) if i not in drop) == small]
+
+
+def _removed_axes(L: Lowering, big, small, what: str) -> list[int]:
+    """The axes of shape ``big`` whose removal leaves ``small``: the only
+    such set, else the conversion fails."""
+    found = _removals(big, small)
+    if len(found) != 1:
+        L.fail("%s is computed, and the declared shapes %s and %s %s" % (
+            what, list(big), list(small),
+            "do not fit" if not found else "leave it ambiguous (%s)"
+            % " or ".join(str(f) for f in found[:4])))
+    return found[0]
+
+
+def _axis_forms(axes, nd: int) -> list[list[int]]:
+    return [[a, a - nd] for a in axes]
+
+
+# ---------------------------------------------------------------------------
 # handlers
 # ---------------------------------------------------------------------------
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -401,14 +545,85 @@ def unary(L: Lowering, x: Value) -> list[Value]:
     return [L.emit(L.rule.op, out, x, count=x.size)]
 
 
+def _int_power(L: Lowering, x: Value, y: Value) -> list[Value]:
+    """An INT32 or INT64 X to an integer Y, as onnxruntime's (the double
+    power, exact where it is an integer below 2^53 the type holds): by
+    squaring, Y's six low bits each a SELECT of the product so far times
+    X ** 2^b; the run fails for a negative Y, one of 64 or more, or a
+    result whose magnitude (a FLOAT POW of |X| and Y, within 1e-5) passes
+    2^30 (INT32) or 2^52 (INT64), where the two could differ."""
+    shape = _broadcast_shape(L, x, y)
+    if x.is_const and y.is_const:
+        L.fail("an integer Pow of constants is not folded")
+    n = _numel(shape) or 1
+    flat = (n,)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        st = _broadcast_strides(v.shape, shape or (1,))
+        return _view_copy(L, v, 0, shape or (1,), st).with_shape(flat)
+    xb, yb = full(x, "X"), full(y, "Y")
+    for bound, pred in ((0, "LT"), (64, "GE")):
+        bad = _cmp(L, yb, L.gb.weight(np.array([bound], y.dtype), y.dtype),
+                   pred)
+        _fail_run_over(L, _count_true(L, bad, 1, n), 0)
+    mag = L.emit("POW", L.gb.work(flat, "float32"), L.emit(
+        "ABS", L.gb.work(flat, "float32"), _to_float32(L, xb, "X"),
+        count=n), _to_float32(L, yb, "Y"), count=n)
+    lim = float(1 << (30 if x.dtype == "int32" else 52))
+    over = _cmp(L, mag, L.gb.weight(np.array([lim], np.float32), "float32"),
+                "GT")
+    _fail_run_over(L, _count_true(L, over, 1, n), 0)
+    acc = L.gb.weight(np.ones(n, x.dtype), x.dtype)
+    base, q = xb, yb
+    two = L.gb.weight(np.array([2], y.dtype), y.dtype)
+    one = L.gb.weight(np.array([1], y.dtype), y.dtype)
+    for b in range(6):
+        half = _broadcast_op(L, "DIV", q, two)
+        bit = _broadcast_op(L, "SUB", q, _broadcast_op(L, "MUL", half, two))
+        acc, = where(L, _cmp(L, bit, one, "EQ"),
+                     L.emit("MUL", L.gb.work(flat, x.dtype), acc, base,
+                            count=n), acc)
+        if b < 5:
+            base = L.emit("MUL", L.gb.work(flat, x.dtype), base, base,
+                          count=n)
+        q = half
+    return [acc.with_shape(shape)]
+
+
 def power(L: Lowering, x: Value, y: Value) -> list[Value]:
     """X ** Y, broadcast, in X's float type. A Y of another type (opset 12
     lets it differ) is taken when it is a constant whose values X's type
-    holds exactly (converted on the host); a computed one would need a
-    rounding CAST (an odd integer exponent beyond 2^24 turning even)."""
+    holds exactly (converted on the host); a computed INT32 or INT64 one
+    is CAST to X's type, and the run fails unless each is within the
+    integers it holds exactly (2^24 for FLOAT: beyond, an odd exponent
+    could turn even)."""
+    if x.dtype in ("int32", "int64") and y.dtype in ("int32", "int64"):
+        return _int_power(L, x, y)
+    if x.dtype in ("int32", "int64") and y.dtype in _FLOATS:
+        # onnxruntime truncates the double power: exact here for a whole
+        # exponent, which the run checks (an INT32 of it CAST back equal)
+        yd = L.device(y, "Y").with_shape((y.size,))
+        yi = L.emit("CAST", L.gb.work((y.size,), "int32"), yd,
+                    count=y.size)
+        back = L.emit("CAST", L.gb.work((y.size,), y.dtype), yi,
+                      count=y.size)
+        _fail_run_over(L, _count_true(L, _cmp(L, back, yd, "NE"), 1,
+                                      y.size), 0)
+        return _int_power(L, x, yi.with_shape(y.shape))
     if x.dtype not in _FLOATS:
         L.fail("X is %s; davinci's POW runs on %s (an integer power is "
                "not converted)" % (type_name(x.dtype), type_list(_FLOATS)))
+    if y.dtype in ("int32", "int64") and not y.is_const:
+        lim = {"float32": 1 << 24, "float16": 1 << 11,
+               "bfloat16": 1 << 8}[x.dtype]
+        flat = L.device(y, "Y").with_shape((y.size,))
+        for bound, pred in ((lim, "GT"), (-lim, "LT")):
+            out = _cmp(L, flat, L.gb.weight(np.array([bound], y.dtype),
+                                            y.dtype), pred)
+            _fail_run_over(L, _count_true(L, out, 1, y.size), 0)
+        y = L.emit("CAST", L.gb.work(y.shape, x.dtype), flat,
+                   count=y.size).with_shape(y.shape)
     if y.dtype != x.dtype:
         exact = y.is_const and y.dtype != "bool" and np.array_equal(
             host_values(y.const, x.dtype).astype(np.float64),
@@ -661,6 +876,15 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
                ) -> list[Value]:
     L.need_types(x, "REDUCE_SUM")
     nd = len(x.shape)
+    if axes is not None and not axes.is_const and axes.size == 0:
+        axes = Value(axes.shape, axes.dtype, const=np.zeros(0, np.int64))
+    if _computed(L, axes, "axes"):
+        choices = _removals(x.shape, L.declared(0)) if not L.attr(
+            "keepdims", 1) else []
+        if len(choices) > 1 and all(len(c) == axes.size for c in choices):
+            return [_reduce_chosen(L, x, axes, choices)]
+        ax = _reduced_axes(L, x.shape)
+        axes = pinned(L, axes, ax, "axes", _axis_forms(ax, nd), as_set=True)
     if axes is not None:
         ax = L.ints_of(axes, "axes")
     else:
@@ -672,17 +896,60 @@ def reduce_sum(L: Lowering, x: Value, axes: Value | None = None
     norm = sorted({_axis(L, a, nd) for a in ax})
     if not norm:                        # a scalar: nothing to reduce
         return [x]
-    r = norm[0]
-    if norm != list(range(r, nd)):
-        L.fail("ReduceSum over axes %s: davinci reduces trailing axes only "
-               "(the last k of %d)" % (ax, nd))
     keep = bool(L.attr("keepdims", 1))
-    shape = x.shape[:r] + ((1,) * (nd - r) if keep else ())
-    m, n = _numel(x.shape[:r]), _numel(x.shape[r:])
+    kept = [i for i in range(nd) if i not in norm]
+    shape = tuple(1 if i in norm else d for i, d in enumerate(x.shape)) \
+        if keep else tuple(x.shape[i] for i in kept)
+    m, n = _numel([x.shape[i] for i in kept]), _numel(
+        [x.shape[i] for i in norm])
     x = L.device(x)
+    if norm != list(range(nd - len(norm), nd)) and x.size:
+        # REDUCE_SUM sums trailing axes: the others moved before them (a
+        # strided IDENTITY, bytes moved)
+        x = _permuted(L, x, kept + norm)
     out = L.gb.work(shape or (1,), x.dtype)
     L.emit("REDUCE_SUM", out, x, rows=(m, n))
     return [out.with_shape(shape)]
+
+
+def _reduce_chosen(L: Lowering, x: Value, axes: Value, choices) -> Value:
+    """A reduction whose computed axes the declared result leaves
+    ambiguous (a 3 x 2 x 2 to 3 x 2): each choice reduced, and the one
+    the axes hold picked by Where's SELECTs; the run fails when they hold
+    none."""
+    nd = len(x.shape)
+    out, missed = None, None
+    for ax in choices:
+        y, = reduce_sum(L, x, Value((len(ax),), "int64",
+                                    const=np.array(ax, np.int64)))
+        y = L.device(y).with_shape(y.shape or (1,))
+        miss = _mismatches(L, axes, _axis_forms(ax, nd), as_set=True)
+        if out is None:
+            out, missed = y, miss
+            continue
+        zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+        picked = _cmp(L, miss, zero, "EQ").with_shape((1,) * len(y.shape))
+        out, = where(L, picked, y, out)
+        missed = _broadcast_op(L, "MIN", missed, miss)
+    _fail_run_over(L, missed, 0)
+    return out.with_shape(L.declared(0))
+
+
+def _reduced_axes(L: Lowering, shape) -> list[int]:
+    """The axes a reduction of ``shape`` whose result the model declares
+    reduces: those of size 1 in the result but not in ``shape`` (keepdims),
+    or the only ones whose removal leaves the result."""
+    out, nd = L.declared(0), len(shape)
+    if not L.attr("keepdims", 1):
+        return _removed_axes(L, shape, out, "axes")
+    if len(out) != nd or any(o not in (1, d) for o, d in zip(out, shape)):
+        L.fail("axes is computed, and the declared result %s is no "
+               "reduction of %s" % (list(out), list(shape)))
+    axes = [i for i, (o, d) in enumerate(zip(out, shape)) if o != d]
+    if not axes and not L.attr("noop_with_empty_axes", 0):
+        L.fail("axes is computed, and the declared result %s does not say "
+               "which of the size-1 axes it reduces" % list(out))
+    return axes
 
 
 def reduce_mean(L: Lowering, x: Value, axes: Value | None = None
@@ -705,6 +972,8 @@ def cast(L: Lowering, x: Value) -> list[Value]:
                % (onnx_type_name(code), type_list(ONNX_DTYPES.values())))
     if x.is_const:
         return [Value(x.shape, to, const=host_values(x.const, to))]
+    if to == "float64" and x.dtype in _FLOATS:
+        return [float_to_double(L, L.device(x))]
     if to not in ITEMSIZE:
         L.fail("cast of a computed tensor to %s: davinci tensors are %s"
                % (type_name(to), type_list(ITEMSIZE)))
@@ -742,8 +1011,10 @@ def _view(L: Lowering, x: Value, shape) -> Value:
 
 
 def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
-    want = L.ints_of(shape, "the target shape")
     allowzero = int(L.attr("allowzero", 0))
+    if _computed(L, shape, "the target shape"):
+        shape = _pinned_shape(L, x, shape, allowzero)
+    want = L.ints_of(shape, "the target shape")
     dims = [x.shape[i] if d == 0 and not allowzero and i < len(x.shape)
             else d for i, d in enumerate(want)]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
@@ -755,6 +1026,35 @@ def reshape(L: Lowering, x: Value, shape: Value) -> list[Value]:
     if _numel(dims) != x.size:
         L.fail("cannot reshape %s to %s" % (list(x.shape), want))
     return [_view(L, x, dims)]
+
+
+def _pinned_shape(L: Lowering, x: Value, shape: Value, allowzero: int
+                  ) -> Value:
+    """A computed Reshape target pinned to the declared result: each of
+    its values that dimension, a 0 copying it from x (without allowzero)
+    or one -1 (of a non-empty x); the run fails otherwise."""
+    out = L.declared(0)
+    if _numel(out) != x.size:
+        L.fail("the target shape is computed, and the declared result %s "
+               "does not hold the %d elements of %s" % (list(out), x.size,
+                                                        list(x.shape)))
+    if shape.size != len(out):
+        L.fail("the target shape is computed, and its %d values cannot be "
+               "the declared %s" % (shape.size, list(out)))
+    allowed = []
+    for i, d in enumerate(out):
+        row = [d] if d != 0 or allowzero else []
+        if not allowzero and i < len(x.shape) and x.shape[i] == d:
+            row.append(0)
+        if x.size:
+            row.append(-1)
+        allowed.append(row or [d])
+    pin = pinned(L, shape, out, "the target shape", allowed)
+    if x.size and not shape.is_const:     # at most one -1
+        minus = L.gb.weight(np.full(1, -1, shape.dtype), shape.dtype)
+        ones = _cmp(L, L.device(shape), minus, "EQ")
+        _fail_run_over(L, _count_true(L, ones, 1, shape.size), 1)
+    return pin
 
 
 def flatten(L: Lowering, x: Value) -> list[Value]:
@@ -774,7 +1074,33 @@ def _axes_arg(L: Lowering, axes: Value | None) -> list[int] | None:
     return None if a is None else [int(v) for v in a]
 
 
+def _pinned_axes(L: Lowering, big, small, axes: Value) -> Value:
+    """Computed Squeeze or Unsqueeze axes: the size-1 axes of ``big`` whose
+    removal leaves ``small`` (the declared result or the input); where
+    several sets do (1 x 3 x 1 x 5 from 1 x 3 x 1 x 1 x 5), every one is
+    the same view, and the run checks the axes are one of them."""
+    found = [f for f in _removals(big, small) if all(big[a] == 1 for a in f)]
+    if len(found) > 1 and all(len(f) == axes.size for f in found) and \
+            not axes.is_const:
+        missed = None
+        for f in found:
+            miss = _mismatches(L, axes, _axis_forms(f, len(big)), True)
+            missed = miss if missed is None else _broadcast_op(
+                L, "MIN", missed, miss)
+        _fail_run_over(L, missed, 0)
+        return Value(axes.shape, axes.dtype, const=np.array(
+            found[0], axes.dtype).reshape(axes.shape))
+    ax = _removed_axes(L, big, small, "axes")
+    if any(big[a] != 1 for a in ax):
+        L.fail("axes is computed, and %s is not %s with axes of size 1 "
+               "inserted" % (list(big), list(small)))
+    return pinned(L, axes, ax, "axes", _axis_forms(ax, len(big)),
+                  as_set=True)
+
+
 def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
+    if _computed(L, axes, "axes"):
+        axes = _pinned_axes(L, x.shape, L.declared(0), axes)
     ax = _axes_arg(L, axes)
     nd = len(x.shape)
     drop = {i for i, d in enumerate(x.shape) if d == 1} if ax is None \
@@ -788,6 +1114,8 @@ def squeeze(L: Lowering, x: Value, axes: Value | None = None) -> list[Value]:
 
 def unsqueeze(L: Lowering, x: Value, axes: Value | None = None
               ) -> list[Value]:
+    if _computed(L, axes, "axes"):
+        axes = _pinned_axes(L, L.declared(0), x.shape, axes)
     ax = _axes_arg(L, axes) or []
     nd = len(x.shape) + len(ax)
     norm = sorted(_axis(L, a, nd) for a in ax)
@@ -1006,8 +1334,10 @@ def _as_2d(dims: int, v: tuple[int, ...], flat: int) -> tuple[int, int]:
     return (flat,) + v if dims == 1 else v
 
 
-def _nchw(L: Lowering, x: Value, what: str) -> int:
-    if len(x.shape) not in (3, 4):
+def _nchw(L: Lowering, x: Value, what: str, volumes: bool = False) -> int:
+    """X's spatial dims: 1 or 2 (3 too with ``volumes``: a pooling by
+    taps)."""
+    if len(x.shape) not in ((3, 4, 5) if volumes else (3, 4)):
         L.fail("%s is %s: davinci takes N x C x H x W (or N x C x L)"
                % (what, list(x.shape)))
     return len(x.shape) - 2
@@ -1057,7 +1387,9 @@ def conv(L: Lowering, x: Value, w: Value, b: "Value | None" = None
 
 
 def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
-          ceil_mode: bool, count_include_pad: bool = False) -> list[Value]:
+          ceil_mode: bool, count_include_pad: bool = False,
+          indices: bool = False, column_major: bool = False
+          ) -> list[Value]:
     dims = len(x.shape) - 2
     x4 = x.shape[:2] + _as_2d(dims, tuple(x.shape[2:]), 1)
     try:
@@ -1069,42 +1401,136 @@ def _pool(L: Lowering, x: Value, op: str, kernel, stride, pads, dilation,
     except DavinciError as exc:
         L.fail(str(exc))
     y = L.gb.work(y4, x.dtype)
-    L.emit(op, y, L.device(x, "X").with_shape(x4), params=fields)
-    return [y.with_shape(y4[:2] + y4[2 + (dims == 1):])]
+    xd = L.device(x, "X").with_shape(x4)
+    L.emit(op, y, xd, params=fields)
+    out = y4[:2] + y4[2 + (dims == 1):]
+    if not indices:
+        return [y.with_shape(out)]
+    # the argmax of each window, an index into its plane; ONNX's are flat
+    # over the tensor: plus the plane's first element
+    at = L.emit(op, L.gb.work(y4, "int64"), xd, params=fields)
+    n, c, h, w = x4
+    if column_major:        # h * w_ + w -> w * h_ + h (storage_order 1)
+        row = _by_scalar(L, "DIV", at, w)
+        col = _broadcast_op(L, "SUB", at, _by_scalar(L, "MUL", row, w))
+        at = _broadcast_op(L, "ADD", _by_scalar(L, "MUL", col, h), row)
+    first = (np.arange(n * c, dtype=np.int64) * (h * w)).reshape(n, c, 1, 1)
+    flat = _broadcast_op(L, "ADD", at, L.gb.weight(first, "int64"))
+    return [y.with_shape(out), flat.with_shape(out)]
+
+
+def _pool_by_taps(L: Lowering, x: Value, op: str, k, stride, dilation,
+                  begin, end, ceil_mode: bool, include: bool = False
+                  ) -> list[Value]:
+    """A pooling the device's ops do not take (3-D, an average's
+    dilations, pads over half the window) as one task per tap of the
+    window: MAX (or ADD) of a strided view of x inside a border of -inf
+    (or 0) into the result, whose first tap is a strided IDENTITY; an
+    average then divided by each window's count (its taps inside x, or
+    inside the pads with count_include_pad), a constant per position.
+    Output sizes and the windows ceil_mode adds are ONNX's."""
+    taps = int(np.prod(k))
+    if taps > MAX_BROADCAST_OPS:
+        L.fail("a window of %d taps (kernel %s): davinci pools it one task "
+               "a tap, at most %d" % (taps, list(k), MAX_BROADCAST_OPS))
+    sp = x.shape[2:]
+    outs, ends = [], []
+    for n, kk, s, d, b, e in zip(sp, k, stride, dilation, begin, end):
+        span = (kk - 1) * d + 1
+        room = n + b + e - span
+        if room < 0:
+            L.fail("kernel %s (dilations %s) is larger than X %s padded"
+                   % (list(k), list(dilation), list(sp)))
+        o = (-(-room // s) if ceil_mode else room // s) + 1
+        if ceil_mode and (o - 1) * s >= n + b:
+            o -= 1          # a window starts inside x or its begin pad
+        outs.append(o)
+        ends.append(max(e, (o - 1) * s + span - n - b))
+    fill = -np.inf if op == "MAX" else 0.0
+    xd = L.device(x, "X")
+    if any(begin) or any(ends):
+        xd = _padded(L, xd, begin, tuple(ends), fill)
+    full = _contiguous(xd.shape)
+    shape = x.shape[:2] + tuple(outs)
+    strides = full[:2] + tuple(st * s for st, s in zip(full[2:], stride))
+    y = None
+    for tap in itertools.product(*(range(kk) for kk in k)):
+        at = sum(t * d * st for t, d, st in zip(tap, dilation, full[2:]))
+        if y is None:
+            y = _view_copy(L, xd, at, shape, strides)
+            continue
+        walk = opdesc.Strided(shape, _contiguous(shape), _contiguous(shape),
+                              strides)
+        L.emit(op if op == "MAX" else "ADD", y, y, _at(L, xd, at),
+               strided=walk)
+    if op == "MAX":
+        return [y]
+    count = np.ones(1)
+    for n, kk, s, d, b, e, o in zip(sp, k, stride, dilation, begin, end,
+                                    outs):
+        pos = (np.arange(o) * s - b)[:, None] + np.arange(kk)[None] * d
+        inside = (pos >= (-b if include else 0)) & \
+            (pos < (n + e if include else n))
+        count = np.multiply.outer(count, inside.sum(axis=1))
+    count = count.reshape(outs)
+    if count.min() < 1:
+        L.fail("pads %s: a window holds no tap of X" % list(begin + end))
+    div = L.gb.weight(host_values(count.astype(np.float64), x.dtype),
+                      x.dtype)
+    st = _contiguous(shape)
+    walk = opdesc.Strided(shape, st, st, (0, 0) + _contiguous(outs))
+    return [L.emit("DIV", y, y, div, strided=walk)]
 
 
 def max_pool(L: Lowering, x: Value) -> list[Value]:
-    """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's)."""
-    if len(L.node.output) > 1 and L.node.output[1]:
-        L.fail("its Indices output is not converted (davinci's indices are "
-               "per plane, ONNX's flat over the tensor)")
-    if int(L.attr("storage_order", 0)):
-        L.fail("storage_order 1 (column-major indices) is not converted")
-    dims = _nchw(L, x, "X")
+    """MaxPool's Y as MAXPOOL2D (the padding's taps ignored, as ONNX's),
+    and its Indices a second MAXPOOL2D writing INT64 argmaxes, which are
+    per plane, plus each plane's first element (ONNX's flat over the
+    tensor)."""
+    indices = len(L.node.output) > 1 and bool(L.node.output[1])
+    dims = _nchw(L, x, "X", volumes=not indices)
+    if x.dtype in ("int8", "uint8") and not indices:
+        # exact in FLOAT, and back: a max is one of its window's values
+        y, = max_pool(L, _to_float32(L, x, "X"))
+        return [L.emit("CAST", L.gb.work(y.shape, x.dtype), y,
+                       count=y.size)]
     L.need_types(x, "MAXPOOL2D", "X")
     k = _spatial(L, "kernel_shape", 1, dims)
     stride = _spatial(L, "strides", 1, dims)
     dilation = _spatial(L, "dilations", 1, dims)
     begin, end = _pad_pairs(L, x.shape[2:], k, stride, dilation)
+    if dims == 3:
+        return _pool_by_taps(L, x, "MAX", k, stride, dilation, begin, end,
+                             bool(L.attr("ceil_mode", 0)))
     if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):
         # the device pads both sides alike, by at most half the window:
         # pad with -inf, which no max takes over a number (a NaN still
         # wins), and pool unpadded
+        if indices:
+            L.fail("its Indices output of pads %s, %s is not converted "
+                   "(the device pads both sides alike, by at most half "
+                   "the window)" % (list(begin), list(end)))
         x = _padded(L, L.device(x, "X"), begin, end, -np.inf)
         begin = (0,) * dims
     return _pool(L, x, "MAXPOOL2D", k, stride, begin, dilation,
-                 bool(L.attr("ceil_mode", 0)))
+                 bool(L.attr("ceil_mode", 0)), indices=indices,
+                 column_major=bool(L.attr("storage_order", 0)))
 
 
 def average_pool(L: Lowering, x: Value) -> list[Value]:
-    dims = _nchw(L, x, "X")
+    dims = _nchw(L, x, "X", volumes=True)
     L.need_types(x, "AVGPOOL2D", "X")
     k = _spatial(L, "kernel_shape", 1, dims)
     stride = _spatial(L, "strides", 1, dims)
-    if any(d != 1 for d in _spatial(L, "dilations", 1, dims)):
-        L.fail("dilations: davinci's average pooling takes none")
+    dilation = _spatial(L, "dilations", 1, dims)
     include = bool(L.attr("count_include_pad", 0))
-    begin, end = _pad_pairs(L, x.shape[2:], k, stride, (1,) * dims)
+    begin, end = _pad_pairs(L, x.shape[2:], k, stride, dilation)
+    if dims == 3 or any(d != 1 for d in dilation) or (
+            not include and any(max(b, e) > kk // 2
+                                for b, e, kk in zip(begin, end, k))):
+        # what AVGPOOL2D takes not: one task a tap
+        return _pool_by_taps(L, x, "AVG", k, stride, dilation, begin, end,
+                             bool(L.attr("ceil_mode", 0)), include)
     if include and (begin != end or
                     any(b > kk // 2 for b, kk in zip(begin, k))):
         # counted pads are zeros of the input: pad with 0, pool unpadded
@@ -1267,20 +1693,77 @@ def layer_norm(L: Lowering, x: Value, scale: Value,
     return [y, mean.with_shape(stats), rstd.with_shape(stats)]
 
 
+def _batch_norm_device(L: Lowering, x: Value, scale: Value, b: Value,
+                       mean: Value, var: Value, training: bool
+                       ) -> list[Value]:
+    """BatchNormalization whose parameters are computed, or in training
+    mode: a = scale / sqrt(var + epsilon) and c = B - mean * a per channel
+    on the device, then y = x * a + c by two broadcast tasks. In training
+    mode mean and var are the batch's (ReduceSum over N and the spatial
+    dims, moved last; var the mean of the squared deviations), and the
+    running statistics input * momentum + batch * (1 - momentum)."""
+    c = x.shape[1]
+    for v, what in ((scale, "scale"), (b, "B"), (mean, "input_mean"),
+                    (var, "input_var")):
+        if v.dtype != x.dtype or v.size != c:
+            L.fail("%s is %s %s; it needs %d values of X's type"
+                   % (what, type_name(v.dtype), list(v.shape), c))
+    vec = [L.device(v, what).with_shape((c,)) for v, what in (
+        (scale, "scale"), (b, "B"), (mean, "input_mean"),
+        (var, "input_var"))]
+    scale, b, mean, var = vec
+    eps = float(L.attr("epsilon", 1e-5))
+    xd = L.device(x, "X")
+    outs = []
+    if training:
+        count = x.size // c
+        perm = [1, 0] + list(range(2, len(x.shape)))
+        rows = _permuted(L, xd, perm).with_shape((c, count))
+        bmean = L.emit("REDUCE_SUM", L.gb.work((c,), x.dtype), rows,
+                       rows=(c, count))
+        bmean = _by_scalar(L, "DIV", bmean, float(count), out=bmean)
+        dev = _broadcast_op(L, "SUB", rows, bmean.with_shape((c, 1)))
+        dev = L.emit("MUL", dev, dev, dev, count=dev.size)
+        bvar = L.emit("REDUCE_SUM", L.gb.work((c,), x.dtype), dev,
+                      rows=(c, count))
+        bvar = _by_scalar(L, "DIV", bvar, float(count), out=bvar)
+        mom = float(L.attr("momentum", 0.9))
+        for run, now in ((mean, bmean), (var, bvar)):
+            outs.append(_broadcast_op(L, "ADD", _by_scalar(L, "MUL", run, mom),
+                                      _by_scalar(L, "MUL", now, 1.0 - mom)))
+        mean, var = bmean, bvar
+    root = L.emit("SQRT", L.gb.work((c,), x.dtype), _by_scalar(
+        L, "ADD", var, eps), count=c)
+    a = L.emit("DIV", L.gb.work((c,), x.dtype), scale, root, count=c)
+    shift = _broadcast_op(L, "SUB", b, _broadcast_op(L, "MUL", mean, a))
+    strides = _contiguous(x.shape)
+    bcast = tuple(1 if d == 1 else 0 for d in range(len(x.shape)))
+    walk = opdesc.Strided(x.shape, strides, strides, bcast)
+    y = L.gb.work(x.shape, x.dtype)
+    for op, v in (("MUL", a), ("ADD", shift)):
+        L.emit(op, y, xd, v, strided=walk)
+        xd = y
+    return [y] + outs
+
+
 def batch_norm(L: Lowering, x: Value, scale: Value, b: Value, mean: Value,
                var: Value) -> list[Value]:
     """Inference BatchNormalization: y = x * a + c per channel, with
     a = scale / sqrt(var + epsilon) and c = B - mean * a computed on the
     host in float64 from the constants and rounded once to x's type, then
     two broadcast tasks (MUL, ADD). The device's result differs from
-    onnxruntime's (x - mean) / sqrt(var + eps) * scale + B by rounding."""
-    if int(L.attr("training_mode", 0)) or len(
-            [o for o in L.node.output if o]) > 1:
-        L.fail("training mode (running statistics as outputs) is not "
-               "converted: export the model after model.eval()")
+    onnxruntime's (x - mean) / sqrt(var + eps) * scale + B by rounding.
+    Computed parameters, or training mode: :func:`_batch_norm_device`."""
+    training = bool(int(L.attr("training_mode", 0)))
     if len(x.shape) < 2:
         L.fail("X is %s: it needs a channel dim" % list(x.shape))
     L.need_types(x, "MUL", "X")
+    if training or not all(v.is_const for v in (scale, b, mean, var)):
+        L.need_types(x, "SQRT", "X")
+        return _batch_norm_device(L, x, scale, b, mean, var, training)
+    if len([o for o in L.node.output if o]) > 1:
+        L.fail("its running statistics outputs are training mode's "
+               "(training_mode 1)")
     consts = [L.const_of(v, what).astype(np.float64).reshape(-1)
               for v, what in ((scale, "scale"), (b, "B"),
                               (mean, "input_mean"), (var, "input_var"))]
@@ -1347,7 +1830,10 @@ def constant_value(tensor) -> Value:
 
 def constant_of_shape(L: Lowering, shape: Value) -> list[Value]:
     """A tensor of ``shape`` filled with ``value`` (a one-element tensor,
-    float 0 by default), folded on the host."""
+    float 0 by default), folded on the host (a computed shape pinned to
+    the declared result)."""
+    if _computed(L, shape, "the shape"):
+        shape = pinned(L, shape, L.declared(0), "the shape")
     dims = L.ints_of(shape, "the shape")
     t = L.attr("value")
     v = Value((1,), "float32", const=np.zeros(1, np.float32)) if t is None \
@@ -1410,7 +1896,19 @@ def _view_copy(L: Lowering, x: Value, offset: int, sizes, strides
 
 def expand(L: Lowering, x: Value, shape: Value) -> list[Value]:
     """Expand: x broadcast with ``shape`` (numpy's rules both ways), one
-    strided IDENTITY reading the repeated dims with a stride of 0."""
+    strided IDENTITY reading the repeated dims with a stride of 0 (a
+    computed shape pinned to the declared result: each value that
+    dimension, or 1 where x has it)."""
+    if _computed(L, shape, "the shape"):
+        out, m = L.declared(0), shape.size
+        if m > len(out) or len(x.shape) > len(out):
+            L.fail("the shape is computed, and the declared result %s has "
+                   "fewer dimensions than it or x" % list(out))
+        xs = (1,) * (len(out) - len(x.shape)) + tuple(x.shape)
+        tail = list(range(len(out) - m, len(out)))
+        shape = pinned(L, shape, [out[j] for j in tail], "the shape",
+                       [[out[j]] + ([1] if xs[j] == out[j] != 1 else [])
+                        for j in tail])
     dims = L.ints_of(shape, "the shape")
     try:
         out = tuple(np.broadcast_shapes(x.shape, tuple(dims)))
@@ -1456,13 +1954,108 @@ def _slice_args(L: Lowering, x: Value, starts, ends, axes, steps):
     return st, en, ax, sp
 
 
+def _slice_computed(L: Lowering, x: Value, starts: Value, ends: Value,
+                    axes: "Value | None", steps: "Value | None"
+                    ) -> list[Value]:
+    """Slice whose bounds or steps are computed: each named axis'
+    effective start and size computed on the device as ONNX's (negative
+    bounds plus the dim, clamped; for a negative step to [0, n - 1] and
+    [-1, n - 1]; size ceil((end - start) / step)), its indices start +
+    i * step picked by one INDEX_SELECT; the run fails unless each size is
+    the declared result's (or a step is 0). Computed axes are pinned to
+    the ones whose size the declared result changes, then the first
+    others, ascending."""
+    nd = len(x.shape)
+    out = L.declared(0)
+    if out is None or len(out) != nd:
+        L.fail("starts, ends or steps are computed, and the model does not "
+               "declare the result's shape (value_info)")
+    m = starts.size
+    if ends.size != m or (steps is not None and steps.size != m) or (
+            axes is not None and axes.size != m):
+        L.fail("starts, ends, axes and steps differ in length")
+    if axes is None:
+        ax = list(range(m))
+    elif axes.is_const:
+        ax = [_axis(L, a, nd) for a in L.ints_of(axes, "axes")]
+    else:
+        changed = [j for j in range(nd) if out[j] != x.shape[j]]
+        if len(changed) > m:
+            L.fail("axes is computed, and the declared result %s changes "
+                   "more than its %d axes of %s" % (list(out), m,
+                                                    list(x.shape)))
+        ax = sorted(changed + [j for j in range(nd) if j not in changed]
+                    [:m - len(changed)])
+        pinned(L, axes, ax, "axes", _axis_forms(ax, nd))
+    if len(set(ax)) != m or any(out[j] != x.shape[j] for j in range(nd)
+                                if j not in ax):
+        L.fail("axes %s and the declared result %s of %s do not fit"
+               % (ax, list(out), list(x.shape)))
+
+    def i64(v: "Value | None", what: str, default: int) -> Value:
+        if v is None:
+            return L.gb.weight(np.full(m, default, np.int64), "int64")
+        if v.dtype not in ("int32", "int64"):
+            L.fail("%s is %s; ONNX gives it as INT64" % (what,
+                                                        type_name(v.dtype)))
+        v = L.device(v, what).with_shape((m,))
+        if v.dtype == "int32":
+            v = L.emit("CAST", L.gb.work((m,), "int64"), v, count=m)
+        return v
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+
+    def op(name: str, a: Value, b: Value) -> Value:
+        return _broadcast_op(L, name, a, b)
+
+    def pick(c: Value, a: Value, b: Value) -> Value:
+        return where(L, c, a, b)[0]
+    st, en, sp = (i64(starts, "starts", 0), i64(ends, "ends", 0),
+                  i64(steps, "steps", 1))
+    y = L.device(x)
+    for i, a in enumerate(ax):
+        n, o = x.shape[a], out[a]
+        s, e, p = (_at(L, v, i).with_shape((1,)) for v in (st, en, sp))
+        back = _cmp(L, p, k(0), "LT")
+        s = pick(_cmp(L, s, k(0), "LT"), op("ADD", s, k(n)), s)
+        s = op("MIN", op("MAX", s, k(0)), pick(back, k(n - 1), k(n)))
+        e = pick(_cmp(L, e, k(0), "LT"), op("ADD", e, k(n)), e)
+        e = op("MIN", op("MAX", e, pick(back, k(-1), k(0))),
+               pick(back, k(n - 1), k(n)))
+        sign = pick(back, k(-1), k(1))
+        span, q = op("MUL", op("SUB", e, s), sign), op("MUL", p, sign)
+        size = op("MAX", op("DIV", op("ADD", span, op("SUB", q, k(1))), q),
+                  k(0))
+        _fail_run_over(L, _count_true(L, _cmp(L, size, k(o), "NE"), 1, 1), 0)
+        _fail_run_over(L, _count_true(L, _cmp(L, p, k(0), "EQ"), 1, 1), 0)
+        if o == 0 or _numel(y.shape) == 0:
+            continue
+        idx = op("ADD", op("MUL", L.gb.weight(np.arange(o, dtype=np.int64),
+                                               "int64"), p), s)
+        before, after = _numel(y.shape[:a]), _numel(y.shape[a + 1:])
+        rows = _view_copy(L, idx, 0, (before, o), (0, 1))
+        got = L.gb.work((before * o, after), y.dtype)
+        L.emit("INDEX_SELECT", got, y.with_shape((before * n, after)),
+               rows, mnk=(before, n, after), count=o, attr="INT64")
+        y = got.with_shape(y.shape[:a] + (o,) + y.shape[a + 1:])
+    if _numel(out) == 0:
+        return [L.gb.work(out, x.dtype)]
+    return [y.with_shape(out)]
+
+
 def slice_(L: Lowering, x: Value, starts: "Value | None" = None,
            ends: "Value | None" = None, axes: "Value | None" = None,
            steps: "Value | None" = None) -> list[Value]:
     """Slice with constant bounds: the view one strided IDENTITY copies
     (its first element an offset into x, each axis' step a stride); folded
     for a constant x. A negative step of a computed x is refused: the
-    device's strides are unsigned."""
+    device's strides are unsigned. Computed bounds or steps:
+    :func:`_slice_computed`."""
+    if starts is not None and ends is not None and not x.is_const and any(
+            v is not None and not v.is_const
+            for v in (starts, ends, axes, steps)):
+        return _slice_computed(L, x, starts, ends, axes, steps)
     st, en, ax, sp = _slice_args(L, x, starts, ends, axes, steps)
     picked = [range(n) for n in x.shape]
     for s, e, a, p in zip(st, en, ax, sp):
@@ -1496,6 +2089,12 @@ def split(L: Lowering, x: Value, split: "Value | None" = None
     axis = _axis(L, int(L.attr("axis", 0)), nd)
     n = x.shape[axis]
     outs = len(L.node.output)
+    if _computed(L, split, "split"):
+        outs_d = [L.declared(j) for j in range(outs)]
+        if any(d is None or len(d) != nd for d in outs_d):
+            L.fail("split is computed, and the model does not declare the "
+                   "shape of each output")
+        split = pinned(L, split, [d[axis] for d in outs_d], "split")
     if split is not None:
         sizes = L.ints_of(split, "split")
     elif L.attr("split") is not None:
@@ -1530,6 +2129,8 @@ def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
     if len(x.shape) < 2:
         L.fail("input is %s: Trilu takes a matrix or a batch of them"
                % list(x.shape))
+    if k is not None and not k.is_const:
+        return _trilu_computed_k(L, x, k)
     ks = [0] if k is None else L.ints_of(k, "k")
     if len(ks) != 1:
         L.fail("k has %d values; Trilu takes one" % len(ks))
@@ -1547,6 +2148,27 @@ def trilu(L: Lowering, x: Value, k: "Value | None" = None) -> list[Value]:
     m = _numel(x.shape[:-1])
     return [L.emit("TRIU" if upper else "TRIL", out, L.device(x),
                    mnk=(m, c, r), attr=diag)]
+
+
+def _trilu_computed_k(L: Lowering, x: Value, k: Value) -> list[Value]:
+    """Trilu with a computed k: a CMP of each element's column minus row
+    (a constant) with k, >= for the upper triangle and <= for the lower,
+    and Where's SELECT of x over zeros by it (the BOOL mask repeated for
+    each matrix by a stride of 0)."""
+    if k.dtype not in ("int32", "int64") or k.size != 1:
+        L.fail("k is %s %s; Trilu takes one INT64" % (type_name(k.dtype),
+                                                     list(k.shape)))
+    r, c = x.shape[-2:]
+    if x.size == 0:
+        return [L.gb.work(x.shape, x.dtype)]
+    upper = bool(L.attr("upper", 1))
+    diag = np.arange(c, dtype=np.int64)[None, :] - \
+        np.arange(r, dtype=np.int64)[:, None]
+    d = L.gb.weight(diag.astype(k.dtype), k.dtype)
+    keep = _cmp(L, d, L.device(k, "k").with_shape((1, 1)),
+                "GE" if upper else "LE")
+    zero = Value((), x.dtype, const=host_values(np.zeros(()), x.dtype))
+    return where(L, keep, L.device(x), zero)
 
 
 def _bools(L: Lowering, *vs: Value) -> None:
@@ -1625,10 +2247,49 @@ def is_inf(L: Lowering, x: Value) -> list[Value]:
                    strided=walk, attr="EQ")]
 
 
+def _int_range(L: Lowering, start: Value, limit: Value, delta: Value
+               ) -> list[Value]:
+    out = L.declared(0)
+    if len({start.dtype, limit.dtype, delta.dtype}) > 1 or len(out) != 1 \
+            or any(v.size != 1 for v in (start, limit, delta)):
+        L.fail("start, limit and delta are scalars of one type, and the "
+               "result 1-D")
+    n, t = out[0], start.dtype
+
+    def dev64(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape((1,))
+        return v if t == "int64" else L.emit(
+            "CAST", L.gb.work((1,), "int64"), v, count=1)
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+    s, e, d = dev64(start, "start"), dev64(limit, "limit"), \
+        dev64(delta, "delta")
+    sign, = where(L, _cmp(L, d, k(0), "LT"), k(-1), k(1))
+    span = _broadcast_op(L, "MUL", _broadcast_op(L, "SUB", e, s), sign)
+    q = _broadcast_op(L, "MUL", d, sign)
+    size = _broadcast_op(L, "MAX", _broadcast_op(
+        L, "DIV", _broadcast_op(L, "ADD", span,
+                                _broadcast_op(L, "SUB", q, k(1))), q), k(0))
+    _fail_run_over(L, _count_true(L, _cmp(L, size, k(n), "NE"), 1, 1), 0)
+    _fail_run_over(L, _count_true(L, _cmp(L, d, k(0), "EQ"), 1, 1), 0)
+    iota = L.gb.weight(np.arange(n, dtype=t), t)
+    if n == 0:
+        return [L.gb.work((0,), t)]
+    step = _broadcast_op(L, "MUL", iota, L.device(delta).with_shape((1,)))
+    return [_broadcast_op(L, "ADD", step, L.device(start).with_shape((1,)))]
+
+
 def range_(L: Lowering, start: Value, limit: Value, delta: Value
            ) -> list[Value]:
     """Range of constant bounds, folded on the host (numpy's arange in
-    the bounds' type, as ONNX's: ceil((limit - start) / delta) values)."""
+    the bounds' type, as ONNX's: ceil((limit - start) / delta) values);
+    of computed INT32 or INT64 bounds, start + i * delta on the device
+    (wrapping, as onnxruntime's running sum), the run failing unless
+    their count is the declared result's or delta is 0."""
+    if not all(v.is_const for v in (start, limit, delta)) and \
+            start.dtype in ("int32", "int64") and L.declared(0) is not None:
+        return _int_range(L, start, limit, delta)
     s, e, d = (L.const_of(v, what).reshape(()) for v, what in (
         (start, "start"), (limit, "limit"), (delta, "delta")))
     if len({start.dtype, limit.dtype, delta.dtype}) > 1:
@@ -1687,14 +2348,79 @@ def clip(L: Lowering, x: Value, lo: "Value | None" = None,
     return _clip(L, x, lo, hi)
 
 
+def _float_mod(L: Lowering, a: Value, b: Value, fmod: int) -> list[Value]:
+    """Mod of computed floats, exact as C's fmod: in FLOAT (a FLOAT16 or
+    BFLOAT16 cast up and back, both exact), |a| reduced by |b| * 2^k for
+    k from the top of the type's range down to 0 wherever that is at
+    most what remains (binary long division: each SUB exact by Sterbenz'
+    lemma, as what remains is below twice it), one MUL, CMP, SUB and
+    in-place SELECT a step; then a's sign (a -0 kept), NaN for an
+    infinite a, a zero or NaN b; for fmod 0 b added where the signs
+    differ (numpy's mod; a zero keeps a's sign)."""
+    shape = _broadcast_shape(L, a, b) or (1,)
+    n = _numel(shape)
+    flat = (n,)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        st = _broadcast_strides(v.shape, shape)
+        v = _view_copy(L, v, 0, shape, st).with_shape(flat)
+        return _to_float32(L, v, what)
+    x, y = full(a, "A"), full(b, "B")
+    r = L.emit("ABS", L.gb.work(flat, "float32"), x, count=n)
+    m = L.emit("ABS", L.gb.work(flat, "float32"), y, count=n)
+    top = 40 if a.dtype == "float16" else 276
+    t = L.gb.work(flat, "float32")
+    d = L.gb.work(flat, "float32")
+    for k in range(top, -1, -1):
+        src, left = m, k
+        while True:         # 2^k in factors FLOAT holds (2^127 at most)
+            _by_scalar(L, "MUL", src, 2.0 ** min(left, 127), out=t)
+            src, left = t, left - min(left, 127)
+            if not left:
+                break
+        fits = _cmp(L, t, r, "LE")
+        L.emit("SUB", d, r, t, count=n)
+        L.emit("SELECT", r, d, fits, count=n)
+
+    def put(dst: Value, cond: Value, value: "float | Value") -> None:
+        """dst = cond ? value : dst (a number at a stride of 0)."""
+        if isinstance(value, Value):
+            L.emit("SELECT", dst, value, cond, count=n)
+            return
+        w = L.gb.weight(np.array([value], np.float32), "float32")
+        L.emit("SELECT", dst, w, cond,
+               strided=opdesc.Strided(flat, (1,), (0,), (1,)))
+    neg = _cmp(L, L.emit("RECIPROCAL", L.gb.work(flat, "float32"), x,
+                         count=n), L.gb.weight(np.zeros(1, np.float32),
+                                               "float32"), "LT")
+    put(r, neg, L.emit("NEG", L.gb.work(flat, "float32"), r, count=n))
+    if not fmod:
+        zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+        r_neg, b_neg = _cmp(L, r, zero, "LT"), _cmp(L, y, zero, "LT")
+        differ, = where(L, b_neg, where(L, r_neg, _truth(False),
+                                        _truth(True))[0], r_neg)
+        fix, = where(L, _cmp(L, r, zero, "NE"), differ, _truth(False))
+        put(r, fix.with_shape(flat), _broadcast_op(L, "ADD", r, y))
+    inf = L.gb.weight(np.array([np.inf], np.float32), "float32")
+    zero = L.gb.weight(np.zeros(1, np.float32), "float32")
+    for cond in (_cmp(L, L.emit("ABS", L.gb.work(flat, "float32"), x,
+                                count=n), inf, "EQ"),
+                 _cmp(L, y, zero, "EQ"), _cmp(L, y, y, "NE")):
+        put(r, cond, np.nan)
+    if a.dtype != "float32":
+        r = L.emit("CAST", L.gb.work(flat, a.dtype), r, count=n)
+    return [r.with_shape(_broadcast_shape(L, a, b))]
+
+
 def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
     """Mod: of constants folded on the host (numpy's mod, the sign of the
     divisor; C's fmod, of the dividend, with fmod 1). Of computed integers
     r = a - trunc(a / b) * b (DIV truncates, exact for every pair but
     a / 0, which ONNX leaves undefined), and for fmod 0 r + b where r is
     not 0 and its sign is not b's (CMPs, and Where's SELECTs), operands
-    broadcast by stride-0 walks. Computed floats are refused: a - q * b is
-    not C's fmod in floating point."""
+    broadcast by stride-0 walks. Computed floats: :func:`_float_mod`
+    (a - q * b is not C's fmod in floating point)."""
     if a.dtype != b.dtype:
         L.fail("A is %s and B %s; Mod takes one type"
                % (type_name(a.dtype), type_name(b.dtype)))
@@ -1708,10 +2434,11 @@ def mod(L: Lowering, a: Value, b: Value) -> list[Value]:
         with np.errstate(all="ignore"):
             r = np.fmod(x, y) if fmod else np.mod(x, y)
         return [Value(r.shape, a.dtype, const=host_values(r, a.dtype))]
+    if a.dtype in _FLOATS:
+        return _float_mod(L, a, b, fmod)
     if floats or a.dtype == "bool":
         L.fail("A or B is a computed %s tensor: davinci converts a Mod of "
-               "computed integers (the device has no floating-point "
-               "remainder)" % type_name(a.dtype))
+               "computed integers and floats" % type_name(a.dtype))
     # a scalar as one element: a strided walk has a dimension at least
     ad, bd = (L.device(v, what).with_shape(v.shape or (1,))
               for v, what in ((a, "A"), (b, "B")))
@@ -1789,6 +2516,191 @@ def gather_elements(L: Lowering, data: Value, idx: Value) -> list[Value]:
     return [_permuted(L, moved, [int(j) for j in np.argsort(perm)])]
 
 
+def uint64_div_mod(L: Lowering, a: Value, b: Value, op: str) -> list[Value]:
+    """Div (or Mod) of UINT64s carried as their bits in INT64 (atc.carry)
+    by the device's signed ops, exactly: a divisor of 2^63 or more
+    divides once or not at all (an unsigned compare: both plus 2^63); a
+    smaller one divides a dividend below 2^63 as signed, and one of 2^63
+    or more as a' + 2^63 (a' = a - 2^63): a' / b and 2^63 / b ((2^63 - 1)
+    / b, its remainder plus 1) summed, the remainders' sum carried once
+    (it may pass 2^63: wrapping, compared unsigned)."""
+    shape = _broadcast_shape(L, a, b) or (1,)
+    n = _numel(shape)
+
+    def full(v: Value, what: str) -> Value:
+        v = L.device(v, what).with_shape(v.shape or (1,))
+        return _view_copy(L, v, 0, shape, _broadcast_strides(
+            v.shape, shape)).with_shape((n,))
+
+    def k(value: int) -> Value:
+        return L.gb.weight(np.array([value], np.int64), "int64")
+
+    def op2(name: str, x: Value, y: Value) -> Value:
+        return _broadcast_op(L, name, x, y)
+
+    def pick(c: Value, x: Value, y: Value) -> Value:
+        return where(L, c, x, y)[0]
+
+    def unsigned_lt(x: Value, y: Value) -> Value:
+        return _cmp(L, op2("ADD", x, k(-(1 << 63))),
+                    op2("ADD", y, k(-(1 << 63))), "LT")
+
+    def as_int(c: Value) -> Value:
+        return L.emit("CAST", L.gb.work((n,), "int64"), c, count=n)
+    x, y = full(a, "A"), full(b, "B")
+    zero = k(0)
+    # b >= 2^63: the quotient is a >= b
+    q1 = as_int(where(L, unsigned_lt(x, y), _truth(False),
+                      _truth(True))[0])
+    r1 = op2("SUB", x, op2("MUL", q1, y))
+    # b < 2^63, a < 2^63: signed
+    q2 = op2("DIV", x, y)
+    r2 = op2("SUB", x, op2("MUL", q2, y))
+    # b < 2^63, a >= 2^63: (a - 2^63) / b and 2^63 / b
+    lo = op2("ADD", x, k(-(1 << 63)))
+    qa = op2("DIV", lo, y)
+    ra = op2("SUB", lo, op2("MUL", qa, y))
+    qm = op2("DIV", k((1 << 63) - 1), y)
+    rm = op2("ADD", op2("SUB", k((1 << 63) - 1), op2("MUL", qm, y)), k(1))
+    whole = _cmp(L, rm, y, "EQ")            # b divides 2^63
+    q0 = op2("ADD", qm, as_int(whole))
+    r0 = pick(whole, zero, rm)
+    s = op2("ADD", ra, r0)
+    carry = as_int(where(L, unsigned_lt(s, y), _truth(False),
+                         _truth(True))[0])
+    q3 = op2("ADD", op2("ADD", qa, q0), carry)
+    r3 = op2("SUB", s, op2("MUL", carry, y))
+    big_b, big_a = _cmp(L, y, zero, "LT"), _cmp(L, x, zero, "LT")
+    if op == "Div":
+        out = pick(big_b, q1, pick(big_a, q3, q2))
+    else:
+        out = pick(big_b, r1, pick(big_a, r3, r2))
+    return [out.with_shape(_broadcast_shape(L, a, b))]
+
+
+# ---------------------------------------------------------------------------
+# DOUBLE, which the device has not, as a model's input or output: its bits
+# carried in an INT64 (atc.carry), through Cast to and from FLOAT and
+# FLOAT16 only, by integer arithmetic on the bits
+# ---------------------------------------------------------------------------
+def _i64(L: Lowering, value: int) -> Value:
+    return L.gb.weight(np.array([value], np.int64), "int64")
+
+
+def _ops64(L: Lowering):
+    def op(name: str, a: Value, b: "Value | int") -> Value:
+        return _broadcast_op(L, name, a, b if isinstance(b, Value)
+                             else _i64(L, b))
+
+    def cmp(a: Value, b: "Value | int", pred: str) -> Value:
+        return _cmp(L, a, b if isinstance(b, Value) else _i64(L, b), pred)
+
+    def pick(c: Value, a: "Value | int", b: "Value | int") -> Value:
+        a, b = (v if isinstance(v, Value) else _i64(L, v) for v in (a, b))
+        return where(L, c, a, b)[0]
+    return op, cmp, pick
+
+
+def _float_fields(L: Lowering, f: Value) -> tuple[Value, Value, Value]:
+    """FLOAT tensor ``f`` (n,) as INT64 sign (BOOL), exponent field and
+    mantissa field of its bits."""
+    op, cmp, pick = _ops64(L)
+    n = f.size
+    bits = L.emit("CAST", L.gb.work((n,), "int64"),
+                  Value((n,), "int32", f.tid), count=n)
+    neg = cmp(bits, 0, "LT")
+    mag = pick(neg, op("ADD", bits, 1 << 31), bits)
+    e = op("DIV", mag, 1 << 23)
+    return neg, e, op("SUB", mag, op("MUL", e, 1 << 23))
+
+
+def float_to_double(L: Lowering, x: Value) -> Value:
+    """A computed FLOAT or FLOAT16 tensor as DOUBLE bits (exact: numpy's
+    widening, NaN payloads shifted as the hardware's): exponent rebiased,
+    mantissa moved up 29 bits; a subnormal FLOAT first scaled by 2^64
+    (exact, normal then) and its exponent taken down by 64."""
+    op, cmp, pick = _ops64(L)
+    n = x.size
+    f = _to_float32(L, x.with_shape((n,)), "input")
+    if not L.gb.is_work(f):
+        w = L.gb.work((n,), "float32")
+        _copy(L, w, f, 4 * n)
+        f = w
+    neg, e, m = _float_fields(L, f)
+    _, es, ms = _float_fields(L, _by_scalar(L, "MUL", f, 2.0 ** 64))
+    normal = op("ADD", op("MUL", op("ADD", e, 896), 1 << 52),
+                op("MUL", m, 1 << 29))
+    special = op("ADD", _i64(L, 2047 << 52), op("MUL", m, 1 << 29))
+    tiny = op("ADD", op("MUL", op("ADD", es, 832), 1 << 52),
+              op("MUL", ms, 1 << 29))
+    tiny = pick(cmp(m, 0, "EQ"), 0, tiny)
+    bits = pick(cmp(e, 255, "EQ"), special,
+                pick(cmp(e, 0, "EQ"), tiny, normal))
+    bits = pick(neg, op("ADD", bits, -(1 << 63)), bits)
+    return dataclasses.replace(bits.with_shape(x.shape), carries="float64")
+
+
+def double_to_float(L: Lowering, d: Value) -> Value:
+    """DOUBLE bits as FLOAT, rounded once to nearest even as numpy's cast:
+    the mantissa's low 29 bits rounded (a carry into the exponent, up to
+    inf), a result below FLOAT's normals the integer significand divided
+    by 2^shift (2^shift from a table by INDEX_SELECT) and rounded; NaN
+    canonical."""
+    op, cmp, pick = _ops64(L)
+    n = d.size
+    bits = Value((n,), "int64", d.tid)
+    neg = cmp(bits, 0, "LT")
+    mag = pick(neg, op("ADD", bits, -(1 << 63)), bits)
+    e = op("DIV", mag, 1 << 52)
+    m = op("SUB", mag, op("MUL", e, 1 << 52))
+
+    def rounded(num: Value, den: Value) -> Value:
+        q = op("DIV", num, den)
+        rem = op("SUB", num, op("MUL", q, den))
+        half = op("DIV", den, 2)
+        odd = cmp(op("SUB", q, op("MUL", op("DIV", q, 2), 2)), 1, "EQ")
+        up = pick(cmp(rem, half, "GT"), 1,
+                  pick(cmp(rem, half, "EQ"), pick(odd, 1, 0), 0))
+        return op("ADD", q, up)
+    normal = op("ADD", op("MUL", op("SUB", e, 896), 1 << 23),
+                rounded(m, _i64(L, 1 << 29)))
+    sig = pick(cmp(e, 0, "EQ"), m, op("ADD", m, 1 << 52))
+    shift = op("MAX", op("MIN", op("SUB", _i64(L, 926), e), 62), 0)
+    table = L.gb.weight((np.int64(1) << np.arange(63, dtype=np.int64)
+                         ).reshape(63, 1), "int64")
+    den = L.emit("INDEX_SELECT", L.gb.work((n, 1), "int64"), table,
+                 shift.with_shape((1, n)), mnk=(1, 63, 1), count=n,
+                 attr="INT64").with_shape((n,))
+    small = rounded(sig, den)
+    out = pick(cmp(e, 896, "LE"), small,
+               pick(cmp(e, 1151, "GE"), 255 << 23, normal))
+    nan = pick(cmp(m, 0, "EQ"), 255 << 23, 0x7FC00000)
+    out = pick(cmp(e, 2047, "EQ"), nan, out)
+    out = pick(neg, op("ADD", out, 1 << 31), out)
+    low = L.emit("CAST", L.gb.work((n,), "int32"), out, count=n)
+    return Value(d.shape, "float32", low.tid)
+
+
+def cast_carried_double(L: Lowering, x: Value) -> list[Value]:
+    """Cast of a DOUBLE input (its bits carried in an INT64): to FLOAT
+    (:func:`double_to_float`), to FLOAT16 or BFLOAT16 through FLOAT (a
+    second rounding), to DOUBLE itself."""
+    to = ONNX_DTYPES.get(int(L.attr("to", 1)))
+    if to == "float64":
+        return [x]
+    if to not in _FLOATS:
+        L.fail("input is DOUBLE, which davinci-atc carries in INT64 and "
+               "casts to FLOAT, FLOAT16 or BFLOAT16 only (not %s)"
+               % onnx_type_name(int(L.attr("to", 1))))
+    f = double_to_float(L, L.device(x))
+    if to == "float32":
+        return [f]
+    return [L.emit("CAST", L.gb.work(f.shape, to), f, count=f.size)]
+
+
+#: the ops checking a computed input :func:`pinned` pins
+_PINNED = ("CMP", "CAST", "REDUCE_SUM", "INDEX_SELECT")
+
 #: every ONNX op davinci-atc converts, one row per registration: a handler
 #: of the op at a range of opsets (where its meaning changed) and the
 #: device ops it emits; tests/atc/test_registry.py converts each and
@@ -1798,9 +2710,12 @@ RULES: tuple[Rule, ...] = (
     Rule("Add", binary, "ADD", ("MEMCPY",)),
     Rule("Sub", binary, "SUB", ("MEMCPY",)),
     Rule("Mul", binary, "MUL", ("MEMCPY",)),
-    Rule("Div", binary, "DIV", ("MEMCPY",)),
-    Rule("Max", variadic, "MAX", ("MEMCPY",)),
-    Rule("Min", variadic, "MIN", ("MEMCPY",)),
+    # a UINT64's (atc.carry): Div by signed divisions of the halves, an
+    # order as the bits plus 2^63 (ADD)
+    Rule("Div", binary, "DIV", ("MEMCPY", "ADD", "SUB", "MUL", "CMP",
+                                "CAST", "SELECT", "IDENTITY")),
+    Rule("Max", variadic, "MAX", ("MEMCPY", "ADD")),
+    Rule("Min", variadic, "MIN", ("MEMCPY", "ADD")),
     Rule("Relu", unary, "RELU"),
     Rule("Exp", unary, "EXP"),
     Rule("Sqrt", unary, "SQRT"),
@@ -1813,7 +2728,10 @@ RULES: tuple[Rule, ...] = (
     Rule("Reciprocal", unary, "RECIPROCAL"),
     Rule("Neg", unary, "NEG"),
     Rule("Gelu", gelu, "GELU", since=20),
-    Rule("Pow", power, "POW", ("MEMCPY",)),
+    # a computed integer exponent CAST and pinned (_PINNED); an integer
+    # power by squaring
+    Rule("Pow", power, "POW", ("MEMCPY", "ABS", "DIV", "SUB", "MUL",
+                               "SELECT", "IDENTITY") + _PINNED),
     # a Transpose's result becomes their transpose flag
     Rule("MatMul", matmul, "MATMUL", ("MEMCPY",), takes_transposed=True),
     Rule("Gemm", gemm, "MATMUL", ("AXPY", "ADD", "MEMCPY"),
@@ -1823,58 +2741,84 @@ RULES: tuple[Rule, ...] = (
     Rule("LogSoftmax", softmax_flattened, "LOG_SOFTMAX", until=12),
     Rule("LogSoftmax", softmax_one_axis, "LOG_SOFTMAX", ("IDENTITY",),
          since=13),
-    Rule("ReduceSum", reduce_sum, "REDUCE_SUM"),
-    Rule("ReduceMean", reduce_mean, "REDUCE_SUM", ("DIV",)),
-    Rule("Cast", cast, "CAST"),
+    # leading axes moved last (IDENTITY); computed axes pinned, or each
+    # choice reduced and one picked (SELECT, MIN)
+    Rule("ReduceSum", reduce_sum, "REDUCE_SUM",
+         ("IDENTITY", "SELECT", "MIN", "CMP", "CAST", "INDEX_SELECT")),
+    Rule("ReduceMean", reduce_mean, "REDUCE_SUM",
+         ("DIV", "IDENTITY", "SELECT", "MIN", "CMP", "CAST",
+          "INDEX_SELECT")),
+    # to and from DOUBLE (carried as its bits): integer arithmetic on them
+    Rule("Cast", cast, "CAST", ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN",
+                                "CMP", "SELECT", "IDENTITY", "MEMCPY",
+                                "INDEX_SELECT")),
     Rule("ReluGrad", relu_grad, "RELU_GRAD", ("CMP",), domain=MS_DOMAIN),
     # views: another shape of the same storage (Value.with_shape refuses a
     # shape that would need a Transpose's data moved)
-    Rule("Reshape", reshape, takes_transposed=True),
+    # (a computed shape or axes pinned: _PINNED)
+    Rule("Reshape", reshape, also=_PINNED, takes_transposed=True),
     Rule("Flatten", flatten, takes_transposed=True),
-    Rule("Squeeze", squeeze, takes_transposed=True),
-    Rule("Unsqueeze", unsqueeze, takes_transposed=True),
+    Rule("Squeeze", squeeze, also=_PINNED, takes_transposed=True),
+    Rule("Unsqueeze", unsqueeze, also=_PINNED + ("MIN",),
+         takes_transposed=True),
     Rule("Identity", identity, takes_transposed=True),
     Rule("Dropout", dropout, takes_transposed=True),
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D"),
-    Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY")),
+    # Indices made flat (DIV, SUB, MUL, ADD); INT8 and UINT8 through FLOAT
+    # (CAST); a window one MAX or ADD a tap
+    Rule("MaxPool", max_pool, "MAXPOOL2D", ("MEMCPY", "IDENTITY", "ADD",
+                                            "DIV", "SUB", "MUL", "CAST",
+                                            "MAX")),
     Rule("AveragePool", average_pool, "AVGPOOL2D", ("MEMCPY", "IDENTITY",
-                                                    "MUL")),
+                                                    "MUL", "ADD", "DIV")),
     Rule("GlobalAveragePool", global_pool, "AVGPOOL2D"),
     Rule("GlobalMaxPool", global_pool, "MAXPOOL2D"),
-    Rule("BatchNormalization", batch_norm, "MUL", ("ADD",)),
+    Rule("BatchNormalization", batch_norm, "MUL", ("ADD", "DIV", "IDENTITY",
+                                                   "REDUCE_SUM", "SQRT",
+                                                   "SUB")),
     Rule("LayerNormalization", layer_norm, "REDUCE_SUM",
          ("MUL", "SUB", "ADD", "SQRT", "DIV", "CAST"), since=17),
     Rule("LRN", lrn, "AVGPOOL2D", ("MUL", "ADD", "POW", "MEMCPY",
                                    "IDENTITY")),
-    *(Rule(name, compare, "CMP", since=since) for name, since in (
-        ("Equal", 1), ("Less", 1), ("Greater", 1), ("LessOrEqual", 12),
+    Rule("Equal", compare, "CMP"),
+    *(Rule(name, compare, "CMP", ("ADD",), since=since) for name, since in (
+        ("Less", 1), ("Greater", 1), ("LessOrEqual", 12),
         ("GreaterOrEqual", 12))),
     Rule("Where", where, "SELECT", ("IDENTITY",), since=9),
     Rule("Sum", variadic, "ADD", ("MEMCPY",)),
     # folded on the host
     Rule("Constant", constant),
-    Rule("ConstantOfShape", constant_of_shape),
+    Rule("ConstantOfShape", constant_of_shape, also=_PINNED),
     Rule("Shape", shape_of),
     Rule("Gather", gather, "INDEX_SELECT", ("MEMCPY", "CMP", "ADD",
                                             "SELECT")),
     Rule("Concat", concat_device, also=("IDENTITY",)),
     # views and masks: strided IDENTITYs, SELECT, CMP, a triangle op
-    Rule("Expand", expand, also=("IDENTITY",), since=8),
-    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY")),
-    Rule("Split", split, also=("MEMCPY", "IDENTITY"), since=2),
-    Rule("Trilu", trilu, "TRIU", ("TRIL",), since=14),
+    Rule("Expand", expand, also=("IDENTITY",) + _PINNED, since=8),
+    # computed bounds: starts and sizes on the device, INDEX_SELECTs
+    Rule("Slice", slice_, also=("MEMCPY", "IDENTITY", "ADD", "SUB", "MUL",
+                                "DIV", "MAX", "MIN", "SELECT") + _PINNED),
+    Rule("Split", split, also=("MEMCPY", "IDENTITY") + _PINNED, since=2),
+    # a computed k: a CMP mask and Where's SELECT
+    Rule("Trilu", trilu, "TRIU", ("TRIL", "CMP", "IDENTITY", "SELECT"),
+         since=14),
     Rule("Not", logical_not, "SELECT", ("IDENTITY",)),
     *(Rule(name, logical, "SELECT", ("IDENTITY",), since=7)
       for name in ("And", "Or", "Xor")),
     Rule("IsNaN", is_nan, "CMP", since=9),
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
-    Rule("Range", range_, since=11),
+    # computed integer bounds: start + i * delta, the count checked
+    Rule("Range", range_, also=("ADD", "SUB", "MUL", "DIV", "MAX",
+                                "SELECT", "IDENTITY") + _PINNED, since=11),
     Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
     Rule("Clip", clip, "MAX", ("MIN",), since=11),
+    # computed floats: binary long division (ABS, MUL, CMP, SUB, SELECT),
+    # a's sign back (RECIPROCAL, NEG), FLOAT16 and BFLOAT16 in FLOAT
     Rule("Mod", mod, "DIV", ("MUL", "SUB", "ADD", "CMP", "SELECT",
-                             "IDENTITY"), since=10),
+                             "IDENTITY", "ABS", "NEG", "RECIPROCAL",
+                             "CAST"), since=10),
     Rule("GatherElements", gather_elements, "INDEX_SELECT",
          ("IDENTITY", "MEMCPY", "CMP", "ADD", "SELECT"), since=11),
 )
