@@ -433,6 +433,12 @@ _BAD_OPS = {
     "ADD with strided operands, whose block a record cannot hold":
         lambda om: _with_op(om, U.DAVINCI_OP_ADD,
                             flags=U.DAVINCI_TASK_F_STRIDED),
+    # an op no converter writes, whose operands the file format does not
+    # check as the device does (fuzz_om found a batch norm so), however
+    # well its fields are filled
+    "RELU turned into a well-formed ARGSORT": lambda om: _with_op(
+        om, U.DAVINCI_OP_RELU, opcode=U.DAVINCI_OP_ARGSORT, count=0, m=2,
+        n=8, k=8),
     "padding at byte 6": lambda om: _zero_bytes_set(om, 6),
     "reserved at byte 48": lambda om: _zero_bytes_set(om, 48),
 }

@@ -132,9 +132,11 @@ def _rule(op: schema.OpDef) -> _OpRule:
                    in_place=op.kind in ("binary", "unary"))
 
 
-#: compute kinds no converter emits yet, whose operand extents _extents()
-#: does not know (the generating ops); AIPP's are known
-_NOT_IN_MODELS = ("generate",)
+#: compute kinds no converter emits, whose operand extents and blocks
+#: _extents() does not check as the device does (the generating ops, the
+#: training ops: batch norm's channels, the optimizer steps; ARGSORT's
+#: sort), so a model holding one is refused at load; AIPP's are known
+_NOT_IN_MODELS = ("generate", "channels", "optimizer", "momentum", "sort")
 #: what a model may run: every compute op of the schema (with its
 #: parameter block or a strided one in PARAMS) but those kinds, and its
 #: copies and fills (MEMCPY, MEMSET)
@@ -677,8 +679,10 @@ def _check_fields(o: Op, zero: int, params: int, what: str) -> _OpRule:
     of the record's padding and reserved bytes, ``params`` the bytes of
     the PARAMS section."""
     rule = _RULES.get(o.opcode)
-    _check(rule is not None, "%s: opcode %d is not a davinci compute or "
-           "copy task" % (what, o.opcode))
+    _check(rule is not None, "%s: %s is not an op a model may hold (a "
+           "compute op davinci-atc writes, a copy or a fill)"
+           % (what, _op_name(o.opcode) if o.opcode in _uapi.OP_NAMES
+              else "opcode %d" % o.opcode))
     name = _op_name(o.opcode)
     _check(not zero, "%s (%s): its padding and reserved bytes are not zero"
            % (what, name))
