@@ -178,7 +178,11 @@ SAMPLES = {
     ("", "Identity", "1+"): [
         lambda: model([_n("Identity", ["x"])], [("x", [2])], [("y", [2])])],
     ("", "Dropout", "1+"): [
-        lambda: model([_n("Dropout", ["x"])], [("x", [2])], [("y", [2])])],
+        lambda: model([_n("Dropout", ["x"])], [("x", [2])], [("y", [2])]),
+        # computed ratio and training mode: the run fails if it drops
+        lambda: model([_n("Dropout", ["x", "r", "t"])],
+                      [("x", [2]), ("r", []), ("t", [])], [("y", [2])],
+                      types={"t": TensorProto.BOOL})],
     ("", "Transpose", "1+"): [
         lambda: model([_n("Transpose", ["x"], perm=[1, 0])], [("x", [1, 3])],
                       [("y", [3, 1])]),

@@ -327,3 +327,52 @@ def test_float_mod_is_c_s_fmod_bit_for_bit(dev, rng, fmod, dtype, code):
         np.testing.assert_array_equal(got[~np.isnan(want)],
                                       want[~np.isnan(want)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("ratio_type", [TensorProto.FLOAT,
+                                        TensorProto.FLOAT16])
+def test_dropout_of_computed_ratio_and_training_mode(dev, ratio_type):
+    """Dropout whose ratio and training_mode are graph inputs: the output
+    is the input and the mask all true where training mode is false or
+    the ratio 0 (onnxruntime's); a run that would drop at random (true
+    and a ratio not 0, a NaN one too) fails with nothing returned."""
+    rt = np.float32 if ratio_type == TensorProto.FLOAT else np.float16
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"],
+                                name="d0")],
+              [("x", [2, 3]), ("r", []), ("t", [])],
+              [("y", [2, 3]), ("mask", [2, 3])],
+              types={"r": ratio_type, "t": TensorProto.BOOL,
+                     "mask": TensorProto.BOOL})
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    with Model(dev, atc.convert(m)) as mod:
+        for r, t in ((0.0, True), (-0.0, True), (0.0, False),
+                     (0.5, False), (np.nan, False)):
+            y, mask = mod.run([x, np.array(r, rt), np.array(t)])
+            np.testing.assert_array_equal(y, x)
+            assert mask.dtype == np.bool_ and mask.all()
+        for r in (0.5, 1e-4, np.nan):
+            with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                mod.run([x, np.array(r, rt), np.array(True)])
+
+
+def test_dropout_of_computed_training_mode_and_constant_ratio(dev):
+    """A constant ratio of 0 never drops (no check); a constant 0.3 or
+    the default 0.5 fails the run in training mode only."""
+    for ins, inits, drops in ((["x", "r", "t"], [("r", np.float32(0.0))],
+                               False),
+                              (["x", "r", "t"], [("r", np.float32(0.3))],
+                               True),
+                              (["x", "", "t"], [], True)):
+        m = model([helper.make_node("Dropout", ins, ["y"], name="d0")],
+                  [("x", [4]), ("t", [])], [("y", [4])], inits,
+                  types={"t": TensorProto.BOOL})
+        x = np.array([1.0, -2.0, 3.5, 0.0], np.float32)
+        with Model(dev, atc.convert(m)) as mod:
+            y, = mod.run([x, np.array(False)])
+            np.testing.assert_array_equal(y, x)
+            if drops:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run([x, np.array(True)])
+            else:
+                y, = mod.run([x, np.array(True)])
+                np.testing.assert_array_equal(y, x)

@@ -1158,17 +1158,53 @@ def identity(L: Lowering, x: Value) -> list[Value]:
     return [x]
 
 
+def _drops(L: Lowering, ratio: Value | None,
+           training_mode: Value | None) -> "Value | bool":
+    """Whether Dropout drops at random: False, True or, when the ratio or
+    the training mode is computed, a one-element FLOAT that is 1 where it
+    does (training mode true and the ratio not 0: a NaN ratio counts as
+    not 0) and 0 where the output is the input."""
+    if training_mode is None:
+        return False
+    if training_mode.dtype != "bool" or training_mode.size != 1:
+        L.fail("training_mode is %s %s; Dropout takes one BOOL" % (
+            type_name(training_mode.dtype), list(training_mode.shape)))
+    if training_mode.is_const:
+        if not np.any(training_mode.const):
+            return False
+        on: "Value | None" = None
+    else:
+        on = _count_true(L, L.device(training_mode, "training_mode"), 1, 1)
+    if ratio is None or ratio.is_const:
+        r = 0.5 if ratio is None else ratio.const
+        if not np.any(r != 0):
+            return False
+        return True if on is None else on
+    if ratio.dtype not in _FLOATS or ratio.size != 1:
+        L.fail("ratio is %s %s; a computed Dropout ratio is one of %s" % (
+            type_name(ratio.dtype), list(ratio.shape), type_list(_FLOATS)))
+    zero = L.gb.weight(host_values(np.zeros(1), ratio.dtype), ratio.dtype)
+    nonzero = _count_true(L, _cmp(L, L.device(ratio, "ratio"), zero, "NE"),
+                          1, 1)
+    if on is None:
+        return nonzero
+    return L.emit("MUL", L.gb.work((1,), "float32"), on, nonzero, count=1)
+
+
 def dropout(L: Lowering, x: Value, ratio: Value | None = None,
             training_mode: Value | None = None) -> list[Value]:
     """Inference: the output is the input and the mask, when the node has
-    one, all true (a constant). Training mode drops at random: refused."""
-    if training_mode is not None and \
-            np.any(L.const_of(training_mode, "training_mode")):
-        r = 0.5 if ratio is None else L.const_of(ratio, "ratio")
-        if np.any(r != 0):
-            L.fail("training_mode is true, so it drops elements at random: "
-                   "davinci-atc converts inference models (export the "
-                   "model after model.eval())")
+    one, all true (a constant). Training mode drops at random: refused
+    when known at conversion, and when the ratio or the training mode is
+    computed, the run fails unless training mode is false or the ratio 0
+    at run time (the output then the input, as onnxruntime's)."""
+    drops = _drops(L, ratio, training_mode)
+    if drops is True:
+        L.fail("training_mode is true, so it drops elements at random: "
+               "davinci-atc converts inference models (export the "
+               "model after model.eval())")
+    if isinstance(drops, Value):
+        _fail_run_over(L, drops, 0)
     if len(L.node.output) < 2 or not L.node.output[1]:
         return [x]
     return [x, Value(x.shape, "bool", const=np.ones(x.shape, np.bool_))]
@@ -2762,7 +2798,8 @@ RULES: tuple[Rule, ...] = (
     Rule("Unsqueeze", unsqueeze, also=_PINNED + ("MIN",),
          takes_transposed=True),
     Rule("Identity", identity, takes_transposed=True),
-    Rule("Dropout", dropout, takes_transposed=True),
+    Rule("Dropout", dropout, also=_PINNED + ("MUL",),
+         takes_transposed=True),
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D"),
