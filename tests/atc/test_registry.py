@@ -392,7 +392,13 @@ SAMPLES = {
         # computed integer bounds: the count on the device and checked
         lambda: model([_n("Range", ["a", "b", "d"])],
                       [("a", []), ("b", []), ("d", [])], [("y", [3])],
-                      types={n: TensorProto.INT64 for n in "abdy"})],
+                      types={n: TensorProto.INT64 for n in "abdy"}),
+        # computed float bounds: the count proved exactly on the device
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [3])]),
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [0])],
+                      types={n: TensorProto.FLOAT16 for n in "abdy"})],
     ("", "GatherElements", "11+"): [
         lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
                       [("y", [2, 2])],

@@ -376,3 +376,86 @@ def test_dropout_of_computed_training_mode_and_constant_ratio(dev):
             else:
                 y, = mod.run([x, np.array(True)])
                 np.testing.assert_array_equal(y, x)
+
+
+def _ort_count(start, limit, delta) -> int:
+    """onnxruntime's Range count: ceil((limit - start) / delta) in double,
+    the bounds cast up (core/providers/cpu/generator/range.cc); None where
+    it refuses (delta 0, a count not finite)."""
+    if delta == 0:
+        return None
+    q = np.ceil((np.float64(limit) - np.float64(start)) / np.float64(delta))
+    return max(int(q), 0) if np.isfinite(q) else None
+
+
+def _range_refused(n, start, limit, delta) -> bool:
+    """Bounds whose count n davinci-atc does not prove at run time."""
+    a = abs(np.float64(delta))
+    return not np.isfinite(a) or n > 0 and any(
+        v != 0 and abs(np.float64(v)) < a * 2.0 ** -10 for v in (start, limit))
+
+
+def _range_bounds(rng, dt):
+    """Bounds whose counts sit on and beside the ceil's steps: limit at
+    start + k * delta exactly and one ulp either side, of both signs."""
+    out = [(1, 5, 2), (10, 6, -3), (0, 0, 1), (0, 1, -1), (5, 1, 2),
+           (0, 1, 0.1), (0, 0.3, 0.1), (-1, 1, 0.25), (3, 3.5, 0.125),
+           (0, 1, np.inf), (0, np.nan, 1), (0, 1, 0), (1e10, -1e-10, 1e9),
+           (0, 2.0 ** -30, 2.0 ** -30), (-2.0 ** -40, 3, 1)]
+    for _ in range(40):
+        start = dt(rng.standard_normal() * 10)
+        delta = dt(rng.choice([-1, 1]) * rng.uniform(0.01, 3))
+        k = int(rng.integers(0, 9))
+        lim = dt(start + dt(k) * delta)
+        for v in (lim, np.nextafter(lim, dt(np.inf)),
+                  np.nextafter(lim, dt(-np.inf))):
+            out.append((start, v, delta))
+    return [tuple(dt(b) for b in bounds) for bounds in out]
+
+
+@pytest.mark.parametrize("elem,dt", [(TensorProto.FLOAT, np.float32),
+                                     (TensorProto.FLOAT16, np.float16)])
+def test_range_of_computed_float_bounds(dev, elem, dt):
+    """Range of computed float bounds: start + i * delta (FLOAT's MUL and
+    ADD, bit for bit, a half type cast once) where onnxruntime's count is
+    the declared one, a failed run where it is any other (each bound
+    beside a step of the ceil, a zero or NaN delta), and where the exact
+    count may not be double's (a bound below 2^-10 of delta) or delta is
+    infinite (onnxruntime: an empty result), a failed run too."""
+    with np.errstate(all="ignore"):
+        bounds = _range_bounds(np.random.default_rng(5), dt)
+        counts = [_ort_count(*b) for b in bounds]
+    assert {0, 1, 2, 3, 8} <= set(counts)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    for n in sorted({c for c in counts if c is not None and c <= 9}):
+        m = model([helper.make_node("Range", ["s", "l", "d"], ["y"],
+                                    name="r0")],
+                  [("s", []), ("l", []), ("d", [])], [("y", [n])],
+                  types={k: elem for k in ("s", "l", "d", "y")}, opset=11)
+        sess = ort and elem == TensorProto.FLOAT and \
+            ort.InferenceSession(m.SerializeToString(),
+                                 providers=["CPUExecutionProvider"])
+        with Model(dev, atc.convert(m)) as mod:
+            for b, c in zip(bounds, counts):
+                args = [np.array(v, dt) for v in b]
+                if sess and c is not None:
+                    got = sess.run(None, dict(zip("sld", args)))[0]
+                    assert len(got) == c, b
+                if c != n or _range_refused(n, *b):
+                    with pytest.raises(TaskFailedError):
+                        mod.run(args)
+                    continue
+                y, = mod.run(args)
+                s, d = np.float32(b[0]), np.float32(b[2])
+                want = (np.arange(n, dtype=np.float32) * d + s).astype(dt)
+                np.testing.assert_array_equal(y, want)
+
+
+def test_range_of_computed_float_bounds_refuses_a_long_result():
+    m = model([helper.make_node("Range", ["s", "l", "d"], ["y"], name="r0")],
+              [("s", []), ("l", []), ("d", [])], [("y", [5000])], opset=11)
+    with pytest.raises(atc.ConversionError, match="at most 4095"):
+        atc.convert(m)
