@@ -402,10 +402,10 @@ def _range_bounds(rng, dt):
            (0, 1, 0.1), (0, 0.3, 0.1), (-1, 1, 0.25), (3, 3.5, 0.125),
            (0, 1, np.inf), (0, np.nan, 1), (0, 1, 0), (1e10, -1e-10, 1e9),
            (0, 2.0 ** -30, 2.0 ** -30), (-2.0 ** -40, 3, 1)]
-    for _ in range(40):
+    for _ in range(12):
         start = dt(rng.standard_normal() * 10)
         delta = dt(rng.choice([-1, 1]) * rng.uniform(0.01, 3))
-        k = int(rng.integers(0, 9))
+        k = int(rng.integers(0, 5))
         lim = dt(start + dt(k) * delta)
         for v in (lim, np.nextafter(lim, dt(np.inf)),
                   np.nextafter(lim, dt(-np.inf))):
@@ -425,12 +425,13 @@ def test_range_of_computed_float_bounds(dev, elem, dt):
     with np.errstate(all="ignore"):
         bounds = _range_bounds(np.random.default_rng(5), dt)
         counts = [_ort_count(*b) for b in bounds]
-    assert {0, 1, 2, 3, 8} <= set(counts)
+    assert {0, 1, 2, 3, 4} <= set(counts)
     try:
         import onnxruntime as ort
     except ImportError:
         ort = None
-    for n in sorted({c for c in counts if c is not None and c <= 9}):
+    for n in sorted({c for c in counts if c is not None and c <= 5} |
+                    {10}):         # arange(0, 1, 0.1)'s
         m = model([helper.make_node("Range", ["s", "l", "d"], ["y"],
                                     name="r0")],
                   [("s", []), ("l", []), ("d", [])], [("y", [n])],
