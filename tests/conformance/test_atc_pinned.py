@@ -460,3 +460,23 @@ def test_range_of_computed_float_bounds_refuses_a_long_result():
               [("s", []), ("l", []), ("d", [])], [("y", [5000])], opset=11)
     with pytest.raises(atc.ConversionError, match="at most 4095"):
         atc.convert(m)
+
+
+def test_dropout_of_computed_ratio_in_constant_training_mode(dev):
+    """training_mode a constant true: the computed ratio must be 0 when
+    it runs (a constant false needs no check: any ratio runs)."""
+    for train, drops in ((True, True), (False, False)):
+        m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"],
+                                    name="d0")],
+                  [("x", [3]), ("r", [])], [("y", [3])],
+                  [("t", np.array(train))])
+        x = np.array([1.0, -2.0, 0.5], np.float32)
+        with Model(dev, atc.convert(m)) as mod:
+            y, = mod.run([x, np.array(0.0, np.float32)])
+            np.testing.assert_array_equal(y, x)
+            if drops:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run([x, np.array(0.25, np.float32)])
+            else:
+                y, = mod.run([x, np.array(0.25, np.float32)])
+                np.testing.assert_array_equal(y, x)
