@@ -178,7 +178,11 @@ SAMPLES = {
     ("", "Identity", "1+"): [
         lambda: model([_n("Identity", ["x"])], [("x", [2])], [("y", [2])])],
     ("", "Dropout", "1+"): [
-        lambda: model([_n("Dropout", ["x"])], [("x", [2])], [("y", [2])])],
+        lambda: model([_n("Dropout", ["x"])], [("x", [2])], [("y", [2])]),
+        # computed ratio and training mode: the run fails if it drops
+        lambda: model([_n("Dropout", ["x", "r", "t"])],
+                      [("x", [2]), ("r", []), ("t", [])], [("y", [2])],
+                      types={"t": TensorProto.BOOL})],
     ("", "Transpose", "1+"): [
         lambda: model([_n("Transpose", ["x"], perm=[1, 0])], [("x", [1, 3])],
                       [("y", [3, 1])]),
@@ -388,7 +392,13 @@ SAMPLES = {
         # computed integer bounds: the count on the device and checked
         lambda: model([_n("Range", ["a", "b", "d"])],
                       [("a", []), ("b", []), ("d", [])], [("y", [3])],
-                      types={n: TensorProto.INT64 for n in "abdy"})],
+                      types={n: TensorProto.INT64 for n in "abdy"}),
+        # computed float bounds: the count proved exactly on the device
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [3])]),
+        lambda: model([_n("Range", ["a", "b", "d"])],
+                      [("a", []), ("b", []), ("d", [])], [("y", [0])],
+                      types={n: TensorProto.FLOAT16 for n in "abdy"})],
     ("", "GatherElements", "11+"): [
         lambda: model([_n("GatherElements", ["d", "i"], axis=1)], [],
                       [("y", [2, 2])],

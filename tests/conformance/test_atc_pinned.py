@@ -327,3 +327,156 @@ def test_float_mod_is_c_s_fmod_bit_for_bit(dev, rng, fmod, dtype, code):
         np.testing.assert_array_equal(got[~np.isnan(want)],
                                       want[~np.isnan(want)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("ratio_type", [TensorProto.FLOAT,
+                                        TensorProto.FLOAT16])
+def test_dropout_of_computed_ratio_and_training_mode(dev, ratio_type):
+    """Dropout whose ratio and training_mode are graph inputs: the output
+    is the input and the mask all true where training mode is false or
+    the ratio 0 (onnxruntime's); a run that would drop at random (true
+    and a ratio not 0, a NaN one too) fails with nothing returned."""
+    rt = np.float32 if ratio_type == TensorProto.FLOAT else np.float16
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"],
+                                name="d0")],
+              [("x", [2, 3]), ("r", []), ("t", [])],
+              [("y", [2, 3]), ("mask", [2, 3])],
+              types={"r": ratio_type, "t": TensorProto.BOOL,
+                     "mask": TensorProto.BOOL})
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    with Model(dev, atc.convert(m)) as mod:
+        for r, t in ((0.0, True), (-0.0, True), (0.0, False),
+                     (0.5, False), (np.nan, False)):
+            y, mask = mod.run([x, np.array(r, rt), np.array(t)])
+            np.testing.assert_array_equal(y, x)
+            assert mask.dtype == np.bool_ and mask.all()
+        for r in (0.5, 1e-4, np.nan):
+            with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                mod.run([x, np.array(r, rt), np.array(True)])
+
+
+def test_dropout_of_computed_training_mode_and_constant_ratio(dev):
+    """A constant ratio of 0 never drops (no check); a constant 0.3 or
+    the default 0.5 fails the run in training mode only."""
+    for ins, inits, drops in ((["x", "r", "t"], [("r", np.float32(0.0))],
+                               False),
+                              (["x", "r", "t"], [("r", np.float32(0.3))],
+                               True),
+                              (["x", "", "t"], [], True)):
+        m = model([helper.make_node("Dropout", ins, ["y"], name="d0")],
+                  [("x", [4]), ("t", [])], [("y", [4])], inits,
+                  types={"t": TensorProto.BOOL})
+        x = np.array([1.0, -2.0, 3.5, 0.0], np.float32)
+        with Model(dev, atc.convert(m)) as mod:
+            y, = mod.run([x, np.array(False)])
+            np.testing.assert_array_equal(y, x)
+            if drops:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run([x, np.array(True)])
+            else:
+                y, = mod.run([x, np.array(True)])
+                np.testing.assert_array_equal(y, x)
+
+
+def _ort_count(start, limit, delta) -> int:
+    """onnxruntime's Range count: ceil((limit - start) / delta) in double,
+    the bounds cast up (core/providers/cpu/generator/range.cc); None where
+    it refuses (delta 0, a count not finite)."""
+    if delta == 0:
+        return None
+    q = np.ceil((np.float64(limit) - np.float64(start)) / np.float64(delta))
+    return max(int(q), 0) if np.isfinite(q) else None
+
+
+def _range_refused(n, start, limit, delta) -> bool:
+    """Bounds whose count n davinci-atc does not prove at run time."""
+    a = abs(np.float64(delta))
+    return not np.isfinite(a) or n > 0 and any(
+        v != 0 and abs(np.float64(v)) < a * 2.0 ** -10 for v in (start, limit))
+
+
+def _range_bounds(rng, dt):
+    """Bounds whose counts sit on and beside the ceil's steps: limit at
+    start + k * delta exactly and one ulp either side, of both signs."""
+    out = [(1, 5, 2), (10, 6, -3), (0, 0, 1), (0, 1, -1), (5, 1, 2),
+           (0, 1, 0.1), (0, 0.3, 0.1), (-1, 1, 0.25), (3, 3.5, 0.125),
+           (0, 1, np.inf), (0, np.nan, 1), (0, 1, 0), (1e10, -1e-10, 1e9),
+           (0, 2.0 ** -30, 2.0 ** -30), (-2.0 ** -40, 3, 1)]
+    for _ in range(12):
+        start = dt(rng.standard_normal() * 10)
+        delta = dt(rng.choice([-1, 1]) * rng.uniform(0.01, 3))
+        k = int(rng.integers(0, 5))
+        lim = dt(start + dt(k) * delta)
+        for v in (lim, np.nextafter(lim, dt(np.inf)),
+                  np.nextafter(lim, dt(-np.inf))):
+            out.append((start, v, delta))
+    return [tuple(dt(b) for b in bounds) for bounds in out]
+
+
+@pytest.mark.parametrize("elem,dt", [(TensorProto.FLOAT, np.float32),
+                                     (TensorProto.FLOAT16, np.float16)])
+def test_range_of_computed_float_bounds(dev, elem, dt):
+    """Range of computed float bounds: start + i * delta (FLOAT's MUL and
+    ADD, bit for bit, a half type cast once) where onnxruntime's count is
+    the declared one, a failed run where it is any other (each bound
+    beside a step of the ceil, a zero or NaN delta), and where the exact
+    count may not be double's (a bound below 2^-10 of delta) or delta is
+    infinite (onnxruntime: an empty result), a failed run too."""
+    with np.errstate(all="ignore"):
+        bounds = _range_bounds(np.random.default_rng(5), dt)
+        counts = [_ort_count(*b) for b in bounds]
+    assert {0, 1, 2, 3, 4} <= set(counts)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    for n in sorted({c for c in counts if c is not None and c <= 5} |
+                    {10}):         # arange(0, 1, 0.1)'s
+        m = model([helper.make_node("Range", ["s", "l", "d"], ["y"],
+                                    name="r0")],
+                  [("s", []), ("l", []), ("d", [])], [("y", [n])],
+                  types={k: elem for k in ("s", "l", "d", "y")}, opset=11)
+        sess = ort and elem == TensorProto.FLOAT and \
+            ort.InferenceSession(m.SerializeToString(),
+                                 providers=["CPUExecutionProvider"])
+        with Model(dev, atc.convert(m)) as mod:
+            for b, c in zip(bounds, counts):
+                args = [np.array(v, dt) for v in b]
+                if sess and c is not None:
+                    got = sess.run(None, dict(zip("sld", args)))[0]
+                    assert len(got) == c, b
+                if c != n or _range_refused(n, *b):
+                    with pytest.raises(TaskFailedError):
+                        mod.run(args)
+                    continue
+                y, = mod.run(args)
+                s, d = np.float32(b[0]), np.float32(b[2])
+                want = (np.arange(n, dtype=np.float32) * d + s).astype(dt)
+                np.testing.assert_array_equal(y, want)
+
+
+def test_range_of_computed_float_bounds_refuses_a_long_result():
+    m = model([helper.make_node("Range", ["s", "l", "d"], ["y"], name="r0")],
+              [("s", []), ("l", []), ("d", [])], [("y", [5000])], opset=11)
+    with pytest.raises(atc.ConversionError, match="at most 4095"):
+        atc.convert(m)
+
+
+def test_dropout_of_computed_ratio_in_constant_training_mode(dev):
+    """training_mode a constant true: the computed ratio must be 0 when
+    it runs (a constant false needs no check: any ratio runs)."""
+    for train, drops in ((True, True), (False, False)):
+        m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"],
+                                    name="d0")],
+                  [("x", [3]), ("r", [])], [("y", [3])],
+                  [("t", np.array(train))])
+        x = np.array([1.0, -2.0, 0.5], np.float32)
+        with Model(dev, atc.convert(m)) as mod:
+            y, = mod.run([x, np.array(0.0, np.float32)])
+            np.testing.assert_array_equal(y, x)
+            if drops:
+                with pytest.raises(TaskFailedError, match="INDEX_SELECT"):
+                    mod.run([x, np.array(0.25, np.float32)])
+            else:
+                y, = mod.run([x, np.array(0.25, np.float32)])
+                np.testing.assert_array_equal(y, x)

@@ -1158,17 +1158,53 @@ def identity(L: Lowering, x: Value) -> list[Value]:
     return [x]
 
 
+def _drops(L: Lowering, ratio: Value | None,
+           training_mode: Value | None) -> "Value | bool":
+    """Whether Dropout drops at random: False, True or, when the ratio or
+    the training mode is computed, a one-element FLOAT that is 1 where it
+    does (training mode true and the ratio not 0: a NaN ratio counts as
+    not 0) and 0 where the output is the input."""
+    if training_mode is None:
+        return False
+    if training_mode.dtype != "bool" or training_mode.size != 1:
+        L.fail("training_mode is %s %s; Dropout takes one BOOL" % (
+            type_name(training_mode.dtype), list(training_mode.shape)))
+    if training_mode.is_const:
+        if not np.any(training_mode.const):
+            return False
+        on: "Value | None" = None
+    else:
+        on = _count_true(L, L.device(training_mode, "training_mode"), 1, 1)
+    if ratio is None or ratio.is_const:
+        r = 0.5 if ratio is None else ratio.const
+        if not np.any(r != 0):
+            return False
+        return True if on is None else on
+    if ratio.dtype not in _FLOATS or ratio.size != 1:
+        L.fail("ratio is %s %s; a computed Dropout ratio is one of %s" % (
+            type_name(ratio.dtype), list(ratio.shape), type_list(_FLOATS)))
+    zero = L.gb.weight(host_values(np.zeros(1), ratio.dtype), ratio.dtype)
+    nonzero = _count_true(L, _cmp(L, L.device(ratio, "ratio"), zero, "NE"),
+                          1, 1)
+    if on is None:
+        return nonzero
+    return L.emit("MUL", L.gb.work((1,), "float32"), on, nonzero, count=1)
+
+
 def dropout(L: Lowering, x: Value, ratio: Value | None = None,
             training_mode: Value | None = None) -> list[Value]:
     """Inference: the output is the input and the mask, when the node has
-    one, all true (a constant). Training mode drops at random: refused."""
-    if training_mode is not None and \
-            np.any(L.const_of(training_mode, "training_mode")):
-        r = 0.5 if ratio is None else L.const_of(ratio, "ratio")
-        if np.any(r != 0):
-            L.fail("training_mode is true, so it drops elements at random: "
-                   "davinci-atc converts inference models (export the "
-                   "model after model.eval())")
+    one, all true (a constant). Training mode drops at random: refused
+    when known at conversion, and when the ratio or the training mode is
+    computed, the run fails unless training mode is false or the ratio 0
+    at run time (the output then the input, as onnxruntime's)."""
+    drops = _drops(L, ratio, training_mode)
+    if drops is True:
+        L.fail("training_mode is true, so it drops elements at random: "
+               "davinci-atc converts inference models (export the "
+               "model after model.eval())")
+    if isinstance(drops, Value):
+        _fail_run_over(L, drops, 0)
     if len(L.node.output) < 2 or not L.node.output[1]:
         return [x]
     return [x, Value(x.shape, "bool", const=np.ones(x.shape, np.bool_))]
@@ -2280,6 +2316,108 @@ def _int_range(L: Lowering, start: Value, limit: Value, delta: Value
     return [_broadcast_op(L, "ADD", step, L.device(start).with_shape((1,)))]
 
 
+#: the most elements a Range of computed float bounds makes: its count
+#: check multiplies by n exactly with a delta split in halves of 12 bits
+_FLOAT_RANGE_MAX = 4095
+
+
+def _float_range(L: Lowering, start: Value, limit: Value, delta: Value
+                 ) -> list[Value]:
+    """Range of computed FLOAT, FLOAT16 or BFLOAT16 bounds: start + i *
+    delta in FLOAT (MUL, ADD; one CAST to a half type), n of them, n the
+    declared result's. The run fails unless n is onnxruntime's count,
+    max(ceil((limit - start) / delta), 0) in double (the bounds cast up
+    exactly): for n = 0 limit <= start (a positive delta) or limit >=
+    start (a negative one); else (n - 1) * delta < limit - start <= n *
+    delta (flipped for a negative delta), each side compared exactly:
+    limit - start as Knuth's TwoSum (a rounded sum and its error), k *
+    delta as TwoSum of k * hi and k * lo (Veltkamp's split of delta in
+    halves of 12 bits: both products exact for k < 2^12), two such pairs
+    ordered by their sums, then their errors. Where that exact count is
+    not double's (a bound non-zero and below 2^-10 of delta: then the
+    quotient can sit within double's rounding of a step), a zero, NaN or
+    infinite delta, or one outside [2^-90, 2^90] (where the split could
+    lose a bit), the run fails too."""
+    out = L.declared(0)
+    if len({start.dtype, limit.dtype, delta.dtype}) > 1 or len(out) != 1 \
+            or any(v.size != 1 for v in (start, limit, delta)):
+        L.fail("start, limit and delta are scalars of one type, and the "
+               "result 1-D")
+    n, t = out[0], start.dtype
+    if n > _FLOAT_RANGE_MAX:
+        L.fail("the result has %d elements; a Range of computed float "
+               "bounds makes at most %d" % (n, _FLOAT_RANGE_MAX))
+    one = (1,)
+    lo_d, hi_d, d = (_to_float32(L, L.device(v, what).with_shape(one), what)
+                     for v, what in ((start, "start"), (limit, "limit"),
+                                     (delta, "delta")))
+
+    def k(value: float) -> Value:
+        return L.gb.weight(np.array([value], np.float32), "float32")
+
+    def op(name: str, x: Value, y: Value) -> Value:
+        return L.emit(name, L.gb.work(one, "float32"), x, y, count=1)
+
+    def two_sum(x: Value, y: Value) -> tuple[Value, Value]:
+        """x + y exactly as a rounded sum and its error (Knuth)."""
+        r = op("ADD", x, y)
+        yy = op("SUB", r, x)
+        return r, op("ADD", op("SUB", x, op("SUB", r, yy)), op("SUB", y, yy))
+
+    def count(*bs: Value) -> Value:
+        """1.0 where all of BOOL ``bs`` are true, else 0.0."""
+        c = _count_true(L, bs[0], 1, 1)
+        for b in bs[1:]:
+            c = op("MUL", c, _count_true(L, b, 1, 1))
+        return c
+    a = L.emit("ABS", L.gb.work(one, "float32"), d, count=1)
+    pos, neg = _cmp(L, d, k(0.0), "GT"), _cmp(L, d, k(0.0), "LT")
+    if n == 0:
+        good = op("MUL", op("ADD", count(pos, _cmp(L, hi_d, lo_d, "LE")),
+                            count(neg, _cmp(L, hi_d, lo_d, "GE"))),
+                  count(_cmp(L, a, k(np.inf), "LT")))
+    else:
+        tiny = _by_scalar(L, "MUL", a, 2.0 ** -10)
+        zero = k(0.0)
+
+        def safe(v: Value) -> Value:
+            av = L.emit("ABS", L.gb.work(one, "float32"), v, count=1)
+            return op("ADD", count(_cmp(L, av, tiny, "GE")),
+                      count(_cmp(L, v, zero, "EQ")))
+        ok = op("MUL", op("MUL", count(_cmp(L, a, k(2.0 ** -90), "GE"),
+                                       _cmp(L, a, k(2.0 ** 90), "LE")),
+                          safe(lo_d)), safe(hi_d))
+        x, ex = two_sum(hi_d, L.emit("NEG", L.gb.work(one, "float32"), lo_d,
+                                     count=1))
+        c = _by_scalar(L, "MUL", d, 4097.0)
+        hi = op("SUB", c, op("SUB", c, d))
+        lo = op("SUB", d, hi)
+
+        def times(m: int) -> tuple[Value, Value]:
+            return two_sum(_by_scalar(L, "MUL", hi, float(m)),
+                           _by_scalar(L, "MUL", lo, float(m)))
+
+        def order(m: int, strict: str, tie: str) -> Value:
+            """1.0 where limit - start `strict` m * delta, or equal sums
+            and errors `tie` (exactly the order of the two reals)."""
+            p, ep = times(m)
+            return op("ADD", count(_cmp(L, x, p, strict)),
+                      count(_cmp(L, x, p, "EQ"), _cmp(L, ex, ep, tie)))
+        up = op("ADD", op("MUL", count(pos), order(n, "LT", "LE")),
+                op("MUL", count(neg), order(n, "GT", "GE")))
+        down = op("ADD", op("MUL", count(pos), order(n - 1, "GT", "GT")),
+                  op("MUL", count(neg), order(n - 1, "LT", "LT")))
+        good = op("MUL", ok, op("MUL", up, down))
+    _fail_run_over(L, op("SUB", k(1.0), good), 0)
+    if n == 0:
+        return [L.gb.work((0,), t)]
+    iota = L.gb.weight(np.arange(n, dtype=np.float32), "float32")
+    f = _broadcast_op(L, "ADD", _broadcast_op(L, "MUL", iota, d), lo_d)
+    if t == "float32":
+        return [f]
+    return [L.emit("CAST", L.gb.work((n,), t), f, count=n)]
+
+
 def range_(L: Lowering, start: Value, limit: Value, delta: Value
            ) -> list[Value]:
     """Range of constant bounds, folded on the host (numpy's arange in
@@ -2290,6 +2428,9 @@ def range_(L: Lowering, start: Value, limit: Value, delta: Value
     if not all(v.is_const for v in (start, limit, delta)) and \
             start.dtype in ("int32", "int64") and L.declared(0) is not None:
         return _int_range(L, start, limit, delta)
+    if not all(v.is_const for v in (start, limit, delta)) and \
+            start.dtype in _FLOATS and L.declared(0) is not None:
+        return _float_range(L, start, limit, delta)
     s, e, d = (L.const_of(v, what).reshape(()) for v, what in (
         (start, "start"), (limit, "limit"), (delta, "delta")))
     if len({start.dtype, limit.dtype, delta.dtype}) > 1:
@@ -2762,7 +2903,8 @@ RULES: tuple[Rule, ...] = (
     Rule("Unsqueeze", unsqueeze, also=_PINNED + ("MIN",),
          takes_transposed=True),
     Rule("Identity", identity, takes_transposed=True),
-    Rule("Dropout", dropout, takes_transposed=True),
+    Rule("Dropout", dropout, also=_PINNED + ("MUL",),
+         takes_transposed=True),
     Rule("Transpose", transpose, also=("IDENTITY",)),
     # CNN ops: parameter blocks and strided tasks
     Rule("Conv", conv, "CONV2D"),
@@ -2811,7 +2953,8 @@ RULES: tuple[Rule, ...] = (
     Rule("IsInf", is_inf, "CMP", ("ABS",), since=10),
     # computed integer bounds: start + i * delta, the count checked
     Rule("Range", range_, also=("ADD", "SUB", "MUL", "DIV", "MAX",
-                                "SELECT", "IDENTITY") + _PINNED, since=11),
+                                "SELECT", "IDENTITY", "NEG",
+                                "ABS") + _PINNED, since=11),
     Rule("Clip", clip_attributes, "MAX", ("MIN",), until=10),
     Rule("Clip", clip, "MAX", ("MIN",), since=11),
     # computed floats: binary long division (ABS, MUL, CMP, SUB, SELECT),
