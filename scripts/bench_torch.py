@@ -10,7 +10,11 @@ norm, max and average pooling; Adam, batch 64) as npu throughput against
 the CPU's (goal: at least 0.5x), with the tasks an npu step runs (from the
 device's trace). Both optimizers run with fused=True on both devices: CPU
 torch's fused kernels, and on npu one ADAM or SGD_MOMENTUM task per
-parameter (torch_npu._fused_optim). Nothing is asserted: it measures.
+parameter (torch_npu._fused_optim). The device's busy time per step (its
+tasks' start-to-completion, from the trace) says how much of an npu step
+the device's kernels take and how much is the host's. CPU torch and
+torch_npu run with one CPU thread (torch.set_num_threads(1)). Nothing is
+asserted: it measures.
 
     python scripts/bench_torch.py [--json PATH] [--quick]
 """
@@ -58,8 +62,10 @@ def op_overhead(repeat: int) -> dict:
                 ratio=t_add / t_task)
 
 
-def _tasks_per_step(step, steps: int = 3) -> float:
-    """Tasks this process completed on npu:0 per call of ``step``."""
+def _tasks_per_step(step, steps: int = 3) -> tuple[float, float]:
+    """Tasks this process completed on npu:0 per call of ``step``, and the
+    milliseconds they ran (start to completion, summed): the device's busy
+    time, which bounds the step from below whatever the host does."""
     from davinci.trace import TraceSession
     from davinci.trace.records import KIND_NAMES
     done = next(k for k, v in KIND_NAMES.items() if v == "TASK_COMPLETE")
@@ -74,8 +80,18 @@ def _tasks_per_step(step, steps: int = 3) -> float:
         records = session.drain().records
     finally:
         session.stop()
-    return sum(r.type == done and r.pid == os.getpid()
-               for r in records) / steps
+    start = next(k for k, v in KIND_NAMES.items() if v == "TASK_START")
+    began, tasks, busy_ns = {}, 0, 0
+    for r in records:
+        if r.pid != os.getpid():
+            continue
+        if r.type == start:
+            began[(r.seq, r.id)] = r.timestamp_ns
+        elif r.type == done:
+            tasks += 1
+            if (r.seq, r.id) in began:
+                busy_ns += r.timestamp_ns - began[(r.seq, r.id)]
+    return tasks / steps, busy_ns / steps / 1e6
 
 
 def step_times(make_model, make_optimizer, X, Y, repeat: int) -> dict:
@@ -99,9 +115,10 @@ def step_times(make_model, make_optimizer, X, Y, repeat: int) -> dict:
             step()
         out[device] = median_of(step, repeat) * 1e3
         if device == "npu":
-            out["tasks"] = _tasks_per_step(step)
+            out["tasks"], out["busy"] = _tasks_per_step(step)
     return dict(cpu_step_ms=out["cpu"], npu_step_ms=out["npu"],
-                ratio=out["npu"] / out["cpu"], npu_tasks=out["tasks"])
+                ratio=out["npu"] / out["cpu"], npu_tasks=out["tasks"],
+                npu_device_busy_ms=out["busy"])
 
 
 def digits():
@@ -137,6 +154,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    # one CPU thread for CPU torch and torch_npu alike (as tests/torch's
+    # conftest): torch's OpenMP workers spin while they wait and, on a
+    # small machine, starve the device's threads and swing the CPU baseline
+    torch.set_num_threads(1)
     print("torch_npu bench on %s" % davinci.backend().describe())
     o = op_overhead(300 if args.quick else 2000)
     print("tiny task (davinci NOP) submit-to-complete  %8.1f us"
@@ -147,14 +168,16 @@ def main() -> None:
                                             else "  MISS"))
     t = train_step(10 if args.quick else 30)
     print("MLP step (digits, SGD momentum fused=True on both): cpu %.2f ms, npu %.2f ms, "
-          "npu/cpu %.2fx, %.0f tasks" % (t["cpu_step_ms"], t["npu_step_ms"],
-                                         t["ratio"], t["npu_tasks"]))
+          "npu/cpu %.2fx, %.0f tasks (device busy %.2f ms)" % (
+              t["cpu_step_ms"], t["npu_step_ms"], t["ratio"], t["npu_tasks"],
+              t["npu_device_busy_ms"]))
     c = cnn_step(5 if args.quick else 15)
     throughput = 1 / c["ratio"]
     print("digits CNN step (batch 64, Adam fused=True on both): cpu %.2f "
-          "ms, npu %.2f ms (%.0f tasks), npu throughput %.2fx the cpu's "
-          "(goal >= 0.5x)%s" % (
-              c["cpu_step_ms"], c["npu_step_ms"], c["npu_tasks"], throughput,
+          "ms, npu %.2f ms (%.0f tasks, device busy %.2f ms), npu "
+          "throughput %.2fx the cpu's (goal >= 0.5x)%s" % (
+              c["cpu_step_ms"], c["npu_step_ms"], c["npu_tasks"],
+              c["npu_device_busy_ms"], throughput,
               "" if throughput >= 0.5 else "  MISS"))
     if args.json:
         with open(args.json, "w") as f:

@@ -221,6 +221,37 @@ def test_convolution_backward_computes_only_what_is_asked(npu, trace, mask):
             assert got is None
 
 
+@pytest.mark.parametrize("conv", ["Conv2d", "Conv1d"])
+def test_a_convolution_seen_before_gives_the_same_bytes(npu, trace, conv):
+    """A geometry run once launches its cached parameter block after
+    (torch_npu._cnn._blocks): the forward and both gradients, with a bias,
+    on other values, are the bytes the first, checked, launch gives those
+    values, and each is still its one device task."""
+    from torch_npu import _cnn
+    mod = getattr(torch.nn, conv)(3, 5, 3, stride=2, padding=1).npu()
+    shape = (2, 3, 7, 6) if conv == "Conv2d" else (2, 3, 9)
+
+    def run(seed):
+        x = _randn(*shape, seed=seed).npu().requires_grad_()
+        mod.zero_grad()
+        y = mod(x)
+        y.backward(_randn(*y.shape, seed=seed + 1).npu())
+        return [t.detach().cpu().view(torch.int32)
+                for t in (y, x.grad, mod.weight.grad)]
+    _cnn._blocks.clear()
+    first = {seed: run(seed) for seed in (1, 3)}    # 3: from the cache
+    assert len(_cnn._blocks) == 3, _cnn._blocks.keys()
+    _cnn._blocks.clear()
+    again = run(3)                                  # 3: checked, uncached
+    names = _task_names(trace, lambda: run(3))      # cached
+    assert {"CONV2D", "CONV2D_BACKWARD_INPUT",
+            "CONV2D_BACKWARD_WEIGHT"} <= set(names), names
+    assert names.count("CONV2D") == 1, names
+    for got, want in zip(first[3], again):
+        assert torch.equal(got, want)
+    assert not all(torch.equal(a, b) for a, b in zip(first[1], first[3]))
+
+
 # -- batch norm ---------------------------------------------------------------
 @pytest.mark.parametrize("shape", [(4, 3, 5, 5), (6, 4), (1, 5, 9),
                                    (3, 2, 4, 4, 2)])

@@ -2,7 +2,7 @@
 """Pooling on npu tensors: nn.MaxPool2d (with its indices), nn.AvgPool2d,
 nn.AdaptiveAvgPool2d and the functional forms, forward and backward,
 against CPU torch; each runs only its device ops (MAXPOOL2D, AVGPOOL2D
-and their gradients; global average pooling is a mean: REDUCE_SUM) and
+and their gradients, max pooling's maxima an INDEX_SELECT; global average pooling is a mean: REDUCE_SUM) and
 nothing on the CPU, read from the device's trace. Float32 is CPU torch's
 bit for bit (a global pooling's mean and the half types' gradients, which
 torch rounds at every partial sum, within their rounding)."""
@@ -56,14 +56,15 @@ def _close(got, want, rtol):
                                want.detach().float(), rtol=rtol, atol=rtol)
 
 
+# the maxima are gathered at their indices (INDEX_SELECT)
+_MAX_OPS = {"MAXPOOL2D", "INDEX_SELECT", "MAXPOOL2D_BACKWARD"}
 _MODULES = {
-    "MaxPool2d(3, 2, 1)": (nn.MaxPool2d(3, 2, 1), {"MAXPOOL2D",
-                                                   "MAXPOOL2D_BACKWARD"}),
+    "MaxPool2d(3, 2, 1)": (nn.MaxPool2d(3, 2, 1), _MAX_OPS),
     "MaxPool2d(2) indices": (nn.MaxPool2d(2, return_indices=True),
-                             {"MAXPOOL2D", "MAXPOOL2D_BACKWARD"}),
+                             _MAX_OPS),
     "MaxPool2d ceil dilation": (nn.MaxPool2d((3, 2), (2, 1), (1, 1), (2, 1),
                                              ceil_mode=True),
-                                {"MAXPOOL2D", "MAXPOOL2D_BACKWARD"}),
+                                _MAX_OPS),
     "AvgPool2d(3, 2, 1)": (nn.AvgPool2d(3, 2, 1), {"AVGPOOL2D",
                                                    "AVGPOOL2D_BACKWARD"}),
     "AvgPool2d ceil no pad count": (

@@ -23,10 +23,11 @@ from typing import Sequence
 
 import torch
 
-from davinci import ops
+from davinci import opdesc, ops
 from davinci.errors import ShapeError
 
 from . import _device_ops as D
+from . import _devices, streams
 from . import _kernels as K
 
 aten = torch.ops.aten
@@ -134,13 +135,56 @@ def _transposed_shape(x, w, stride, padding, dilation, output_padding,
     return (x.shape[0], w.shape[1] * groups) + tuple(spatial)
 
 
+#: (op, dtype, the three shapes, stride, padding, dilation, groups) -> the
+#: parameter block davinci.ops packed for that convolution: a geometry seen
+#: once (and checked by davinci.ops then) is launched again without the
+#: checks and the packing, a training step's convolutions each time
+_blocks: dict[tuple, bytes] = {}
+_BLOCKS_MAX = 4096
+
+
+def _conv_block(op: str, a, b, out, stride, padding, dilation,
+                groups: int) -> "bytes | None":
+    """The packed block of the convolution ``op`` of dense ``a`` and ``b``
+    into ``out`` (its inputs as the schema names them: conv2d's x and w,
+    the input gradient's dy and w, the weight gradient's x and dy)."""
+    x, w, dy = {"conv2d": (a, b, out),
+                "conv2d_backward_input": (out, b, a),
+                "conv2d_backward_weight": (a, out, b)}[op]
+    try:
+        fields, y = ops.conv2d_shapes(x.shape, w.shape, tuple(stride),
+                                      tuple(padding), tuple(dilation),
+                                      groups, op)
+    except ShapeError:
+        return None
+    if tuple(y) != tuple(dy.shape):
+        return None
+    return opdesc.pack_params(opdesc.op_of(op), **fields)
+
+
 def _conv(op: str, a, b, shape, stride, padding, dilation, groups: int,
           out: torch.Tensor, bias=None) -> torch.Tensor:
     """One of davinci.ops' convolutions into ``out`` on the current stream
     (inputs copied dense on the device first where they are views);
-    CONV2D's ``bias`` added in its task."""
-    fn = getattr(ops, op)
+    CONV2D's ``bias`` added in its task. A geometry davinci.ops ran before
+    launches its cached block directly."""
     a, b = a.contiguous(), b.contiguous()
+    key = (op, a.dtype, tuple(a.shape), tuple(b.shape), tuple(out.shape),
+           tuple(stride), tuple(padding), tuple(dilation), groups)
+    block = _blocks.get(key)
+    if block is not None and (bias is None or bias.is_contiguous()):
+        d = opdesc.op_of(op)
+        index = out.get_device()
+        dst, srcs = D.addr(out), [D.addr(a), D.addr(b)]
+        src2 = D.addr(bias) if bias is not None else 0
+        attr = None if d.imm is None else "NONE"
+        dtype = D.DTYPES[out.dtype]
+        _devices.context(index).param_blocks.launch(
+            streams.current_stream(index).davinci_stream, block,
+            lambda at: opdesc.describe(d, dtype, dst=dst, srcs=srcs,
+                                       params_at=at, attr=attr, src2=src2))
+        return out
+    fn = getattr(ops, op)
     kw = dict(stride=tuple(stride), padding=tuple(padding),
               dilation=tuple(dilation), groups=groups, out=D.dev(out),
               stream=D.stream_of(out))
@@ -149,6 +193,10 @@ def _conv(op: str, a, b, shape, stride, padding, dilation, groups: int,
            bias=None if bias is None else D.dev(bias.contiguous()), **kw)
     else:
         fn(D.dev(a), D.dev(b), shape=tuple(shape), **kw)
+    if len(_blocks) < _BLOCKS_MAX:
+        block = _conv_block(op, a, b, out, stride, padding, dilation, groups)
+        if block is not None:
+            _blocks[key] = block
     return out
 
 

@@ -1194,11 +1194,19 @@ def _max_pool2d_with_indices(x, kernel_size, stride=(), padding=0,
         return on_cpu(aten.max_pool2d_with_indices.default, "layout, dtype "
                       "or geometry", x, kernel_size, stride, padding,
                       dilation, ceil_mode)
-    fields, _, y = g
+    fields, x4, y = g
     out = torch.empty(y, dtype=x.dtype, device=x.device)
     idx = torch.empty(y, dtype=torch.int64, device=x.device)
-    D.pool("max_pool2d", fields, out, [x], x.dtype)
     D.pool("max_pool2d", fields, idx, [x], x.dtype, dst_dtype="int64")
+    if not _serves(x, "index_select"):
+        D.pool("max_pool2d", fields, out, [x], x.dtype)
+        return out, idx
+    # the values are x's elements at the indices (MAXPOOL2D copies the
+    # chosen element's bits): one INDEX_SELECT of each plane instead of a
+    # second pass over every window (a tenth of its device time)
+    planes, hw = x4[0] * x4[1], x4[2] * x4[3]
+    D.index_rows("index_select", out, x, idx,
+                 (planes, hw, 1, y[-2] * y[-1]))
     return out, idx
 
 

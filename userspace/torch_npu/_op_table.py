@@ -399,10 +399,11 @@ TABLE: tuple[Entry, ...] = (
                 "-inf: amax and amin of ABS", FLOATS)),
     _entry("max_pool2d_with_indices",
            {"max_pool2d_with_indices": K._max_pool2d_with_indices},
-           Path(("MAXPOOL2D",), "contiguous [n, c, h, w] or [c, h, w]; "
-                "every window, stride, padding, dilation and ceil_mode CPU "
-                "torch takes but a dilation wider than the input: the "
-                "maxima and their int64 indices, a task each")),
+           Path(("MAXPOOL2D", "INDEX_SELECT"), "contiguous [n, c, h, w] "
+                "or [c, h, w]; every window, stride, padding, dilation and "
+                "ceil_mode CPU torch takes but a dilation wider than the "
+                "input: the int64 indices, then the maxima gathered at "
+                "them")),
     _entry("max_pool2d_with_indices_backward",
            {"max_pool2d_with_indices_backward":
             K._max_pool2d_with_indices_backward},
