@@ -97,7 +97,7 @@ static inline int dv_conv_geom(const struct davinci_params_conv2d *p,
  * each cut into row blocks of DV_CONV_TILE_ROWS output channels. A unit
  * is (((image * groups + group) * tiles + tile) * blocks + block).
  */
-#define DV_CONV_TILE_ROWS	64
+#define DV_CONV_TILE_ROWS	128
 #define DV_CONV_TILE_COLS	512
 
 /*

@@ -22,7 +22,9 @@
  *
  * Blocking: B is packed into panels of k x NR floats (contiguous, read
  * once per MR rows), as many panels as fit the scratch memory, and reused
- * by every row block of [begin, end). float32 A is read in place (either
+ * by every row block of [begin, end); a last panel of at most W columns
+ * (a 14 x 14 convolution's 196 = 6 x 32 + 4) runs a block of one vector
+ * per row. float32 A is read in place (either
  * layout); float16/bfloat16 A is widened into MR x k on the scratch.
  * When k exceeds what the scratch holds, the accumulators of a group of
  * row blocks are carried across pieces of k instead (mmk_pieces()), each
@@ -165,6 +167,35 @@ static void mmk_block(const float *const *a, size_t as, const float *b,
 }
 
 /*
+ * mmk_block() for a last panel of at most W columns: one vector per row,
+ * the panel's first W lanes (same order; the other lanes stay unwritten).
+ */
+static void mmk_block_narrow(const float *const *a, size_t as,
+			     const float *b, size_t ldb, size_t kc, float *acc)
+{
+	const float *ar[MMK_MR];
+	mmk_v c[MMK_MR];
+	size_t p, off;
+	int r;
+
+#pragma GCC unroll 16
+	for (r = 0; r < MMK_MR; r++) {
+		ar[r] = a[r];
+		c[r] = mmk_ld(acc + r * MMK_NR);
+	}
+	for (p = 0, off = 0; p < kc; p++, off += as, b += ldb) {
+		mmk_v bv = mmk_ld(b);
+
+#pragma GCC unroll 16
+		for (r = 0; r < MMK_MR; r++)
+			c[r] = c[r] + bv * ar[r][off];
+	}
+#pragma GCC unroll 16
+	for (r = 0; r < MMK_MR; r++)
+		mmk_st(acc + r * MMK_NR, c[r]);
+}
+
+/*
  * Row pointers of op(A) from column k0, returning their stride in p.
  * float32 A is read in place: transposed, one line serves MR rows; as
  * [m,k], the MR row streams (on Zen 5, 1.1x to 1.2x faster than copying
@@ -288,7 +319,12 @@ void MMK_FN(const struct dv_mm *mm, u64 begin, u64 end, float *scratch)
 					      ncur - jr : MMK_NR;
 
 				memset(acc, 0, sizeof(acc));
-				mmk_block(a, as, bp + jr * kc, MMK_NR, kc, acc);
+				if (cols <= MMK_W)	/* e.g. 196 = 6 * 32 + 4 */
+					mmk_block_narrow(a, as, bp + jr * kc,
+							 MMK_NR, kc, acc);
+				else
+					mmk_block(a, as, bp + jr * kc, MMK_NR,
+						  kc, acc);
 				mmk_store(mm, row, rows, jc + jr, cols, acc);
 			}
 		}
