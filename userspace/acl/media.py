@@ -32,8 +32,10 @@ and dvpp_vpc_batch_crop_and_paste_async (ROI configs: dvpp_create_roi_config
 (left, right, top, bottom), dvpp_set_roi_config), dvpp_vpc_convert_color_async,
 on YUV420SP NV12/NV21, YUYV packed 4:2:2, RGB888 and BGR888 pictures. A
 picture, ROI or scale DVPP's rules refuse (width strides a multiple of 16,
-height strides even, 10 x 6 .. 4096 x 4096, crop offsets even and ends odd,
-paste left a multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
+height strides even, 10 x 6 .. 4096 x 4096 (an NV12 or NV21 input up to
+8192 x 8192, height stride up to 16384: DVPP's 8K mode; crops and outputs
+at most 4096 x 4096), crop offsets even and ends odd, paste left a
+multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
 before anything is queued, its reason in acl.get_recent_err_msg().
 
 JPEG encode works too, on the DVPP engine's JPEGE (a
