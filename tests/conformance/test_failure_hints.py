@@ -118,7 +118,7 @@ def test_other_ops_keep_the_generic_hint():
 def _reshape_model() -> bytes:
     """y = Reshape(x, s) with s an int64 input: davinci-atc pins s to [6],
     what the declared y[6] implies, and checks it when the model runs."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper
     from davinci import atc
     g = helper.make_graph(
@@ -128,7 +128,6 @@ def _reshape_model() -> bytes:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
-    del onnx
     return atc.convert(m)
 
 

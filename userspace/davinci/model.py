@@ -416,10 +416,11 @@ class Model:
         inputs = ", ".join(repr(n) for n in names) or "none of its inputs"
         return (
             "the model's run-time check failed: a value it computes from "
-            "input %s (a shape, axes or sizes davinci-atc pinned to what "
-            "the model's declared shapes imply) differs from the shape the "
-            "model declared, so it gives no result for these values; give "
-            "%s the values the declared shapes imply%s" % (
+            "input %s (a shape, axes, sizes or slice bounds davinci-atc "
+            "pinned to what the model's declared shapes imply, or an integer "
+            "exponent beyond what its conversion allows) differs from what "
+            "the model declared, so it gives no result for these values; "
+            "give %s values the declared shapes imply%s" % (
                 inputs, "them" if len(names) > 1 else "it",
                 "" if not gathers else
                 " (or one of its %d Gathers had an index out of range)"
