@@ -81,6 +81,11 @@ def test_acl_media_reports_the_engine_refusal(acl_dev):
             acl.constants.ACL_ERROR_RT_AICPU_EXCEPTION
         msg = acl.get_recent_err_msg()
         assert REFUSED in msg and MALFORMED not in msg
+        # the record's errno and what the desc's ret code says
+        assert "result record: -EINVAL" in msg
+        assert "ACL_ERROR_INVALID_FILE" in msg
+        assert m.dvpp_get_pic_desc_ret_code(d) == \
+            acl.constants.ACL_ERROR_INVALID_FILE
     finally:
         m.dvpp_destroy_pic_desc(d)
         m.dvpp_free(out)

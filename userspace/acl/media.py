@@ -13,7 +13,8 @@ at 128 x 16 alignment; once the stream is synchronized the output desc's
 width, height, strides and size are the decoded picture's and its ret code
 is 0. A file the decoder refuses fails the task: synchronize_stream returns
 ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's work runs as AICPU tasks in CANN) and
-the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or truncated),
+the desc's ret code says why (and acl.get_recent_err_msg() names the
+record's errno and that code): ACL_ERROR_INVALID_FILE (corrupt or truncated),
 ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1 ...),
 ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
 picture: refused before anything is written). PNG decode works the same way
@@ -56,6 +57,7 @@ the message in acl.get_recent_err_msg() names the call."""
 
 import ctypes
 import errno as _errno
+import threading
 
 from davinci import dvpp as _dvpp
 from davinci.errors import TaskFailedError
@@ -261,6 +263,10 @@ class _PicDesc:
         else:
             self.ret_code = (_PNG_RET_CODES if self.png else _RET_CODES).get(
                 r.error, C.ACL_ERROR_FAILURE)
+            _refusals.note = "the %s's result record: -%s, the desc's ret " \
+                "code %d (%s)" % ("PNG decode" if self.png else
+                                  "JPEG decode", r.error_name, self.ret_code,
+                                  C.ERROR_NAMES.get(self.ret_code, "?"))
         # read: nothing new until the next
         _dvpp.mark_pending(self.record, size=_dvpp.PNG_RESULT_SIZE
                            if self.png else _dvpp.RESULT_SIZE)
@@ -288,6 +294,19 @@ class _PicDesc:
         self.png = png
         _dvpp.mark_pending(self.record, size=size)
         return self.record
+
+
+#: this thread's last refused decode, as its record says it (settle()
+#: notes it as the failed task completes; synchronize_stream adds it to
+#: the failure's message: take_refusal())
+_refusals = threading.local()
+
+
+def take_refusal() -> str:
+    """The last decode refusal this thread took in, once ("" if none)."""
+    note = getattr(_refusals, "note", "")
+    _refusals.note = ""
+    return note
 
 
 _channels = _Handles("channel desc", "dvpp_create_channel_desc")
