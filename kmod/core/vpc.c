@@ -115,19 +115,25 @@ static void dv_vpc_unpack(const struct davinci_params_vpc_crop *p,
 	paste->b = p->paste_bottom;
 }
 
-/* 0 for a picture DVPP's VPC takes (an output: @out), else -EINVAL */
+/*
+ * 0 for a picture DVPP's VPC takes (an output: @out), else -EINVAL: a
+ * YUV420SP input up to DVPP's 8K mode's 8192 x 8192 (height stride up
+ * to 16384), everything else up to 4096.
+ */
 static int dv_vpc_check_pic(const struct dv_vpc_pic *p, bool out)
 {
 	u32 row = dv_vpc_row_bytes(p->fmt, p->w);
+	bool big = !out && dv_vpc_is_420(p->fmt);
+	u32 dim = big ? DAVINCI_VPC_MAX_DIM_8K : DAVINCI_VPC_MAX_DIM;
+	u32 hs = big ? DAVINCI_VPC_MAX_HSTRIDE_8K : DAVINCI_VPC_MAX_DIM;
 
-	if (!row || p->w < DAVINCI_VPC_MIN_WIDTH ||
-	    p->w > DAVINCI_VPC_MAX_DIM || p->h < DAVINCI_VPC_MIN_HEIGHT ||
-	    p->h > DAVINCI_VPC_MAX_DIM)
+	if (!row || p->w < DAVINCI_VPC_MIN_WIDTH || p->w > dim ||
+	    p->h < DAVINCI_VPC_MIN_HEIGHT || p->h > dim)
 		return -EINVAL;
 	if (p->ws % 16 || p->ws < DAVINCI_VPC_MIN_WSTRIDE ||
 	    p->ws > DAVINCI_VPC_MAX_WSTRIDE || p->ws < row)
 		return -EINVAL;
-	if (p->hs % 2 || p->hs > DAVINCI_VPC_MAX_DIM || p->hs < p->h)
+	if (p->hs % 2 || p->hs > hs || p->hs < p->h)
 		return -EINVAL;
 	if (p->fmt == DAVINCI_VPC_FMT_YUYV && p->w % 2)
 		return -EINVAL;
@@ -148,12 +154,14 @@ static bool dv_vpc_rect_whole(const struct dv_vpc_rect *r,
 	return !r->l && !r->t && r->r == p->w - 1 && r->b == p->h - 1;
 }
 
-/* even left and top, odd right and bottom, at least DVPP's 10 x 6 */
+/* even left and top, odd right and bottom, DVPP's 10 x 6 .. 4096 x 4096 */
 static bool dv_vpc_rect_aligned(const struct dv_vpc_rect *r, u32 left_align)
 {
 	return !(r->l % left_align) && !(r->t % 2) && r->r % 2 && r->b % 2 &&
 	       r->r - r->l + 1 >= DAVINCI_VPC_MIN_WIDTH &&
-	       r->b - r->t + 1 >= DAVINCI_VPC_MIN_HEIGHT;
+	       r->b - r->t + 1 >= DAVINCI_VPC_MIN_HEIGHT &&
+	       r->r - r->l < DAVINCI_VPC_MAX_DIM &&
+	       r->b - r->t < DAVINCI_VPC_MAX_DIM;
 }
 
 /* VPC's scale range: out / in from 1/32 to 16 */
@@ -293,7 +301,8 @@ static void dv_vpc_channels(const struct dv_vpc_pic *p, u8 *base,
  * @in samples, and its weight: nearest, i = floor(d * in / out); bilinear,
  * the position (d + 0.5) * in / out - 0.5 = num / den with den = 2 * out,
  * clamped to [0, in - 1], its fraction rounded to DV_VPC_FRAC_BITS bits.
- * Every product fits 32 bits: in, out <= 4096.
+ * Every product fits 32 bits: in <= 8192, out <= 4096 (num below 2^26,
+ * (num % den) * DV_VPC_ONE below 2^24, an index below 2^13 << 12).
  */
 static void dv_vpc_axis(u32 *tab, u32 in, u32 out, bool nearest)
 {

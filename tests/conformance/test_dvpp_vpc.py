@@ -633,8 +633,9 @@ def test_the_device_refuses_a_raw_block_breaking_the_rules(dev, op, bad):
 # -- DVPP's resolution limits -------------------------------------------------
 # acldvppVpcResizeAsync's restrictions (CANN, Atlas 200/300/500 inference
 # and training products): inputs of 10 x 6 .. 4096 x 4096 in every format;
-# a side in (4096, 8192] for YUV inputs only (the "8K" mode: NV12 and NV21
-# on the Ascend 310); outputs of 10 x 6 .. 4096 x 4096.
+# a side in (4096, 8192] for YUV420SP inputs only (the "8K" mode: NV12 and
+# NV21 on the Ascend 310 and 910), the height stride up to 16384 (CANN 6.2's
+# VPC restrictions); outputs, and crop rects, of 10 x 6 .. 4096 x 4096.
 def _resize_through_ops(dev, sp, dp, interp="bilinear", seed=3):
     planes = planes_of(sp, seed)
     src = dev.tensor(pack(sp, planes))
@@ -700,16 +701,102 @@ def test_resize_beyond_the_documented_limits_is_refused(dev, fmt, src, dst):
     assert (out.numpy() == PAD).all()
 
 
-@pytest.mark.xfail(strict=True, raises=dvpp.VpcError, reason=(
-    "DVPP's VPC resizes a YUV420SP input with a side in (4096, 8192] (its "
-    "8K mode); davinci's refuses every picture above DAVINCI_VPC_MAX_DIM, "
-    "4096"))
-@pytest.mark.parametrize("src", [(8192, 16), (16, 8192)],
-                         ids=lambda v: "%dx%d" % v)
-def test_8k_yuv420sp_input_is_resized_as_dvpp_does(dev, src):
-    dst = (max(src[0] // 32, 16), max(src[1] // 32, 16))
-    _resize_through_ops(dev, dvpp.Picture.aligned("nv12", *src),
-                        dvpp.Picture.aligned("nv12", *dst))
+@pytest.mark.parametrize("fmt,src", [
+    ("nv12", (8192, 16)), ("nv21", (16, 8192)), ("nv12", (4098, 64))],
+    ids=lambda v: v if isinstance(v, str) else "%dx%d" % v)
+def test_8k_yuv420sp_input_is_resized_as_dvpp_does(dev, fmt, src):
+    """DVPP's 8K mode: an NV12 or NV21 input with a side in (4096, 8192]
+    resizes (to at most 4096, at 1/32 at least) like any other."""
+    dst = [max(-(-v // 64) * 2, 16) for v in src]     # 1/32, rounded up even
+    _resize_through_ops(dev, dvpp.Picture.aligned(fmt, *src),
+                        dvpp.Picture.aligned(fmt, *dst))
+
+
+def test_a_16384_row_height_stride_is_taken_for_an_8k_input(dev):
+    """DVPP's VPC takes height strides up to 16384: the chroma plane then
+    starts 16384 rows in, and the resize reads it there."""
+    _resize_through_ops(dev, dvpp.Picture("nv12", 64, 8192, 64, 16384),
+                        dvpp.Picture.aligned("nv12", 64, 256))
+
+
+def test_8192x8192_nv12_resizes_to_256x256_through_acl_media(media):
+    """The largest input DVPP takes, through acl.media as the samples call
+    it: each channel the numpy rule's, the stride's bytes untouched. 256 x
+    256 is the smallest output at VPC's 1/32 scale; 224 x 224, the
+    samples' size, is refused for it (resize twice, or crop first)."""
+    m = media.m
+    sp = dvpp.Picture.aligned("nv12", 8192, 8192)
+    rng = np.random.default_rng(8)
+    # random samples: every tap's weight shows in the result
+    planes = [rng.integers(0, 256, (8192, 8192), np.uint8),
+              rng.integers(0, 256, (4096, 4096), np.uint8),
+              rng.integers(0, 256, (4096, 4096), np.uint8)]
+    i, _ = media.desc(sp, pack(sp, planes))
+    dp = dvpp.Picture.aligned("nv12", 256, 256)
+    o, optr = media.desc(dp, np.full(dp.size, PAD, np.uint8))
+    assert m.dvpp_vpc_resize_async(media.ch, i, o, media.resize_config(1),
+                                   media.stream) == 0
+    assert media.sync() == 0
+    got = media.read(optr, dp.size)
+    for k, g in enumerate(unpack(dp, got)):
+        check_resampled(g, planes[k], "bilinear")
+    assert (got[~written_mask(dp)] == PAD).all()
+    small = dvpp.Picture.aligned("nv12", 224, 224)
+    with pytest.raises(dvpp.VpcError, match="1/32"):
+        dvpp.check_vpc("VPC_RESIZE", sp, small, sp.whole(), small.whole())
+
+
+@pytest.mark.parametrize("op,src,dst,crop,match", [
+    # only YUV420SP takes the 8K mode
+    ("VPC_RESIZE", ("yuyv", 4098, 8), ("yuyv", 256, 8), None, "NV12 or NV21"),
+    ("VPC_RESIZE", ("rgb", 10, 4098), ("rgb", 10, 256), None, "NV12 or NV21"),
+    # nor do outputs
+    ("VPC_RESIZE", ("nv12", 4096, 64), ("nv12", 4098, 64), None, "output"),
+    # sides and strides beyond it
+    ("VPC_RESIZE", ("nv12", 8194, 64), ("nv12", 512, 64), None, "8192"),
+    ("VPC_RESIZE", ("nv12", 64, 64, 64, 16386), ("nv12", 64, 64), None,
+     "height stride"),
+    # a crop of an 8K input stays within 4096 x 4096
+    ("VPC_CROP", ("nv12", 8192, 64), ("nv12", 256, 64),
+     dvpp.Rect(0, 0, 4097, 63), "4096 x 4096"),
+], ids=["yuyv-8k", "rgb-8k", "8k-out", "8194", "hstride-16386",
+        "crop-4098"])
+def test_what_the_8k_mode_does_not_take_is_refused(dev, op, src, dst, crop,
+                                                   match):
+    """By davinci.dvpp before anything is queued (VpcError) and by the
+    device for a raw block (INVALID_TASK, nothing written)."""
+    def pic(fmt, w, h, ws=None, hs=None):
+        ws = ws or max(-(-w * dvpp._ROW_BYTES[fmt] // 16) * 16, 32)
+        return dvpp.Picture(fmt, w, h, ws, hs or -(-h // 2) * 2)
+    sp, dp = pic(*src), pic(*dst)
+    crop = crop or sp.whole()
+    with pytest.raises(dvpp.VpcError, match=match):
+        dvpp.check_vpc(op, sp, dp, crop, dp.whole())
+    desc = schema.by_name(op)
+    code = dvpp.VPC_FORMATS
+    src_t = dev.tensor(np.full(sp.size, 7, np.uint8))
+    out = dev.tensor(np.full(dp.size, PAD, np.uint8))
+    s = dev.stream()
+    with dev.malloc(4096) as block:
+        block.write(_raw_block(
+            src_format=code[sp.format], src_width=sp.width,
+            src_height=sp.height, src_width_stride=sp.width_stride,
+            src_height_stride=sp.height_stride, dst_format=code[dp.format],
+            dst_width=dp.width, dst_height=dp.height,
+            dst_width_stride=dp.width_stride,
+            dst_height_stride=dp.height_stride, crop_left=crop.left,
+            crop_top=crop.top, crop_right=crop.right,
+            crop_bottom=crop.bottom, paste_right=dp.width - 1,
+            paste_bottom=dp.height - 1))
+        s.submit([davinci.make_task(
+            desc.opcode, dst=out.dev_addr, src0=src_t.dev_addr,
+            params=block.dev_addr, params_size=desc.params.size,
+            params_version=desc.params.version)])
+        with pytest.raises(davinci.TaskFailedError) as e:
+            s.synchronize()
+    assert e.value.status_name == "INVALID_TASK"
+    assert (out.numpy() == PAD).all()
+
 
 def test_no_device_memory_is_left_behind(acl_dev):
     acl = acl_dev

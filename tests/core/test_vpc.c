@@ -72,7 +72,8 @@ void test_vpc_block_checks(void)
 	REFUSED(DAVINCI_OP_VPC_RESIZE, dst_width_stride, 16);
 	REFUSED(DAVINCI_OP_VPC_RESIZE, src_height_stride, 49);
 	REFUSED(DAVINCI_OP_VPC_RESIZE, src_height_stride, 46);
-	REFUSED(DAVINCI_OP_VPC_RESIZE, src_height_stride, 4098);
+	REFUSED(DAVINCI_OP_VPC_RESIZE, src_height_stride, 16386);
+	REFUSED(DAVINCI_OP_VPC_RESIZE, dst_height_stride, 4098);
 	REFUSED(DAVINCI_OP_VPC_RESIZE, dst_width, 9);
 	REFUSED(DAVINCI_OP_VPC_RESIZE, dst_height, 4);
 	REFUSED(DAVINCI_OP_VPC_RESIZE, interpolation, 2);
@@ -110,9 +111,30 @@ void test_vpc_block_checks(void)
 	p = vpc_block(DAVINCI_VPC_FMT_NV12, 322, 192, DAVINCI_VPC_FMT_NV12,
 		      10, 6);
 	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), -EINVAL);
+	/* DVPP's 8K mode: a YUV420SP input up to 8192, height stride 16384 */
 	p = vpc_block(DAVINCI_VPC_FMT_NV12, 4098, 48, DAVINCI_VPC_FMT_NV12,
 		      256, 24);
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), 0);
+	p = vpc_block(DAVINCI_VPC_FMT_NV21, 64, 8192, DAVINCI_VPC_FMT_NV21,
+		      64, 256);
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), 0);
+	p.src_height_stride = 16384;
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), 0);
+	p = vpc_block(DAVINCI_VPC_FMT_NV12, 8194, 48, DAVINCI_VPC_FMT_NV12,
+		      512, 24);
 	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), -EINVAL);
+	/* ... for no other format, no output, no crop above 4096 */
+	p = vpc_block(DAVINCI_VPC_FMT_YUYV, 4098, 48, DAVINCI_VPC_FMT_YUYV,
+		      256, 24);
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), -EINVAL);
+	p = vpc_block(DAVINCI_VPC_FMT_NV12, 4096, 48, DAVINCI_VPC_FMT_NV12,
+		      4098, 48);
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_RESIZE, &p), -EINVAL);
+	p = vpc_block(DAVINCI_VPC_FMT_NV12, 8192, 48, DAVINCI_VPC_FMT_NV12,
+		      256, 48);
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_CROP, &p), -EINVAL);
+	p.crop_right = 4095;
+	CHECK_EQ(vpc_check(DAVINCI_OP_VPC_CROP, &p), 0);
 	/* every pair of formats converts */
 	p = vpc_block(DAVINCI_VPC_FMT_YUYV, 64, 48, DAVINCI_VPC_FMT_BGR, 64,
 		      48);

@@ -13,7 +13,8 @@ at 128 x 16 alignment; once the stream is synchronized the output desc's
 width, height, strides and size are the decoded picture's and its ret code
 is 0. A file the decoder refuses fails the task: synchronize_stream returns
 ACL_ERROR_RT_AICPU_EXCEPTION (DVPP's work runs as AICPU tasks in CANN) and
-the desc's ret code says why: ACL_ERROR_INVALID_FILE (corrupt or truncated),
+the desc's ret code says why (and acl.get_recent_err_msg() names the
+record's errno and that code): ACL_ERROR_INVALID_FILE (corrupt or truncated),
 ACL_ERROR_UNSUPPORTED_JPEG (arithmetic coding, 12 bits, 4:1:1 ...),
 ACL_ERROR_INVALID_PARAM (a side above 8192, an output smaller than the
 picture: refused before anything is written). PNG decode works the same way
@@ -32,8 +33,10 @@ and dvpp_vpc_batch_crop_and_paste_async (ROI configs: dvpp_create_roi_config
 (left, right, top, bottom), dvpp_set_roi_config), dvpp_vpc_convert_color_async,
 on YUV420SP NV12/NV21, YUYV packed 4:2:2, RGB888 and BGR888 pictures. A
 picture, ROI or scale DVPP's rules refuse (width strides a multiple of 16,
-height strides even, 10 x 6 .. 4096 x 4096, crop offsets even and ends odd,
-paste left a multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
+height strides even, 10 x 6 .. 4096 x 4096 (an NV12 or NV21 input up to
+8192 x 8192, height stride up to 16384: DVPP's 8K mode; crops and outputs
+at most 4096 x 4096), crop offsets even and ends odd, paste left a
+multiple of 16, scale 1/32 .. 16) returns ACL_ERROR_INVALID_PARAM
 before anything is queued, its reason in acl.get_recent_err_msg().
 
 JPEG encode works too, on the DVPP engine's JPEGE (a
@@ -54,6 +57,7 @@ the message in acl.get_recent_err_msg() names the call."""
 
 import ctypes
 import errno as _errno
+import threading
 
 from davinci import dvpp as _dvpp
 from davinci.errors import TaskFailedError
@@ -259,6 +263,10 @@ class _PicDesc:
         else:
             self.ret_code = (_PNG_RET_CODES if self.png else _RET_CODES).get(
                 r.error, C.ACL_ERROR_FAILURE)
+            _refusals.note = "the %s's result record: -%s, the desc's ret " \
+                "code %d (%s)" % ("PNG decode" if self.png else
+                                  "JPEG decode", r.error_name, self.ret_code,
+                                  C.ERROR_NAMES.get(self.ret_code, "?"))
         # read: nothing new until the next
         _dvpp.mark_pending(self.record, size=_dvpp.PNG_RESULT_SIZE
                            if self.png else _dvpp.RESULT_SIZE)
@@ -286,6 +294,19 @@ class _PicDesc:
         self.png = png
         _dvpp.mark_pending(self.record, size=size)
         return self.record
+
+
+#: this thread's last refused decode, as its record says it (settle()
+#: notes it as the failed task completes; synchronize_stream adds it to
+#: the failure's message: take_refusal())
+_refusals = threading.local()
+
+
+def take_refusal() -> str:
+    """The last decode refusal this thread took in, once ("" if none)."""
+    note = getattr(_refusals, "note", "")
+    _refusals.note = ""
+    return note
 
 
 _channels = _Handles("channel desc", "dvpp_create_channel_desc")

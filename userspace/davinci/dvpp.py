@@ -339,6 +339,9 @@ INTERPOLATIONS = {"bilinear": _uapi.DAVINCI_VPC_BILINEAR,
 VPC_MIN_WIDTH, VPC_MIN_HEIGHT = (_uapi.DAVINCI_VPC_MIN_WIDTH,
                                  _uapi.DAVINCI_VPC_MIN_HEIGHT)
 VPC_MAX_DIM = _uapi.DAVINCI_VPC_MAX_DIM
+#: a YUV420SP input's limits (DVPP's 8K mode): sides, height stride
+VPC_MAX_DIM_8K, VPC_MAX_HSTRIDE_8K = (_uapi.DAVINCI_VPC_MAX_DIM_8K,
+                                      _uapi.DAVINCI_VPC_MAX_HSTRIDE_8K)
 VPC_MIN_WSTRIDE, VPC_MAX_WSTRIDE = (_uapi.DAVINCI_VPC_MIN_WSTRIDE,
                                     _uapi.DAVINCI_VPC_MAX_WSTRIDE)
 #: VPC's scale range, output over input size
@@ -347,6 +350,16 @@ VPC_MIN_SCALE, VPC_MAX_SCALE = 1 / 32, 16
 
 class VpcError(InvalidArgumentError):
     """A VPC picture, rect or pair DVPP's rules refuse (DOC: DVPP VPC)."""
+
+
+def _limit_note(fmt: str, output: bool) -> str:
+    """Why a picture's limit is 4096 where DVPP's 8K mode goes to 8192."""
+    if output:
+        return " (a VPC output is at most 4096 x 4096)"
+    if fmt not in ("nv12", "nv21"):
+        return (" (only an NV12 or NV21 input may be larger, up to %d x %d)"
+                % (VPC_MAX_DIM_8K, VPC_MAX_DIM_8K))
+    return ""
 
 
 @dataclass(frozen=True)
@@ -384,17 +397,22 @@ class Picture:
 
     def check(self, what: str, output: bool) -> None:
         """Raise VpcError unless DVPP's VPC takes this picture (as an
-        output when ``output``)."""
+        output when ``output``): up to 4096 x 4096, an NV12 or NV21 input
+        up to 8192 x 8192 with a height stride up to 16384 (DVPP's 8K
+        mode)."""
         if self.format not in VPC_FORMATS:
             raise VpcError("%s: format %r is none of VPC's %s" % (
                 what, self.format, ", ".join(VPC_FORMATS)))
         w, h, ws, hs = (self.width, self.height, self.width_stride,
                         self.height_stride)
-        if not (VPC_MIN_WIDTH <= w <= VPC_MAX_DIM and
-                VPC_MIN_HEIGHT <= h <= VPC_MAX_DIM):
+        big = not output and self.format in ("nv12", "nv21")
+        dim = VPC_MAX_DIM_8K if big else VPC_MAX_DIM
+        max_hs = VPC_MAX_HSTRIDE_8K if big else VPC_MAX_DIM
+        if not (VPC_MIN_WIDTH <= w <= dim and VPC_MIN_HEIGHT <= h <= dim):
             raise VpcError("%s: %d x %d is outside VPC's %d x %d .. %d x %d"
-                           % (what, w, h, VPC_MIN_WIDTH, VPC_MIN_HEIGHT,
-                              VPC_MAX_DIM, VPC_MAX_DIM))
+                           "%s" % (what, w, h, VPC_MIN_WIDTH, VPC_MIN_HEIGHT,
+                                   dim, dim, _limit_note(self.format,
+                                                         output)))
         row = w * _ROW_BYTES[self.format]
         if ws % 16 or not VPC_MIN_WSTRIDE <= ws <= VPC_MAX_WSTRIDE or \
                 ws < row:
@@ -402,10 +420,10 @@ class Picture:
                            "%d .. %d and at least the row's %d bytes (use %d)"
                            % (what, ws, VPC_MIN_WSTRIDE, VPC_MAX_WSTRIDE,
                               row, max(_align(row, 16), VPC_MIN_WSTRIDE)))
-        if hs % 2 or hs > VPC_MAX_DIM or hs < h:
+        if hs % 2 or hs > max_hs or hs < h:
             raise VpcError("%s: height stride %d must be even, at most %d "
                            "and at least the height %d (use %d)" % (
-                               what, hs, VPC_MAX_DIM, h, _align(h, 2)))
+                               what, hs, max_hs, h, _align(h, 2)))
         if self.format == "yuyv" and w % 2:
             raise VpcError("%s: a YUYV picture's width must be even, not %d"
                            % (what, w))
@@ -470,6 +488,11 @@ def check_vpc(op: str, src: Picture, dst: Picture, crop: Rect, paste: Rect,
             raise VpcError("the crop rect %s: DVPP takes an even left and "
                            "top, an odd right and bottom, at least %d x %d"
                            % (crop, VPC_MIN_WIDTH, VPC_MIN_HEIGHT))
+        if crop.width > VPC_MAX_DIM or crop.height > VPC_MAX_DIM:
+            raise VpcError("the crop rect %s is %d x %d: DVPP crops at most "
+                           "%d x %d, of an 8K input too" % (
+                               crop, crop.width, crop.height, VPC_MAX_DIM,
+                               VPC_MAX_DIM))
         if paste != dst.whole() and not paste.aligned(16):
             raise VpcError("the paste rect %s: DVPP takes a left that is a "
                            "multiple of 16, an even top, an odd right and "

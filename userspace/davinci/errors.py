@@ -227,8 +227,36 @@ _STATUS_HINTS = {
 }
 
 
-def status_hint(status: int) -> str:
-    """What a ``DAVINCI_STATUS_*`` of a failed task means and what to do."""
+#: INVALID_TASK's meaning for the ops whose task fails for its data, by
+#: the op's name: the DVPP engines refusing their input, an indexed op's
+#: index outside its table, a VPC picture breaking DVPP's rules
+_ENGINE_REFUSED = ("the engine refused its input (a corrupt or unsupported "
+                   "file: the result record says why)")
+_INDEX_OUT_OF_RANGE = ("an index out of range: an index in src1 outside "
+                       "[0, n) of the table's rows (DOC: indexed ops); "
+                       "nothing was written")
+_OP_INVALID_TASK_HINTS = {
+    "JPEGD_DECODE": _ENGINE_REFUSED, "PNGD_DECODE": _ENGINE_REFUSED,
+    "JPEGE_ENCODE": "the engine refused its input (a picture it does not "
+    "take, or a file larger than dst_size: the result record says why)",
+    "INDEX_SELECT": _INDEX_OUT_OF_RANGE, "INDEX_ADD": _INDEX_OUT_OF_RANGE,
+    "VPC_RESIZE": "a picture, rect or scale DVPP's VPC rules refuse (DOC: "
+    "DVPP VPC): check it with davinci.dvpp.check_vpc",
+}
+_OP_INVALID_TASK_HINTS["VPC_CROP"] = _OP_INVALID_TASK_HINTS["VPC_RESIZE"]
+_OP_INVALID_TASK_HINTS["VPC_CONVERT_COLOR"] = \
+    _OP_INVALID_TASK_HINTS["VPC_RESIZE"]
+
+
+def status_hint(status: int, opcode: int | None = None) -> str:
+    """What a ``DAVINCI_STATUS_*`` of a failed task means and what to do;
+    with the failed task's ``opcode``, what it means for that op (a DVPP
+    engine's INVALID_TASK is its input refused, an indexed op's an index
+    out of range)."""
+    if status == _uapi.DAVINCI_STATUS_INVALID_TASK and opcode is not None:
+        hint = _OP_INVALID_TASK_HINTS.get(_uapi.OP_NAMES.get(opcode, ""))
+        if hint is not None:
+            return hint
     return _STATUS_HINTS.get(status, "see the driver log")
 
 

@@ -262,6 +262,7 @@ class Model:
         caller checked their sizes: :meth:`input_size`)."""
         self.check_io(addrs, gear)
         plan = self.plans[gear]
+        self._last_gear = gear
         key = tuple(int(a) for a in addrs)
         with self._lock:
             if plan.last != key:
@@ -380,10 +381,94 @@ class Model:
         (another stream is its owner's to reset)."""
         try:
             stream.synchronize()
-        except TaskFailedError:
+        except TaskFailedError as exc:
             if stream is self._stream:
                 stream.reset()
-            raise
+            why = self._explain(exc)
+            if why is None:
+                raise
+            raise TaskFailedError("%s; %s" % (exc.message, why), exc.status,
+                                  exc.stream_id, exc.seq,
+                                  exc.opcode) from exc
+
+    def _explain(self, exc: TaskFailedError) -> "str | None":
+        """What a failed INDEX_SELECT means in this model: a run-time check
+        davinci-atc built in (a computed shape, axes or sizes pinned to
+        what the declared shapes imply: an INDEX_SELECT of one index into
+        a zero table of one row) failing, and the model inputs whose values
+        feed it. The .om names no task's purpose, so the checks are found
+        by that shape, and every input feeding one is named."""
+        if exc.status != _uapi.DAVINCI_STATUS_INVALID_TASK or \
+                _uapi.OP_NAMES.get(exc.opcode) != "INDEX_SELECT":
+            return None
+        gear = getattr(self, "_last_gear", 0)
+        om = self.om
+        ops = [o for o in om.ops if o.gear == gear]
+        checks = [i for i, o in enumerate(ops) if self._is_check(o)]
+        if not checks:
+            return None
+        names: list[str] = []
+        seen: set[int] = set()
+        for i in checks:
+            self._inputs_feeding(ops, i, names, seen)
+        gathers = sum(_uapi.OP_NAMES.get(o.opcode) == "INDEX_SELECT"
+                      for o in ops) - len(checks)
+        inputs = ", ".join(repr(n) for n in names) or "none of its inputs"
+        return (
+            "the model's run-time check failed: a value it computes from "
+            "input %s (a shape, axes, sizes or slice bounds davinci-atc "
+            "pinned to what the model's declared shapes imply, or an integer "
+            "exponent beyond what its conversion allows) differs from what "
+            "the model declared, so it gives no result for these values; "
+            "give %s values the declared shapes imply%s" % (
+                inputs, "them" if len(names) > 1 else "it",
+                "" if not gathers else
+                " (or one of its %d Gathers had an index out of range)"
+                % gathers))
+
+    def _is_check(self, o: "F.Op") -> bool:
+        if _uapi.OP_NAMES.get(o.opcode) != "INDEX_SELECT" or \
+                o.count != 1 or o.m != 1 or o.k != 1 or \
+                o.src0 == F.NO_TENSOR:
+            return False
+        t = self.om.tensors[o.src0]
+        if t.kind != F.KIND_WEIGHT:
+            return False
+        table = self.om.weights[t.offset:t.offset + t.size]
+        return len(table) == t.size and not any(table)
+
+    def _inputs_feeding(self, ops: "list[F.Op]", i: int, names: list,
+                        seen: set) -> None:
+        """Add to ``names`` the model inputs op ``i`` reads, directly or
+        through the workspace writes of the ops before it."""
+        stack = [i]
+        while stack:
+            j = stack.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            o = ops[j]
+            for tid in (o.src0, o.src1, getattr(o, "src2", F.NO_TENSOR)):
+                if tid == F.NO_TENSOR:
+                    continue
+                t = self.om.tensors[tid]
+                if t.kind == F.KIND_INPUT:
+                    n = self.om.inputs[t.index].name
+                    if n != F.MBATCH_INPUT and n not in names:
+                        names.append(n)
+                elif t.kind == F.KIND_WORK:
+                    w = self._last_writer(ops, j, t)
+                    if w is not None:
+                        stack.append(w)
+
+    def _last_writer(self, ops: "list[F.Op]", j: int, t: "F.Tensor"
+                     ) -> "int | None":
+        for k in range(j - 1, -1, -1):
+            d = self.om.tensors[ops[k].dst]
+            if d.kind == F.KIND_WORK and d.offset < t.offset + t.size and \
+                    t.offset < d.offset + d.size:
+                return k
+        return None
 
     def unload(self) -> None:
         """Free the model's graphs, streams and device memory. All of them

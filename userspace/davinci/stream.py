@@ -713,7 +713,7 @@ class Stream:
             "went on with the tasks after it (continue_on_failure)"
             % (self.stream_id, c.seq, _uapi.OP_NAMES.get(
                 c.opcode, "opcode %d" % c.opcode), status_name(c.status),
-               status_hint(c.status)),
+               status_hint(c.status, c.opcode)),
             c.status, self.stream_id, c.seq, c.opcode)
 
     def synchronize(self, timeout: float | None = None) -> None:
@@ -737,7 +737,8 @@ class Stream:
         raise TaskFailedError(
             "stream %d:%s failed with status %s: %s; later tasks are aborted "
             "until stream.reset()" % (self.stream_id, where,
-                                      status_name(status), status_hint(status)),
+                                      status_name(status),
+                                      status_hint(status, opcode)),
             status, self.stream_id, seq, opcode)
 
     def query(self) -> StreamState:

@@ -1193,20 +1193,23 @@ struct davinci_params_jpegd_decode {
 /**
  * struct davinci_params_vpc_crop - DAVINCI_OP_VPC_CROP's parameter block
  * @src_format: the input's DAVINCI_VPC_FMT_* (DOC: DVPP VPC)
- * @src_width: the input's pixels per row, 10 .. 4096
- * @src_height: its rows, 6 .. 4096
+ * @src_width: the input's pixels per row, 10 .. 4096 (NV12, NV21: 10 ..
+ *	8192, DVPP's 8K mode)
+ * @src_height: its rows, 6 .. 4096 (NV12, NV21: 6 .. 8192)
  * @src_width_stride: bytes from one row to the next, a multiple of 16, 32
  *	.. 16384, at least its width's bytes
- * @src_height_stride: rows of each plane, even, 6 .. 4096, at least its
- *	height
+ * @src_height_stride: rows of each plane, even, 6 .. 4096 (NV12, NV21: 6 ..
+ *	16384), at least its height
  * @dst_format: the output's DAVINCI_VPC_FMT_*
- * @dst_width: the output's pixels per row (even for YUV420SP)
- * @dst_height: its rows (even for YUV420SP)
+ * @dst_width: the output's pixels per row, 10 .. 4096 (even for YUV420SP)
+ * @dst_height: its rows, 6 .. 4096 (even for YUV420SP)
  * @dst_width_stride: as src_width_stride
- * @dst_height_stride: as src_height_stride
+ * @dst_height_stride: rows of each plane, even, 6 .. 4096, at least its
+ *	height
  * @crop_left: the input's first column read, even (VPC_CROP)
  * @crop_top: its first row read, even
- * @crop_right: its last column read, odd, below src_width
+ * @crop_right: its last column read, odd, below src_width; the crop at most
+ *	4096 x 4096 (VPC_CROP)
  * @crop_bottom: its last row read, odd, below src_height
  * @paste_left: the output's first column written, a multiple of 16
  *	(VPC_CROP)
@@ -1620,7 +1623,10 @@ struct davinci_jpegd_result {
  * A picture is 10 .. 4096 pixels wide and 6 .. 4096 high; its width
  * stride a multiple of 16, 32 .. 16384 and at least a row's bytes
  * (width, 2 * width for YUYV, 3 * width for RGB and BGR); its height
- * stride even, 6 .. 4096 and at least its height. A YUYV picture has an
+ * stride even, 6 .. 4096 and at least its height. An input in NV12 or
+ * NV21 may be up to 8192 x 8192 with a height stride up to 16384
+ * (DVPP's 8K mode, DAVINCI_VPC_MAX_DIM_8K); VPC_CROP's crop rect in it
+ * stays within 4096 x 4096, and every output within 4096. A YUYV picture has an
  * even width; an output in NV12 or NV21 an even width and height (an
  * input may be odd: its chroma then covers ceil(w / 2) x ceil(h / 2)).
  *
@@ -1673,6 +1679,9 @@ struct davinci_jpegd_result {
 #define DAVINCI_VPC_MAX_DIM	4096
 #define DAVINCI_VPC_MIN_WSTRIDE	32
 #define DAVINCI_VPC_MAX_WSTRIDE	16384
+/* a YUV420SP input's (DVPP's 8K mode): sides and height stride */
+#define DAVINCI_VPC_MAX_DIM_8K	8192
+#define DAVINCI_VPC_MAX_HSTRIDE_8K	16384
 
 /**
  * DOC: DVPP JPEGE

@@ -52,7 +52,18 @@ def destroy_stream(stream):
 def _sync_stream(stream, timeout):
     with S.lock:
         s = S.get_stream(stream)
-    s.stream.synchronize(timeout)
+    from .. import media
+    media.take_refusal()
+    try:
+        s.stream.synchronize(timeout)
+    except davinci.TaskFailedError as exc:
+        # a decode the engine refused: its record's errno, the desc's code
+        note = media.take_refusal()
+        if not note:
+            raise
+        raise davinci.TaskFailedError(
+            "%s; %s" % (exc.message, note), exc.status, exc.stream_id,
+            exc.seq, exc.opcode) from exc
 
 
 @api(locked=False)
